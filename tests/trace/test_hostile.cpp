@@ -1,0 +1,219 @@
+// The reader treats every file as hostile: truncation at every byte, corrupt headers, lengths,
+// counts and string ids give a readable prefix or a typed TraceError, never a crash.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "rfprof/trace/reader.h"
+#include "trace_samples.h"
+
+namespace rf::trace {
+namespace {
+
+using testing::TempDir;
+
+std::vector<char> slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void spit(const std::filesystem::path& p, const std::vector<char>& bytes, size_t size) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(size));
+}
+
+/// File offsets where chunks end (the file header end first), parsed from the format spec.
+std::vector<size_t> chunk_ends(const std::vector<char>& bytes) {
+  std::vector<size_t> ends{16};
+  size_t at = 16;
+  while (at + 16 <= bytes.size()) {
+    uint32_t payload = 0;
+    std::memcpy(&payload, bytes.data() + at + 4, 4);
+    at += 16 + payload;
+    ends.push_back(at);
+  }
+  return ends;
+}
+
+struct ReadResult {
+  size_t records = 0;
+  size_t kernels = 0;
+  bool truncated = false;
+  bool error = false;
+  TraceErrorKind kind{};
+  uint64_t error_offset = 0;
+};
+
+ReadResult read_file(const std::filesystem::path& p) {
+  ReadResult res;
+  try {
+    Reader r(p);
+    Record rec;
+    while (r.next(rec)) {
+      ++res.records;
+      res.kernels += std::holds_alternative<KernelActivity>(rec);
+    }
+    res.truncated = r.truncated();
+  } catch (const TraceError& e) {
+    res.error = true;
+    res.kind = e.kind();
+    res.error_offset = e.offset();
+  }
+  return res;
+}
+
+class HostileTrace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    full_ = dir_.path / "full.rftrace";
+    Writer w(full_, {.chunk_bytes = 200});
+    testing::write_sample(w, 8);
+    w.finish();
+    bytes_ = slurp(full_);
+    cut_ = dir_.path / "cut.rftrace";
+  }
+  TempDir dir_;
+  std::filesystem::path full_, cut_;
+  std::vector<char> bytes_;
+};
+
+TEST_F(HostileTrace, TruncatedAtEveryChunkBoundaryKeepsEveryCompleteChunk) {
+  auto ends = chunk_ends(bytes_);
+  ASSERT_GT(ends.size(), 5u) << "the sample must span several chunks";
+  ASSERT_EQ(ends.back(), bytes_.size());
+  const ReadResult whole = read_file(full_);
+  ASSERT_FALSE(whole.error);
+  ASSERT_FALSE(whole.truncated);
+  size_t previous_records = 0;
+  for (size_t i = 0; i + 1 < ends.size(); ++i) {
+    spit(cut_, bytes_, ends[i]);
+    ReadResult res = read_file(cut_);
+    ASSERT_FALSE(res.error) << "cut at chunk end " << ends[i];
+    EXPECT_TRUE(res.truncated) << "cut at chunk end " << ends[i];
+    EXPECT_GE(res.records, previous_records);  // every chunk adds its records
+    EXPECT_LT(res.records, whole.records);
+    if (i > 0) {
+      EXPECT_GT(res.records, previous_records);
+    }
+    previous_records = res.records;
+  }
+}
+
+TEST_F(HostileTrace, TruncatedAtEveryByteIsAReadablePrefix) {
+  auto ends = chunk_ends(bytes_);
+  const ReadResult whole = read_file(full_);
+  for (size_t size = 0; size < bytes_.size(); ++size) {
+    spit(cut_, bytes_, size);
+    ReadResult res = read_file(cut_);
+    if (size < 16) {
+      EXPECT_TRUE(res.error && res.kind == TraceErrorKind::kBadMagic) << size;
+      continue;
+    }
+    ASSERT_FALSE(res.error) << "cut at byte " << size;
+    EXPECT_TRUE(res.truncated) << size;
+    // The readable prefix is exactly the complete chunks before the cut.
+    size_t complete = *std::prev(std::upper_bound(ends.begin(), ends.end(), size));
+    spit(cut_, bytes_, complete);
+    EXPECT_EQ(read_file(cut_).records, res.records) << size;
+    EXPECT_LT(res.records, whole.records);
+  }
+}
+
+TEST_F(HostileTrace, BadMagicAndVersionAreTyped) {
+  auto bad = bytes_;
+  bad[0] = 'X';
+  spit(cut_, bad, bad.size());
+  EXPECT_EQ(read_file(cut_).kind, TraceErrorKind::kBadMagic);
+  bad = bytes_;
+  bad[8] = 99;  // major version
+  spit(cut_, bad, bad.size());
+  ReadResult res = read_file(cut_);
+  EXPECT_TRUE(res.error);
+  EXPECT_EQ(res.kind, TraceErrorKind::kBadVersion);
+  EXPECT_FALSE(read_file(dir_.path / "missing.rftrace").error == false);
+  EXPECT_EQ(read_file(dir_.path / "missing.rftrace").kind, TraceErrorKind::kIo);
+}
+
+TEST_F(HostileTrace, HugeChunkLengthIsRejectedWithoutAllocating) {
+  auto bad = bytes_;
+  uint32_t huge = 0xFFFFFFF0u;
+  std::memcpy(bad.data() + 16 + 4, &huge, 4);
+  spit(cut_, bad, bad.size());
+  ReadResult res = read_file(cut_);
+  ASSERT_TRUE(res.error);
+  EXPECT_EQ(res.kind, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(res.error_offset, 20u);
+}
+
+TEST_F(HostileTrace, RecordLengthOverrunningItsChunkIsReportedAtItsOffset) {
+  auto bad = bytes_;
+  uint32_t huge = 1u << 30;
+  std::memcpy(bad.data() + 32 + 4, &huge, 4);  // first record's size field
+  spit(cut_, bad, bad.size());
+  ReadResult res = read_file(cut_);
+  ASSERT_TRUE(res.error);
+  EXPECT_EQ(res.kind, TraceErrorKind::kBadRecord);
+  EXPECT_EQ(res.error_offset, 36u);
+}
+
+TEST_F(HostileTrace, HugeElementCountIsRejected) {
+  std::vector<uint8_t> rec;
+  MetricConfig mc;
+  mc.metrics = {1, 2};
+  encode_record(mc, rec);
+  uint32_t huge = 0x40000000u;
+  std::memcpy(rec.data() + 8 + 12, &huge, 4);  // metrics count
+  std::string_view payload(reinterpret_cast<const char*>(rec.data()) + 8, rec.size() - 8);
+  try {
+    decode_record(static_cast<uint16_t>(RecordType::kMetricConfig), payload, 1000);
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
+    EXPECT_EQ(e.offset(), 1012u);
+  }
+}
+
+TEST_F(HostileTrace, UndefinedStringIdIsTyped) {
+  TempDir dir;
+  auto p = dir.path / "s.rftrace";
+  {
+    Writer w(p);
+    KernelActivity k;
+    k.demangled_name = 77;  // never interned
+    w.append(k);
+    w.finish();
+  }
+  ReadResult res = read_file(p);
+  EXPECT_TRUE(res.error);
+  EXPECT_EQ(res.kind, TraceErrorKind::kBadString);
+}
+
+TEST_F(HostileTrace, OutOfRangeEnumIsTyped) {
+  std::vector<uint8_t> rec;
+  encode_record(NvtxEvent{}, rec);
+  rec[8 + 8] = 7;  // kind
+  std::string_view payload(reinterpret_cast<const char*>(rec.data()) + 8, rec.size() - 8);
+  EXPECT_THROW(decode_record(static_cast<uint16_t>(RecordType::kNvtx), payload, 0), TraceError);
+}
+
+TEST_F(HostileTrace, EveryByteFlipGivesRecordsOrATypedError) {
+  // A small deterministic fuzz: each byte replaced by values that break lengths, counts and tags.
+  const uint8_t values[] = {0x00, 0x01, 0x7F, 0x80, 0xFF};
+  size_t errors = 0;
+  for (size_t i = 0; i < bytes_.size(); i += 3) {
+    for (uint8_t v : values) {
+      auto bad = bytes_;
+      if (static_cast<uint8_t>(bad[i]) == v) continue;
+      bad[i] = static_cast<char>(v);
+      spit(cut_, bad, bad.size());
+      ReadResult res = read_file(cut_);  // must not crash or throw anything but TraceError
+      errors += res.error;
+    }
+  }
+  EXPECT_GT(errors, 0u);
+}
+
+}  // namespace
+}  // namespace rf::trace

@@ -1,0 +1,77 @@
+// A trace with every record type, for the trace tests.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+#include "rfprof/trace/writer.h"
+
+namespace rf::trace::testing {
+
+/// A fresh, empty directory under the system temp dir, removed by the destructor.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "rftrace-XXXXXX").string();
+    path = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+/// Appends `launches` kernels with launch and counter records, plus one of each other record.
+inline void write_sample(Writer& w, int launches) {
+  ProcessInfo p;
+  p.pid = 4242; p.ppid = 1; p.start_ns = 1000; p.wall_clock_ns = 1700000000000000000ull;
+  p.hostname = w.intern("node01"); p.process_name = w.intern("python3");
+  p.command_line = w.intern("python3 main.py -a resnet18"); p.rfprof_version = w.intern("0.1.0");
+  p.mode = CollectionMode::kCounters; p.cupti_version = 26; p.driver_version = 13000;
+  w.append(p);
+  DeviceInfo d;
+  d.device_id = 0; d.name = w.intern("NVIDIA H100 80GB HBM3"); d.chip = w.intern("GH100");
+  for (int i = 0; i < 16; ++i) d.uuid[i] = static_cast<uint8_t>(i * 7);
+  d.cc_major = 9; d.cc_minor = 0; d.sm_count = 132; d.core_clock_khz = 1980000;
+  d.memory_clock_khz = 2619000; d.memory_bus_width_bits = 5120;
+  d.global_memory_bytes = 85520809984ull; d.global_memory_bandwidth_kbps = 3352320000ull;
+  d.l2_cache_bytes = 52428800;
+  w.append(d);
+  MetricConfig mc;
+  mc.config_id = 1; mc.chip = d.chip; mc.num_passes = 2;
+  mc.metrics = {w.intern("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"),
+                w.intern("dram__bytes_read.sum")};
+  w.append(mc);
+  w.append(ProfilingWindow{1, true, 2000, 17});
+  for (int i = 0; i < launches; ++i) {
+    auto corr = static_cast<uint32_t>(100 + i);
+    LaunchApi l;
+    l.correlation_id = corr; l.runtime_correlation_id = corr + 10000; l.domain = ApiDomain::kDriver;
+    l.cbid = 307; l.thread_id = 77; l.api_start_ns = 3000u + 10u * static_cast<uint64_t>(i);
+    l.api_end_ns = l.api_start_ns + 5; l.window_id = 1; l.launch_index = static_cast<uint64_t>(i);
+    l.kernel_name = w.intern("_Z9ffma_loopPfi"); l.grid[0] = 1024; l.block[0] = 256;
+    w.append(l);
+    KernelActivity k;
+    k.correlation_id = corr; k.device_id = 0; k.context_id = 1; k.stream_id = 7;
+    k.start_ns = 5000u + 100u * static_cast<uint64_t>(i); k.end_ns = k.start_ns + 90;
+    k.grid[0] = 1024; k.grid[1] = 1; k.grid[2] = 1; k.block[0] = 256; k.block[1] = 1; k.block[2] = 1;
+    k.registers_per_thread = 32; k.mangled_name = w.intern("_Z9ffma_loopPfi");
+    k.demangled_name = w.intern("ffma_loop(float*, int)"); k.graph_id = 0;
+    w.append(k);
+    RangeCounters rc;
+    rc.config_id = 1; rc.window_id = 1; rc.range_index = static_cast<uint64_t>(i); rc.correlation_id = corr;
+    rc.range_name = w.intern(std::to_string(i)); rc.values = {262144.0 * (i + 1), 4096.5};
+    w.append(rc);
+  }
+  NvtxEvent n;
+  n.id = 9; n.kind = NvtxEventKind::kStart; n.style = NvtxRangeStyle::kPushPop; n.timestamp_ns = 2500;
+  n.thread_id = 77; n.name = w.intern("forward");
+  w.append(n);
+  n.kind = NvtxEventKind::kEnd; n.timestamp_ns = 9000; n.name = 0;
+  w.append(n);
+  w.append(ProfilingWindow{1, false, 9500, 18});
+  CollectorError e;
+  e.code = ErrorCode::kRangeLaunchMismatch; e.window_id = 1; e.timestamp_ns = 9600; e.expected = 3;
+  e.actual = 2; e.message = w.intern("2 ranges for 3 launches");
+  w.append(e);
+}
+
+}  // namespace rf::trace::testing

@@ -1,0 +1,91 @@
+// Reads an rfprof trace as a stream of records. Treats every file as hostile: every length is
+// checked against the bytes left, no allocation is larger than the bytes that back it, and every
+// failure is a TraceError with the byte offset of the first bad byte. Format: docs/trace-format.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "rfprof/trace/records.h"
+
+namespace rf::trace {
+
+/// What went wrong while reading a trace.
+enum class TraceErrorKind {
+  kIo,             ///< the file cannot be opened or read
+  kBadMagic,       ///< not an rfprof trace
+  kBadVersion,     ///< a major version this reader does not know
+  kBadChunk,       ///< a chunk header is inconsistent (bad magic, size over the limit, flags)
+  kBadRecord,      ///< a record's length or fields are inconsistent
+  kBadString,      ///< a record refers to a string id that was never defined, or one is redefined
+};
+
+/// A typed reading error. offset() is the byte offset in the file of the first bad byte.
+class TraceError : public std::runtime_error {
+ public:
+  TraceError(TraceErrorKind kind, uint64_t offset, const std::string& message);
+  TraceErrorKind kind() const noexcept { return kind_; }
+  uint64_t offset() const noexcept { return offset_; }
+
+ private:
+  TraceErrorKind kind_;
+  uint64_t offset_;
+};
+
+/// Streaming reader. Memory is bounded by one chunk plus the string table.
+class Reader {
+ public:
+  /// Opens `path` and checks the file header. Throws TraceError (kIo, kBadMagic, kBadVersion).
+  explicit Reader(std::filesystem::path path);
+
+  /// Reads the next record into `out`. Returns false at the end of the trace, either clean (after
+  /// TraceEnd) or truncated (see truncated()). Throws TraceError on corrupt data.
+  /// StringDef records are returned too, after being added to strings().
+  bool next(Record& out);
+
+  /// True once next() returned false because the file ended inside a chunk or without TraceEnd.
+  bool truncated() const noexcept { return truncated_; }
+  /// Byte offset where a truncated trace stops being readable.
+  uint64_t truncated_at() const noexcept { return truncated_at_; }
+  /// The string with `id`; "" for id 0. Throws TraceError(kBadString) for an undefined id.
+  const std::string& string(StringId id) const;
+  /// Format version found in the file header.
+  uint16_t version_major() const noexcept { return major_; }
+  uint16_t version_minor() const noexcept { return minor_; }
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  bool load_chunk();
+
+  std::filesystem::path path_;
+  std::ifstream in_;
+  uint64_t file_size_ = 0;
+  uint64_t offset_ = 0;              // file offset of the next unread chunk
+  uint64_t chunk_offset_ = 0;        // file offset of the current chunk's payload
+  std::vector<uint8_t> chunk_;
+  size_t pos_ = 0;                   // position inside chunk_
+  uint32_t chunk_records_left_ = 0;
+  bool ended_ = false;
+  bool truncated_ = false;
+  uint64_t truncated_at_ = 0;
+  uint16_t major_ = 0;
+  uint16_t minor_ = 0;
+  std::unordered_map<StringId, std::string> strings_;
+};
+
+/// Decodes one record payload (used by the reader and by tests). `type` is the on-disk tag,
+/// `payload` its bytes. Returns nullopt for an unknown tag. Throws TraceError(kBadRecord) with
+/// `base_offset` + the position of the bad field when the payload is too short or inconsistent.
+std::optional<Record> decode_record(uint16_t type, std::string_view payload, uint64_t base_offset);
+
+/// Encodes one record (header and payload) and appends it to `out`.
+void encode_record(const Record& record, std::vector<uint8_t>& out);
+
+}  // namespace rf::trace

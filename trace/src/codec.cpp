@@ -1,0 +1,277 @@
+// Encoding and decoding of record payloads. Layouts: docs/trace-format.md ("Records").
+#include <cmath>
+#include <type_traits>
+
+#include "codec.h"
+#include "rfprof/trace/reader.h"
+#include "wire.h"
+
+namespace rf::trace {
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+void put_dim3(wire::Out& o, const int32_t (&d)[3]) {
+  for (int32_t v : d) o.put(v);
+}
+void get_dim3(wire::In& in, int32_t (&d)[3], const char* field) {
+  for (int32_t& v : d) v = in.get<int32_t>(field);
+}
+
+/// Reads a u8 enum and checks it is at most `max`.
+template <typename E>
+E get_enum(wire::In& in, uint8_t max, const char* field) {
+  uint64_t at = in.offset();
+  auto raw = in.get<uint8_t>(field);
+  if (raw > max)
+    throw TraceError(TraceErrorKind::kBadRecord, at,
+                     std::string("invalid ") + field + " " + std::to_string(raw));
+  return static_cast<E>(raw);
+}
+
+bool get_bool(wire::In& in, const char* field) { return get_enum<uint8_t>(in, 1, field) != 0; }
+
+void encode_payload(const Record& record, wire::Out& o) {
+  std::visit(
+      Overloaded{
+          [&](const StringDef& r) {
+            o.put(r.id);
+            o.put(static_cast<uint32_t>(r.value.size()));
+            o.put_bytes(r.value.data(), r.value.size());
+          },
+          [&](const ProcessInfo& r) {
+            o.put(r.pid); o.put(r.ppid); o.put(r.start_ns); o.put(r.wall_clock_ns);
+            o.put(r.hostname); o.put(r.process_name); o.put(r.command_line); o.put(r.rfprof_version);
+            o.put(static_cast<uint8_t>(r.mode)); o.put(r.cupti_version); o.put(r.driver_version);
+          },
+          [&](const DeviceInfo& r) {
+            o.put(r.device_id); o.put(r.name); o.put(r.chip); o.put_bytes(r.uuid, sizeof r.uuid);
+            o.put(r.cc_major); o.put(r.cc_minor); o.put(r.sm_count); o.put(r.core_clock_khz);
+            o.put(r.memory_clock_khz); o.put(r.memory_bus_width_bits); o.put(r.global_memory_bytes);
+            o.put(r.global_memory_bandwidth_kbps); o.put(r.l2_cache_bytes);
+          },
+          [&](const KernelActivity& r) {
+            o.put(r.correlation_id); o.put(r.device_id); o.put(r.context_id); o.put(r.stream_id);
+            o.put(r.start_ns); o.put(r.end_ns); put_dim3(o, r.grid); put_dim3(o, r.block);
+            o.put(r.dynamic_shared_bytes); o.put(r.static_shared_bytes); o.put(r.registers_per_thread);
+            o.put(r.mangled_name); o.put(r.demangled_name); o.put(r.graph_id); o.put(r.graph_node_id);
+          },
+          [&](const LaunchApi& r) {
+            o.put(r.correlation_id); o.put(r.runtime_correlation_id);
+            o.put(static_cast<uint8_t>(r.domain)); o.put(r.cbid); o.put(r.thread_id);
+            o.put(r.api_start_ns); o.put(r.api_end_ns); o.put(r.window_id); o.put(r.launch_index);
+            o.put(r.kernel_name); put_dim3(o, r.grid); put_dim3(o, r.block);
+            o.put(static_cast<uint8_t>(r.is_graph ? 1 : 0));
+          },
+          [&](const NvtxEvent& r) {
+            o.put(r.id); o.put(static_cast<uint8_t>(r.kind)); o.put(static_cast<uint8_t>(r.style));
+            o.put(r.timestamp_ns); o.put(r.thread_id); o.put(r.domain); o.put(r.name);
+          },
+          [&](const MetricConfig& r) {
+            o.put(r.config_id); o.put(r.chip); o.put(r.num_passes);
+            o.put(static_cast<uint32_t>(r.metrics.size()));
+            for (StringId id : r.metrics) o.put(id);
+          },
+          [&](const RangeCounters& r) {
+            o.put(r.config_id); o.put(r.window_id); o.put(r.range_index); o.put(r.correlation_id);
+            o.put(r.range_name); o.put(static_cast<uint32_t>(r.values.size()));
+            for (double v : r.values) o.put(v);
+          },
+          [&](const ProfilingWindow& r) {
+            o.put(r.window_id); o.put(static_cast<uint8_t>(r.begin ? 1 : 0)); o.put(r.timestamp_ns);
+            o.put(r.cbid);
+          },
+          [&](const CollectorError& r) {
+            o.put(static_cast<uint32_t>(r.code)); o.put(r.window_id); o.put(r.timestamp_ns);
+            o.put(r.expected); o.put(r.actual); o.put(r.message);
+          },
+          [&](const TraceEnd& r) {
+            o.put(r.timestamp_ns); o.put(r.records_written); o.put(r.dropped_records);
+          },
+      },
+      record);
+}
+
+}  // namespace
+
+RecordType record_type(const Record& record) noexcept {
+  static constexpr RecordType kTypes[] = {
+      RecordType::kString, RecordType::kProcess,      RecordType::kDevice,   RecordType::kKernel,
+      RecordType::kLaunch, RecordType::kNvtx,         RecordType::kMetricConfig,
+      RecordType::kCounters, RecordType::kWindow,     RecordType::kError,    RecordType::kEnd};
+  static_assert(std::size(kTypes) == std::variant_size_v<Record>);
+  return kTypes[record.index()];
+}
+
+void encode_record(const Record& record, std::vector<uint8_t>& out) {
+  const size_t header_at = out.size();
+  wire::Out o(out);
+  o.put(static_cast<uint16_t>(record_type(record)));
+  o.put(static_cast<uint16_t>(0));
+  o.put(static_cast<uint32_t>(0));  // payload size, patched below
+  encode_payload(record, o);
+  const auto payload = static_cast<uint32_t>(out.size() - header_at - wire::kRecordHeaderBytes);
+  std::memcpy(out.data() + header_at + 4, &payload, sizeof payload);
+}
+
+std::optional<Record> decode_record(uint16_t type, std::string_view payload, uint64_t base_offset) {
+  wire::In in(payload, base_offset);
+  switch (static_cast<RecordType>(type)) {
+    case RecordType::kString: {
+      StringDef r;
+      r.id = in.get<uint32_t>("string.id");
+      uint32_t len = in.get_count(1, "string.length");
+      r.value = std::string(in.get_bytes(len, "string.bytes"));
+      return r;
+    }
+    case RecordType::kProcess: {
+      ProcessInfo r;
+      r.pid = in.get<uint32_t>("process.pid"); r.ppid = in.get<uint32_t>("process.ppid");
+      r.start_ns = in.get<uint64_t>("process.start_ns");
+      r.wall_clock_ns = in.get<uint64_t>("process.wall_clock_ns");
+      r.hostname = in.get<uint32_t>("process.hostname");
+      r.process_name = in.get<uint32_t>("process.process_name");
+      r.command_line = in.get<uint32_t>("process.command_line");
+      r.rfprof_version = in.get<uint32_t>("process.rfprof_version");
+      r.mode = get_enum<CollectionMode>(in, 1, "process.mode");
+      r.cupti_version = in.get<uint32_t>("process.cupti_version");
+      r.driver_version = in.get<uint32_t>("process.driver_version");
+      return r;
+    }
+    case RecordType::kDevice: {
+      DeviceInfo r;
+      r.device_id = in.get<uint32_t>("device.id"); r.name = in.get<uint32_t>("device.name");
+      r.chip = in.get<uint32_t>("device.chip");
+      std::string_view uuid = in.get_bytes(sizeof r.uuid, "device.uuid");
+      std::memcpy(r.uuid, uuid.data(), sizeof r.uuid);
+      r.cc_major = in.get<uint32_t>("device.cc_major"); r.cc_minor = in.get<uint32_t>("device.cc_minor");
+      r.sm_count = in.get<uint32_t>("device.sm_count");
+      r.core_clock_khz = in.get<uint32_t>("device.core_clock_khz");
+      r.memory_clock_khz = in.get<uint32_t>("device.memory_clock_khz");
+      r.memory_bus_width_bits = in.get<uint32_t>("device.memory_bus_width_bits");
+      r.global_memory_bytes = in.get<uint64_t>("device.global_memory_bytes");
+      r.global_memory_bandwidth_kbps = in.get<uint64_t>("device.global_memory_bandwidth_kbps");
+      r.l2_cache_bytes = in.get<uint32_t>("device.l2_cache_bytes");
+      return r;
+    }
+    case RecordType::kKernel: {
+      KernelActivity r;
+      r.correlation_id = in.get<uint32_t>("kernel.correlation_id");
+      r.device_id = in.get<uint32_t>("kernel.device_id");
+      r.context_id = in.get<uint32_t>("kernel.context_id");
+      r.stream_id = in.get<uint32_t>("kernel.stream_id");
+      r.start_ns = in.get<uint64_t>("kernel.start_ns"); r.end_ns = in.get<uint64_t>("kernel.end_ns");
+      get_dim3(in, r.grid, "kernel.grid"); get_dim3(in, r.block, "kernel.block");
+      r.dynamic_shared_bytes = in.get<uint32_t>("kernel.dynamic_shared_bytes");
+      r.static_shared_bytes = in.get<uint32_t>("kernel.static_shared_bytes");
+      r.registers_per_thread = in.get<uint32_t>("kernel.registers_per_thread");
+      r.mangled_name = in.get<uint32_t>("kernel.mangled_name");
+      r.demangled_name = in.get<uint32_t>("kernel.demangled_name");
+      r.graph_id = in.get<uint32_t>("kernel.graph_id");
+      r.graph_node_id = in.get<uint64_t>("kernel.graph_node_id");
+      return r;
+    }
+    case RecordType::kLaunch: {
+      LaunchApi r;
+      r.correlation_id = in.get<uint32_t>("launch.correlation_id");
+      r.runtime_correlation_id = in.get<uint32_t>("launch.runtime_correlation_id");
+      r.domain = get_enum<ApiDomain>(in, 1, "launch.domain");
+      r.cbid = in.get<uint32_t>("launch.cbid"); r.thread_id = in.get<uint64_t>("launch.thread_id");
+      r.api_start_ns = in.get<uint64_t>("launch.api_start_ns");
+      r.api_end_ns = in.get<uint64_t>("launch.api_end_ns");
+      r.window_id = in.get<uint32_t>("launch.window_id");
+      r.launch_index = in.get<uint64_t>("launch.launch_index");
+      r.kernel_name = in.get<uint32_t>("launch.kernel_name");
+      get_dim3(in, r.grid, "launch.grid"); get_dim3(in, r.block, "launch.block");
+      r.is_graph = get_bool(in, "launch.is_graph");
+      return r;
+    }
+    case RecordType::kNvtx: {
+      NvtxEvent r;
+      r.id = in.get<uint64_t>("nvtx.id");
+      r.kind = get_enum<NvtxEventKind>(in, 2, "nvtx.kind");
+      r.style = get_enum<NvtxRangeStyle>(in, 2, "nvtx.style");
+      r.timestamp_ns = in.get<uint64_t>("nvtx.timestamp_ns");
+      r.thread_id = in.get<uint64_t>("nvtx.thread_id");
+      r.domain = in.get<uint32_t>("nvtx.domain"); r.name = in.get<uint32_t>("nvtx.name");
+      return r;
+    }
+    case RecordType::kMetricConfig: {
+      MetricConfig r;
+      r.config_id = in.get<uint32_t>("metric_config.config_id");
+      r.chip = in.get<uint32_t>("metric_config.chip");
+      r.num_passes = in.get<uint32_t>("metric_config.num_passes");
+      uint32_t n = in.get_count(sizeof(uint32_t), "metric_config.metrics");
+      r.metrics.reserve(n);
+      for (uint32_t i = 0; i < n; ++i) r.metrics.push_back(in.get<uint32_t>("metric_config.metric"));
+      return r;
+    }
+    case RecordType::kCounters: {
+      RangeCounters r;
+      r.config_id = in.get<uint32_t>("counters.config_id");
+      r.window_id = in.get<uint32_t>("counters.window_id");
+      r.range_index = in.get<uint64_t>("counters.range_index");
+      r.correlation_id = in.get<uint32_t>("counters.correlation_id");
+      r.range_name = in.get<uint32_t>("counters.range_name");
+      uint32_t n = in.get_count(sizeof(double), "counters.values");
+      r.values.reserve(n);
+      for (uint32_t i = 0; i < n; ++i) r.values.push_back(in.get<double>("counters.value"));
+      return r;
+    }
+    case RecordType::kWindow: {
+      ProfilingWindow r;
+      r.window_id = in.get<uint32_t>("window.window_id");
+      r.begin = get_bool(in, "window.begin");
+      r.timestamp_ns = in.get<uint64_t>("window.timestamp_ns");
+      r.cbid = in.get<uint32_t>("window.cbid");
+      return r;
+    }
+    case RecordType::kError: {
+      CollectorError r;
+      r.code = static_cast<ErrorCode>(in.get<uint32_t>("error.code"));
+      r.window_id = in.get<uint32_t>("error.window_id");
+      r.timestamp_ns = in.get<uint64_t>("error.timestamp_ns");
+      r.expected = in.get<uint64_t>("error.expected"); r.actual = in.get<uint64_t>("error.actual");
+      r.message = in.get<uint32_t>("error.message");
+      return r;
+    }
+    case RecordType::kEnd: {
+      TraceEnd r;
+      r.timestamp_ns = in.get<uint64_t>("end.timestamp_ns");
+      r.records_written = in.get<uint64_t>("end.records_written");
+      r.dropped_records = in.get<uint64_t>("end.dropped_records");
+      return r;
+    }
+  }
+  return std::nullopt;  // unknown tag: a newer writer; the caller skips it
+}
+
+void for_each_string_id(const Record& record, const std::function<void(StringId)>& visit) {
+  std::visit(Overloaded{
+                 [&](const StringDef&) {},
+                 [&](const ProcessInfo& r) {
+                   visit(r.hostname); visit(r.process_name); visit(r.command_line);
+                   visit(r.rfprof_version);
+                 },
+                 [&](const DeviceInfo& r) { visit(r.name); visit(r.chip); },
+                 [&](const KernelActivity& r) { visit(r.mangled_name); visit(r.demangled_name); },
+                 [&](const LaunchApi& r) { visit(r.kernel_name); },
+                 [&](const NvtxEvent& r) { visit(r.domain); visit(r.name); },
+                 [&](const MetricConfig& r) {
+                   visit(r.chip);
+                   for (StringId id : r.metrics) visit(id);
+                 },
+                 [&](const RangeCounters& r) { visit(r.range_name); },
+                 [&](const ProfilingWindow&) {},
+                 [&](const CollectorError& r) { visit(r.message); },
+                 [&](const TraceEnd&) {},
+             },
+             record);
+}
+
+}  // namespace rf::trace

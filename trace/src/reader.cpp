@@ -1,0 +1,148 @@
+// Streaming, hostile-input trace reader. docs/trace-format.md
+#include "rfprof/trace/reader.h"
+
+#include <cstring>
+#include <system_error>
+
+#include "codec.h"
+#include "wire.h"
+
+namespace rf::trace {
+
+TraceError::TraceError(TraceErrorKind kind, uint64_t offset, const std::string& message)
+    : std::runtime_error(message + " (at byte " + std::to_string(offset) + ")"),
+      kind_(kind),
+      offset_(offset) {}
+
+Reader::Reader(std::filesystem::path path) : path_(std::move(path)) {
+  std::error_code ec;
+  file_size_ = std::filesystem::file_size(path_, ec);
+  if (ec) throw TraceError(TraceErrorKind::kIo, 0, path_.string() + ": " + ec.message());
+  in_.open(path_, std::ios::binary);
+  if (!in_) throw TraceError(TraceErrorKind::kIo, 0, path_.string() + ": cannot open");
+  char header[wire::kFileHeaderBytes];
+  if (file_size_ < wire::kFileHeaderBytes || !in_.read(header, sizeof header) ||
+      std::memcmp(header, wire::kFileMagic, sizeof wire::kFileMagic) != 0)
+    throw TraceError(TraceErrorKind::kBadMagic, 0, path_.string() + " is not an rfprof trace");
+  uint32_t header_bytes = 0;
+  std::memcpy(&major_, header + 8, 2);
+  std::memcpy(&minor_, header + 10, 2);
+  std::memcpy(&header_bytes, header + 12, 4);
+  if (major_ != kFormatMajor)
+    throw TraceError(TraceErrorKind::kBadVersion, 8,
+                     path_.string() + " has trace format " + std::to_string(major_) + "." +
+                         std::to_string(minor_) + "; this reader knows " +
+                         std::to_string(kFormatMajor) + ".x");
+  if (header_bytes < wire::kFileHeaderBytes || header_bytes > wire::kMaxFileHeaderBytes ||
+      header_bytes > file_size_)
+    throw TraceError(TraceErrorKind::kBadMagic, 12,
+                     "file header size " + std::to_string(header_bytes) + " out of range");
+  offset_ = header_bytes;
+}
+
+const std::string& Reader::string(StringId id) const {
+  static const std::string kEmpty;
+  if (id == 0) return kEmpty;
+  auto it = strings_.find(id);
+  if (it == strings_.end())
+    throw TraceError(TraceErrorKind::kBadString, chunk_offset_ + pos_,
+                     "string id " + std::to_string(id) + " is not defined");
+  return it->second;
+}
+
+bool Reader::load_chunk() {
+  const uint64_t left = file_size_ - offset_;
+  if (left == 0) {
+    truncated_ = true;  // no TraceEnd: the writer did not finish
+    truncated_at_ = offset_;
+    return false;
+  }
+  if (left < wire::kChunkHeaderBytes) {
+    truncated_ = true;
+    truncated_at_ = offset_;
+    return false;
+  }
+  uint32_t header[4];
+  in_.seekg(static_cast<std::streamoff>(offset_));
+  if (!in_.read(reinterpret_cast<char*>(header), sizeof header))
+    throw TraceError(TraceErrorKind::kIo, offset_, path_.string() + ": read failed");
+  const uint32_t magic = header[0], payload = header[1], records = header[2], flags = header[3];
+  if (magic != wire::kChunkMagic)
+    throw TraceError(TraceErrorKind::kBadChunk, offset_, "bad chunk magic");
+  if (flags != 0)
+    throw TraceError(TraceErrorKind::kBadChunk, offset_ + 12,
+                     "unsupported chunk flags " + std::to_string(flags));
+  if (payload > wire::kMaxChunkBytes)
+    throw TraceError(TraceErrorKind::kBadChunk, offset_ + 4,
+                     "chunk of " + std::to_string(payload) + " bytes exceeds the limit of " +
+                         std::to_string(wire::kMaxChunkBytes));
+  if (static_cast<uint64_t>(records) * wire::kRecordHeaderBytes > payload)
+    throw TraceError(TraceErrorKind::kBadChunk, offset_ + 8,
+                     std::to_string(records) + " records cannot fit in " + std::to_string(payload) +
+                         " bytes");
+  if (payload > left - wire::kChunkHeaderBytes) {
+    truncated_ = true;  // the process died while writing this chunk
+    truncated_at_ = offset_;
+    return false;
+  }
+  chunk_.resize(payload);  // bounded: checked against the bytes in the file above
+  if (!in_.read(reinterpret_cast<char*>(chunk_.data()), payload))
+    throw TraceError(TraceErrorKind::kIo, offset_, path_.string() + ": read failed");
+  chunk_offset_ = offset_ + wire::kChunkHeaderBytes;
+  offset_ = chunk_offset_ + payload;
+  pos_ = 0;
+  chunk_records_left_ = records;
+  return true;
+}
+
+bool Reader::next(Record& out) {
+  while (!ended_) {
+    if (chunk_records_left_ == 0) {
+      if (pos_ != chunk_.size())
+        throw TraceError(TraceErrorKind::kBadChunk, chunk_offset_ + pos_,
+                         "chunk has bytes after its last record");
+      if (!load_chunk()) return false;
+      if (chunk_records_left_ == 0) {
+        if (!chunk_.empty())
+          throw TraceError(TraceErrorKind::kBadChunk, chunk_offset_, "chunk has bytes but no records");
+        continue;
+      }
+    }
+    const uint64_t at = chunk_offset_ + pos_;
+    if (chunk_.size() - pos_ < wire::kRecordHeaderBytes)
+      throw TraceError(TraceErrorKind::kBadRecord, at, "record header past the end of its chunk");
+    uint16_t type = 0, reserved = 0;
+    uint32_t size = 0;
+    std::memcpy(&type, chunk_.data() + pos_, 2);
+    std::memcpy(&reserved, chunk_.data() + pos_ + 2, 2);
+    std::memcpy(&size, chunk_.data() + pos_ + 4, 4);
+    if (size > chunk_.size() - pos_ - wire::kRecordHeaderBytes)
+      throw TraceError(TraceErrorKind::kBadRecord, at + 4,
+                       "record of " + std::to_string(size) + " bytes overruns its chunk");
+    std::string_view payload(reinterpret_cast<const char*>(chunk_.data()) + pos_ +
+                                 wire::kRecordHeaderBytes, size);
+    pos_ += wire::kRecordHeaderBytes + size;
+    --chunk_records_left_;
+    std::optional<Record> record = decode_record(type, payload, at + wire::kRecordHeaderBytes);
+    if (!record) continue;  // unknown tag from a newer writer: skip
+    if (auto* def = std::get_if<StringDef>(&*record)) {
+      if (def->id == 0) throw TraceError(TraceErrorKind::kBadString, at, "string id 0 defined");
+      auto [it, inserted] = strings_.try_emplace(def->id, def->value);
+      if (!inserted && it->second != def->value)
+        throw TraceError(TraceErrorKind::kBadString, at,
+                         "string id " + std::to_string(def->id) + " redefined");
+    } else {
+      for_each_string_id(*record, [&](StringId id) {
+        if (id != 0 && !strings_.contains(id))
+          throw TraceError(TraceErrorKind::kBadString, at,
+                           "record refers to undefined string id " + std::to_string(id));
+      });
+    }
+    if (std::holds_alternative<TraceEnd>(*record)) ended_ = true;
+    out = std::move(*record);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace rf::trace

@@ -1,0 +1,149 @@
+// Trace writer: file header, then chunks written with one write() each. docs/trace-format.md
+#include "rfprof/trace/writer.h"
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "rfprof/trace/reader.h"
+#include "wire.h"
+
+namespace rf::trace {
+namespace {
+
+std::string errno_text(int err) { return std::system_category().message(err); }
+
+/// Writes all of `iov` to `fd`, retrying on EINTR and short writes. Returns 0 or an errno.
+int write_all(int fd, struct iovec* iov, int count) {
+  while (count > 0) {
+    ssize_t n = ::writev(fd, iov, count);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    auto left = static_cast<size_t>(n);
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Writer::Writer(std::filesystem::path path, WriterOptions options)
+    : path_(std::move(path)), part_path_(path_.string() + ".part"), options_(options) {
+  if (options_.chunk_bytes == 0 || options_.chunk_bytes > wire::kMaxChunkBytes / 2)
+    options_.chunk_bytes = 1u << 20;
+  std::error_code ec;
+  if (!options_.force_overwrite && std::filesystem::exists(path_, ec))
+    throw WriteError("rfprof: trace " + path_.string() +
+                     " already exists; remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
+  fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    throw WriteError("rfprof: cannot create trace " + part_path_.string() + ": " + errno_text(errno));
+  std::vector<uint8_t> header;
+  wire::Out o(header);
+  o.put_bytes(wire::kFileMagic, sizeof wire::kFileMagic);
+  o.put(kFormatMajor);
+  o.put(kFormatMinor);
+  o.put(wire::kFileHeaderBytes);
+  struct iovec iov {header.data(), header.size()};
+  if (int err = write_all(fd_, &iov, 1)) {
+    ::close(fd_);
+    fd_ = -1;
+    throw WriteError("rfprof: cannot write trace " + part_path_.string() + ": " + errno_text(err));
+  }
+  chunk_.reserve(options_.chunk_bytes + 4096);
+}
+
+Writer::~Writer() {
+  try {
+    finish();
+  } catch (...) {
+    // The destructor never throws; finish() already made the failure visible where it could.
+  }
+}
+
+StringId Writer::intern(std::string_view value) {
+  if (value.size() > wire::kMaxStringBytes) value = value.substr(0, wire::kMaxStringBytes);
+  std::lock_guard lock(mutex_);
+  auto it = strings_.find(std::string(value));
+  if (it != strings_.end()) return it->second;
+  auto id = static_cast<StringId>(strings_.size() + 1);
+  strings_.emplace(std::string(value), id);
+  append_locked(StringDef{id, std::string(value)});
+  return id;
+}
+
+void Writer::append(const Record& record) {
+  std::lock_guard lock(mutex_);
+  append_locked(record);
+}
+
+void Writer::append_locked(const Record& record) {
+  if (finished_) return;
+  encode_record(record, chunk_);
+  ++chunk_records_;
+  ++records_written_;
+  if (chunk_.size() >= options_.chunk_bytes) flush_locked();
+}
+
+void Writer::flush() {
+  std::lock_guard lock(mutex_);
+  flush_locked();
+}
+
+void Writer::flush_locked() {
+  if (chunk_records_ == 0 || fd_ < 0) return;
+  std::vector<uint8_t> header;
+  wire::Out o(header);
+  o.put(wire::kChunkMagic);
+  o.put(static_cast<uint32_t>(chunk_.size()));
+  o.put(chunk_records_);
+  o.put(static_cast<uint32_t>(0));
+  struct iovec iov[2] = {{header.data(), header.size()}, {chunk_.data(), chunk_.size()}};
+  int err = write_all(fd_, iov, 2);
+  chunk_.clear();
+  chunk_records_ = 0;
+  if (err) {
+    // A partial chunk may be on disk: stop writing so the complete prefix stays readable.
+    ::close(fd_);
+    fd_ = -1;
+    throw WriteError("rfprof: cannot write trace " + part_path_.string() + ": " + errno_text(err) +
+                     "; the trace keeps what was written before");
+  }
+}
+
+void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
+  std::lock_guard lock(mutex_);
+  if (finished_) return;
+  append_locked(TraceEnd{timestamp_ns, records_written_, dropped_records});
+  finished_ = true;
+  flush_locked();
+  if (fd_ < 0) return;
+  ::close(fd_);
+  fd_ = -1;
+  std::error_code ec;
+  std::filesystem::rename(part_path_, path_, ec);
+  if (ec)
+    throw WriteError("rfprof: cannot rename " + part_path_.string() + " to " + path_.string() + ": " +
+                     ec.message());
+}
+
+uint64_t Writer::records_written() const {
+  std::lock_guard lock(mutex_);
+  return records_written_;
+}
+
+}  // namespace rf::trace
