@@ -1,0 +1,34 @@
+// rfanalyze as a library call: traces in, report directory out (docs/analyzer.md).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace rf::analyzer {
+
+/// Exit status of a run.
+inline constexpr int kExitOk = 0;          ///< outputs written (above-roof launches are warned about)
+inline constexpr int kExitOutputError = 1; ///< an output file could not be written
+inline constexpr int kExitBadInput = 2;    ///< missing or corrupt trace, bad phase map or ceilings file
+
+/// Inputs of a run (the command line of rfanalyze).
+struct AnalyzeOptions {
+  std::vector<std::filesystem::path> traces;       ///< one or more .rftrace files
+  std::filesystem::path output_dir = "rfprof-report";
+  std::optional<std::filesystem::path> phase_map;  ///< --phase-map FILE (replaces default rules)
+  std::optional<std::filesystem::path> ceilings;   ///< --ceilings FILE (overrides the datasheet)
+  std::optional<std::string> device;               ///< --device NAME (entry used for every device)
+};
+
+/// Streams every trace (two passes each) and writes kernels.csv, counters.csv, ranges.csv,
+/// phases.csv and summary.json into `output_dir` (created if needed). Files are written under
+/// temporary names and renamed at the end, so a failed run leaves no partial outputs behind.
+/// Messages go to `err`, one line each, prefixed "rfanalyze: ": a truncated trace is analyzed as
+/// far as it is readable (exit 0); a missing or corrupt trace fails the run (kExitBadInput).
+/// Returns an exit status above. Never throws for bad input.
+int run_analysis(const AnalyzeOptions& options, std::ostream& err);
+
+}  // namespace rf::analyzer

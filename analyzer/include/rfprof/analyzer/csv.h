@@ -1,0 +1,28 @@
+// Output formatting for rfanalyze's CSV files (RFC 4180). Formatting only: rfprof parses no CSV.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rf::analyzer {
+
+/// One CSV field per RFC 4180: returned unchanged unless it holds a comma, a double quote, CR or
+/// LF; then it is wrapped in double quotes and every double quote inside is doubled.
+std::string csv_escape(std::string_view field);
+
+/// A number as text at full precision: an integral value with |v| < 2^63 is written as an integer
+/// ("2000"), anything else as the shortest decimal that reads back to the same double
+/// (std::to_chars), e.g. "0.30000000000000004", "1e+300". NaN and infinities give "".
+std::string format_number(double value);
+
+/// format_number of the value, or "" when absent.
+std::string format_optional(const std::optional<double>& value);
+
+/// Writes `fields` escaped with csv_escape, separated by commas, then "\n".
+void write_csv_row(std::ostream& out, const std::vector<std::string>& fields);
+
+}  // namespace rf::analyzer

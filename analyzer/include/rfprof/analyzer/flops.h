@@ -1,0 +1,97 @@
+// FLOP counts per precision and DRAM bytes of one kernel launch, from Range Profiler metric values.
+//
+// Sources of the formulas:
+//   FP32 FLOP = fadd + fmul + 2 * ffma, with the metrics
+//     smsp__sass_thread_inst_executed_op_{fadd,fmul,ffma}_pred_on.sum
+//     (CUPTI "Metrics Mapping Table": flop_count_sp; Nsight Compute section
+//     SpeedOfLight_RooflineChart). FP64 likewise with dadd, dmul, dfma (flop_count_dp).
+//   FP16 FLOP = 2 * hadd + 2 * hmul + 4 * hfma (Nsight Compute roofline: the h* instructions are
+//     packed half2, two lanes each; see kFp16Weights).
+//   DRAM bytes = dram__bytes_read.sum + dram__bytes_write.sum (Nsight Compute roofline).
+//   arithmetic intensity = total FLOP / DRAM bytes; FLOP/s = total FLOP / kernel duration.
+// FFMA-based counts do not include tensor-core work.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rf::analyzer {
+
+/// Metric names exactly as NVIDIA spells them.
+namespace metric {
+inline constexpr std::string_view kDadd = "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum";
+inline constexpr std::string_view kDmul = "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum";
+inline constexpr std::string_view kDfma = "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum";
+inline constexpr std::string_view kFadd = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum";
+inline constexpr std::string_view kFmul = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum";
+inline constexpr std::string_view kFfma = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum";
+inline constexpr std::string_view kHadd = "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum";
+inline constexpr std::string_view kHmul = "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum";
+inline constexpr std::string_view kHfma = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum";
+inline constexpr std::string_view kDramRead = "dram__bytes_read.sum";
+inline constexpr std::string_view kDramWrite = "dram__bytes_write.sum";
+inline constexpr std::string_view kGpuTime = "gpu__time_duration.sum";
+}  // namespace metric
+
+/// FLOP per executed thread instruction of an add, a multiply and a fused multiply-add.
+struct OpWeights {
+  double add;
+  double mul;
+  double fma;
+};
+
+/// FP64 and FP32: one FLOP per add or multiply, two per FMA (CUPTI flop_count_dp / flop_count_sp).
+inline constexpr OpWeights kScalarWeights{1.0, 1.0, 2.0};
+/// FP16: Nsight Compute's roofline weights (2, 2, 4): HADD2/HMUL2/HFMA2 work on packed half2, two
+/// values per thread instruction. The older CUPTI flop_count_hp uses (1, 1, 2). TO BE CONFIRMED on
+/// a GPU with the half2 example (examples/, a kernel with an analytically known HFMA2 count).
+inline constexpr OpWeights kFp16Weights{2.0, 2.0, 4.0};
+
+/// What the counters of one launch say. Every field is absent when a metric it needs is not in
+/// the metric list or its value is NaN (not available); absent is never 0.
+struct LaunchMetrics {
+  std::optional<double> fp64_flop;         ///< FLOP
+  std::optional<double> fp32_flop;         ///< FLOP
+  std::optional<double> fp16_flop;         ///< FLOP
+  std::optional<double> dram_read_bytes;   ///< bytes
+  std::optional<double> dram_write_bytes;  ///< bytes
+  std::optional<double> gpu_time_ns;       ///< gpu__time_duration.sum (ns, under replay)
+
+  /// fp64 + fp32 + fp16 FLOP; absent unless all three are present.
+  std::optional<double> total_flop() const;
+  /// DRAM read + write bytes; absent unless both are present.
+  std::optional<double> dram_bytes() const;
+};
+
+/// add_weight * add + mul_weight * mul + fma_weight * fma: the FLOP of one precision.
+double weighted_flop(double add, double mul, double fma, const OpWeights& weights) noexcept;
+
+/// Where the metrics LaunchMetrics needs sit in one MetricConfig's metric list. Built once per
+/// config, then applied to every RangeCounters of that config.
+class MetricLayout {
+ public:
+  /// `metric_names`: MetricConfig::metrics resolved to names, in order.
+  explicit MetricLayout(const std::vector<std::string>& metric_names);
+  /// Evaluates the formulas on `values` (RangeCounters::values, same order as the names). A value
+  /// missing because `values` is shorter than the names counts as absent.
+  LaunchMetrics evaluate(std::span<const double> values) const;
+
+ private:
+  using Index = std::optional<size_t>;
+  Index dadd_, dmul_, dfma_, fadd_, fmul_, ffma_, hadd_, hmul_, hfma_, read_, write_, time_;
+};
+
+/// total FLOP / DRAM bytes (FLOP/byte); absent when either is absent or bytes are 0.
+std::optional<double> arithmetic_intensity(const std::optional<double>& flop,
+                                           const std::optional<double>& bytes);
+/// FLOP / (duration_ns * 1e-9) (FLOP/s), computed as FLOP * 1e9 / duration_ns; absent when either
+/// is absent or the duration is 0.
+std::optional<double> flop_per_s(const std::optional<double>& flop,
+                                 const std::optional<uint64_t>& duration_ns);
+
+}  // namespace rf::analyzer

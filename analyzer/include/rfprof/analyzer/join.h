@@ -1,0 +1,106 @@
+// Per-launch join of LaunchApi, KernelActivity and RangeCounters records, which a trace holds in
+// any order (activity buffers arrive after callbacks, counters after their image is decoded).
+//
+// Keys (docs/trace-format.md, "Joining records"): a driver LaunchApi is known by its
+// correlation_id and, when it came through the runtime, by its runtime_correlation_id; a kernel
+// carries one of the two; counters carry the driver correlation_id.
+// Memory: a launch is buffered only until it is complete, i.e. it has its kernel, and, when
+// counters are awaited, its counters or the close of its profiling window (the collector decodes
+// every counter image of a window before it writes the window's close). A launch whose records
+// never all arrive is emitted by finish() with the missing parts absent. Graph launches (one call,
+// many kernels) stay known until finish(); each of their kernels is emitted when it arrives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "rfprof/trace/records.h"
+
+namespace rf::analyzer {
+
+/// Counter values of one launch (RangeCounters without its bookkeeping).
+struct CounterSample {
+  uint32_t config_id = 0;       ///< MetricConfig::config_id that names the values
+  std::vector<double> values;   ///< one per metric of the config; NaN: not available
+};
+
+/// One output row's records. At least one of the three is present.
+struct JoinedLaunch {
+  std::optional<trace::LaunchApi> launch;
+  std::optional<trace::KernelActivity> kernel;
+  std::optional<CounterSample> counters;
+  /// Correlation id of the row: the kernel's when present, else the driver launch's, else the
+  /// counters'.
+  uint32_t id = 0;
+};
+
+/// Counts of what the joiner saw, for summary.json.
+struct JoinStats {
+  uint64_t emitted = 0;             ///< rows emitted
+  uint64_t unmapped_counters = 0;   ///< RangeCounters with correlation id 0 (CollectorError code 1)
+  uint64_t duplicate_counters = 0;  ///< a second RangeCounters for one launch (first one kept)
+  uint64_t graph_counters = 0;      ///< RangeCounters mapped to a graph launch (dropped)
+  uint64_t without_kernel = 0;      ///< rows emitted without a kernel record
+  uint64_t without_launch = 0;      ///< rows emitted without a launch record
+  uint64_t without_counters = 0;    ///< rows emitted without counters while counters were awaited
+  size_t max_pending = 0;           ///< largest number of records buffered at once
+};
+
+/// Joins one trace's records and hands complete rows to a sink, in the order they complete.
+class LaunchJoiner {
+ public:
+  using Sink = std::function<void(JoinedLaunch&&)>;
+
+  /// `await_counters`: the trace is in counters mode, so non-graph launches wait for counters
+  /// (or their window's close) before they are emitted.
+  LaunchJoiner(bool await_counters, Sink sink);
+
+  void set_await_counters(bool await_counters) noexcept { await_counters_ = await_counters; }
+  void add_launch(const trace::LaunchApi& launch);
+  void add_kernel(const trace::KernelActivity& kernel);
+  void add_counters(const trace::RangeCounters& counters);
+  /// The close of profiling window `window_id`: launches of it stop waiting for counters.
+  void close_window(uint32_t window_id);
+  /// Emits every buffered launch, kernel and counter sample, ordered by correlation id.
+  void finish();
+
+  /// Records currently buffered (launches waiting, kernels and counters without their launch).
+  size_t pending() const noexcept;
+  const JoinStats& stats() const noexcept { return stats_; }
+
+ private:
+  struct Entry {
+    std::optional<trace::LaunchApi> launch;
+    std::optional<trace::KernelActivity> kernel;
+    std::optional<CounterSample> counters;
+  };
+  struct Graph {
+    trace::LaunchApi launch;
+    uint64_t kernels = 0;
+  };
+
+  /// Driver correlation id of a known launch (pending or graph) for a kernel's correlation id.
+  std::optional<uint32_t> driver_id(uint32_t correlation_id) const;
+  bool waits_for_counters(const Entry& e) const;
+  void try_emit(uint32_t driver);
+  void emit(Entry&& e, uint32_t id);
+  void emit_graph_kernel(Graph& g, const trace::KernelActivity& kernel);
+  void note_pending();
+
+  bool await_counters_;
+  Sink sink_;
+  std::unordered_map<uint32_t, Entry> entries_;      // by driver correlation id
+  std::unordered_map<uint32_t, Graph> graphs_;       // by driver correlation id
+  std::unordered_map<uint32_t, uint32_t> aliases_;   // runtime correlation id -> driver id
+  std::unordered_map<uint32_t, std::vector<trace::KernelActivity>> orphan_kernels_;
+  std::unordered_map<uint32_t, CounterSample> orphan_counters_;  // by driver correlation id
+  std::set<uint32_t> closed_windows_;
+  JoinStats stats_;
+};
+
+}  // namespace rf::analyzer

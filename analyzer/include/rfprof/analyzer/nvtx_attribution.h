@@ -1,0 +1,101 @@
+// NVTX attribution: which NVTX ranges were open on which thread at a given time.
+//
+// Rule (docs/analyzer.md, "NVTX attribution"): a range belongs to the thread that pushed or
+// started it, and is open on that thread from its kStart timestamp (inclusive) to its kEnd
+// timestamp (exclusive), whichever thread ended it; a range never ended stays open to the end of
+// the trace. The range path of a launch made by thread T at time t is the names of the ranges
+// open on T at t, outermost (earliest started) first, joined with "/". When T has no open range,
+// the launch takes the path of the same process's other thread whose innermost open range started
+// last before t (ties: lowest thread id). That is how kernels launched by PyTorch's autograd
+// threads, which push no ranges, get the "backward" range the main thread holds open.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "rfprof/trace/records.h"
+
+namespace rf::analyzer {
+
+/// A range path: its range names, outermost first, and those names joined with "/".
+struct RangePath {
+  std::vector<std::string> names;
+  std::string joined;
+};
+
+/// The NVTX ranges of one process. Fill with add() (any order), then finalize(), then query.
+/// Memory: O(number of ranges) while filling; O(number of range starts and ends) after finalize().
+class NvtxIndex {
+ public:
+  /// Id of the empty path (no open range).
+  static constexpr uint32_t kNoPath = 0;
+
+  NvtxIndex();
+
+  /// Adds one NvtxEvent; `name` is its message (kStart; ignored for kEnd). kInstant events are
+  /// ignored. A kEnd may come before its kStart. A kEnd whose kStart never comes is counted
+  /// (unmatched_ends()) and dropped; a second kStart with an id still open is counted
+  /// (duplicate_starts()) and dropped.
+  void add(const trace::NvtxEvent& event, std::string_view name);
+  /// Builds the per-thread timelines. Call once, after the last add().
+  void finalize();
+
+  /// Path id of a launch by `thread_id` at `time_ns` under the rule above; kNoPath when no range
+  /// is open in the process. Only valid after finalize().
+  uint32_t attribute(uint64_t thread_id, uint64_t time_ns) const;
+  /// The path with `id` (from attribute()); id kNoPath is the empty path.
+  const RangePath& path(uint32_t id) const { return paths_.at(id); }
+  /// Number of distinct paths, the empty path included.
+  size_t path_count() const noexcept { return paths_.size(); }
+
+  /// Ranges with a kStart (complete or still open at the end of the trace).
+  uint64_t range_count() const noexcept { return range_count_; }
+  /// kEnd events whose kStart never came (known after finalize()).
+  uint64_t unmatched_ends() const noexcept { return unmatched_ends_; }
+  uint64_t duplicate_starts() const noexcept { return duplicate_starts_; }
+  /// Ranges whose kEnd timestamp precedes their kStart (dropped).
+  uint64_t backwards_ranges() const noexcept { return backwards_ranges_; }
+
+ private:
+  struct Range {
+    uint64_t thread_id;
+    uint64_t start_ns;
+    uint64_t end_ns;  // UINT64_MAX: never ended
+    uint64_t seq;     // order of the kStart in the trace
+    uint32_t name;    // index into names_
+  };
+  /// State of one thread from `time_ns` until the next transition.
+  struct Transition {
+    uint64_t time_ns;
+    uint64_t innermost_start_ns;  // start of the innermost open range (0 when none)
+    uint32_t path;                // kNoPath when none open
+  };
+
+  uint32_t intern_name(std::string_view name);
+  void close(Range r, uint64_t end_ns);
+  uint32_t intern_path(const std::vector<uint32_t>& names);
+  void build_thread(uint64_t thread_id, std::span<const Range> ranges);
+  /// The transition of `timeline` in effect at `time_ns`, or nullptr before the first.
+  static const Transition* state_at(const std::vector<Transition>& timeline, uint64_t time_ns);
+
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, uint32_t> name_ids_;
+  std::unordered_map<uint64_t, Range> open_;  // by NVTX id, while filling
+  std::unordered_map<uint64_t, uint64_t> early_ends_;  // NVTX id -> end time, kEnd before kStart
+  std::vector<Range> ranges_;                 // while filling
+  uint64_t seq_ = 0;
+  std::map<std::vector<uint32_t>, uint32_t> path_ids_;
+  std::vector<RangePath> paths_;
+  std::map<uint64_t, std::vector<Transition>> timelines_;  // by thread id
+  uint64_t range_count_ = 0;
+  uint64_t unmatched_ends_ = 0;
+  uint64_t duplicate_starts_ = 0;
+  uint64_t backwards_ranges_ = 0;
+};
+
+}  // namespace rf::analyzer

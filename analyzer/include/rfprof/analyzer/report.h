@@ -1,0 +1,105 @@
+// Accumulates the outputs of a run over one or more traces: kernels.csv and counters.csv rows
+// (streamed), ranges.csv and phases.csv sums, ceilings per device, above-roof launches and the
+// facts summary.json reports.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rfprof/analyzer/ceilings.h"
+#include "rfprof/analyzer/roof.h"
+#include "rfprof/analyzer/rows.h"
+#include "rfprof/analyzer/trace_pass.h"
+
+namespace rf::analyzer {
+
+/// At most this many above-roof launches are listed in summary.json (all are counted).
+inline constexpr size_t kMaxAboveRoofListed = 1000;
+
+/// A launch whose point lies above its roof (roof.h): a measurement or formula error.
+struct AboveRoof {
+  std::string trace;
+  uint32_t id = 0;
+  uint32_t pid = 0;
+  std::optional<uint32_t> device;
+  std::string kernel;
+  std::optional<double> arithmetic_intensity;  ///< FLOP/byte
+  RoofCheck check;
+};
+
+/// What summary.json says about one trace.
+struct TraceSummary {
+  std::string path;
+  uint32_t pid = 0;
+  std::string hostname, process_name, command_line, rfprof_version, mode;
+  std::string format_version;
+  bool truncated = false;
+  uint64_t truncated_at = 0;
+  uint64_t records = 0;
+  std::optional<uint64_t> dropped_records;  ///< from TraceEnd
+  uint64_t launches = 0;                    ///< kernels.csv rows from this trace
+  uint64_t nvtx_ranges = 0;
+  uint64_t nvtx_unmatched_ends = 0;
+  StreamStats stream;
+};
+
+/// One device of one trace and the ceilings used for it.
+struct DeviceSummary {
+  size_t trace_index = 0;
+  uint32_t pid = 0;
+  DeviceRecord device;
+  DeviceCeilings ceilings;
+};
+
+/// The accumulated run. Rows go to `kernels_csv` and `counters_csv` as they arrive (headers are
+/// written by the constructor); everything else is kept for write_aggregates() and summary().
+class Report {
+ public:
+  Report(CeilingSources sources, std::ostream& kernels_csv, std::ostream& counters_csv);
+
+  /// Starts a trace: records its devices and resolves their ceilings.
+  void begin_trace(const TraceContext& ctx);
+  /// One joined launch of the current trace: writes its rows, adds it to the sums, checks its roof
+  /// against the ceilings of its device (or the --device entry when the trace has no DeviceInfo
+  /// for it; without either, the launch counts in launches_without_ceilings).
+  void add_launch(const LaunchOutput& launch);
+  /// Ends the current trace with what pass 2 counted.
+  void end_trace(const TraceContext& ctx, const StreamStats& stats);
+
+  /// Writes ranges.csv (by NVTX path) and phases.csv (by phase), headers included, sorted by key.
+  void write_aggregates(std::ostream& ranges_csv, std::ostream& phases_csv) const;
+  /// summary.json (structure: docs/analyzer.md), keys in a fixed, readable order.
+  nlohmann::ordered_json summary() const;
+
+  uint64_t above_roof_count() const noexcept { return above_roof_count_; }
+  const Aggregate& totals() const noexcept { return totals_; }
+  const std::vector<AboveRoof>& above_roof() const noexcept { return above_roof_; }
+  const std::vector<TraceSummary>& traces() const noexcept { return traces_; }
+  const std::vector<DeviceSummary>& devices() const noexcept { return devices_; }
+
+ private:
+  CeilingSources sources_;
+  std::ostream& kernels_;
+  std::ostream& counters_;
+  std::vector<TraceSummary> traces_;
+  std::vector<DeviceSummary> devices_;
+  std::map<uint32_t, size_t> current_devices_;  // device id -> index in devices_ (current trace)
+  std::optional<DeviceCeilings> forced_ceilings_;  // --device, for launches on unrecorded devices
+  std::map<std::string, Aggregate> ranges_;
+  std::map<std::string, Aggregate> phases_;
+  Aggregate totals_;
+  std::string current_path_;
+  uint64_t current_launches_ = 0;
+  uint64_t launches_without_ceilings_ = 0;
+  uint64_t above_roof_count_ = 0;
+  std::vector<AboveRoof> above_roof_;
+};
+
+}  // namespace rf::analyzer

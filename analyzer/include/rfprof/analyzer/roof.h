@@ -1,0 +1,37 @@
+// Roofline check of one launch: a point above its roof is a measurement or formula bug, reported.
+//
+// attainable FLOP/s = min(peak FLOP/s of the launch's precision mix, AI * DRAM bandwidth)
+// (roofline model, Williams, Waterman, Patterson, CACM 52(4), 2009). The peak of a mix is
+// total FLOP / sum_p(FLOP_p / peak_p): the rate if each precision ran at its own peak in turn.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rfprof/analyzer/ceilings.h"
+#include "rfprof/analyzer/flops.h"
+
+namespace rf::analyzer {
+
+/// Result of check_roof(). Rates in FLOP/s, bandwidths in bytes/s.
+struct RoofCheck {
+  std::optional<double> achieved_flop_per_s;
+  std::optional<double> compute_peak_flop_per_s;  ///< peak of the precision mix
+  std::optional<double> attainable_flop_per_s;    ///< min(compute peak, AI * bandwidth)
+  std::optional<double> dram_bytes_per_s;         ///< achieved DRAM bandwidth
+  bool above_compute = false;                     ///< achieved FLOP/s > compute peak
+  bool above_memory = false;                      ///< achieved DRAM bytes/s > DRAM bandwidth
+  bool above() const noexcept { return above_compute || above_memory; }
+};
+
+/// Peak FLOP/s of the mix of `m` (FLOP per precision); absent when total FLOP is absent or 0, or a
+/// precision with FLOP > 0 has no ceiling.
+std::optional<double> mix_peak_flop_per_s(const LaunchMetrics& m, const DeviceCeilings& c);
+
+/// Places one launch (counters `m`, kernel duration `duration_ns`) under the ceilings `c`.
+/// Nothing is flagged when the duration is absent or 0 or a needed ceiling is unknown.
+RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& duration_ns,
+                     const DeviceCeilings& c);
+
+}  // namespace rf::analyzer

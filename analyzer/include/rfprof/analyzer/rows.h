@@ -1,0 +1,83 @@
+// Rows of rfanalyze's CSV outputs: one per launch (kernels.csv) and sums per key (ranges.csv,
+// phases.csv, summary.json totals). Column meanings and units: docs/analyzer.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rfprof/analyzer/flops.h"
+
+namespace rf::analyzer {
+
+/// Header of kernels.csv, in column order.
+const std::vector<std::string>& kernels_csv_header();
+/// Header of counters.csv: id,kernel,metric,value.
+const std::vector<std::string>& counters_csv_header();
+/// Header of ranges.csv (`key_column` "nvtx") and phases.csv (`key_column` "phase").
+std::vector<std::string> aggregate_csv_header(const std::string& key_column);
+
+/// One launch, as written to kernels.csv. Absent values are written as empty fields.
+struct KernelRow {
+  uint32_t id = 0;                              ///< correlation id (JoinedLaunch::id)
+  uint32_t pid = 0;
+  std::optional<uint32_t> device;               ///< CUDA device id
+  std::optional<uint32_t> stream;               ///< CUPTI stream id
+  std::string kernel;                           ///< demangled name
+  std::optional<std::array<int32_t, 3>> grid;   ///< blocks (x, y, z)
+  std::optional<std::array<int32_t, 3>> block;  ///< threads (x, y, z)
+  std::optional<uint64_t> duration_ns;          ///< kernel end - start (ns), as the kernel really ran
+  LaunchMetrics metrics;                        ///< FLOP per precision, DRAM bytes
+  std::string nvtx;                             ///< range path ("" outside every range)
+  std::string phase;
+
+  /// total FLOP / DRAM bytes (FLOP/byte); see arithmetic_intensity() in flops.h.
+  std::optional<double> arithmetic_intensity() const;
+  /// total FLOP / duration (FLOP/s); see flop_per_s() in flops.h.
+  std::optional<double> flop_per_s() const;
+  /// The kernels.csv fields, unescaped, in kernels_csv_header() order.
+  std::vector<std::string> csv_fields() const;
+};
+
+/// Sum of one optional column over many launches: present once one launch had a value.
+struct OptionalSum {
+  double sum = 0.0;
+  uint64_t count = 0;  ///< launches that had a value
+  void add(const std::optional<double>& v) {
+    if (v) {
+      sum += *v;
+      ++count;
+    }
+  }
+  std::optional<double> value() const { return count ? std::optional<double>(sum) : std::nullopt; }
+};
+
+/// Sums of launches sharing a key (an NVTX path, a phase, or all launches).
+/// Each FLOP and byte column sums the launches that have it. Arithmetic intensity is computed over
+/// the launches that have total FLOP and DRAM bytes, FLOP/s over those that have total FLOP and a
+/// duration, so that a launch without counters never dilutes a ratio.
+struct Aggregate {
+  uint64_t launches = 0;
+  uint64_t duration_ns = 0;         ///< sum of kernel durations (ns)
+  uint64_t timed_launches = 0;      ///< launches with a duration
+  OptionalSum fp64_flop, fp32_flop, fp16_flop, dram_read_bytes, dram_write_bytes;
+  uint64_t counted_launches = 0;    ///< launches with total FLOP and DRAM bytes
+  double ai_flop = 0.0, ai_bytes = 0.0;
+  double rate_flop = 0.0;
+  uint64_t rate_ns = 0;
+
+  void add(const KernelRow& row);
+  /// total FLOP / DRAM bytes over the counted launches (FLOP/byte); absent when bytes are 0.
+  std::optional<double> arithmetic_intensity() const;
+  /// total FLOP / total duration over launches with FLOP and duration (FLOP/s).
+  std::optional<double> flop_per_s() const;
+  /// The fields of ranges.csv / phases.csv after the key column.
+  std::vector<std::string> csv_fields(const std::string& key) const;
+};
+
+/// Human-readable name of an Itanium-mangled symbol; `mangled` itself when it does not demangle.
+std::string demangle(const std::string& mangled);
+
+}  // namespace rf::analyzer

@@ -1,0 +1,94 @@
+// The two passes over one trace. Pass 1 (read_context) keeps what is small and needed to
+// interpret launches: the process, devices, metric lists and every NVTX range (memory: the number
+// of ranges). Pass 2 (stream_launches) streams launches, kernels and counters through the
+// LaunchJoiner and hands each joined launch to a sink as a KernelRow; its memory is bounded by the
+// joiner's buffer (rfprof/analyzer/join.h), not by the number of launches.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "rfprof/analyzer/flops.h"
+#include "rfprof/analyzer/join.h"
+#include "rfprof/analyzer/nvtx_attribution.h"
+#include "rfprof/analyzer/phases.h"
+#include "rfprof/analyzer/rows.h"
+#include "rfprof/trace/records.h"
+
+namespace rf::analyzer {
+
+/// A DeviceInfo record with its strings resolved.
+struct DeviceRecord {
+  trace::DeviceInfo info;
+  std::string name;  ///< e.g. "NVIDIA H100 80GB HBM3"
+  std::string chip;  ///< e.g. "GH100"
+};
+
+/// A MetricConfig with its metric names resolved, and where the formulas' metrics sit in it.
+struct MetricList {
+  std::vector<std::string> names;
+  MetricLayout layout;
+  uint32_t num_passes = 0;
+};
+
+/// What pass 1 learns about one trace.
+struct TraceContext {
+  std::filesystem::path path;
+  std::optional<trace::ProcessInfo> process;  ///< absent if the trace holds no ProcessInfo
+  std::string hostname, process_name, command_line, rfprof_version;
+  uint16_t version_major = 0, version_minor = 0;
+  std::map<uint32_t, DeviceRecord> devices;   ///< by device id
+  std::map<uint32_t, MetricList> configs;     ///< by config id
+  NvtxIndex nvtx;                             ///< finalized
+  bool truncated = false;
+  uint64_t truncated_at = 0;                  ///< byte offset where the readable part stops
+  uint64_t records = 0;                       ///< records read (strings included)
+  std::optional<trace::TraceEnd> end;         ///< absent for a truncated trace
+
+  uint32_t pid() const noexcept { return process ? process->pid : 0; }
+  bool counters_mode() const noexcept {
+    return process && process->mode == trace::CollectionMode::kCounters;
+  }
+};
+
+/// Pass 1. Throws trace::TraceError for an unreadable or corrupt trace.
+TraceContext read_context(const std::filesystem::path& path);
+
+/// CollectorError records of one trace with the same code and message.
+struct CollectorErrorRecord {
+  trace::ErrorCode code = trace::ErrorCode::kUnknown;
+  std::string message;
+  uint64_t count = 0;              ///< records with this code and message
+  uint32_t first_window_id = 0;    ///< window of the first of them
+  uint64_t first_expected = 0;     ///< its `expected` (e.g. launches seen)
+  uint64_t first_actual = 0;       ///< its `actual` (e.g. ranges decoded)
+};
+
+/// A joined launch handed to the sink of pass 2: its row, and its raw counter values with their
+/// metric names (both empty without counters).
+struct LaunchOutput {
+  KernelRow row;
+  const std::vector<std::string>* metric_names = nullptr;  ///< nullptr without counters
+  const std::vector<double>* metric_values = nullptr;
+};
+
+/// What pass 2 counted besides the rows.
+struct StreamStats {
+  JoinStats join;
+  std::vector<CollectorErrorRecord> errors;  ///< grouped, in order of first appearance
+  uint64_t counters_without_config = 0;      ///< RangeCounters whose MetricConfig is missing
+  uint64_t negative_durations = 0;           ///< kernels with end < start (duration left empty)
+};
+
+/// Pass 2: streams `ctx.path` again and calls `sink` once per joined launch, in join order.
+/// The phase of each row comes from `phases` applied to its NVTX path. Throws trace::TraceError.
+StreamStats stream_launches(const TraceContext& ctx, const PhaseMap& phases,
+                            const std::function<void(const LaunchOutput&)>& sink);
+
+}  // namespace rf::analyzer

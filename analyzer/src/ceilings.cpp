@@ -1,0 +1,165 @@
+// Ceilings database (datasheet, user file) and per-device resolution (rfprof/analyzer/ceilings.h).
+#include "rfprof/analyzer/ceilings.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "rfprof/analyzer/devices_json.h"
+
+namespace rf::analyzer {
+namespace {
+
+using nlohmann::json;
+
+std::optional<double> number_field(const json& e, const char* key, const std::string& where) {
+  if (!e.contains(key) || e[key].is_null()) return std::nullopt;
+  if (!e[key].is_number()) throw CeilingsError(where + ": \"" + key + "\" must be a number or null");
+  double v = e[key].get<double>();
+  if (!(v > 0.0)) throw CeilingsError(where + ": \"" + key + "\" must be positive");
+  return v;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+const CeilingDb& CeilingDb::builtin() {
+  static const CeilingDb db = parse(generated::kDevicesJson, "built-in analyzer/data/devices.json");
+  return db;
+}
+
+CeilingDb CeilingDb::parse(std::string_view json_text, const std::string& origin) {
+  json doc;
+  try {
+    doc = json::parse(json_text);
+  } catch (const json::exception& e) {
+    throw CeilingsError(origin + ": not valid JSON: " + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("devices") || !doc["devices"].is_array())
+    throw CeilingsError(origin + ": expected {\"devices\": [...]} (schema: analyzer/data/devices.json)");
+  CeilingDb db;
+  const json& list = doc["devices"];
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& e = list[i];
+    std::string where = origin + ": devices[" + std::to_string(i) + "]";
+    if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
+      throw CeilingsError(where + ": expected an object with a string \"name\"");
+    CeilingEntry c;
+    c.name = e["name"].get<std::string>();
+    where += " (\"" + c.name + "\")";
+    if (e.contains("chip") && !e["chip"].is_null()) {
+      if (!e["chip"].is_string()) throw CeilingsError(where + ": \"chip\" must be a string");
+      c.chip = e["chip"].get<std::string>();
+    }
+    if (e.contains("patterns")) {
+      if (!e["patterns"].is_array()) throw CeilingsError(where + ": \"patterns\" must be a list of strings");
+      for (const auto& p : e["patterns"]) {
+        if (!p.is_string()) throw CeilingsError(where + ": \"patterns\" must be a list of strings");
+        c.patterns.push_back(p.get<std::string>());
+      }
+    }
+    c.fp64_flop_per_s = number_field(e, "fp64_flop_per_s", where);
+    c.fp32_flop_per_s = number_field(e, "fp32_flop_per_s", where);
+    c.fp16_flop_per_s = number_field(e, "fp16_flop_per_s", where);
+    c.dram_bytes_per_s = number_field(e, "dram_bytes_per_s", where);
+    c.l2_bytes = number_field(e, "l2_bytes", where);
+    if (e.contains("citation") && e["citation"].is_string()) c.citation = e["citation"].get<std::string>();
+    std::vector<std::regex> compiled;
+    for (const auto& p : c.patterns) {
+      try {
+        compiled.emplace_back(p, std::regex::ECMAScript | std::regex::icase);
+      } catch (const std::regex_error& err) {
+        throw CeilingsError(where + ": pattern \"" + p + "\" is not a valid regex: " + err.what());
+      }
+    }
+    db.entries_.push_back(std::move(c));
+    db.compiled_.push_back(std::move(compiled));
+  }
+  return db;
+}
+
+CeilingDb CeilingDb::from_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw CeilingsError("ceilings file " + path.string() + ": cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), "ceilings file " + path.string());
+}
+
+const CeilingEntry* CeilingDb::match(std::string_view device_name, std::string_view chip) const {
+  const std::string name(device_name);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const CeilingEntry& e = entries_[i];
+    if (!e.chip.empty() && !chip.empty() && lower(e.chip) != lower(chip)) continue;
+    for (const auto& re : compiled_[i])
+      if (std::regex_search(name, re)) return &e;
+  }
+  return nullptr;
+}
+
+const CeilingEntry* CeilingDb::find(std::string_view entry_name) const {
+  for (const auto& e : entries_)
+    if (lower(e.name) == lower(entry_name)) return &e;
+  return nullptr;
+}
+
+void validate_forced_device(const CeilingSources& sources) {
+  if (!sources.forced) return;
+  if ((sources.user && sources.user->find(*sources.forced)) ||
+      (sources.datasheet && sources.datasheet->find(*sources.forced)))
+    return;
+  std::string known;
+  for (const CeilingDb* db : {sources.user, sources.datasheet}) {
+    if (!db) continue;
+    for (const auto& e : db->entries()) known += (known.empty() ? "" : ", ") + ("\"" + e.name + "\"");
+  }
+  throw CeilingsError("--device \"" + *sources.forced + "\": no such ceilings entry; known entries: " +
+                      known);
+}
+
+DeviceCeilings resolve_ceilings(std::string_view device_name, std::string_view chip,
+                                uint64_t reported_bandwidth_kbps, const CeilingSources& sources) {
+  const CeilingEntry* user = nullptr;
+  const CeilingEntry* sheet = nullptr;
+  if (sources.forced) {
+    if (sources.user) user = sources.user->find(*sources.forced);
+    if (sources.datasheet) sheet = sources.datasheet->find(*sources.forced);
+  } else {
+    if (sources.user) user = sources.user->match(device_name, chip);
+    if (sources.datasheet) sheet = sources.datasheet->match(device_name, chip);
+  }
+  DeviceCeilings out;
+  if (user) out.user_entry = user->name;
+  if (sheet) out.datasheet_entry = sheet->name;
+  auto pick = [&](std::optional<double> CeilingEntry::*field) {
+    Ceiling c;
+    if (user && (user->*field)) {
+      c.value = user->*field;
+      c.source = "user file: " + sources.user_path;
+    } else if (sheet && (sheet->*field)) {
+      c.value = sheet->*field;
+      c.source = "datasheet: " + sheet->name + " (" + sheet->citation + ")";
+    }
+    return c;
+  };
+  out.fp64 = pick(&CeilingEntry::fp64_flop_per_s);
+  out.fp32 = pick(&CeilingEntry::fp32_flop_per_s);
+  out.fp16 = pick(&CeilingEntry::fp16_flop_per_s);
+  out.dram = pick(&CeilingEntry::dram_bytes_per_s);
+  out.l2_bytes = pick(&CeilingEntry::l2_bytes);
+  if (!out.dram.value && reported_bandwidth_kbps != 0) {
+    out.dram.value = static_cast<double>(reported_bandwidth_kbps) * 1000.0;
+    out.dram.source = "device: CUPTI globalMemoryBandwidth";
+  }
+  return out;
+}
+
+}  // namespace rf::analyzer

@@ -1,0 +1,50 @@
+// RFC 4180 field quoting and full-precision number formatting for the CSV outputs.
+#include "rfprof/analyzer/csv.h"
+
+#include <charconv>
+#include <cmath>
+#include <system_error>
+
+namespace rf::analyzer {
+
+std::string csv_escape(std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
+  std::string out;
+  out.reserve(field.size() + 2);
+  out.push_back('"');
+  for (char c : field) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string format_number(double value) {
+  if (!std::isfinite(value)) return "";
+  char buf[64];
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (value == std::trunc(value) && std::fabs(value) < kTwo63) {
+    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(value));
+    return std::string(buf, r.ptr);
+  }
+  auto r = std::to_chars(buf, buf + sizeof buf, value);
+  if (r.ec != std::errc()) return "";
+  return std::string(buf, r.ptr);
+}
+
+std::string format_optional(const std::optional<double>& value) {
+  return value ? format_number(*value) : std::string();
+}
+
+void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
+  bool first = true;
+  for (const auto& f : fields) {
+    if (!first) out.put(',');
+    first = false;
+    out << csv_escape(f);
+  }
+  out.put('\n');
+}
+
+}  // namespace rf::analyzer

@@ -1,0 +1,83 @@
+// FLOP and DRAM byte formulas (sources in rfprof/analyzer/flops.h).
+#include "rfprof/analyzer/flops.h"
+
+#include <cmath>
+
+namespace rf::analyzer {
+namespace {
+
+std::optional<size_t> find(const std::vector<std::string>& names, std::string_view metric_name) {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == metric_name) return i;
+  return std::nullopt;
+}
+
+std::optional<double> value_at(std::span<const double> values, const std::optional<size_t>& index) {
+  if (!index || *index >= values.size() || std::isnan(values[*index])) return std::nullopt;
+  return values[*index];
+}
+
+std::optional<double> precision_flop(std::span<const double> values, const std::optional<size_t>& add,
+                                     const std::optional<size_t>& mul, const std::optional<size_t>& fma,
+                                     const OpWeights& weights) {
+  auto a = value_at(values, add);
+  auto m = value_at(values, mul);
+  auto f = value_at(values, fma);
+  if (!a || !m || !f) return std::nullopt;
+  return weighted_flop(*a, *m, *f, weights);
+}
+
+}  // namespace
+
+std::optional<double> LaunchMetrics::total_flop() const {
+  if (!fp64_flop || !fp32_flop || !fp16_flop) return std::nullopt;
+  return *fp64_flop + *fp32_flop + *fp16_flop;
+}
+
+std::optional<double> LaunchMetrics::dram_bytes() const {
+  if (!dram_read_bytes || !dram_write_bytes) return std::nullopt;
+  return *dram_read_bytes + *dram_write_bytes;
+}
+
+double weighted_flop(double add, double mul, double fma, const OpWeights& weights) noexcept {
+  return weights.add * add + weights.mul * mul + weights.fma * fma;
+}
+
+MetricLayout::MetricLayout(const std::vector<std::string>& names)
+    : dadd_(find(names, metric::kDadd)),
+      dmul_(find(names, metric::kDmul)),
+      dfma_(find(names, metric::kDfma)),
+      fadd_(find(names, metric::kFadd)),
+      fmul_(find(names, metric::kFmul)),
+      ffma_(find(names, metric::kFfma)),
+      hadd_(find(names, metric::kHadd)),
+      hmul_(find(names, metric::kHmul)),
+      hfma_(find(names, metric::kHfma)),
+      read_(find(names, metric::kDramRead)),
+      write_(find(names, metric::kDramWrite)),
+      time_(find(names, metric::kGpuTime)) {}
+
+LaunchMetrics MetricLayout::evaluate(std::span<const double> values) const {
+  LaunchMetrics m;
+  m.fp64_flop = precision_flop(values, dadd_, dmul_, dfma_, kScalarWeights);
+  m.fp32_flop = precision_flop(values, fadd_, fmul_, ffma_, kScalarWeights);
+  m.fp16_flop = precision_flop(values, hadd_, hmul_, hfma_, kFp16Weights);
+  m.dram_read_bytes = value_at(values, read_);
+  m.dram_write_bytes = value_at(values, write_);
+  m.gpu_time_ns = value_at(values, time_);
+  return m;
+}
+
+std::optional<double> arithmetic_intensity(const std::optional<double>& flop,
+                                           const std::optional<double>& bytes) {
+  if (!flop || !bytes || *bytes == 0.0) return std::nullopt;
+  return *flop / *bytes;
+}
+
+std::optional<double> flop_per_s(const std::optional<double>& flop,
+                                 const std::optional<uint64_t>& duration_ns) {
+  if (!flop || !duration_ns || *duration_ns == 0) return std::nullopt;
+  return *flop * 1e9 / static_cast<double>(*duration_ns);  // one rounding: 2000 FLOP in 1000 ns is 2e9
+}
+
+}  // namespace rf::analyzer

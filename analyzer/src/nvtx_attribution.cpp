@@ -1,0 +1,168 @@
+// Per-thread NVTX timelines and the attribution rule (rfprof/analyzer/nvtx_attribution.h).
+#include "rfprof/analyzer/nvtx_attribution.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace rf::analyzer {
+
+NvtxIndex::NvtxIndex() { paths_.push_back(RangePath{}); }
+
+uint32_t NvtxIndex::intern_name(std::string_view name) {
+  auto it = name_ids_.find(std::string(name));
+  if (it != name_ids_.end()) return it->second;
+  auto id = static_cast<uint32_t>(names_.size());
+  names_.emplace_back(name);
+  name_ids_.emplace(std::string(name), id);
+  return id;
+}
+
+uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names) {
+  if (names.empty()) return kNoPath;
+  auto it = path_ids_.find(names);
+  if (it != path_ids_.end()) return it->second;
+  RangePath p;
+  for (uint32_t n : names) {
+    if (!p.joined.empty()) p.joined += '/';
+    p.joined += names_[n];
+    p.names.push_back(names_[n]);
+  }
+  auto id = static_cast<uint32_t>(paths_.size());
+  paths_.push_back(std::move(p));
+  path_ids_.emplace(names, id);
+  return id;
+}
+
+void NvtxIndex::add(const trace::NvtxEvent& event, std::string_view name) {
+  switch (event.kind) {
+    case trace::NvtxEventKind::kStart: {
+      Range r{event.thread_id, event.timestamp_ns, std::numeric_limits<uint64_t>::max(), seq_++,
+              intern_name(name)};
+      if (auto end = early_ends_.find(event.id); end != early_ends_.end()) {
+        const uint64_t end_ns = end->second;  // its kEnd came first in the trace
+        early_ends_.erase(end);
+        close(r, end_ns);
+        break;
+      }
+      if (!open_.emplace(event.id, r).second) ++duplicate_starts_;
+      break;
+    }
+    case trace::NvtxEventKind::kEnd: {
+      auto it = open_.find(event.id);
+      if (it == open_.end()) {
+        // Activity records of different threads may arrive out of order: keep the end until its
+        // start comes; finalize() counts the ends that never found one.
+        early_ends_.emplace(event.id, event.timestamp_ns);
+        break;
+      }
+      Range r = it->second;
+      open_.erase(it);
+      close(r, event.timestamp_ns);
+      break;
+    }
+    case trace::NvtxEventKind::kInstant:
+      break;
+  }
+}
+
+void NvtxIndex::close(Range r, uint64_t end_ns) {
+  if (end_ns < r.start_ns) {
+    ++backwards_ranges_;
+    return;
+  }
+  r.end_ns = end_ns;
+  ranges_.push_back(r);
+}
+
+void NvtxIndex::finalize() {
+  unmatched_ends_ = early_ends_.size();
+  early_ends_.clear();
+  for (auto& [id, r] : open_) ranges_.push_back(r);  // never ended: open to the end of the trace
+  open_.clear();
+  range_count_ = ranges_.size();
+  std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) {
+    return a.thread_id != b.thread_id ? a.thread_id < b.thread_id : a.seq < b.seq;
+  });
+  size_t begin = 0;
+  while (begin < ranges_.size()) {
+    size_t end = begin;
+    while (end < ranges_.size() && ranges_[end].thread_id == ranges_[begin].thread_id) ++end;
+    build_thread(ranges_[begin].thread_id,
+                 std::span<const Range>(ranges_.data() + begin, end - begin));
+    begin = end;
+  }
+  ranges_.clear();
+  ranges_.shrink_to_fit();
+}
+
+void NvtxIndex::build_thread(uint64_t thread_id, std::span<const Range> ranges) {
+  // Events: (time, is_start, index into ranges). All events at one time are applied together.
+  struct Event {
+    uint64_t time;
+    bool start;
+    size_t range;
+  };
+  std::vector<Event> events;
+  events.reserve(ranges.size() * 2);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    events.push_back({ranges[i].start_ns, true, i});
+    if (ranges[i].end_ns != std::numeric_limits<uint64_t>::max())
+      events.push_back({ranges[i].end_ns, false, i});
+  }
+  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.time < b.time; });
+
+  // Open ranges ordered outermost first: by start time, then by order in the trace.
+  std::vector<size_t> open;
+  auto outer_first = [&](size_t a, size_t b) {
+    return ranges[a].start_ns != ranges[b].start_ns ? ranges[a].start_ns < ranges[b].start_ns
+                                                    : ranges[a].seq < ranges[b].seq;
+  };
+  std::vector<Transition>& timeline = timelines_[thread_id];
+  std::vector<uint32_t> names;
+  size_t i = 0;
+  while (i < events.size()) {
+    const uint64_t t = events[i].time;
+    for (; i < events.size() && events[i].time == t; ++i) {
+      const size_t r = events[i].range;
+      if (events[i].start) {
+        open.insert(std::upper_bound(open.begin(), open.end(), r, outer_first), r);
+      } else {
+        auto it = std::find(open.begin(), open.end(), r);
+        if (it != open.end()) open.erase(it);
+      }
+    }
+    names.clear();
+    for (size_t r : open) names.push_back(ranges[r].name);
+    Transition tr{t, open.empty() ? 0 : ranges[open.back()].start_ns, intern_path(names)};
+    if (!timeline.empty() && timeline.back().path == tr.path &&
+        timeline.back().innermost_start_ns == tr.innermost_start_ns)
+      continue;  // nothing visible changed (a zero-length range)
+    timeline.push_back(tr);
+  }
+}
+
+const NvtxIndex::Transition* NvtxIndex::state_at(const std::vector<Transition>& timeline,
+                                                  uint64_t time_ns) {
+  auto it = std::upper_bound(timeline.begin(), timeline.end(), time_ns,
+                             [](uint64_t t, const Transition& tr) { return t < tr.time_ns; });
+  if (it == timeline.begin()) return nullptr;
+  return &*std::prev(it);
+}
+
+uint32_t NvtxIndex::attribute(uint64_t thread_id, uint64_t time_ns) const {
+  if (auto it = timelines_.find(thread_id); it != timelines_.end()) {
+    const Transition* own = state_at(it->second, time_ns);
+    if (own && own->path != kNoPath) return own->path;
+  }
+  const Transition* best = nullptr;
+  for (const auto& [tid, timeline] : timelines_) {  // ascending thread id: ties keep the lowest
+    if (tid == thread_id) continue;
+    const Transition* s = state_at(timeline, time_ns);
+    if (!s || s->path == kNoPath) continue;
+    if (!best || s->innermost_start_ns > best->innermost_start_ns) best = s;
+  }
+  return best ? best->path : kNoPath;
+}
+
+}  // namespace rf::analyzer

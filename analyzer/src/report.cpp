@@ -1,0 +1,99 @@
+// Accumulation of a run's rows, sums, ceilings and above-roof launches (rfprof/analyzer/report.h).
+#include "rfprof/analyzer/report.h"
+
+#include "rfprof/analyzer/csv.h"
+
+namespace rf::analyzer {
+
+Report::Report(CeilingSources sources, std::ostream& kernels_csv, std::ostream& counters_csv)
+    : sources_(std::move(sources)), kernels_(kernels_csv), counters_(counters_csv) {
+  if (sources_.forced) forced_ceilings_ = resolve_ceilings("", "", 0, sources_);
+  write_csv_row(kernels_, kernels_csv_header());
+  write_csv_row(counters_, counters_csv_header());
+}
+
+void Report::begin_trace(const TraceContext& ctx) {
+  current_devices_.clear();
+  current_launches_ = 0;
+  current_path_ = ctx.path.string();
+  const size_t trace_index = traces_.size();
+  for (const auto& [id, dev] : ctx.devices) {
+    DeviceSummary d;
+    d.trace_index = trace_index;
+    d.pid = ctx.pid();
+    d.device = dev;
+    d.ceilings = resolve_ceilings(dev.name, dev.chip, dev.info.global_memory_bandwidth_kbps, sources_);
+    current_devices_[id] = devices_.size();
+    devices_.push_back(std::move(d));
+  }
+}
+
+void Report::add_launch(const LaunchOutput& launch) {
+  const KernelRow& row = launch.row;
+  write_csv_row(kernels_, row.csv_fields());
+  if (launch.metric_names && launch.metric_values) {
+    const auto& names = *launch.metric_names;
+    const auto& values = *launch.metric_values;
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::string value = i < values.size() ? format_number(values[i]) : std::string();
+      write_csv_row(counters_, {std::to_string(row.id), row.kernel, names[i], value});
+    }
+  }
+  ++current_launches_;
+  totals_.add(row);
+  ranges_[row.nvtx].add(row);
+  phases_[row.phase].add(row);
+
+  const DeviceCeilings* ceilings = nullptr;
+  if (row.device)
+    if (auto it = current_devices_.find(*row.device); it != current_devices_.end())
+      ceilings = &devices_[it->second].ceilings;
+  if (!ceilings && forced_ceilings_) ceilings = &*forced_ceilings_;  // no DeviceInfo, --device given
+  if (!ceilings) {
+    ++launches_without_ceilings_;
+    return;
+  }
+  RoofCheck check = check_roof(row.metrics, row.duration_ns, *ceilings);
+  if (!check.above()) return;
+  ++above_roof_count_;
+  if (above_roof_.size() >= kMaxAboveRoofListed) return;
+  AboveRoof a;
+  a.trace = current_path_;
+  a.id = row.id;
+  a.pid = row.pid;
+  a.device = row.device;
+  a.kernel = row.kernel;
+  a.arithmetic_intensity = row.arithmetic_intensity();
+  a.check = check;
+  above_roof_.push_back(std::move(a));
+}
+
+void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
+  TraceSummary t;
+  t.path = ctx.path.string();
+  t.pid = ctx.pid();
+  t.hostname = ctx.hostname;
+  t.process_name = ctx.process_name;
+  t.command_line = ctx.command_line;
+  t.rfprof_version = ctx.rfprof_version;
+  t.mode = !ctx.process ? "unknown" : ctx.counters_mode() ? "counters" : "timing";
+  t.format_version = std::to_string(ctx.version_major) + "." + std::to_string(ctx.version_minor);
+  t.truncated = ctx.truncated;
+  t.truncated_at = ctx.truncated_at;
+  t.records = ctx.records;
+  if (ctx.end) t.dropped_records = ctx.end->dropped_records;
+  t.launches = current_launches_;
+  t.nvtx_ranges = ctx.nvtx.range_count();
+  t.nvtx_unmatched_ends = ctx.nvtx.unmatched_ends();
+  t.stream = stats;
+  traces_.push_back(std::move(t));
+}
+
+void Report::write_aggregates(std::ostream& ranges_csv, std::ostream& phases_csv) const {
+  write_csv_row(ranges_csv, aggregate_csv_header("nvtx"));
+  for (const auto& [key, agg] : ranges_) write_csv_row(ranges_csv, agg.csv_fields(key));
+  write_csv_row(phases_csv, aggregate_csv_header("phase"));
+  for (const auto& [key, agg] : phases_) write_csv_row(phases_csv, agg.csv_fields(key));
+}
+
+}  // namespace rf::analyzer

@@ -1,0 +1,46 @@
+// Attainable performance and above-roof detection (rfprof/analyzer/roof.h).
+#include "rfprof/analyzer/roof.h"
+
+#include <algorithm>
+
+namespace rf::analyzer {
+
+std::optional<double> mix_peak_flop_per_s(const LaunchMetrics& m, const DeviceCeilings& c) {
+  auto total = m.total_flop();
+  if (!total || *total <= 0.0) return std::nullopt;
+  double seconds_at_peak = 0.0;
+  for (auto [flop, peak] : {std::pair{m.fp64_flop, c.fp64.value}, std::pair{m.fp32_flop, c.fp32.value},
+                            std::pair{m.fp16_flop, c.fp16.value}}) {
+    if (*flop <= 0.0) continue;
+    if (!peak) return std::nullopt;
+    seconds_at_peak += *flop / *peak;
+  }
+  return *total / seconds_at_peak;
+}
+
+RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& duration_ns,
+                     const DeviceCeilings& c) {
+  RoofCheck r;
+  if (!duration_ns || *duration_ns == 0) return r;
+  const double seconds = static_cast<double>(*duration_ns) * 1e-9;
+  r.achieved_flop_per_s = flop_per_s(m.total_flop(), duration_ns);
+  r.compute_peak_flop_per_s = mix_peak_flop_per_s(m, c);
+  if (auto bytes = m.dram_bytes()) r.dram_bytes_per_s = *bytes / seconds;
+
+  std::optional<double> memory_roof;
+  if (auto ai = arithmetic_intensity(m.total_flop(), m.dram_bytes()); ai && c.dram.value)
+    memory_roof = *ai * *c.dram.value;
+  if (r.compute_peak_flop_per_s && memory_roof)
+    r.attainable_flop_per_s = std::min(*r.compute_peak_flop_per_s, *memory_roof);
+  else if (r.compute_peak_flop_per_s)
+    r.attainable_flop_per_s = r.compute_peak_flop_per_s;
+  else
+    r.attainable_flop_per_s = memory_roof;
+
+  r.above_compute = r.achieved_flop_per_s && r.compute_peak_flop_per_s &&
+                    *r.achieved_flop_per_s > *r.compute_peak_flop_per_s;
+  r.above_memory = r.dram_bytes_per_s && c.dram.value && *r.dram_bytes_per_s > *c.dram.value;
+  return r;
+}
+
+}  // namespace rf::analyzer

@@ -1,0 +1,158 @@
+// summary.json of a run (Report::summary; structure documented in docs/analyzer.md).
+#include <nlohmann/json.hpp>
+
+#include "rfprof/analyzer/report.h"
+
+#ifndef RFPROF_VERSION
+#define RFPROF_VERSION "unknown"
+#endif
+
+namespace rf::analyzer {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+const char* error_code_name(trace::ErrorCode code) {
+  switch (code) {
+    case trace::ErrorCode::kRangeLaunchMismatch: return "range_launch_mismatch";
+    case trace::ErrorCode::kCuptiCall: return "cupti_call";
+    case trace::ErrorCode::kCountersUnavailable: return "counters_unavailable";
+    case trace::ErrorCode::kDroppedRecords: return "dropped_records";
+    case trace::ErrorCode::kDecodeFailed: return "decode_failed";
+    case trace::ErrorCode::kUnknown: break;
+  }
+  return "unknown";
+}
+
+json ceiling(const Ceiling& c) { return {{"value", opt(c.value)}, {"source", c.value ? json(c.source) : json(nullptr)}}; }
+
+json aggregate(const Aggregate& a) {
+  auto sum_or_null = [](const OptionalSum& s) { return opt(s.value()); };
+  return {{"launches", a.launches},
+          {"launches_with_counters", a.counted_launches},
+          {"duration_ns", a.duration_ns},
+          {"fp64_flop", sum_or_null(a.fp64_flop)},
+          {"fp32_flop", sum_or_null(a.fp32_flop)},
+          {"fp16_flop", sum_or_null(a.fp16_flop)},
+          {"dram_read_bytes", sum_or_null(a.dram_read_bytes)},
+          {"dram_write_bytes", sum_or_null(a.dram_write_bytes)},
+          {"arithmetic_intensity", opt(a.arithmetic_intensity())},
+          {"flop_per_s", opt(a.flop_per_s())}};
+}
+
+json trace_json(const TraceSummary& t) {
+  const JoinStats& j = t.stream.join;
+  return {{"path", t.path},
+          {"pid", t.pid},
+          {"hostname", t.hostname},
+          {"process_name", t.process_name},
+          {"command_line", t.command_line},
+          {"rfprof_version", t.rfprof_version},
+          {"mode", t.mode},
+          {"format_version", t.format_version},
+          {"truncated", t.truncated},
+          {"truncated_at_byte", t.truncated ? json(t.truncated_at) : json(nullptr)},
+          {"records", t.records},
+          {"dropped_records", t.dropped_records ? json(*t.dropped_records) : json(nullptr)},
+          {"launches", t.launches},
+          {"nvtx_ranges", t.nvtx_ranges},
+          {"nvtx_unmatched_ends", t.nvtx_unmatched_ends},
+          {"join",
+           {{"unmapped_counter_ranges", j.unmapped_counters},
+            {"duplicate_counter_ranges", j.duplicate_counters},
+            {"graph_counter_ranges", j.graph_counters},
+            {"rows_without_kernel", j.without_kernel},
+            {"rows_without_launch", j.without_launch},
+            {"rows_without_counters", j.without_counters},
+            {"max_buffered_records", j.max_pending},
+            {"counters_without_metric_config", t.stream.counters_without_config},
+            {"kernels_with_negative_duration", t.stream.negative_durations}}}};
+}
+
+json device_json(const DeviceSummary& d, const std::vector<TraceSummary>& traces) {
+  const auto& i = d.device.info;
+  const DeviceCeilings& c = d.ceilings;
+  return {{"trace", d.trace_index < traces.size() ? json(traces[d.trace_index].path) : json(nullptr)},
+          {"pid", d.pid},
+          {"device_id", i.device_id},
+          {"name", d.device.name},
+          {"chip", d.device.chip},
+          {"compute_capability", std::to_string(i.cc_major) + "." + std::to_string(i.cc_minor)},
+          {"sm_count", i.sm_count},
+          {"core_clock_khz", i.core_clock_khz},
+          {"memory_clock_khz", i.memory_clock_khz},
+          {"memory_bus_width_bits", i.memory_bus_width_bits},
+          {"global_memory_bytes", i.global_memory_bytes},
+          {"l2_cache_bytes", i.l2_cache_bytes},
+          {"reported_memory_bandwidth_bytes_per_s", static_cast<double>(i.global_memory_bandwidth_kbps) * 1000.0},
+          {"ceilings",
+           {{"datasheet_entry", c.datasheet_entry.empty() ? json(nullptr) : json(c.datasheet_entry)},
+            {"user_entry", c.user_entry.empty() ? json(nullptr) : json(c.user_entry)},
+            {"fp64_flop_per_s", ceiling(c.fp64)},
+            {"fp32_flop_per_s", ceiling(c.fp32)},
+            {"fp16_flop_per_s", ceiling(c.fp16)},
+            {"dram_bytes_per_s", ceiling(c.dram)},
+            {"l2_bytes", ceiling(c.l2_bytes)}}}};
+}
+
+json above_roof_json(const AboveRoof& a) {
+  std::string reason;
+  if (a.check.above_compute) reason = "FLOP/s above the compute ceiling of its precision mix";
+  if (a.check.above_memory)
+    reason += std::string(reason.empty() ? "" : "; ") + "DRAM bytes/s above the DRAM bandwidth ceiling";
+  return {{"severity", "error"},
+          {"trace", a.trace},
+          {"id", a.id},
+          {"pid", a.pid},
+          {"device", a.device ? json(*a.device) : json(nullptr)},
+          {"kernel", a.kernel},
+          {"arithmetic_intensity", opt(a.arithmetic_intensity)},
+          {"flop_per_s", opt(a.check.achieved_flop_per_s)},
+          {"attainable_flop_per_s", opt(a.check.attainable_flop_per_s)},
+          {"compute_peak_flop_per_s", opt(a.check.compute_peak_flop_per_s)},
+          {"dram_bytes_per_s", opt(a.check.dram_bytes_per_s)},
+          {"reason", reason}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json Report::summary() const {
+  json traces = json::array();
+  for (const auto& t : traces_) traces.push_back(trace_json(t));
+  json devices = json::array();
+  for (const auto& d : devices_) devices.push_back(device_json(d, traces_));
+  json errors = json::array();
+  uint64_t error_count = 0;
+  for (const auto& t : traces_) {
+    for (const auto& e : t.stream.errors) {
+      error_count += e.count;
+      errors.push_back({{"trace", t.path},
+                        {"pid", t.pid},
+                        {"code", static_cast<uint32_t>(e.code)},
+                        {"code_name", error_code_name(e.code)},
+                        {"count", e.count},
+                        {"message", e.message},
+                        {"first_window_id", e.first_window_id},
+                        {"first_expected", e.first_expected},
+                        {"first_actual", e.first_actual}});
+    }
+  }
+  json above = json::array();
+  for (const auto& a : above_roof_) above.push_back(above_roof_json(a));
+  json totals = aggregate(totals_);
+  totals["launches_without_ceilings"] = launches_without_ceilings_;
+  return {{"tool", "rfanalyze"},
+          {"version", RFPROF_VERSION},
+          {"traces", traces},
+          {"devices", devices},
+          {"totals", totals},
+          {"collector_error_count", error_count},
+          {"collector_errors", errors},
+          {"above_roof_count", above_roof_count_},
+          {"above_roof_listed_max", kMaxAboveRoofListed},
+          {"above_roof", above}};
+}
+
+}  // namespace rf::analyzer

@@ -1,0 +1,158 @@
+// Pass 1 (context, NVTX) and pass 2 (streamed, joined launches) over one trace.
+#include "rfprof/analyzer/trace_pass.h"
+
+#include <map>
+#include <type_traits>
+#include <utility>
+
+#include "rfprof/trace/reader.h"
+
+namespace rf::analyzer {
+
+TraceContext read_context(const std::filesystem::path& path) {
+  TraceContext ctx;
+  ctx.path = path;
+  trace::Reader reader(path);
+  ctx.version_major = reader.version_major();
+  ctx.version_minor = reader.version_minor();
+  trace::Record rec;
+  while (reader.next(rec)) {
+    ++ctx.records;
+    std::visit(
+        [&](const auto& r) {
+          using T = std::decay_t<decltype(r)>;
+          if constexpr (std::is_same_v<T, trace::ProcessInfo>) {
+            if (ctx.process) return;  // one per trace; keep the first
+            ctx.process = r;
+            ctx.hostname = reader.string(r.hostname);
+            ctx.process_name = reader.string(r.process_name);
+            ctx.command_line = reader.string(r.command_line);
+            ctx.rfprof_version = reader.string(r.rfprof_version);
+          } else if constexpr (std::is_same_v<T, trace::DeviceInfo>) {
+            ctx.devices[r.device_id] = DeviceRecord{r, reader.string(r.name), reader.string(r.chip)};
+          } else if constexpr (std::is_same_v<T, trace::MetricConfig>) {
+            std::vector<std::string> names;
+            for (auto id : r.metrics) names.push_back(reader.string(id));
+            MetricLayout layout(names);
+            ctx.configs.erase(r.config_id);
+            ctx.configs.emplace(r.config_id, MetricList{std::move(names), layout, r.num_passes});
+          } else if constexpr (std::is_same_v<T, trace::NvtxEvent>) {
+            ctx.nvtx.add(r, reader.string(r.name));
+          } else if constexpr (std::is_same_v<T, trace::TraceEnd>) {
+            ctx.end = r;
+          }
+        },
+        rec);
+  }
+  ctx.truncated = reader.truncated();
+  ctx.truncated_at = reader.truncated_at();
+  ctx.nvtx.finalize();
+  return ctx;
+}
+
+namespace {
+
+/// Turns joined launches into KernelRows (pass 2).
+class RowBuilder {
+ public:
+  RowBuilder(const TraceContext& ctx, const PhaseMap& phases, const trace::Reader& reader,
+             StreamStats& stats, const std::function<void(const LaunchOutput&)>& sink)
+      : ctx_(ctx), phases_(phases), reader_(reader), stats_(stats), sink_(sink) {}
+
+  void operator()(JoinedLaunch&& j) {
+    LaunchOutput out;
+    KernelRow& row = out.row;
+    row.id = j.id;
+    row.pid = ctx_.pid();
+    if (j.kernel) {
+      const auto& k = *j.kernel;
+      row.device = k.device_id;
+      row.stream = k.stream_id;
+      row.grid = std::array<int32_t, 3>{k.grid[0], k.grid[1], k.grid[2]};
+      row.block = std::array<int32_t, 3>{k.block[0], k.block[1], k.block[2]};
+      if (k.end_ns >= k.start_ns)
+        row.duration_ns = k.end_ns - k.start_ns;
+      else
+        ++stats_.negative_durations;
+      row.kernel = reader_.string(k.demangled_name);
+      if (row.kernel.empty()) row.kernel = demangle(reader_.string(k.mangled_name));
+    } else if (j.launch && !j.launch->is_graph) {
+      const auto& l = *j.launch;
+      row.grid = std::array<int32_t, 3>{l.grid[0], l.grid[1], l.grid[2]};
+      row.block = std::array<int32_t, 3>{l.block[0], l.block[1], l.block[2]};
+    }
+    if (row.kernel.empty() && j.launch) row.kernel = demangle(reader_.string(j.launch->kernel_name));
+
+    if (j.counters) {
+      auto it = ctx_.configs.find(j.counters->config_id);
+      if (it == ctx_.configs.end()) {
+        ++stats_.counters_without_config;
+      } else {
+        row.metrics = it->second.layout.evaluate(j.counters->values);
+        out.metric_names = &it->second.names;
+        out.metric_values = &j.counters->values;
+      }
+    }
+
+    uint32_t path = NvtxIndex::kNoPath;
+    if (j.launch) path = ctx_.nvtx.attribute(j.launch->thread_id, j.launch->api_start_ns);
+    row.nvtx = ctx_.nvtx.path(path).joined;
+    row.phase = phase_of(path);
+    sink_(out);
+  }
+
+ private:
+  const std::string& phase_of(uint32_t path) {
+    auto it = phase_cache_.find(path);
+    if (it == phase_cache_.end())
+      it = phase_cache_.emplace(path, phases_.phase_of(ctx_.nvtx.path(path).names)).first;
+    return it->second;
+  }
+
+  const TraceContext& ctx_;
+  const PhaseMap& phases_;
+  const trace::Reader& reader_;
+  StreamStats& stats_;
+  const std::function<void(const LaunchOutput&)>& sink_;
+  std::unordered_map<uint32_t, std::string> phase_cache_;  // by NVTX path id
+};
+
+}  // namespace
+
+StreamStats stream_launches(const TraceContext& ctx, const PhaseMap& phases,
+                            const std::function<void(const LaunchOutput&)>& sink) {
+  StreamStats stats;
+  trace::Reader reader(ctx.path);
+  RowBuilder builder(ctx, phases, reader, stats, sink);
+  LaunchJoiner joiner(ctx.counters_mode(), [&](JoinedLaunch&& j) { builder(std::move(j)); });
+  std::map<std::pair<uint32_t, std::string>, size_t> error_index;
+  trace::Record rec;
+  while (reader.next(rec)) {
+    std::visit(
+        [&](const auto& r) {
+          using T = std::decay_t<decltype(r)>;
+          if constexpr (std::is_same_v<T, trace::LaunchApi>) {
+            joiner.add_launch(r);
+          } else if constexpr (std::is_same_v<T, trace::KernelActivity>) {
+            joiner.add_kernel(r);
+          } else if constexpr (std::is_same_v<T, trace::RangeCounters>) {
+            joiner.add_counters(r);
+          } else if constexpr (std::is_same_v<T, trace::ProfilingWindow>) {
+            if (!r.begin) joiner.close_window(r.window_id);
+          } else if constexpr (std::is_same_v<T, trace::CollectorError>) {
+            std::string message = reader.string(r.message);
+            auto key = std::make_pair(static_cast<uint32_t>(r.code), message);
+            auto [it, added] = error_index.emplace(key, stats.errors.size());
+            if (added)
+              stats.errors.push_back({r.code, std::move(message), 0, r.window_id, r.expected, r.actual});
+            ++stats.errors[it->second].count;
+          }
+        },
+        rec);
+  }
+  joiner.finish();
+  stats.join = joiner.stats();
+  return stats;
+}
+
+}  // namespace rf::analyzer

@@ -1,0 +1,39 @@
+// Which kernel activity records belong to a profiling window (pure logic, no CUPTI).
+//
+// Kernel records arrive in activity buffers long after their launch, carrying only the launch's
+// correlation id. The launch callbacks decide at API entry whether a launch is inside a window and
+// tell this filter (accept or reject); the buffer callback keeps a kernel record only if its
+// correlation id was accepted. CUPTI hands out correlation ids from one increasing counter, so
+// accepted ids are stored as closed intervals: an accept extends the last interval as long as no
+// reject came in between. Memory is one interval per window transition, not one entry per launch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace rf::collector {
+
+/// Set of accepted correlation ids, stored as sorted disjoint intervals. Not thread-safe.
+class CorrelationFilter {
+ public:
+  /// `id` was launched inside a window: kernel records with this id are kept.
+  void accept(uint32_t id);
+  /// `id` was launched outside every window: kernel records with this id are dropped. Also stops
+  /// the last interval from growing over ids seen after this one.
+  void reject(uint32_t id);
+  /// True if kernel records with correlation id `id` are kept. Id 0 is never kept.
+  bool contains(uint32_t id) const noexcept;
+  /// Number of stored intervals (memory use; for tests and diagnostics).
+  size_t intervals() const noexcept { return ranges_.size(); }
+
+ private:
+  struct Range {
+    uint32_t lo;
+    uint32_t hi;
+  };
+  std::vector<Range> ranges_;  // sorted by lo, disjoint
+  bool last_open_ = false;     // ranges_.back() may grow: no reject since it was last extended
+};
+
+}  // namespace rf::collector

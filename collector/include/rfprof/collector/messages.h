@@ -1,0 +1,33 @@
+// The one-line "rfprof:" messages the collector prints inside a profiled process (pure logic).
+// Each names what happened and what the user can do; the application always goes on.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace rf::collector {
+
+/// Why counters could not be collected.
+enum class CountersFailure {
+  kPrivileges,   ///< CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (ERR_NVGPUCTRPERM)
+  kBusy,         ///< CUPTI_ERROR_HARDWARE_BUSY (DCGM or another profiler holds the counters)
+  kUnsupported,  ///< device or configuration not supported (MIG, vGPU, WSL, CMP, SLI, old GPU, ...)
+  kMetrics,      ///< the metric list was rejected for this chip
+  kOther,        ///< any other failing call
+};
+
+/// Classifies a CUptiResult (passed as its integer value) returned by a Range Profiler call.
+CountersFailure classify_counters_failure(int cupti_result) noexcept;
+
+/// "rfprof: another CUPTI client is attached (PyTorch profiler, nsys, ncu?); rfprof is disabled",
+/// with the other client's name when CUPTI reported one (`other_client`, may be empty).
+std::string another_client_message(std::string_view other_client);
+
+/// One line saying counters are unavailable, why (`failure`), what to do about it, and that the
+/// process goes on with kernel timing only. `detail` names the call, device and CUPTI's message.
+std::string counters_unavailable_message(CountersFailure failure, std::string_view detail);
+
+/// "rfprof: cannot attach to CUDA (<detail>); rfprof is disabled".
+std::string cannot_attach_message(std::string_view detail);
+
+}  // namespace rf::collector

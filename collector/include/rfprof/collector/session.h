@@ -1,0 +1,43 @@
+// The collector of one profiled process: the entry points librfinject calls. How it works:
+// docs/collector.md. This header includes no CUPTI header.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "rfprof/trace/records.h"
+
+namespace rf::collector {
+
+/// Settings of the collector of one process (librfinject fills them from RFPROF_* variables).
+struct SessionOptions {
+  std::filesystem::path output;       ///< final trace path (placeholders already expanded)
+  std::vector<std::string> metrics;   ///< Range Profiler metrics; empty: default_metrics()
+  bool profile_from_start = true;     ///< open window 0 at process start
+  trace::CollectionMode mode = trace::CollectionMode::kCounters;  ///< kTiming: no Range Profiler
+  bool force_overwrite = false;       ///< replace an existing trace (and a stale .part)
+  uint32_t flush_ms = 1000;           ///< write buffered records at least this often (ms)
+  uint32_t max_ranges_per_image = 2000;  ///< counter image capacity; decoded when full
+};
+
+/// Starts collecting in this process: subscribes to CUPTI callbacks, enables activity records,
+/// creates `<output>.part`, registers the exit and fork handlers and the flush thread.
+/// Returns true when collecting. Otherwise prints exactly one "rfprof:" line to stderr (another
+/// CUPTI client attached, no CUDA driver, trace not writable, ...) and returns false; the process
+/// is left untouched. Never throws. Only the first call does anything; later calls return its result.
+bool start_session(const SessionOptions& options) noexcept;
+
+/// True while a session started by start_session is collecting (false in a forked child).
+bool session_running() noexcept;
+
+/// Hands NVTX's injection initialization to CUPTI (cuptiNvtxInitialize2) so NVTX ranges become
+/// marker activity records. `nvtx_get_export_table` is the NvtxGetExportTableFunc_t that NVTX
+/// passed to InitializeInjectionNvtx2. Forwards only while a session is running, i.e. after CUPTI
+/// has been initialized by start_session: CUPTI 13.0 GA crashes when NVTX reaches it before CUPTI
+/// is initialized (NVIDIA/NVTX issue 125, fixed in CUDA 13.0 Update 1).
+/// Returns 1 when CUPTI accepted the injection, 0 otherwise (NVTX then stays a no-op). Never throws.
+int forward_nvtx_injection(const void* nvtx_get_export_table) noexcept;
+
+}  // namespace rf::collector

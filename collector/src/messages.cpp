@@ -1,0 +1,67 @@
+// The collector's "rfprof:" lines, and the classification of Range Profiler failures.
+#include "rfprof/collector/messages.h"
+
+#include <cupti_result.h>
+
+namespace rf::collector {
+
+CountersFailure classify_counters_failure(int cupti_result) noexcept {
+  switch (static_cast<CUptiResult>(cupti_result)) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+      return CountersFailure::kPrivileges;
+    case CUPTI_ERROR_HARDWARE_BUSY:
+      return CountersFailure::kBusy;
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_NOT_COMPATIBLE:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_INVALID_CHIP_NAME:
+    case CUPTI_ERROR_INVALID_DEVICE:
+      return CountersFailure::kUnsupported;
+    case CUPTI_ERROR_INVALID_METRIC_NAME:
+      return CountersFailure::kMetrics;
+    default:
+      return CountersFailure::kOther;
+  }
+}
+
+std::string another_client_message(std::string_view other_client) {
+  std::string line = "rfprof: another CUPTI client is attached (PyTorch profiler, nsys, ncu?)";
+  if (!other_client.empty()) line += ": \"" + std::string(other_client) + "\"";
+  return line + "; rfprof is disabled";
+}
+
+std::string counters_unavailable_message(CountersFailure failure, std::string_view detail) {
+  const std::string d(detail);
+  const std::string tail = "; continuing with kernel timing only (no counters)";
+  switch (failure) {
+    case CountersFailure::kPrivileges:
+      return "rfprof: GPU performance counters need permission (ERR_NVGPUCTRPERM, see "
+             "https://developer.nvidia.com/ERR_NVGPUCTRPERM): run as root or load the NVIDIA "
+             "driver with NVreg_RestrictProfilingToAdminUsers=0 (" + d + ")" + tail;
+    case CountersFailure::kBusy:
+      return "rfprof: GPU performance counters are busy: DCGM or another profiler holds them; run "
+             "`dcgmi profile --pause` before profiling and `dcgmi profile --resume` after (" + d +
+             ")" + tail;
+    case CountersFailure::kUnsupported:
+      return "rfprof: GPU performance counters are not supported on this device or configuration "
+             "(MIG, MPS, vGPU, WSL, confidential computing or a GPU older than Volta?) (" + d + ")" +
+             tail;
+    case CountersFailure::kMetrics:
+      return "rfprof: the metric list was rejected (" + d + "); check RFPROF_METRICS" + tail;
+    case CountersFailure::kOther:
+      break;
+  }
+  return "rfprof: GPU performance counters unavailable (" + d + ")" + tail;
+}
+
+std::string cannot_attach_message(std::string_view detail) {
+  return "rfprof: cannot attach to CUDA (" + std::string(detail) + "); rfprof is disabled";
+}
+
+}  // namespace rf::collector

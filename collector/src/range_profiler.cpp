@@ -1,0 +1,182 @@
+// ContextProfiler: the CUPTI Range Profiler of one context (auto range, kernel replay).
+// Call sequence follows cupti_range_profiler.h and NVIDIA's range_profiling sample; see
+// range_profiler.h for when each step runs.
+#include "range_profiler.h"
+
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include <utility>
+
+namespace rf::collector {
+namespace {
+
+/// Why cuptiProfilerDeviceSupported refused a device, e.g. "MIG/vGPU profiling disabled".
+std::string unsupported_reasons(const CUpti_Profiler_DeviceSupported_Params& p) {
+  std::string r;
+  auto add = [&](CUpti_Profiler_Support_Level level, const char* what) {
+    if (level == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
+    if (!r.empty()) r += ", ";
+    r += what;
+    if (level == CUPTI_PROFILER_CONFIGURATION_DISABLED) r += " (disabled)";
+  };
+  add(p.architecture, "architecture older than Volta");
+  add(p.sli, "SLI");
+  add(p.vGpu, "vGPU");
+  add(p.confidentialCompute, "confidential computing");
+  add(p.cmp, "crypto mining processor");
+  add(p.wsl, "WSL");
+  return r.empty() ? std::string("reason not reported") : r;
+}
+
+}  // namespace
+
+void initialize_profiler_once() {
+  static const CUptiResult result = [] {
+    CUpti_Profiler_Initialize_Params p{};
+    p.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+    return cuptiProfilerInitialize(&p);
+  }();
+  if (result != CUPTI_SUCCESS) throw CuptiError(result, "cuptiProfilerInitialize", __FILE__, __LINE__);
+}
+
+std::string device_chip_name(uint32_t device_id) {
+  CUpti_Device_GetChipName_Params p{};
+  p.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+  p.deviceIndex = device_id;
+  RF_CUPTI_CALL(cuptiDeviceGetChipName(&p));
+  return p.pChipName ? std::string(p.pChipName) : std::string();
+}
+
+ContextProfiler::ContextProfiler(CUcontext ctx, uint32_t device_id, std::string chip,
+                                 std::vector<std::string> metrics, size_t max_ranges)
+    : ctx_(ctx),
+      device_id_(device_id),
+      chip_(std::move(chip)),
+      metrics_(std::move(metrics)),
+      max_ranges_(max_ranges == 0 ? 1 : max_ranges) {
+  for (const auto& m : metrics_) metric_ptrs_.push_back(m.c_str());
+  initialize_profiler_once();
+
+  CUpti_Profiler_DeviceSupported_Params supported{};
+  supported.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE;
+  supported.cuDevice = static_cast<CUdevice>(device_id_);
+  supported.api = CUPTI_PROFILER_RANGE_PROFILING;
+  RF_CUPTI_CALL(cuptiProfilerDeviceSupported(&supported));
+  if (supported.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+    std::string what = "cuptiProfilerDeviceSupported: device " + std::to_string(device_id_) +
+                       " not supported: " + unsupported_reasons(supported);
+    throw CuptiError(CUPTI_ERROR_NOT_SUPPORTED, what.c_str(), __FILE__, __LINE__);
+  }
+
+  // Counter availability must be read before the range profiler is enabled on the context.
+  CUpti_Profiler_GetCounterAvailability_Params avail{};
+  avail.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
+  avail.ctx = ctx_;
+  RF_CUPTI_CALL(cuptiProfilerGetCounterAvailability(&avail));
+  std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
+  avail.pCounterAvailabilityImage = availability.data();
+  RF_CUPTI_CALL(cuptiProfilerGetCounterAvailability(&avail));
+  availability.resize(avail.counterAvailabilityImageSize);
+
+  host_ = std::make_unique<MetricHost>(chip_, std::move(availability));
+  host_->validate(metrics_);
+  config_image_ = host_->config_image(metrics_);
+  num_passes_ = host_->num_passes(metrics_);
+}
+
+ContextProfiler::~ContextProfiler() { disable(); }
+
+void ContextProfiler::start(uint32_t window_id) {
+  if (started_) return;
+  if (!profiler_.get()) {
+    profiler_ = RangeProfilerGuard(ctx_);
+    counter_data_.clear();
+  }
+  if (counter_data_.empty()) {
+    CUpti_RangeProfiler_GetCounterDataSize_Params size{};
+    size.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
+    size.pRangeProfilerObject = profiler_.get();
+    size.pMetricNames = metric_ptrs_.data();
+    size.numMetrics = metric_ptrs_.size();
+    size.maxNumOfRanges = max_ranges_;
+    size.maxNumRangeTreeNodes = static_cast<uint32_t>(max_ranges_);
+    RF_CUPTI_CALL(cuptiRangeProfilerGetCounterDataSize(&size));
+    counter_data_.assign(size.counterDataSize, 0);
+    initialize_image();
+    set_config();
+  }
+  CUpti_RangeProfiler_Start_Params p{};
+  p.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
+  p.pRangeProfilerObject = profiler_.get();
+  RF_CUPTI_CALL(cuptiRangeProfilerStart(&p));
+  started_ = true;
+  window_id_ = window_id;
+}
+
+void ContextProfiler::initialize_image() {
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params p{};
+  p.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+  p.pRangeProfilerObject = profiler_.get();
+  p.counterDataSize = counter_data_.size();
+  p.pCounterData = counter_data_.data();
+  RF_CUPTI_CALL(cuptiRangeProfilerCounterDataImageInitialize(&p));
+}
+
+void ContextProfiler::set_config() {
+  CUpti_RangeProfiler_SetConfig_Params p{};
+  p.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
+  p.pRangeProfilerObject = profiler_.get();
+  p.configSize = config_image_.size();
+  p.pConfig = config_image_.data();
+  p.counterDataImageSize = counter_data_.size();
+  p.pCounterDataImage = counter_data_.data();
+  p.range = CUPTI_AutoRange;         // one range per kernel
+  p.replayMode = CUPTI_KernelReplay; // CUPTI replays each kernel inside its launch, once per pass
+  p.maxRangesPerPass = max_ranges_;
+  p.numNestingLevels = 1;            // auto range: must be 1 (cupti_range_profiler.h)
+  p.minNestingLevel = 1;
+  p.passIndex = 0;
+  p.targetNestingLevel = 1;
+  RF_CUPTI_CALL(cuptiRangeProfilerSetConfig(&p));
+}
+
+DecodedImage ContextProfiler::stop_and_decode() {
+  DecodedImage out;
+  if (!started_) return out;
+  started_ = false;
+  CUpti_RangeProfiler_Stop_Params stop{};
+  stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+  stop.pRangeProfilerObject = profiler_.get();
+  RF_CUPTI_CALL(cuptiRangeProfilerStop(&stop));
+  out.all_passes_submitted = stop.isAllPassSubmitted != 0;
+
+  CUpti_RangeProfiler_DecodeData_Params decode{};
+  decode.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
+  decode.pRangeProfilerObject = profiler_.get();
+  RF_CUPTI_CALL(cuptiRangeProfilerDecodeData(&decode));
+  out.dropped_ranges = decode.numOfRangeDropped;
+
+  out.ranges = host_->evaluate(counter_data_, metrics_);
+
+  // Fresh image for the next start(): the old ranges must not be decoded twice.
+  initialize_image();
+  set_config();
+  return out;
+}
+
+void ContextProfiler::disable() noexcept {
+  if (started_ && profiler_.get()) {
+    CUpti_RangeProfiler_Stop_Params stop{};
+    stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+    stop.pRangeProfilerObject = profiler_.get();
+    RF_CUPTI_TRY(cuptiRangeProfilerStop(&stop));
+  }
+  started_ = false;
+  profiler_.reset();
+  counter_data_.clear();
+  launches_.reset();
+}
+
+}  // namespace rf::collector

@@ -1,0 +1,108 @@
+// The CUPTI Range Profiler of one CUDA context, driven in auto range + kernel replay mode.
+//
+// Life of a context (docs/collector.md, "Range Profiler"):
+//   prepare (constructor, at context creation or first launch): cuptiProfilerInitialize (once per
+//     process), cuptiProfilerDeviceSupported, counter availability, config image and pass count
+//     from MetricHost for the device's chip. Nothing is enabled yet.
+//   start (first launch inside a window): cuptiRangeProfilerEnable (first time),
+//     GetCounterDataSize, CounterDataImageInitialize, SetConfig{AutoRange, KernelReplay}, Start.
+//     CUPTI then replays every kernel launched on the context inside its launch call, one range
+//     per kernel, until Stop.
+//   stop_and_decode (image full, graph launch, window close, context destroy, exit): Stop,
+//     DecodeData, evaluation of every range with MetricHost, then the image is re-initialized.
+// Not thread-safe: the session holds mutex() around every call and across each launch.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "guards.h"
+#include "rfprof/collector/host_metrics.h"
+#include "rfprof/collector/launch_map.h"
+
+namespace rf::collector {
+
+/// Evaluated ranges of one decoded counter image.
+struct DecodedImage {
+  std::vector<RangeValues> ranges;  ///< in range order
+  uint64_t dropped_ranges = 0;      ///< cuptiRangeProfilerDecodeData numOfRangeDropped
+  bool all_passes_submitted = true; ///< cuptiRangeProfilerStop isAllPassSubmitted
+};
+
+class ContextProfiler {
+ public:
+  /// Prepares counters for `ctx` on CUDA device `device_id` whose chip is `chip` (e.g. "GH100").
+  /// Throws CuptiError (device unsupported: CUPTI_ERROR_NOT_SUPPORTED, counter availability
+  /// refused, ...), MetricError (metrics invalid for the chip) or HostApiError.
+  ContextProfiler(CUcontext ctx, uint32_t device_id, std::string chip,
+                  std::vector<std::string> metrics, size_t max_ranges);
+  ~ContextProfiler();
+  ContextProfiler(const ContextProfiler&) = delete;
+  ContextProfiler& operator=(const ContextProfiler&) = delete;
+
+  /// Enables the range profiler (first call), initializes the counter image and starts
+  /// collecting ranges for window `window_id`. Throws CuptiError.
+  void start(uint32_t window_id);
+  /// True between start() and stop_and_decode().
+  bool started() const noexcept { return started_; }
+  /// Window of the ranges being collected (valid while started()).
+  uint32_t window_id() const noexcept { return window_id_; }
+
+  /// Stops collecting, decodes and evaluates every range, and re-initializes the image so that
+  /// start() can be called again. Throws CuptiError or HostApiError; the profiler is then stopped.
+  DecodedImage stop_and_decode();
+  /// Disables the range profiler of the context (before the context is destroyed, or at exit).
+  void disable() noexcept;
+
+  CUcontext context() const noexcept { return ctx_; }
+  uint32_t device_id() const noexcept { return device_id_; }
+  const std::string& chip() const noexcept { return chip_; }
+  const std::vector<std::string>& metrics() const noexcept { return metrics_; }
+  size_t num_passes() const noexcept { return num_passes_; }
+  size_t max_ranges() const noexcept { return max_ranges_; }
+  /// Id of the MetricConfig record that describes this profiler's metrics (set by the session).
+  uint32_t config_id() const noexcept { return config_id_; }
+  void set_config_id(uint32_t id) noexcept { config_id_ = id; }
+
+  /// Launches of the current image, in launch order (range i = launch i).
+  LaunchRangeMap& launches() noexcept { return launches_; }
+  /// Serializes launches on this context from API entry to exit (so that launch order is range
+  /// order) and every other call on this object.
+  std::timed_mutex& mutex() noexcept { return mutex_; }
+
+ private:
+  void initialize_image();
+  void set_config();
+
+  CUcontext ctx_;
+  uint32_t device_id_;
+  std::string chip_;
+  std::vector<std::string> metrics_;
+  std::vector<const char*> metric_ptrs_;
+  size_t max_ranges_;
+  std::unique_ptr<MetricHost> host_;
+  std::vector<uint8_t> config_image_;
+  size_t num_passes_ = 0;
+  RangeProfilerGuard profiler_;
+  std::vector<uint8_t> counter_data_;
+  bool started_ = false;
+  uint32_t window_id_ = 0;
+  uint32_t config_id_ = 0;
+  LaunchRangeMap launches_;
+  std::timed_mutex mutex_;
+};
+
+/// cuptiProfilerInitialize, once per process (later calls return the first result). Throws
+/// CuptiError when it failed.
+void initialize_profiler_once();
+
+/// cuptiDeviceGetChipName for CUDA device `device_id` (needs initialize_profiler_once). Throws
+/// CuptiError.
+std::string device_chip_name(uint32_t device_id);
+
+}  // namespace rf::collector

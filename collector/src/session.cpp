@@ -1,0 +1,264 @@
+// Session life cycle: start, the flush thread, process exit, fork; the public entry points.
+#include <limits.h>
+#include <pthread.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#include "cupti_call.h"
+#include "driver_shim.h"
+#include "rfprof/collector/host_metrics.h"
+#include "rfprof/collector/messages.h"
+#include "session_impl.h"
+
+#ifndef RFPROF_VERSION
+#define RFPROF_VERSION "unknown"
+#endif
+
+// Exported by libcupti but not declared in its headers (CUPTI documentation, "NVTX injection").
+extern "C" CUptiResult CUPTIAPI cuptiNvtxInitialize2(void* pfnGetExportTable);
+
+namespace rf::collector {
+namespace {
+
+std::atomic<Session*> g_session{nullptr};
+
+void CUPTIAPI callback_trampoline(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                  const void* data) {
+  static_cast<Session*>(userdata)->on_callback(domain, cbid, data);
+}
+
+void exit_handler() {
+  if (Session* s = g_session.load()) s->finish();
+}
+
+void fork_child_handler() {
+  if (Session* s = g_session.load()) s->disable_in_child();
+}
+
+std::string read_file(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// Prints one "rfprof:" line (the text already starts with "rfprof:"). Never throws.
+void print_line(const std::string& line) noexcept { std::fprintf(stderr, "%s\n", line.c_str()); }
+
+/// An exception's text without a leading "rfprof: " (messages are embedded in other lines).
+std::string detail_of(const std::exception& e) {
+  std::string what = e.what();
+  if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
+  return what;
+}
+
+}  // namespace
+
+Session* current_session() noexcept { return g_session.load(); }
+
+Session::Session(SessionOptions options)
+    : options_(std::move(options)),
+      windows_(options_.profile_from_start),
+      kernel_names_([this](std::string_view s) { return intern(s); }) {
+  if (options_.metrics.empty()) options_.metrics = default_metrics();
+}
+
+uint64_t Session::now_ns() noexcept {
+  uint64_t ts = 0;
+  if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS) return 0;
+  return ts;
+}
+
+void Session::start() {
+  owner_pid_ = static_cast<int>(::getpid());
+  // First CUPTI call that can be refused: another client, or no usable driver. Callbacks and
+  // buffers that arrive before state_ is kRunning are ignored, so the trace is created last and
+  // nothing is left on disk when CUPTI refuses.
+  subscriber_ = SubscriberGuard(callback_trampoline, this, &other_client_);
+  RF_CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+  enable_activity();
+  enable_callbacks();
+
+  std::error_code ec;
+  std::filesystem::path part = options_.output.string() + ".part";
+  if (!options_.force_overwrite && std::filesystem::exists(part, ec))
+    throw trace::WriteError("rfprof: " + part.string() +
+                            " exists (another process writing the same trace? use %p in "
+                            "RFPROF_OUTPUT, or RFPROF_FORCE_OVERWRITE=1 for a stale file)");
+  trace::WriterOptions wo;
+  wo.force_overwrite = options_.force_overwrite;
+  writer_ = std::make_unique<trace::Writer>(options_.output, wo);
+  write_process_info();
+  {
+    std::lock_guard lock(mutex_);
+    if (auto w = windows_.process_start()) write(trace::ProfilingWindow{*w, true, now_ns(), 0});
+  }
+  state_.store(State::kRunning, std::memory_order_release);
+  flush_thread_ = std::thread([this] { flush_loop(); });
+}
+
+void Session::write_process_info() noexcept {
+  trace::ProcessInfo p;
+  p.pid = static_cast<uint32_t>(::getpid());
+  p.ppid = static_cast<uint32_t>(::getppid());
+  p.start_ns = now_ns();
+  p.wall_clock_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::system_clock::now().time_since_epoch())
+                                              .count());
+  char host[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) p.hostname = intern(host);
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) p.process_name = intern(exe.filename().string());
+  std::string cmdline = read_file("/proc/self/cmdline");
+  while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
+  for (char& c : cmdline)
+    if (c == '\0') c = ' ';
+  p.command_line = intern(cmdline);
+  p.rfprof_version = intern(RFPROF_VERSION);
+  p.mode = options_.mode;
+  uint32_t v = 0;
+  if (cuptiGetVersion(&v) == CUPTI_SUCCESS) p.cupti_version = v;
+  p.driver_version = static_cast<uint32_t>(driver::version());
+  write(p);
+}
+
+void Session::write(const trace::Record& record) noexcept {
+  if (!writer_ || write_failed_.load(std::memory_order_relaxed)) {
+    dropped_records_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  try {
+    writer_->append(record);
+  } catch (const std::exception& e) {
+    dropped_records_.fetch_add(1, std::memory_order_relaxed);
+    if (!write_failed_.exchange(true))
+      print_line(std::string(e.what()) + "; rfprof stops writing (the trace keeps what was written)");
+  }
+}
+
+trace::StringId Session::intern(std::string_view s) noexcept {
+  if (!writer_ || write_failed_.load(std::memory_order_relaxed)) return 0;
+  try {
+    return writer_->intern(s);
+  } catch (const std::exception& e) {
+    if (!write_failed_.exchange(true))
+      print_line(std::string(e.what()) + "; rfprof stops writing (the trace keeps what was written)");
+    return 0;
+  }
+}
+
+void Session::write_error(trace::ErrorCode code, uint32_t window, uint64_t expected, uint64_t actual,
+                          const std::string& message) noexcept {
+  write(trace::CollectorError{code, window, now_ns(), expected, actual, intern(message)});
+}
+
+void Session::flush_loop() noexcept {
+  const auto period = std::chrono::milliseconds(options_.flush_ms);
+  std::unique_lock lock(flush_mutex_);
+  while (!flush_cv_.wait_for(lock, period, [this] { return flush_stop_; })) {
+    lock.unlock();
+    // Default flush: only buffers whose records are all complete (cupti_activity.h).
+    RF_CUPTI_TRY(cuptiActivityFlushAll(0));
+    if (!write_failed_.load(std::memory_order_relaxed)) {
+      try {
+        writer_->flush();
+      } catch (const std::exception& e) {
+        if (!write_failed_.exchange(true))
+          print_line(std::string(e.what()) + "; rfprof stops writing (the trace keeps what was written)");
+      }
+    }
+    lock.lock();
+  }
+}
+
+void Session::finish() noexcept {
+  State expected = State::kRunning;
+  if (!state_.compare_exchange_strong(expected, State::kFinishing)) return;
+  if (static_cast<int>(::getpid()) != owner_pid_) return;  // a forked child never writes
+  try {
+    std::optional<uint32_t> closed;
+    {
+      std::lock_guard lock(mutex_);
+      closed = windows_.close();
+    }
+    flush_all_images(/*at_exit=*/true);
+    if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});
+    {
+      std::lock_guard lock(flush_mutex_);
+      flush_stop_ = true;
+    }
+    flush_cv_.notify_all();
+    if (flush_thread_.joinable()) flush_thread_.join();
+    // Forced flush: every buffer, also those with incomplete records (at-exit use per CUPTI docs).
+    RF_CUPTI_TRY(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    write_pending_devices(/*all=*/true);
+    state_.store(State::kFinished, std::memory_order_release);
+    if (!write_failed_.load()) writer_->finish(now_ns(), dropped_records_.load());
+  } catch (const std::exception& e) {
+    state_.store(State::kFinished, std::memory_order_release);
+    print_line(std::string("rfprof: could not finish the trace: ") + e.what());
+  } catch (...) {
+    state_.store(State::kFinished, std::memory_order_release);
+    print_line("rfprof: could not finish the trace (unknown error)");
+  }
+}
+
+// ---- public entry points (session.h) ----
+
+bool start_session(const SessionOptions& options) noexcept {
+  static std::mutex m;
+  static int result = -1;  // -1: not attempted, 0: failed, 1: running
+  std::lock_guard lock(m);
+  if (result >= 0) return result == 1;
+  result = 0;
+  Session* s = nullptr;
+  try {
+    s = new Session(options);
+    s->start();
+  } catch (const CuptiError& e) {
+    if (e.result() == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+      print_line(another_client_message(s ? s->other_client() : std::string()));
+    else
+      print_line(cannot_attach_message(
+          detail_of(e) + ((e.result() == CUPTI_ERROR_UNKNOWN || e.result() == CUPTI_ERROR_NOT_INITIALIZED)
+                              ? "; is an NVIDIA driver installed and a GPU visible?"
+                              : "")));
+    delete s;
+    return false;
+  } catch (const std::exception& e) {
+    print_line("rfprof: " + detail_of(e) + "; rfprof is disabled");
+    delete s;
+    return false;
+  } catch (...) {
+    print_line("rfprof: unknown error while starting; rfprof is disabled");
+    delete s;
+    return false;
+  }
+  g_session.store(s);  // never deleted: callbacks and the exit handler may run until the very end
+  std::atexit(exit_handler);
+  ::pthread_atfork(nullptr, nullptr, fork_child_handler);
+  result = 1;
+  return true;
+}
+
+bool session_running() noexcept {
+  Session* s = g_session.load();
+  return s && s->running();
+}
+
+int forward_nvtx_injection(const void* nvtx_get_export_table) noexcept {
+  // The CUPTI 13.0 GA guard: CUPTI has been initialized by start_session before NVTX reaches it.
+  if (!session_running() || !nvtx_get_export_table) return 0;
+  CUptiResult r = cuptiNvtxInitialize2(const_cast<void*>(nvtx_get_export_table));
+  if (r == CUPTI_SUCCESS) return 1;
+  print_line("rfprof: NVTX ranges will not be recorded (cuptiNvtxInitialize2: " +
+             cupti_result_string(r) + ")");
+  return 0;
+}
+
+}  // namespace rf::collector

@@ -1,0 +1,132 @@
+// CUPTI activity buffers: kernels (CONCURRENT_KERNEL), NVTX markers (MARKER), devices (DEVICE).
+#include <cstdio>
+#include <cstdlib>
+
+#include "convert.h"
+#include "session_impl.h"
+
+namespace rf::collector {
+namespace {
+
+constexpr size_t kBufferBytes = 8u << 20;  // per activity buffer
+constexpr size_t kBufferAlign = 8;         // CUPTI requires 8-byte aligned buffers
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
+  *size = *buffer ? kBufferBytes : 0;  // a null buffer makes CUPTI drop records (counted below)
+  *max_records = 0;                    // as many records as fit
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
+  if (Session* s = current_session()) {
+    s->on_buffer_completed(buffer, valid_size);  // frees the buffer
+    return;
+  }
+  std::free(buffer);
+}
+
+}  // namespace
+
+void Session::enable_activity() {
+  RF_CUPTI_CALL(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+  activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_DEVICE);
+  activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_MARKER);
+}
+
+void Session::on_buffer_completed(uint8_t* buffer, size_t valid_size) noexcept {
+  const State s = state();
+  if (buffer && valid_size > 0 && (s == State::kRunning || s == State::kFinishing)) {
+    try {
+      CUpti_Activity* record = nullptr;
+      // Stops at CUPTI_ERROR_MAX_LIMIT_REACHED (end of buffer) or an incomplete record.
+      while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS)
+        handle_record(record);
+      size_t dropped = 0;
+      if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+        dropped_records_.fetch_add(dropped, std::memory_order_relaxed);
+        write_error(trace::ErrorCode::kDroppedRecords, 0, 0, dropped,
+                    "CUPTI dropped " + std::to_string(dropped) +
+                        " activity records (no buffer space): some kernel timings or NVTX events "
+                        "are missing");
+      }
+    } catch (const std::exception& e) {
+      static std::atomic<bool> reported{false};
+      if (!reported.exchange(true))
+        std::fprintf(stderr, "rfprof: internal error reading an activity buffer: %s\n", e.what());
+    } catch (...) {
+    }
+  }
+  std::free(buffer);
+}
+
+void Session::handle_record(const CUpti_Activity* record) {
+  switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      {
+        std::lock_guard lock(mutex_);
+        if (!filter_.contains(k->correlationId)) return;  // launched outside every window
+      }
+      trace::KernelActivity rec;
+      {
+        std::lock_guard lock(activity_mutex_);
+        rec = convert_kernel(*k, kernel_names_);
+      }
+      write(rec);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(record);
+      std::lock_guard lock(activity_mutex_);
+      auto ev = convert_marker(*m, nvtx_styles_, [this](std::string_view s) { return intern(s); });
+      if (ev) write(*ev);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+      // CUPTI documents that the client owns d->name; it is left alone, as NVIDIA's samples do
+      // (a few bytes per device, never a double free).
+      const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
+      std::string chip;
+      {
+        std::lock_guard lock(counters_mutex_);
+        if (auto it = chips_.find(d->id); it != chips_.end()) chip = it->second;
+      }
+      auto intern_fn = [this](std::string_view s) { return intern(s); };
+      trace::DeviceInfo info = convert_device(*d, chip, intern_fn);
+      if (!chip.empty()) {
+        write(info);
+      } else {
+        std::lock_guard lock(activity_mutex_);
+        pending_devices_.push_back(info);  // chip learnt when a context on it is created
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void Session::write_pending_devices(bool all) noexcept {
+  std::vector<trace::DeviceInfo> ready;
+  {
+    std::lock_guard lock(activity_mutex_);
+    for (auto it = pending_devices_.begin(); it != pending_devices_.end();) {
+      std::string chip;
+      {
+        std::lock_guard clock(counters_mutex_);
+        if (auto c = chips_.find(it->device_id); c != chips_.end()) chip = c->second;
+      }
+      if (chip.empty() && !all) {
+        ++it;
+        continue;
+      }
+      if (!chip.empty()) it->chip = intern(chip);
+      ready.push_back(*it);
+      it = pending_devices_.erase(it);
+    }
+  }
+  for (const auto& d : ready) write(d);
+}
+
+}  // namespace rf::collector

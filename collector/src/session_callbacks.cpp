@@ -1,0 +1,391 @@
+// CUPTI callbacks: kernel launches (LaunchApi), profiling windows, contexts, NVTX range starts.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "driver_shim.h"
+#include "rfprof/collector/messages.h"
+#include "session_impl.h"
+
+namespace rf::collector {
+namespace {
+
+// Driver launch APIs: one LaunchApi record each. Graph launches run many kernels per call.
+constexpr CUpti_CallbackId kDriverLaunches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+// Runtime launch APIs: only to learn the runtime correlation id of the driver launch they make
+// (kernel records carry the runtime id when a kernel was launched through the runtime).
+// __cudaLaunchKernel is what <<<...>>> compiles to with CUDA 13.
+constexpr CUpti_CallbackId kRuntimeLaunches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+};
+
+// NVTX calls whose callbacks teach the push/pop versus start/end style (nvtx_style.h).
+constexpr CUpti_CallbackId kNvtxStarts[] = {
+    CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartW,
+    CUPTI_CBID_NVTX_nvtxRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx};
+constexpr CUpti_CallbackId kNvtxPushes[] = {
+    CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushW,
+    CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxDomainRangePushEx};
+
+template <size_t N>
+bool in(const CUpti_CallbackId (&set)[N], CUpti_CallbackId cbid) {
+  for (auto c : set)
+    if (c == cbid) return true;
+  return false;
+}
+
+bool is_graph(CUpti_CallbackId cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+}
+
+/// The launch of the current driver launch call of this thread, from API entry to exit.
+struct ThreadLaunch {
+  bool active = false;
+  bool in_window = false;
+  uint32_t correlation_id = 0;
+  uint32_t runtime_correlation_id = 0;
+  uint32_t window = 0;
+  uint64_t start_ns = 0;
+};
+thread_local ThreadLaunch t_launch;
+// The context profiler whose mutex this thread holds from launch entry to exit (or null).
+thread_local std::shared_ptr<ContextProfiler> t_locked;
+// Correlation id of the runtime launch call this thread is in (0: none).
+thread_local uint32_t t_runtime_correlation_id = 0;
+
+template <typename P>
+void dims_from(const P* p, int32_t (&grid)[3], int32_t (&block)[3]) {
+  if (!p) return;
+  grid[0] = static_cast<int32_t>(p->gridDimX);
+  grid[1] = static_cast<int32_t>(p->gridDimY);
+  grid[2] = static_cast<int32_t>(p->gridDimZ);
+  block[0] = static_cast<int32_t>(p->blockDimX);
+  block[1] = static_cast<int32_t>(p->blockDimY);
+  block[2] = static_cast<int32_t>(p->blockDimZ);
+}
+
+/// Grid and block of a driver launch, from its parameter struct (generated_cuda_meta.h).
+void launch_dims(CUpti_CallbackId cbid, const void* params, int32_t (&grid)[3], int32_t (&block)[3]) {
+  if (!params) return;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      dims_from(static_cast<const cuLaunchKernel_params*>(params), grid, block);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      dims_from(static_cast<const cuLaunchKernel_ptsz_params*>(params), grid, block);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+      dims_from(static_cast<const cuLaunchKernelEx_params*>(params)->config, grid, block);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      dims_from(static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config, grid, block);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      dims_from(static_cast<const cuLaunchCooperativeKernel_params*>(params), grid, block);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      dims_from(static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params), grid, block);
+      break;
+    default:
+      break;  // graph launches: no grid or block
+  }
+}
+
+/// The stream a driver launch goes to (CU_STREAM_PER_THREAD for the default stream of a _ptsz
+/// call), from its parameter struct.
+CUstream launch_stream(CUpti_CallbackId cbid, const void* params) {
+  if (!params) return nullptr;
+  CUstream s = nullptr;
+  bool per_thread = false;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      s = static_cast<const cuLaunchKernel_params*>(params)->hStream;
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      s = static_cast<const cuLaunchKernel_ptsz_params*>(params)->hStream;
+      per_thread = true;
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+      const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_params*>(params)->config;
+      s = c ? c->hStream : nullptr;
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config;
+      s = c ? c->hStream : nullptr;
+      per_thread = true;
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      s = static_cast<const cuLaunchCooperativeKernel_params*>(params)->hStream;
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      s = static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params)->hStream;
+      per_thread = true;
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+      s = static_cast<const cuGraphLaunch_params*>(params)->hStream;
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+      s = static_cast<const cuGraphLaunch_ptsz_params*>(params)->hStream;
+      per_thread = true;
+      break;
+    default:
+      break;
+  }
+  if (!s && per_thread) s = CU_STREAM_PER_THREAD;
+  return s;
+}
+
+uint64_t system_thread_id() { return static_cast<uint64_t>(::syscall(SYS_gettid)); }
+
+}  // namespace
+
+void Session::enable_callbacks() {
+  CUpti_SubscriberHandle sub = subscriber_.get();
+  auto enable = [&](CUpti_CallbackDomain d, CUpti_CallbackId c) { callbacks_.emplace_back(sub, d, c); };
+  for (auto c : kDriverLaunches) enable(CUPTI_CB_DOMAIN_DRIVER_API, c);
+  enable(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+  enable(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  for (auto c : kRuntimeLaunches) enable(CUPTI_CB_DOMAIN_RUNTIME_API, c);
+  enable(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+  enable(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+  enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  // NVTX callbacks only refine the push/pop versus start/end style: optional.
+  try {
+    for (auto c : kNvtxStarts) enable(CUPTI_CB_DOMAIN_NVTX, c);
+    for (auto c : kNvtxPushes) enable(CUPTI_CB_DOMAIN_NVTX, c);
+  } catch (const CuptiError&) {
+    // Styles stay "unknown" (nvtx_style.h); everything else is collected.
+  }
+}
+
+void Session::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept {
+  static std::atomic<bool> reported{false};
+  try {
+    if (state() == State::kDisabled || !data) return;  // forked child: touch nothing
+    switch (domain) {
+      case CUPTI_CB_DOMAIN_DRIVER_API:
+        on_driver_api(cbid, static_cast<const CUpti_CallbackData*>(data));
+        break;
+      case CUPTI_CB_DOMAIN_RUNTIME_API:
+        on_runtime_api(cbid, static_cast<const CUpti_CallbackData*>(data));
+        break;
+      case CUPTI_CB_DOMAIN_RESOURCE:
+        if (running()) on_resource(cbid, data);
+        break;
+      case CUPTI_CB_DOMAIN_NVTX:
+        if (running()) on_nvtx(cbid, data);
+        break;
+      default:
+        break;
+    }
+  } catch (const std::exception& e) {
+    if (!reported.exchange(true))
+      std::fprintf(stderr, "rfprof: internal error in a CUPTI callback (domain %d, cbid %u): %s\n",
+                   static_cast<int>(domain), cbid, e.what());
+  } catch (...) {
+    if (!reported.exchange(true)) std::fprintf(stderr, "rfprof: internal error in a CUPTI callback\n");
+  }
+}
+
+void Session::on_runtime_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  const bool enter = cb->callbackSite == CUPTI_API_ENTER;
+  if (in(kRuntimeLaunches, cbid)) {
+    t_runtime_correlation_id = enter ? cb->correlationId : 0;
+  } else if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) {
+    if (!enter && running()) open_window(cbid);  // launches after the call are inside
+  } else if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) {
+    if (enter && running()) close_window(cbid);  // nothing after the call is inside
+  }
+}
+
+void Session::on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  const bool enter = cb->callbackSite == CUPTI_API_ENTER;
+  if (in(kDriverLaunches, cbid)) {
+    if (enter) {
+      if (running()) on_launch_enter(cbid, cb);
+    } else {
+      on_launch_exit(cbid, cb);  // always: it releases what the entry took
+    }
+  } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) {
+    if (!enter && running()) open_window(cbid);
+  } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
+    if (enter && running()) close_window(cbid);
+  }
+}
+
+void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  if (t_locked) {  // an exit callback never came: do not keep the context locked
+    t_locked->mutex().unlock();
+    t_locked.reset();
+  }
+  ThreadLaunch& t = t_launch;
+  t = ThreadLaunch{};
+  // A launch into a stream being captured into a CUDA graph runs no kernel now (its kernels run,
+  // under the graph launch's correlation id, when the graph is launched): not a launch to record.
+  if (driver::is_capturing(launch_stream(cbid, cb->functionParams))) return;
+  t.active = true;
+  t.correlation_id = cb->correlationId;
+  t.runtime_correlation_id = t_runtime_correlation_id;
+  t.start_ns = now_ns();
+  {
+    std::lock_guard lock(mutex_);
+    auto w = windows_.current();
+    if (!w) {
+      filter_.reject(t.runtime_correlation_id);
+      filter_.reject(t.correlation_id);
+      return;
+    }
+    t.in_window = true;
+    t.window = *w;
+    filter_.accept(t.runtime_correlation_id);
+    filter_.accept(t.correlation_id);
+  }
+  if (options_.mode != trace::CollectionMode::kCounters || !cb->context) return;
+  std::shared_ptr<ContextProfiler> cp = profiler_for(cb->context);
+  if (!cp) return;
+  // Held until the exit callback: launches on this context run one at a time, so the order of
+  // LaunchRangeMap::record is the order of the ranges CUPTI writes (kernel replay serializes them).
+  cp->mutex().lock();
+  t_locked = cp;
+  LaunchRangeMap& launches = cp->launches();
+  const bool graph = is_graph(cbid);
+  if (cp->started() &&
+      (cp->window_id() != t.window || launches.size() >= cp->max_ranges() || launches.has_graph() ||
+       (graph && !launches.empty()))) {
+    // Decode before the image overflows, and keep every graph launch in an image of its own so
+    // that its unknowable range count spoils no other launch's counters.
+    flush_image(*cp);
+  }
+  if (!cp->started()) {
+    try {
+      cp->start(t.window);
+    } catch (const CuptiError& e) {
+      counters_failed(cb->context, t.window, "cuptiRangeProfiler start on device " +
+                                                 std::to_string(cp->device_id()) + " (" + cp->chip() +
+                                                 "): " + e.what(),
+                      static_cast<int>(e.result()));
+      cp->disable();
+      cp->mutex().unlock();
+      t_locked.reset();
+    }
+  }
+}
+
+void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  std::shared_ptr<ContextProfiler> cp = std::move(t_locked);
+  t_locked.reset();
+  ThreadLaunch t = t_launch;
+  t_launch = ThreadLaunch{};
+  struct Unlock {
+    ContextProfiler* p;
+    ~Unlock() {
+      if (p) p->mutex().unlock();
+    }
+  } unlock{cp.get()};
+  if (!t.active || t.correlation_id != cb->correlationId || !t.in_window) return;
+  const State s = state();
+  if (s != State::kRunning && s != State::kFinishing) return;
+  const bool ok = cb->functionReturnValue &&
+                  *static_cast<const CUresult*>(cb->functionReturnValue) == CUDA_SUCCESS;
+  if (!ok) return;  // no kernel ran, no range was made: nothing to join
+
+  trace::LaunchApi rec;
+  rec.correlation_id = t.correlation_id;
+  rec.runtime_correlation_id = t.runtime_correlation_id;
+  rec.domain = trace::ApiDomain::kDriver;
+  rec.cbid = cbid;
+  rec.thread_id = system_thread_id();
+  rec.api_start_ns = t.start_ns;
+  rec.api_end_ns = now_ns();
+  rec.window_id = t.window;
+  rec.is_graph = is_graph(cbid);
+  launch_dims(cbid, cb->functionParams, rec.grid, rec.block);
+  std::string name = (!rec.is_graph && cb->symbolName) ? cb->symbolName : "";
+  rec.kernel_name = name.empty() ? 0 : intern(name);
+  if (cp && cp->started()) {
+    LaunchInfo info;
+    info.correlation_id = t.correlation_id;
+    info.kernel_name = std::move(name);
+    for (int i = 0; i < 3; ++i) {
+      info.grid[i] = rec.grid[i];
+      info.block[i] = rec.block[i];
+    }
+    info.is_graph = rec.is_graph;
+    rec.launch_index = cp->launches().record(std::move(info));
+  } else {
+    rec.launch_index = window_launches_.fetch_add(1, std::memory_order_relaxed);
+  }
+  write(rec);
+}
+
+void Session::open_window(uint32_t cbid) {
+  std::lock_guard lock(mutex_);
+  auto id = windows_.open();
+  if (!id) return;  // nested or duplicate start
+  window_launches_.store(0, std::memory_order_relaxed);
+  write(trace::ProfilingWindow{*id, true, now_ns(), cbid});
+}
+
+void Session::close_window(uint32_t cbid) {
+  std::optional<uint32_t> id;
+  {
+    std::lock_guard lock(mutex_);
+    id = windows_.close();
+  }
+  if (!id) return;  // no window open
+  flush_all_images(/*at_exit=*/false);
+  write(trace::ProfilingWindow{*id, false, now_ns(), cbid});
+}
+
+void Session::on_resource(CUpti_CallbackId cbid, const void* data) {
+  const auto* r = static_cast<const CUpti_ResourceData*>(data);
+  if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    uint32_t device = 0;
+    if (cuptiGetDeviceId(r->context, &device) == CUPTI_SUCCESS) {
+      (void)chip_of(device);
+      write_pending_devices(/*all=*/false);
+    }
+    if (options_.mode == trace::CollectionMode::kCounters) (void)profiler_for(r->context);
+  } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+    drop_context(r->context);
+  }
+}
+
+void Session::on_nvtx(CUpti_CallbackId cbid, const void* data) {
+  const auto* n = static_cast<const CUpti_NvtxData*>(data);
+  if (in(kNvtxStarts, cbid)) {
+    // nvtxRangeId_t is uint64_t (nvToolsExt.h).
+    uint64_t id = n->functionReturnValue ? *static_cast<const uint64_t*>(n->functionReturnValue) : 0;
+    std::lock_guard lock(activity_mutex_);
+    nvtx_styles_.on_start_callback(id);
+  } else if (in(kNvtxPushes, cbid)) {
+    std::lock_guard lock(activity_mutex_);
+    nvtx_styles_.on_push_callback();
+  }
+}
+
+}  // namespace rf::collector

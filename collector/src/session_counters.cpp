@@ -1,0 +1,198 @@
+// Counters: one ContextProfiler per context, decoded images -> RangeCounters, failures.
+#include <chrono>
+#include <cstdio>
+
+#include "driver_shim.h"
+#include "session_impl.h"
+
+namespace rf::collector {
+
+uint32_t Session::current_window() noexcept {
+  std::lock_guard lock(mutex_);
+  return windows_.current().value_or(0);
+}
+
+std::string Session::chip_locked(uint32_t device_id) {
+  if (auto it = chips_.find(device_id); it != chips_.end()) return it->second;
+  std::string chip;
+  try {
+    initialize_profiler_once();
+    chip = device_chip_name(device_id);
+  } catch (...) {
+    chips_[device_id] = "";  // asked once; DeviceInfo is written without a chip
+    throw;
+  }
+  chips_[device_id] = chip;
+  return chip;
+}
+
+std::string Session::chip_of(uint32_t device_id) noexcept {
+  std::lock_guard lock(counters_mutex_);
+  try {
+    return chip_locked(device_id);
+  } catch (...) {
+    return std::string();
+  }
+}
+
+uint32_t Session::config_id_locked(const ContextProfiler& cp) noexcept {
+  auto it = config_ids_.find(cp.chip());
+  if (it != config_ids_.end()) return it->second;
+  auto id = static_cast<uint32_t>(config_ids_.size() + 1);
+  config_ids_.emplace(cp.chip(), id);
+  trace::MetricConfig mc;
+  mc.config_id = id;
+  mc.chip = intern(cp.chip());
+  mc.num_passes = static_cast<uint32_t>(cp.num_passes());
+  for (const auto& m : cp.metrics()) mc.metrics.push_back(intern(m));
+  write(mc);
+  return id;
+}
+
+void Session::counters_unavailable(uint32_t window, CountersFailure failure,
+                                   const std::string& detail) noexcept {
+  try {
+    std::string line = counters_unavailable_message(failure, detail);
+    if (!counters_message_printed_.exchange(true)) std::fprintf(stderr, "%s\n", line.c_str());
+    write_error(trace::ErrorCode::kCountersUnavailable, window, 0, 0, line);
+  } catch (...) {
+  }
+}
+
+void Session::counters_failed(CUcontext ctx, uint32_t window, const std::string& detail,
+                              int cupti_result) noexcept {
+  try {
+    std::lock_guard lock(counters_mutex_);
+    profilers_.erase(ctx);
+    counters_refused_[ctx] = true;
+  } catch (...) {
+  }
+  counters_unavailable(window, classify_counters_failure(cupti_result), detail);
+}
+
+std::shared_ptr<ContextProfiler> Session::profiler_for(CUcontext ctx) {
+  const uint32_t window = current_window();
+  std::lock_guard lock(counters_mutex_);
+  if (auto it = profilers_.find(ctx); it != profilers_.end()) return it->second;
+  if (counters_refused_.count(ctx)) return nullptr;
+  counters_refused_[ctx] = true;  // until the setup below succeeds: one attempt per context
+  uint32_t device = 0;
+  std::string where = "context setup";
+  try {
+    RF_CUPTI_CALL(cuptiGetDeviceId(ctx, &device));
+    where = "device " + std::to_string(device);
+    std::string chip = chip_locked(device);
+    where += " (" + chip + ")";
+    auto cp = std::make_shared<ContextProfiler>(ctx, device, chip, options_.metrics,
+                                                options_.max_ranges_per_image);
+    cp->set_config_id(config_id_locked(*cp));
+    counters_refused_.erase(ctx);
+    profilers_[ctx] = cp;
+    return cp;
+  } catch (const CuptiError& e) {
+    counters_unavailable(window, classify_counters_failure(static_cast<int>(e.result())),
+                         where + ": " + e.what());
+  } catch (const MetricError& e) {
+    counters_unavailable(window, CountersFailure::kMetrics, where + ": " + e.what());
+  } catch (const std::exception& e) {
+    counters_unavailable(window, CountersFailure::kOther, where + ": " + e.what());
+  }
+  return nullptr;
+}
+
+void Session::flush_image(ContextProfiler& cp) noexcept {
+  try {
+    if (!cp.started()) {
+      cp.launches().reset();
+      return;
+    }
+    const uint32_t window = cp.window_id();
+    const std::string device = "device " + std::to_string(cp.device_id()) + " (" + cp.chip() + ")";
+    driver::ScopedContext scope(cp.context());
+    DecodedImage image;
+    try {
+      image = cp.stop_and_decode();
+    } catch (const std::exception& e) {
+      write_error(trace::ErrorCode::kDecodeFailed, window, cp.launches().size(), 0,
+                  "decoding the counter image of " + device + " failed: " + e.what() +
+                      "; the counters of its " + std::to_string(cp.launches().size()) +
+                      " launches are lost and counters stop on this context");
+      CUcontext ctx = cp.context();
+      cp.disable();
+      std::lock_guard lock(counters_mutex_);
+      profilers_.erase(ctx);
+      counters_refused_[ctx] = true;
+      return;
+    }
+    if (!image.all_passes_submitted)
+      write_error(trace::ErrorCode::kDecodeFailed, window, 0, 0,
+                  "cuptiRangeProfilerStop on " + device +
+                      " reports that not all replay passes were submitted; counters of this image "
+                      "may be incomplete");
+    RangeMapping mapping = cp.launches().map(image.ranges.size());
+    if (!mapping.ok) {
+      std::string msg = device + ": " + mapping.message;
+      if (image.dropped_ranges > 0)
+        msg += " (CUPTI dropped " + std::to_string(image.dropped_ranges) + " ranges)";
+      write_error(trace::ErrorCode::kRangeLaunchMismatch, window, mapping.expected_ranges,
+                  mapping.actual_ranges, msg);
+    }
+    for (size_t i = 0; i < image.ranges.size(); ++i) {
+      trace::RangeCounters rc;
+      rc.config_id = cp.config_id();
+      rc.window_id = window;
+      rc.range_index = i;
+      rc.correlation_id = mapping.correlation_ids[i];
+      rc.range_name = intern(image.ranges[i].range_name);
+      rc.values = std::move(image.ranges[i].values);
+      write(rc);
+    }
+    cp.launches().reset();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rfprof: internal error while decoding counters: %s\n", e.what());
+  } catch (...) {
+  }
+}
+
+void Session::flush_all_images(bool at_exit) noexcept {
+  std::vector<std::shared_ptr<ContextProfiler>> all;
+  {
+    std::lock_guard lock(counters_mutex_);
+    for (auto& [ctx, cp] : profilers_) all.push_back(cp);
+  }
+  for (auto& cp : all) {
+    std::unique_lock<std::timed_mutex> lock(cp->mutex(), std::defer_lock);
+    if (at_exit) {
+      // A launch still in flight on another thread at exit must not hang the process.
+      if (!lock.try_lock_for(std::chrono::seconds(10))) {
+        write_error(trace::ErrorCode::kDecodeFailed, cp->window_id(), cp->launches().size(), 0,
+                    "a kernel launch on device " + std::to_string(cp->device_id()) +
+                        " was still running 10 s after exit began; its counter image was not "
+                        "decoded");
+        continue;
+      }
+    } else {
+      lock.lock();
+    }
+    flush_image(*cp);
+    if (at_exit) cp->disable();
+  }
+}
+
+void Session::drop_context(CUcontext ctx) noexcept {
+  std::shared_ptr<ContextProfiler> cp;
+  {
+    std::lock_guard lock(counters_mutex_);
+    if (auto it = profilers_.find(ctx); it != profilers_.end()) {
+      cp = it->second;
+      profilers_.erase(it);
+    }
+    counters_refused_.erase(ctx);  // the handle may be reused by a new context
+  }
+  if (!cp) return;
+  std::lock_guard lock(cp->mutex());
+  flush_image(*cp);
+  cp->disable();  // before the context goes away
+}
+
+}  // namespace rf::collector

@@ -1,0 +1,138 @@
+// The collector session of one process (internal; public entry points: session.h).
+// Files: session.cpp (life cycle, exit, fork, flush thread), session_callbacks.cpp (CUPTI
+// callbacks: launches, windows, contexts, NVTX), session_activity.cpp (activity buffers),
+// session_counters.cpp (Range Profiler per context, RangeCounters).
+#pragma once
+
+#include <cupti.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "guards.h"
+#include "range_profiler.h"
+#include "rfprof/collector/correlation_filter.h"
+#include "rfprof/collector/messages.h"
+#include "rfprof/collector/names.h"
+#include "rfprof/collector/nvtx_style.h"
+#include "rfprof/collector/session.h"
+#include "rfprof/collector/window.h"
+#include "rfprof/trace/writer.h"
+
+namespace rf::collector {
+
+class Session {
+ public:
+  enum class State : int { kStarting, kRunning, kFinishing, kFinished, kDisabled };
+
+  explicit Session(SessionOptions options);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// Subscribes, opens the trace, enables activity and callbacks. Throws CuptiError or
+  /// trace::WriteError; everything done so far is undone by the guards.
+  void start();
+  /// Process exit: closes the window, decodes counters, flushes activity, writes TraceEnd.
+  void finish() noexcept;
+  /// pthread_atfork child handler: the child must not touch the parent's CUPTI state or trace.
+  void disable_in_child() noexcept { state_.store(State::kDisabled); }
+
+  State state() const noexcept { return state_.load(std::memory_order_acquire); }
+  bool running() const noexcept { return state() == State::kRunning; }
+  /// CUPTI's name of the subscriber that made start() fail, if CUPTI reported one.
+  const std::string& other_client() const noexcept { return other_client_; }
+
+  // CUPTI entry points (never throw).
+  void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept;
+  void on_buffer_completed(uint8_t* buffer, size_t valid_size) noexcept;
+
+ private:
+  // session.cpp
+  void write(const trace::Record& record) noexcept;
+  trace::StringId intern(std::string_view s) noexcept;
+  void write_error(trace::ErrorCode code, uint32_t window, uint64_t expected, uint64_t actual,
+                   const std::string& message) noexcept;
+  void write_process_info() noexcept;
+  void flush_loop() noexcept;
+  static uint64_t now_ns() noexcept;
+
+  // session_callbacks.cpp
+  void enable_callbacks();
+  void on_runtime_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void open_window(uint32_t cbid);
+  void close_window(uint32_t cbid);
+  void on_resource(CUpti_CallbackId cbid, const void* data);
+  void on_nvtx(CUpti_CallbackId cbid, const void* data);
+
+  // session_activity.cpp
+  void enable_activity();
+  void handle_record(const CUpti_Activity* record);
+  void write_pending_devices(bool all) noexcept;
+
+  // session_counters.cpp
+  std::shared_ptr<ContextProfiler> profiler_for(CUcontext ctx);
+  void flush_image(ContextProfiler& cp) noexcept;
+  void flush_all_images(bool at_exit) noexcept;
+  void drop_context(CUcontext ctx) noexcept;
+  void counters_failed(CUcontext ctx, uint32_t window, const std::string& detail, int cupti_result) noexcept;
+  void counters_unavailable(uint32_t window, CountersFailure failure, const std::string& detail) noexcept;
+  std::string chip_of(uint32_t device_id) noexcept;
+  std::string chip_locked(uint32_t device_id);
+  uint32_t config_id_locked(const ContextProfiler& cp) noexcept;
+  uint32_t current_window() noexcept;
+
+  SessionOptions options_;
+  std::atomic<State> state_{State::kStarting};
+  int owner_pid_ = 0;
+  std::string other_client_;   // CUPTI's name of the subscriber that refused us, if any
+  std::unique_ptr<trace::Writer> writer_;
+  std::atomic<uint64_t> dropped_records_{0};   // activity records lost (CUPTI drops + write errors)
+  std::atomic<bool> write_failed_{false};
+
+  SubscriberGuard subscriber_;
+  std::vector<CallbackGuard> callbacks_;
+  std::vector<ActivityKindGuard> activity_kinds_;
+
+  // Windows and the kernel-record filter (mutex_).
+  std::mutex mutex_;
+  WindowTracker windows_;
+  CorrelationFilter filter_;
+  std::atomic<uint64_t> window_launches_{0};   // launch_index in timing mode
+
+  // Activity conversion state (activity_mutex_).
+  std::mutex activity_mutex_;
+  KernelNameCache kernel_names_;
+  NvtxStyleTracker nvtx_styles_;
+  std::vector<trace::DeviceInfo> pending_devices_;   // device records whose chip is not known yet
+
+  // Counters (counters_mutex_ guards the maps; each ContextProfiler has its own mutex).
+  std::mutex counters_mutex_;
+  std::unordered_map<CUcontext, std::shared_ptr<ContextProfiler>> profilers_;
+  std::unordered_map<CUcontext, bool> counters_refused_;   // contexts where setup failed
+  std::map<uint32_t, std::string> chips_;                  // device id -> chip name
+  std::map<std::string, uint32_t> config_ids_;             // chip -> MetricConfig id
+  std::atomic<bool> counters_message_printed_{false};
+
+  // Flush thread.
+  std::thread flush_thread_;
+  std::mutex flush_mutex_;
+  std::condition_variable flush_cv_;
+  bool flush_stop_ = false;
+};
+
+/// The session of this process (nullptr before start_session succeeded).
+Session* current_session() noexcept;
+
+}  // namespace rf::collector

@@ -1,0 +1,181 @@
+// librfinject configuration from RFPROF_* environment variables (docs/inject-env.md).
+#include "config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+namespace rf::inject {
+namespace {
+
+std::string trim(std::string_view s) {
+  auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return std::string(s);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+[[noreturn]] void bad(std::string_view var, std::string_view value, std::string_view expected) {
+  throw ConfigError("rfprof: " + std::string(var) + "=\"" + std::string(value) +
+                    "\": expected " + std::string(expected));
+}
+
+/// The trimmed value of `var`, or nullopt when unset or empty.
+std::optional<std::string> get(const EnvLookup& env, const char* var) {
+  auto v = env(var);
+  if (!v) return std::nullopt;
+  std::string t = trim(*v);
+  if (t.empty()) return std::nullopt;
+  return t;
+}
+
+bool parse_on_off(const char* var, const std::string& value) {
+  std::string v = lower(value);
+  if (v == "on" || v == "yes" || v == "1") return true;
+  if (v == "off" || v == "no" || v == "0") return false;
+  bad(var, value, "one of on, off, yes, no, 1, 0");
+}
+
+std::vector<std::string> parse_metrics(const std::string& value) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (true) {
+    size_t comma = value.find(',', pos);
+    std::string item =
+        trim(std::string_view(value).substr(pos, comma == std::string::npos ? comma : comma - pos));
+    if (item.empty())
+      bad("RFPROF_METRICS", value,
+          "a comma-separated list of metric names without empty items, e.g. "
+          "dram__bytes_read.sum,gpu__time_duration.sum");
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(std::move(item));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+uint32_t parse_flush_ms(const std::string& value) {
+  constexpr const char* kExpected = "an integer number of milliseconds from 1 to 60000";
+  uint64_t ms = 0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, ms);
+  if (ec != std::errc() || ptr != end || ms < 1 || ms > 60000) bad("RFPROF_FLUSH_MS", value, kExpected);
+  return static_cast<uint32_t>(ms);
+}
+
+}  // namespace
+
+EnvLookup process_environment() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (!v) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+Config read_config(const EnvLookup& env) {
+  Config c;
+  if (auto v = env("RFPROF_OUTPUT"); v && !trim(*v).empty()) c.output_pattern = trim(*v);
+  if (auto v = get(env, "RFPROF_METRICS")) c.metrics = parse_metrics(*v);
+  if (auto v = get(env, "RFPROF_PROFILE_FROM_START"))
+    c.profile_from_start = parse_on_off("RFPROF_PROFILE_FROM_START", *v);
+  if (auto v = get(env, "RFPROF_MODE")) {
+    std::string m = lower(*v);
+    if (m == "counters")
+      c.mode = trace::CollectionMode::kCounters;
+    else if (m == "timing")
+      c.mode = trace::CollectionMode::kTiming;
+    else
+      bad("RFPROF_MODE", *v, "counters or timing");
+  }
+  if (auto v = get(env, "RFPROF_FORCE_OVERWRITE")) {
+    if (*v == "1")
+      c.force_overwrite = true;
+    else if (*v == "0")
+      c.force_overwrite = false;
+    else
+      bad("RFPROF_FORCE_OVERWRITE", *v, "0 or 1");
+  }
+  if (auto v = get(env, "RFPROF_FLUSH_MS")) c.flush_ms = parse_flush_ms(*v);
+  return c;
+}
+
+namespace {
+
+/// Expands every placeholder but %i, which becomes `index_text`. Sets `has_index`.
+std::string expand_once(std::string_view pattern, const PatternContext& ctx,
+                        const std::string& index_text, bool& has_index) {
+  auto fail = [&](const std::string& what) -> std::string {
+    bad("RFPROF_OUTPUT", pattern, what);
+  };
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if (c != '%') {
+      out += c;
+      continue;
+    }
+    if (i + 1 >= pattern.size())
+      return fail("a path pattern; it ends with a lone % (write %% for a literal %)");
+    char p = pattern[++i];
+    switch (p) {
+      case 'p':
+        out += std::to_string(ctx.pid);
+        break;
+      case 'h':
+        out += ctx.hostname;
+        break;
+      case 'i':
+        has_index = true;
+        out += index_text;
+        break;
+      case '%':
+        out += '%';
+        break;
+      case 'q': {
+        if (i + 1 >= pattern.size() || pattern[i + 1] != '{')
+          return fail("%q followed by {VAR}, the name of an environment variable, e.g. %q{RANK}");
+        size_t close = pattern.find('}', i + 2);
+        if (close == std::string_view::npos || close == i + 2)
+          return fail("%q{VAR} with a non-empty variable name and a closing }");
+        std::string var(pattern.substr(i + 2, close - i - 2));
+        std::optional<std::string> value = ctx.env ? ctx.env(var) : std::nullopt;
+        if (!value) return fail("%q{" + var + "} naming a set environment variable; " + var + " is not set");
+        out += *value;
+        i = close;
+        break;
+      }
+      default:
+        return fail(std::string("placeholders %p, %h, %q{VAR}, %i or %%; %") + p + " is unknown");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::filesystem::path expand_output_pattern(std::string_view pattern, const PatternContext& ctx) {
+  if (trim(pattern).empty()) bad("RFPROF_OUTPUT", pattern, "a non-empty path pattern");
+  bool has_index = false;
+  std::string first = expand_once(pattern, ctx, "1", has_index);
+  if (!has_index) return first;
+  auto exists = ctx.exists ? ctx.exists : [](const std::filesystem::path& p) {
+    std::error_code ec;
+    return std::filesystem::exists(p, ec);
+  };
+  constexpr uint32_t kMaxIndex = 1000000;
+  for (uint32_t n = 1; n <= kMaxIndex; ++n) {
+    std::string candidate = n == 1 ? first : expand_once(pattern, ctx, std::to_string(n), has_index);
+    if (!exists(candidate) && !exists(candidate + ".part")) return candidate;
+  }
+  bad("RFPROF_OUTPUT", pattern, "a %i pattern with a free index below 1000000");
+}
+
+}  // namespace rf::inject

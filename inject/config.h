@@ -1,0 +1,62 @@
+// librfinject configuration: environment variables read once inside the profiled process.
+// Every variable is documented in docs/inject-env.md; the launcher (rfprof) sets them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rfprof/trace/records.h"
+
+namespace rf::inject {
+
+/// A bad environment variable. what() names the variable, its value and what was expected, e.g.
+/// `rfprof: RFPROF_FLUSH_MS="0": expected an integer number of milliseconds from 1 to 60000`.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Looks up an environment variable: its value, or nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+/// The process environment (getenv).
+EnvLookup process_environment();
+
+/// Settings of one profiled process.
+struct Config {
+  std::string output_pattern = "rfprof_%p.rftrace";  ///< RFPROF_OUTPUT, before expansion
+  std::vector<std::string> metrics;  ///< RFPROF_METRICS; empty: the collector's default_metrics()
+  bool profile_from_start = true;    ///< RFPROF_PROFILE_FROM_START
+  trace::CollectionMode mode = trace::CollectionMode::kCounters;  ///< RFPROF_MODE
+  bool force_overwrite = false;      ///< RFPROF_FORCE_OVERWRITE
+  uint32_t flush_ms = 1000;          ///< RFPROF_FLUSH_MS: trace flush interval (ms), 1..60000
+};
+
+/// Reads every RFPROF_* variable through `env`. Unset or empty variables keep their defaults.
+/// Throws ConfigError on the first bad value (RFPROF_OUTPUT is only checked by
+/// expand_output_pattern, which needs the process identity).
+Config read_config(const EnvLookup& env);
+
+/// What the placeholders of RFPROF_OUTPUT expand to.
+struct PatternContext {
+  uint32_t pid = 0;       ///< %p
+  std::string hostname;   ///< %h
+  EnvLookup env;          ///< %q{VAR}
+  /// Whether a path exists (for %i); defaults to std::filesystem::exists when empty.
+  std::function<bool(const std::filesystem::path&)> exists;
+};
+
+/// Expands an output pattern (ncu's -o syntax): %p process id, %h host name, %q{VAR} value of
+/// environment variable VAR, %i the smallest positive integer for which neither the file nor its
+/// ".part" exists yet (every %i of a pattern gets the same number), %% a literal %.
+/// Throws ConfigError (naming RFPROF_OUTPUT, the pattern and the problem) for an empty pattern, an
+/// unknown placeholder, a lone trailing %, %q without {VAR}, or an unset VAR.
+std::filesystem::path expand_output_pattern(std::string_view pattern, const PatternContext& context);
+
+}  // namespace rf::inject

@@ -1,0 +1,76 @@
+// librfinject's only exported symbols: the CUDA and NVTX injection entry points.
+//   CUDA_INJECTION64_PATH=librfinject.so  -> cuInit calls InitializeInjection()
+//   NVTX_INJECTION64_PATH=librfinject.so  -> the first NVTX call calls InitializeInjectionNvtx2()
+// Both start the same collector session once (whichever runs first); nothing here throws, aborts
+// or exits: a problem is one "rfprof:" line on stderr and the application goes on unprofiled.
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+
+#include "config.h"
+#include "rfprof/collector/session.h"
+
+#define RF_EXPORT __attribute__((visibility("default")))
+
+namespace {
+
+/// Starts the collector once per process. Re-entrant: a call from inside the first one (CUPTI
+/// initializing CUDA, which calls InitializeInjection) returns false instead of deadlocking.
+bool initialize_once() noexcept {
+  static std::recursive_mutex mutex;
+  static enum { kNotStarted, kStarting, kDone } state = kNotStarted;
+  static bool running = false;
+  std::lock_guard lock(mutex);
+  if (state == kStarting) return false;
+  if (state == kDone) return running;
+  state = kStarting;
+  try {
+    rf::inject::EnvLookup env = rf::inject::process_environment();
+    rf::inject::Config config = rf::inject::read_config(env);
+    rf::inject::PatternContext pattern;
+    pattern.pid = static_cast<uint32_t>(::getpid());
+    char host[HOST_NAME_MAX + 1] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) pattern.hostname = host;
+    pattern.env = env;
+    rf::collector::SessionOptions options;
+    options.output = rf::inject::expand_output_pattern(config.output_pattern, pattern);
+    options.metrics = config.metrics;
+    options.profile_from_start = config.profile_from_start;
+    options.mode = config.mode;
+    options.force_overwrite = config.force_overwrite;
+    options.flush_ms = config.flush_ms;
+    running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
+  } catch (const rf::inject::ConfigError& e) {
+    std::fprintf(stderr, "%s; rfprof is disabled\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rfprof: cannot start: %s; rfprof is disabled\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "rfprof: cannot start (unknown error); rfprof is disabled\n");
+  }
+  state = kDone;
+  return running;
+}
+
+}  // namespace
+
+/// Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names this library.
+/// Always returns 1 (the application must run whether or not profiling could start).
+extern "C" RF_EXPORT int InitializeInjection(void) {
+  (void)initialize_once();
+  return 1;
+}
+
+/// Called by the NVTX loader at the first NVTX call when NVTX_INJECTION64_PATH names this
+/// library. Guard for the CUPTI 13.0 GA bug (NVTX reaching CUPTI before CUPTI is initialized
+/// crashes; NVIDIA/NVTX issue 125): the collector session, and with it CUPTI, is started first,
+/// and only then is NVTX handed to cuptiNvtxInitialize2. Returns 1 when NVTX events will be
+/// recorded, 0 otherwise (NVTX then stays a no-op; the library is never unloaded: -z nodelete).
+extern "C" RF_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+  if (!initialize_once()) return 0;
+  return rf::collector::forward_nvtx_injection(reinterpret_cast<const void*>(get_export_table));
+}

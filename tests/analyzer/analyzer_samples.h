@@ -1,0 +1,168 @@
+// Helpers for the analyzer tests: temp directories and traces written with rf::trace::Writer.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "rfprof/analyzer/flops.h"
+#include "rfprof/trace/writer.h"
+
+namespace rf::analyzer::testing {
+
+/// A fresh, empty directory under the system temp dir, removed by the destructor.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "rfanalyze-XXXXXX").string();
+    path = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+/// The whole content of a file.
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// The lines of a file, without their "\n".
+inline std::vector<std::string> lines_of(const std::filesystem::path& p) {
+  std::vector<std::string> out;
+  std::ifstream in(p);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+/// The roofline metric list, in the collector's order.
+inline std::vector<std::string> roofline_metrics() {
+  return {std::string(metric::kDadd),  std::string(metric::kDmul),      std::string(metric::kDfma),
+          std::string(metric::kFadd),  std::string(metric::kFmul),      std::string(metric::kFfma),
+          std::string(metric::kHadd),  std::string(metric::kHmul),      std::string(metric::kHfma),
+          std::string(metric::kDramRead), std::string(metric::kDramWrite), std::string(metric::kGpuTime)};
+}
+
+/// Values for roofline_metrics(), by name.
+struct Counts {
+  double dadd = 0, dmul = 0, dfma = 0, fadd = 0, fmul = 0, ffma = 0, hadd = 0, hmul = 0, hfma = 0;
+  double read = 0, write = 0, gpu_time = 0;
+  std::vector<double> values() const {
+    return {dadd, dmul, dfma, fadd, fmul, ffma, hadd, hmul, hfma, read, write, gpu_time};
+  }
+};
+
+/// Writes trace records with few words.
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(const std::filesystem::path& path, uint32_t chunk_bytes = 1u << 20)
+      : w_(path, {.chunk_bytes = chunk_bytes, .force_overwrite = true}) {}
+
+  trace::Writer& writer() { return w_; }
+
+  void process(uint32_t pid, trace::CollectionMode mode) {
+    trace::ProcessInfo p;
+    p.pid = pid;
+    p.hostname = w_.intern("node01");
+    p.process_name = w_.intern("python3");
+    p.command_line = w_.intern("python3 train.py");
+    p.mode = mode;
+    w_.append(p);
+  }
+  void device(uint32_t id, const std::string& name, const std::string& chip, uint64_t bandwidth_kbps = 0) {
+    trace::DeviceInfo d;
+    d.device_id = id;
+    d.name = w_.intern(name);
+    d.chip = w_.intern(chip);
+    d.sm_count = 132;
+    d.core_clock_khz = 1980000;
+    d.memory_clock_khz = 2619000;
+    d.global_memory_bandwidth_kbps = bandwidth_kbps;
+    w_.append(d);
+  }
+  void config(uint32_t id, const std::vector<std::string>& metrics) {
+    trace::MetricConfig mc;
+    mc.config_id = id;
+    mc.chip = w_.intern("GH100");
+    mc.num_passes = 2;
+    for (const auto& m : metrics) mc.metrics.push_back(w_.intern(m));
+    w_.append(mc);
+  }
+  void launch(uint32_t driver_corr, uint32_t runtime_corr, uint64_t thread, uint64_t t_ns,
+              uint32_t window = 0, bool graph = false) {
+    trace::LaunchApi l;
+    l.correlation_id = driver_corr;
+    l.runtime_correlation_id = runtime_corr;
+    l.thread_id = thread;
+    l.api_start_ns = t_ns;
+    l.api_end_ns = t_ns + 3;
+    l.window_id = window;
+    l.is_graph = graph;
+    l.kernel_name = graph ? 0 : w_.intern("_Z9ffma_loopPfi");
+    if (!graph) {
+      l.grid[0] = 1024; l.grid[1] = 1; l.grid[2] = 1;
+      l.block[0] = 256; l.block[1] = 1; l.block[2] = 1;
+    }
+    w_.append(l);
+  }
+  void kernel(uint32_t corr, uint64_t start_ns, uint64_t end_ns,
+              const std::string& name = "ffma_loop(float*, int)", uint32_t device = 0) {
+    trace::KernelActivity k;
+    k.correlation_id = corr;
+    k.device_id = device;
+    k.stream_id = 7;
+    k.start_ns = start_ns;
+    k.end_ns = end_ns;
+    k.grid[0] = 1024; k.grid[1] = 1; k.grid[2] = 1;
+    k.block[0] = 256; k.block[1] = 1; k.block[2] = 1;
+    k.mangled_name = w_.intern("_Z9ffma_loopPfi");
+    k.demangled_name = w_.intern(name);
+    w_.append(k);
+  }
+  void counters(uint32_t config, uint32_t corr, const std::vector<double>& values, uint32_t window = 0) {
+    trace::RangeCounters rc;
+    rc.config_id = config;
+    rc.window_id = window;
+    rc.correlation_id = corr;
+    rc.values = values;
+    w_.append(rc);
+  }
+  void push(uint64_t id, uint64_t thread, uint64_t t_ns, const std::string& name) {
+    trace::NvtxEvent n;
+    n.id = id;
+    n.kind = trace::NvtxEventKind::kStart;
+    n.style = trace::NvtxRangeStyle::kPushPop;
+    n.timestamp_ns = t_ns;
+    n.thread_id = thread;
+    n.name = w_.intern(name);
+    w_.append(n);
+  }
+  void pop(uint64_t id, uint64_t thread, uint64_t t_ns) {
+    trace::NvtxEvent n;
+    n.id = id;
+    n.kind = trace::NvtxEventKind::kEnd;
+    n.style = trace::NvtxRangeStyle::kPushPop;
+    n.timestamp_ns = t_ns;
+    n.thread_id = thread;
+    w_.append(n);
+  }
+  void window(uint32_t id, bool begin, uint64_t t_ns) { w_.append(trace::ProfilingWindow{id, begin, t_ns, 0}); }
+  void error(trace::ErrorCode code, const std::string& message, uint32_t window = 0) {
+    trace::CollectorError e;
+    e.code = code;
+    e.window_id = window;
+    e.message = w_.intern(message);
+    w_.append(e);
+  }
+  void finish() { w_.finish(); }
+
+ private:
+  trace::Writer w_;
+};
+
+}  // namespace rf::analyzer::testing

@@ -1,0 +1,183 @@
+// Ceilings database (built-in datasheet, user files, --device) and the roofline check.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/ceilings.h"
+#include "rfprof/analyzer/roof.h"
+
+namespace rf::analyzer {
+namespace {
+
+std::string matched(std::string_view name, std::string_view chip) {
+  const CeilingEntry* e = CeilingDb::builtin().match(name, chip);
+  return e ? e->name : "(none)";
+}
+
+TEST(Ceilings, DatasheetMatchesTheDeviceNamesCudaReports) {
+  EXPECT_EQ(matched("NVIDIA H100 80GB HBM3", "GH100"), "H100 SXM5");
+  EXPECT_EQ(matched("NVIDIA H100 PCIe", "GH100"), "H100 PCIe");
+  EXPECT_EQ(matched("NVIDIA H200", "GH100"), "H200 SXM");
+  EXPECT_EQ(matched("NVIDIA H200 NVL", "GH100"), "H200 NVL");
+  EXPECT_EQ(matched("NVIDIA A100-SXM4-40GB", "GA100"), "A100 SXM4 40GB");
+  EXPECT_EQ(matched("NVIDIA A100-SXM4-80GB", "GA100"), "A100 SXM4 80GB");
+  EXPECT_EQ(matched("NVIDIA A100 80GB PCIe", "GA100"), "A100 PCIe 80GB");
+  EXPECT_EQ(matched("Tesla V100-SXM2-16GB", "GV100"), "V100 SXM2");
+  EXPECT_EQ(matched("Tesla V100-SXM2-32GB", ""), "V100 SXM2");  // chip unknown: name decides
+  EXPECT_EQ(matched("NVIDIA H100 80GB HBM3", "GA100"), "(none)");  // chip disagrees
+  EXPECT_EQ(matched("NVIDIA GeForce RTX 4090", "AD102"), "(none)");
+}
+
+TEST(Ceilings, DatasheetEntriesAreConsistent) {
+  const auto& entries = CeilingDb::builtin().entries();
+  ASSERT_GE(entries.size(), 6u);
+  for (const auto& e : entries) {
+    SCOPED_TRACE(e.name);
+    EXPECT_FALSE(e.citation.empty());
+    EXPECT_FALSE(e.patterns.empty());
+    ASSERT_TRUE(e.fp64_flop_per_s && e.fp32_flop_per_s && e.dram_bytes_per_s);
+    EXPECT_LE(*e.fp64_flop_per_s, *e.fp32_flop_per_s);
+    if (e.fp16_flop_per_s) {
+      EXPECT_GE(*e.fp16_flop_per_s, *e.fp32_flop_per_s);
+    }
+    EXPECT_GT(*e.dram_bytes_per_s, 1e11);  // bytes/s, not GB/s
+    EXPECT_LT(*e.dram_bytes_per_s, 1e13);
+    EXPECT_GT(*e.fp32_flop_per_s, 1e12);   // FLOP/s, not TFLOP/s
+    EXPECT_EQ(CeilingDb::builtin().find(e.name), &e);
+  }
+}
+
+TEST(Ceilings, ResolveNamesTheDatasheet) {
+  CeilingSources s{&CeilingDb::builtin(), nullptr, "", std::nullopt};
+  DeviceCeilings c = resolve_ceilings("NVIDIA H100 80GB HBM3", "GH100", 0, s);
+  const CeilingEntry* e = CeilingDb::builtin().find("H100 SXM5");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(c.datasheet_entry, "H100 SXM5");
+  EXPECT_EQ(c.fp32.value, e->fp32_flop_per_s);
+  EXPECT_EQ(c.dram.value, e->dram_bytes_per_s);
+  EXPECT_EQ(c.fp32.source, "datasheet: H100 SXM5 (" + e->citation + ")");
+}
+
+TEST(Ceilings, UserFileOverridesFieldByField) {
+  testing::TempDir dir;
+  auto file = dir.path / "measured.json";
+  std::ofstream(file) << R"({"devices": [{"name": "measured H100", "chip": "GH100",
+                             "patterns": ["H100"], "dram_bytes_per_s": 3.0e12}]})";
+  CeilingDb user = CeilingDb::from_file(file);
+  CeilingSources s{&CeilingDb::builtin(), &user, file.string(), std::nullopt};
+  DeviceCeilings c = resolve_ceilings("NVIDIA H100 80GB HBM3", "GH100", 0, s);
+  EXPECT_EQ(c.user_entry, "measured H100");
+  EXPECT_EQ(c.dram.value, 3.0e12);
+  EXPECT_EQ(c.dram.source, "user file: " + file.string());
+  EXPECT_EQ(c.fp32.value, CeilingDb::builtin().find("H100 SXM5")->fp32_flop_per_s);
+  EXPECT_EQ(c.fp32.source.rfind("datasheet: H100 SXM5", 0), 0u);
+}
+
+TEST(Ceilings, ForcedDeviceAndReportedBandwidth) {
+  CeilingSources s{&CeilingDb::builtin(), nullptr, "", std::string("a100 sxm4 80gb")};
+  validate_forced_device(s);
+  DeviceCeilings c = resolve_ceilings("some unknown board", "", 0, s);
+  EXPECT_EQ(c.datasheet_entry, "A100 SXM4 80GB");
+  EXPECT_EQ(c.dram.value, CeilingDb::builtin().find("A100 SXM4 80GB")->dram_bytes_per_s);
+
+  s.forced = "no such board";
+  try {
+    validate_forced_device(s);
+    ADD_FAILURE() << "no error";
+  } catch (const CeilingsError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"H100 SXM5\""), std::string::npos) << e.what();
+  }
+
+  s.forced.reset();  // no entry: the device's own bandwidth (KB/s) is the DRAM ceiling
+  DeviceCeilings r = resolve_ceilings("NVIDIA GeForce RTX 4090", "AD102", 1008000000, s);
+  EXPECT_EQ(r.dram.value, 1008000000.0 * 1000.0);
+  EXPECT_EQ(r.dram.source, "device: CUPTI globalMemoryBandwidth");
+  EXPECT_FALSE(r.fp32.value.has_value());
+}
+
+TEST(Ceilings, BadUserFiles) {
+  auto expect_error = [](const std::string& text, const std::string& needle) {
+    try {
+      CeilingDb::parse(text, "ceilings file X.json");
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const CeilingsError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("X.json"), std::string::npos) << what;
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+    }
+  };
+  expect_error("[]", "expected {\"devices\"");
+  expect_error("{\"devices\": [{\"patterns\": []}]}", "\"name\"");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": -1}]}", "positive");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": \"67 TF\"}]}", "number");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"patterns\": [\"(\"]}]}", "regex");
+  expect_error("{", "not valid JSON");
+  EXPECT_THROW(CeilingDb::from_file("/nonexistent/ceilings.json"), CeilingsError);
+}
+
+DeviceCeilings toy_ceilings() {
+  DeviceCeilings c;
+  c.fp64.value = 1e12;
+  c.fp32.value = 2e12;
+  c.dram.value = 1e11;
+  return c;  // no FP16 ceiling
+}
+
+LaunchMetrics metrics(double fp64, double fp32, double fp16, double bytes) {
+  LaunchMetrics m;
+  m.fp64_flop = fp64;
+  m.fp32_flop = fp32;
+  m.fp16_flop = fp16;
+  m.dram_read_bytes = bytes;
+  m.dram_write_bytes = 0.0;
+  return m;
+}
+
+TEST(Roof, PeakOfAPrecisionMix) {
+  DeviceCeilings c = toy_ceilings();
+  EXPECT_EQ(mix_peak_flop_per_s(metrics(0, 4e6, 0, 1), c), 2e12);
+  // 1e6 FLOP at 1e12 and 1e6 FLOP at 2e12 take 1.5 us at best: 2e6 / 1.5e-6.
+  EXPECT_DOUBLE_EQ(*mix_peak_flop_per_s(metrics(1e6, 1e6, 0, 1), c), 2e6 / 1.5e-6);
+  EXPECT_FALSE(mix_peak_flop_per_s(metrics(0, 1e6, 1e6, 1), c).has_value());  // FP16 ceiling unknown
+  EXPECT_FALSE(mix_peak_flop_per_s(metrics(0, 0, 0, 1), c).has_value());
+}
+
+TEST(Roof, PointsBelowTheRoofAreNotFlagged) {
+  DeviceCeilings c = toy_ceilings();
+  // 1e6 FP32 FLOP and 1e4 bytes in 1 ms: 1e9 FLOP/s, 1e7 bytes/s.
+  RoofCheck r = check_roof(metrics(0, 1e6, 0, 1e4), uint64_t{1000000}, c);
+  EXPECT_FALSE(r.above());
+  EXPECT_DOUBLE_EQ(*r.achieved_flop_per_s, 1e9);
+  // AI = 100 FLOP/byte: min(2e12, 100 * 1e11) = 2e12.
+  EXPECT_DOUBLE_EQ(*r.attainable_flop_per_s, 2e12);
+}
+
+TEST(Roof, AboveTheComputeCeiling) {
+  DeviceCeilings c = toy_ceilings();
+  // 4e9 FP32 FLOP in 1 ms = 4e12 FLOP/s > 2e12; bytes tiny so the memory roof is high.
+  RoofCheck r = check_roof(metrics(0, 4e9, 0, 1e3), uint64_t{1000000}, c);
+  EXPECT_TRUE(r.above_compute);
+  EXPECT_FALSE(r.above_memory);
+  EXPECT_TRUE(r.above());
+}
+
+TEST(Roof, AboveTheBandwidthCeiling) {
+  DeviceCeilings c = toy_ceilings();
+  // 1e9 bytes in 1 ms = 1e12 bytes/s > 1e11, with almost no FLOP.
+  RoofCheck r = check_roof(metrics(0, 10, 0, 1e9), uint64_t{1000000}, c);
+  EXPECT_TRUE(r.above_memory);
+  EXPECT_FALSE(r.above_compute);
+  EXPECT_LT(*r.attainable_flop_per_s, *r.achieved_flop_per_s);  // AI * bandwidth is the roof
+}
+
+TEST(Roof, UnknownsFlagNothing) {
+  DeviceCeilings c = toy_ceilings();
+  EXPECT_FALSE(check_roof(metrics(0, 4e9, 0, 1e9), std::nullopt, c).above());
+  EXPECT_FALSE(check_roof(metrics(0, 4e9, 0, 1e9), uint64_t{0}, c).above());
+  EXPECT_FALSE(check_roof(metrics(0, 0, 4e9, 1), uint64_t{1000}, c).above_compute);  // no FP16 ceiling
+  EXPECT_FALSE(check_roof(LaunchMetrics{}, uint64_t{1000}, c).above());
+}
+
+}  // namespace
+}  // namespace rf::analyzer

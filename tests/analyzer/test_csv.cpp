@@ -1,0 +1,58 @@
+// CSV quoting (RFC 4180) and number formatting of the analyzer outputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "rfprof/analyzer/csv.h"
+
+namespace rf::analyzer {
+namespace {
+
+TEST(CsvEscape, PlainFieldsAreUnchanged) {
+  EXPECT_EQ(csv_escape("ffma_loop"), "ffma_loop");
+  EXPECT_EQ(csv_escape(""), "");
+  EXPECT_EQ(csv_escape("train/forward"), "train/forward");
+}
+
+TEST(CsvEscape, CommaQuoteAndLineBreaksAreQuoted) {
+  EXPECT_EQ(csv_escape("1024,1,1"), "\"1024,1,1\"");
+  EXPECT_EQ(csv_escape("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_escape("a\nb"), "\"a\nb\"");
+  EXPECT_EQ(csv_escape("a\rb"), "\"a\rb\"");
+  EXPECT_EQ(csv_escape("\""), "\"\"\"\"");
+}
+
+TEST(CsvEscape, RowJoinsEscapedFields) {
+  std::ostringstream out;
+  write_csv_row(out, {"1", "ffma_loop(float*, int)", "", "x\"y"});
+  EXPECT_EQ(out.str(), "1,\"ffma_loop(float*, int)\",,\"x\"\"y\"\n");
+}
+
+TEST(FormatNumber, IntegralValuesAreIntegers) {
+  EXPECT_EQ(format_number(2000.0), "2000");
+  EXPECT_EQ(format_number(0.0), "0");
+  EXPECT_EQ(format_number(-5.0), "-5");
+  EXPECT_EQ(format_number(9007199254740993.0), "9007199254740992");  // nearest double
+  EXPECT_EQ(format_number(1e18), "1000000000000000000");
+}
+
+TEST(FormatNumber, FractionsRoundTrip) {
+  for (double v : {0.1, 1.0 / 3.0, 2.5e-9, 6.02214076e23 + 0.5, 1e300, -7.25}) {
+    std::string s = format_number(v);
+    EXPECT_EQ(std::stod(s), v) << s;
+  }
+  EXPECT_EQ(format_number(0.5), "0.5");
+}
+
+TEST(FormatNumber, NotFiniteIsEmpty) {
+  EXPECT_EQ(format_number(std::numeric_limits<double>::quiet_NaN()), "");
+  EXPECT_EQ(format_number(std::numeric_limits<double>::infinity()), "");
+  EXPECT_EQ(format_optional(std::nullopt), "");
+  EXPECT_EQ(format_optional(12.0), "12");
+}
+
+}  // namespace
+}  // namespace rf::analyzer

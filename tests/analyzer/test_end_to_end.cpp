@@ -1,0 +1,361 @@
+// End to end: traces written with rf::trace::Writer, analyzed by run_analysis and by the rfanalyze
+// executable; checks the rows, sums, summary.json, above-roof errors, truncated and corrupt traces.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/csv.h"
+
+namespace rf::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Counts;
+using testing::lines_of;
+using testing::TempDir;
+using testing::TraceBuilder;
+using trace::CollectionMode;
+using trace::ErrorCode;
+
+constexpr uint64_t kMain = 100, kAutograd = 200;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+const std::string kReduce = "reduce_kernel<float, 2>(float const*, float*)";
+
+/// A counters-mode trace of pid 4242 on an H100 whose records come in adversarial order:
+/// counters first, then kernels, then launches, NVTX last.
+void write_training_trace(const fs::path& path) {
+  TraceBuilder t(path, 512);
+  t.process(4242, CollectionMode::kCounters);
+  t.device(0, "NVIDIA H100 80GB HBM3", "GH100", 3352320000ull);
+  t.config(1, testing::roofline_metrics());
+  Counts c101;
+  c101.ffma = 1000;
+  c101.read = 600;
+  c101.write = 400;
+  Counts c102;
+  c102.fadd = 100;
+  c102.ffma = 500;
+  c102.dfma = 10;
+  c102.hfma = 5;
+  c102.read = 1000;
+  c102.write = 100;
+  Counts c103;  // 2e9 FP32 FLOP in 10 ns: far above any roof
+  c103.ffma = 1e9;
+  c103.read = 1;
+  c103.write = 1;
+  std::vector<double> v104(12, kNaN);
+  v104[9] = 64;  // only dram__bytes_read.sum is available
+  t.counters(1, 101, c101.values());
+  t.counters(1, 102, c102.values());
+  t.counters(1, 103, c103.values());
+  t.counters(1, 104, v104);
+  t.kernel(1101, 20000, 21000);  // launched through the runtime: carries the runtime id
+  t.kernel(102, 30000, 32000, kReduce);
+  t.launch(101, 1101, kMain, 2000);
+  t.launch(102, 0, kAutograd, 6000);  // autograd thread, no range of its own
+  t.launch(103, 0, kMain, 10000);
+  t.launch(104, 0, kMain, 200000);   // outside every range
+  t.push(1, kMain, 1000, "iteration");
+  t.push(2, kMain, 1000, "forward");
+  t.pop(2, kMain, 5000);
+  t.push(3, kMain, 5000, "backward");
+  t.pop(3, kMain, 9000);
+  t.push(4, kMain, 9000, "optimizer");
+  t.pop(4, kMain, 12000);
+  t.pop(1, kMain, 100000);
+  t.kernel(103, 40000, 40010);
+  t.kernel(104, 50000, 50500);
+  t.kernel(999, 60000, 60300, "orphan()");  // its launch is not in the trace
+  t.window(0, false, 300000);
+  t.error(ErrorCode::kRangeLaunchMismatch, "2 ranges for 3 launches");
+  t.error(ErrorCode::kRangeLaunchMismatch, "2 ranges for 3 launches");
+  t.error(ErrorCode::kDroppedRecords, "CUPTI dropped 5 records");
+  t.finish();
+}
+
+/// A timing-mode trace of pid 777 with `launches` launches, each inside a "forward" range.
+void write_timing_trace(const fs::path& path, int launches, uint32_t chunk_bytes = 1u << 20) {
+  TraceBuilder t(path, chunk_bytes);
+  t.process(777, CollectionMode::kTiming);
+  t.device(0, "NVIDIA A100-SXM4-80GB", "GA100");
+  for (int i = 0; i < launches; ++i) {
+    auto corr = static_cast<uint32_t>(10 + i);
+    uint64_t at = 1000 + 100 * static_cast<uint64_t>(i);
+    t.push(static_cast<uint64_t>(i + 1), 5, at, "forward");
+    t.launch(corr, 0, 5, at + 10);
+    t.pop(static_cast<uint64_t>(i + 1), 5, at + 50);
+    t.kernel(corr, at + 20, at + 70);
+  }
+  t.finish();
+}
+
+std::string find_line(const std::vector<std::string>& lines, const std::string& prefix) {
+  for (const auto& l : lines)
+    if (l.rfind(prefix, 0) == 0) return l;
+  return "(no line starting with " + prefix + ")";
+}
+
+struct Outcome {
+  int status;
+  std::string err;
+};
+
+Outcome analyze(const std::vector<fs::path>& traces, const fs::path& out, AnalyzeOptions opts = {}) {
+  opts.traces = traces;
+  opts.output_dir = out;
+  std::ostringstream err;
+  int status = run_analysis(opts, err);
+  return {status, err.str()};
+}
+
+TEST(EndToEnd, KernelRowsJoinCountersAndNvtx) {
+  TempDir dir;
+  write_training_trace(dir.path / "t.rftrace");
+  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  auto k = lines_of(dir.path / "report" / "kernels.csv");
+  ASSERT_EQ(k.size(), 6u);
+  EXPECT_EQ(k[0],
+            "id,pid,device,stream,kernel,grid,block,duration_ns,fp64_flop,fp32_flop,fp16_flop,"
+            "dram_read_bytes,dram_write_bytes,arithmetic_intensity,flop_per_s,nvtx,phase");
+  // ffma = 1000 -> 2000 FP32 FLOP; 1000 DRAM bytes -> AI 2; 2000 FLOP in 1000 ns -> 2e9 FLOP/s.
+  EXPECT_EQ(k[1],
+            "1101,4242,0,7,\"ffma_loop(float*, int)\",\"1024,1,1\",\"256,1,1\",1000,0,2000,0,600,400,"
+            "2,2000000000,iteration/forward,forward");
+  // FP64 2*10, FP32 100 + 2*500, FP16 4*5 (half2 weights); autograd thread -> main's backward.
+  const double total = 20 + 1100 + kFp16Weights.fma * 5;
+  EXPECT_EQ(k[2], "102,4242,0,7," + csv_escape(kReduce) + ",\"1024,1,1\",\"256,1,1\",2000,20,1100," +
+                      format_number(kFp16Weights.fma * 5) + ",1000,100," + format_number(total / 1100) +
+                      "," + format_number(total / 2e-6) + ",iteration/backward,backward");
+  EXPECT_EQ(find_line(k, "103,").substr(find_line(k, "103,").rfind(',') + 1), "optimizer");
+  // Unavailable metrics leave their columns and everything derived from them empty.
+  EXPECT_EQ(k[4], "104,4242,0,7,\"ffma_loop(float*, int)\",\"1024,1,1\",\"256,1,1\",500,,,,64,,,,,other");
+  EXPECT_EQ(k[5], "999,4242,0,7,orphan(),\"1024,1,1\",\"256,1,1\",300,,,,,,,,,other");
+
+  auto counters = lines_of(dir.path / "report" / "counters.csv");
+  EXPECT_EQ(counters[0], "id,kernel,metric,value");
+  EXPECT_EQ(counters.size(), 1u + 4 * 12);  // 4 launches with counters, 12 metrics each
+  EXPECT_NE(std::find(counters.begin(), counters.end(),
+                      "1101,\"ffma_loop(float*, int)\",smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,1000"),
+            counters.end());
+  EXPECT_NE(std::find(counters.begin(), counters.end(),
+                      "103,\"ffma_loop(float*, int)\",smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,1000000000"),
+            counters.end());
+  EXPECT_NE(std::find(counters.begin(), counters.end(),
+                      "104,\"ffma_loop(float*, int)\",smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,"),
+            counters.end());
+}
+
+TEST(EndToEnd, RangesPhasesAndSummary) {
+  TempDir dir;
+  write_training_trace(dir.path / "t.rftrace");
+  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+
+  auto ranges = lines_of(dir.path / "report" / "ranges.csv");
+  ASSERT_EQ(ranges.size(), 5u);
+  EXPECT_EQ(ranges[0], "nvtx,launches,duration_ns,fp64_flop,fp32_flop,fp16_flop,dram_read_bytes,"
+                       "dram_write_bytes,arithmetic_intensity,flop_per_s");
+  // Launches 104 and 999 are outside every range: 500 + 300 ns, only 104's read bytes known.
+  EXPECT_EQ(ranges[1], ",2,800,,,,64,,,");
+  EXPECT_EQ(ranges[3], "iteration/forward,1,1000,0,2000,0,600,400,2,2000000000");
+  auto phases = lines_of(dir.path / "report" / "phases.csv");
+  ASSERT_EQ(phases.size(), 5u);
+  EXPECT_EQ(phases[0].substr(0, 15), "phase,launches,");
+  EXPECT_EQ(phases[1].substr(0, 11), "backward,1,");
+  EXPECT_EQ(phases[2], "forward,1,1000,0,2000,0,600,400,2,2000000000");
+  EXPECT_EQ(phases[4], "other,2,800,,,,64,,,");
+
+  std::ifstream in(dir.path / "report" / "summary.json");
+  nlohmann::json s = nlohmann::json::parse(in);
+  ASSERT_EQ(s["traces"].size(), 1u);
+  EXPECT_EQ(s["traces"][0]["pid"], 4242);
+  EXPECT_EQ(s["traces"][0]["truncated"], false);
+  EXPECT_EQ(s["traces"][0]["mode"], "counters");
+  EXPECT_EQ(s["traces"][0]["launches"], 5);
+  EXPECT_EQ(s["traces"][0]["join"]["rows_without_launch"], 1);
+  ASSERT_EQ(s["devices"].size(), 1u);
+  EXPECT_EQ(s["devices"][0]["sm_count"], 132);
+  EXPECT_EQ(s["devices"][0]["ceilings"]["datasheet_entry"], "H100 SXM5");
+  EXPECT_EQ(s["devices"][0]["ceilings"]["fp32_flop_per_s"]["source"].get<std::string>().rfind(
+                "datasheet: H100 SXM5 (", 0),
+            0u);
+  EXPECT_EQ(s["totals"]["launches"], 5);
+  EXPECT_EQ(s["totals"]["fp32_flop"], 2000 + 1100 + 2e9);
+  EXPECT_EQ(s["totals"]["duration_ns"], 1000 + 2000 + 10 + 500 + 300);
+  EXPECT_EQ(s["collector_error_count"], 3);
+  ASSERT_EQ(s["collector_errors"].size(), 2u);
+  EXPECT_EQ(s["collector_errors"][0]["code_name"], "range_launch_mismatch");
+  EXPECT_EQ(s["collector_errors"][0]["count"], 2);
+  EXPECT_EQ(s["collector_errors"][0]["message"], "2 ranges for 3 launches");
+  EXPECT_EQ(s["collector_errors"][1]["count"], 1);
+}
+
+TEST(EndToEnd, PointAboveTheRoofIsAnError) {
+  TempDir dir;
+  write_training_trace(dir.path / "t.rftrace");
+  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_NE(r.err.find("1 kernel launch(es) lie above their roof"), std::string::npos) << r.err;
+  std::ifstream in(dir.path / "report" / "summary.json");
+  nlohmann::json s = nlohmann::json::parse(in);
+  EXPECT_EQ(s["above_roof_count"], 1);
+  ASSERT_EQ(s["above_roof"].size(), 1u);
+  const auto& a = s["above_roof"][0];
+  EXPECT_EQ(a["id"], 103);
+  EXPECT_EQ(a["severity"], "error");
+  EXPECT_DOUBLE_EQ(a["flop_per_s"].get<double>(), 2e9 / 10e-9);
+  EXPECT_LT(a["attainable_flop_per_s"].get<double>(), a["flop_per_s"].get<double>());
+
+  // The same trace against a user ceiling high enough: nothing above the roof.
+  auto ceil = dir.path / "ceilings.json";
+  std::ofstream(ceil) << R"({"devices": [{"name": "fantasy", "patterns": ["H100"],
+      "fp64_flop_per_s": 1e30, "fp32_flop_per_s": 1e30, "fp16_flop_per_s": 1e30, "dram_bytes_per_s": 1e30}]})";
+  AnalyzeOptions o;
+  o.ceilings = ceil;
+  Outcome r2 = analyze({dir.path / "t.rftrace"}, dir.path / "report2", o);
+  ASSERT_EQ(r2.status, kExitOk) << r2.err;
+  EXPECT_EQ(r2.err.find("above their roof"), std::string::npos) << r2.err;
+  std::ifstream in2(dir.path / "report2" / "summary.json");
+  nlohmann::json s2 = nlohmann::json::parse(in2);
+  EXPECT_EQ(s2["above_roof_count"], 0);
+  EXPECT_EQ(s2["devices"][0]["ceilings"]["fp32_flop_per_s"]["source"], "user file: " + ceil.string());
+}
+
+TEST(EndToEnd, TruncatedTraceIsAnalyzedAsFarAsReadable) {
+  TempDir dir;
+  write_timing_trace(dir.path / "full.rftrace", 200, 512);
+  std::string bytes = testing::slurp(dir.path / "full.rftrace");
+  const fs::path cut = dir.path / "cut.rftrace";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+
+  Outcome r = analyze({cut}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_NE(r.err.find("rfanalyze: " + cut.string() + " is truncated at byte "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; analyzing the complete part"), std::string::npos) << r.err;
+  auto k = lines_of(dir.path / "report" / "kernels.csv");
+  EXPECT_GT(k.size(), 10u);
+  EXPECT_LT(k.size(), 201u);
+  EXPECT_EQ(k[1], "10,777,0,7,\"ffma_loop(float*, int)\",\"1024,1,1\",\"256,1,1\",50,,,,,,,,forward,forward");
+  std::ifstream in(dir.path / "report" / "summary.json");
+  nlohmann::json s = nlohmann::json::parse(in);
+  EXPECT_EQ(s["traces"][0]["truncated"], true);
+  const auto at = s["traces"][0]["truncated_at_byte"].get<uint64_t>();
+  EXPECT_LE(at, bytes.size() / 2);
+  EXPECT_NE(r.err.find("truncated at byte " + std::to_string(at) + ";"), std::string::npos);
+}
+
+TEST(EndToEnd, CorruptOrMissingTraceFailsWithoutOutputs) {
+  TempDir dir;
+  write_timing_trace(dir.path / "good.rftrace", 5);
+  std::string bytes = testing::slurp(dir.path / "good.rftrace");
+  bytes.replace(16, 4, "XXXX");  // the first chunk's magic
+  const fs::path bad = dir.path / "bad.rftrace";
+  std::ofstream(bad, std::ios::binary) << bytes;
+
+  Outcome r = analyze({dir.path / "good.rftrace", bad}, dir.path / "report");
+  EXPECT_EQ(r.status, kExitBadInput);
+  EXPECT_NE(r.err.find("rfanalyze: " + bad.string() + ": "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" at byte 16"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir.path / "report"));  // no partial outputs left behind
+
+  Outcome m = analyze({dir.path / "missing.rftrace"}, dir.path / "report");
+  EXPECT_EQ(m.status, kExitBadInput);
+  EXPECT_NE(m.err.find("missing.rftrace: no such file"), std::string::npos) << m.err;
+}
+
+TEST(EndToEnd, SeveralTracesAndCustomPhases) {
+  TempDir dir;
+  write_training_trace(dir.path / "a.rftrace");
+  write_timing_trace(dir.path / "b.rftrace", 3);
+  auto map = dir.path / "phases.json";
+  std::ofstream(map) << R"([{"regex": "^iteration$", "phase": "step"}])";
+  AnalyzeOptions o;
+  o.phase_map = map;
+  Outcome r = analyze({dir.path / "a.rftrace", dir.path / "b.rftrace"}, dir.path / "report", o);
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  auto k = lines_of(dir.path / "report" / "kernels.csv");
+  ASSERT_EQ(k.size(), 1u + 5 + 3);
+  EXPECT_EQ(k[1].substr(k[1].rfind(',') + 1), "step");   // iteration/forward -> step
+  EXPECT_EQ(k[6].substr(0, 7), "10,777,");
+  EXPECT_EQ(k[6].substr(k[6].rfind(',') + 1), "other");  // forward no longer maps
+  std::ifstream in(dir.path / "report" / "summary.json");
+  nlohmann::json s = nlohmann::json::parse(in);
+  ASSERT_EQ(s["traces"].size(), 2u);
+  EXPECT_EQ(s["traces"][1]["mode"], "timing");
+  ASSERT_EQ(s["devices"].size(), 2u);
+  EXPECT_EQ(s["devices"][1]["ceilings"]["datasheet_entry"], "A100 SXM4 80GB");
+}
+
+#ifdef RFANALYZE_PATH
+/// Runs rfanalyze with `args`; returns its exit status and stderr.
+Outcome run_exe(const std::string& args, const fs::path& dir) {
+  const fs::path err = dir / "stderr.txt";
+  std::string cmd = std::string(RFANALYZE_PATH) + " " + args + " 2>" + err.string() + " >/dev/null";
+  int raw = std::system(cmd.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, testing::slurp(err)};
+}
+
+TEST(RfanalyzeExecutable, WritesTheReportAndExitCodes) {
+  TempDir dir;
+  write_training_trace(dir.path / "t.rftrace");
+  const std::string trace = (dir.path / "t.rftrace").string();
+  const fs::path out = dir.path / "report";
+  Outcome ok = run_exe(trace + " -o " + out.string(), dir.path);
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  for (const char* f : {"kernels.csv", "counters.csv", "ranges.csv", "phases.csv", "summary.json"})
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+  EXPECT_EQ(lines_of(out / "kernels.csv").size(), 6u);
+
+  Outcome forced = run_exe(trace + " -o " + (dir.path / "r2").string() + " --device 'V100 SXM2'", dir.path);
+  EXPECT_EQ(forced.status, 0) << forced.err;
+  std::ifstream in(dir.path / "r2" / "summary.json");
+  EXPECT_EQ(nlohmann::json::parse(in)["devices"][0]["ceilings"]["datasheet_entry"], "V100 SXM2");
+
+  Outcome unknown = run_exe(trace + " -o " + (dir.path / "r3").string() + " --device 'Z9000'", dir.path);
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.err.find("--device \"Z9000\": no such ceilings entry"), std::string::npos) << unknown.err;
+
+  Outcome missing = run_exe((dir.path / "nope.rftrace").string(), dir.path);
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("nope.rftrace: no such file"), std::string::npos) << missing.err;
+
+  Outcome no_args = run_exe("", dir.path);
+  EXPECT_EQ(no_args.status, 2);
+
+  std::ofstream(dir.path / "bad_map.json") << "{}";
+  Outcome bad_map = run_exe(trace + " --phase-map " + (dir.path / "bad_map.json").string(), dir.path);
+  EXPECT_EQ(bad_map.status, 2);
+  EXPECT_NE(bad_map.err.find("bad_map.json"), std::string::npos) << bad_map.err;
+}
+
+TEST(RfanalyzeExecutable, DefaultOutputDirectoryIsRfprofReportInCwd) {
+  TempDir dir;
+  write_timing_trace(dir.path / "t.rftrace", 2);
+  std::string cmd = "cd " + dir.path.string() + " && " + RFANALYZE_PATH + " t.rftrace 2>/dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(lines_of(dir.path / "rfprof-report" / "kernels.csv").size(), 3u);
+}
+#endif
+
+#ifdef RFPROF_PYTHON
+TEST(EndToEnd, PandasReadsTheCsvFiles) {
+  TempDir dir;
+  write_training_trace(dir.path / "t.rftrace");
+  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  std::string cmd = std::string(RFPROF_PYTHON) + " " + RFPROF_PANDAS_CHECK + " " + (dir.path / "report").string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+#endif
+
+}  // namespace
+}  // namespace rf::analyzer

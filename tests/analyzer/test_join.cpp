@@ -1,0 +1,211 @@
+// The per-launch join: records in adversarial orders, windows, graphs, leftovers, buffer bound.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "rfprof/analyzer/join.h"
+
+namespace rf::analyzer {
+namespace {
+
+using trace::KernelActivity;
+using trace::LaunchApi;
+using trace::RangeCounters;
+
+LaunchApi launch(uint32_t driver, uint32_t runtime = 0, uint32_t window = 0, bool graph = false) {
+  LaunchApi l;
+  l.correlation_id = driver;
+  l.runtime_correlation_id = runtime;
+  l.window_id = window;
+  l.is_graph = graph;
+  l.thread_id = 77;
+  return l;
+}
+
+KernelActivity kernel(uint32_t corr, uint64_t start = 100, uint64_t end = 200) {
+  KernelActivity k;
+  k.correlation_id = corr;
+  k.start_ns = start;
+  k.end_ns = end;
+  return k;
+}
+
+RangeCounters counters(uint32_t corr, double value, uint32_t window = 0) {
+  RangeCounters rc;
+  rc.config_id = 1;
+  rc.window_id = window;
+  rc.correlation_id = corr;
+  rc.values = {value};
+  return rc;
+}
+
+struct Collected {
+  std::vector<JoinedLaunch> rows;
+  LaunchJoiner::Sink sink() {
+    return [this](JoinedLaunch&& j) { rows.push_back(std::move(j)); };
+  }
+};
+
+TEST(Join, CountersModeWaitsForAllThree) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_launch(launch(10));
+  j.add_kernel(kernel(10));
+  EXPECT_TRUE(out.rows.empty());  // counters still awaited
+  j.add_counters(counters(10, 5.0));
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_EQ(out.rows[0].id, 10u);
+  ASSERT_TRUE(out.rows[0].launch && out.rows[0].kernel && out.rows[0].counters);
+  EXPECT_EQ(out.rows[0].counters->values, std::vector<double>{5.0});
+  EXPECT_EQ(j.pending(), 0u);
+}
+
+TEST(Join, CountersBeforeKernelsBeforeLaunches) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_counters(counters(11, 1.0));
+  j.add_counters(counters(12, 2.0));
+  j.add_kernel(kernel(12, 300, 400));
+  j.add_kernel(kernel(11, 100, 200));
+  EXPECT_TRUE(out.rows.empty());
+  EXPECT_EQ(j.pending(), 4u);
+  j.add_launch(launch(12));
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_EQ(out.rows[0].id, 12u);
+  EXPECT_EQ(out.rows[0].kernel->start_ns, 300u);
+  EXPECT_EQ(out.rows[0].counters->values, std::vector<double>{2.0});
+  j.add_launch(launch(11));
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[1].id, 11u);
+  EXPECT_EQ(out.rows[1].counters->values, std::vector<double>{1.0});
+  EXPECT_EQ(j.pending(), 0u);
+}
+
+TEST(Join, KernelCarryingTheRuntimeIdJoinsTheDriverLaunch) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_kernel(kernel(500));  // runtime correlation id, before the launch
+  j.add_launch(launch(501, 500));
+  j.add_counters(counters(501, 3.0));  // counters carry the driver id
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_EQ(out.rows[0].id, 500u);  // the row is known by the kernel's id
+  EXPECT_EQ(out.rows[0].launch->correlation_id, 501u);
+  EXPECT_EQ(out.rows[0].counters->values, std::vector<double>{3.0});
+
+  j.add_launch(launch(601, 600));
+  j.add_kernel(kernel(600));  // runtime id, after the launch
+  j.add_counters(counters(601, 4.0));
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[1].launch->correlation_id, 601u);
+  EXPECT_EQ(j.pending(), 0u);
+}
+
+TEST(Join, TimingModeEmitsWithoutCounters) {
+  Collected out;
+  LaunchJoiner j(false, out.sink());
+  j.add_kernel(kernel(20));
+  j.add_launch(launch(20));
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_FALSE(out.rows[0].counters.has_value());
+  EXPECT_EQ(j.stats().without_counters, 0u);
+}
+
+TEST(Join, WindowCloseReleasesLaunchesWaitingForCounters) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_launch(launch(30, 0, 1));
+  j.add_kernel(kernel(30));
+  j.add_launch(launch(31, 0, 1));  // its kernel comes after the close
+  j.add_launch(launch(40, 0, 2));
+  j.add_kernel(kernel(40));
+  j.close_window(1);
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_EQ(out.rows[0].id, 30u);
+  EXPECT_FALSE(out.rows[0].counters.has_value());
+  j.add_kernel(kernel(31));  // window 1 is closed: no more waiting
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[1].id, 31u);
+  EXPECT_EQ(j.pending(), 1u);  // launch 40 (window 2 still open) waits
+  EXPECT_EQ(j.stats().without_counters, 2u);
+}
+
+TEST(Join, UnmappedAndDuplicateCountersAreCountedNotJoined) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_counters(counters(0, 9.0));
+  j.add_launch(launch(50));
+  j.add_counters(counters(50, 1.0));
+  j.add_counters(counters(50, 2.0));
+  j.add_kernel(kernel(50));
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_EQ(out.rows[0].counters->values, std::vector<double>{1.0});
+  EXPECT_EQ(j.stats().unmapped_counters, 1u);
+  EXPECT_EQ(j.stats().duplicate_counters, 1u);
+}
+
+TEST(Join, GraphLaunchGivesOneRowPerKernel) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_kernel(kernel(70, 1, 2));  // runtime id of the graph launch, before it
+  j.add_launch(launch(71, 70, 0, /*graph=*/true));
+  j.add_kernel(kernel(70, 3, 4));
+  j.add_kernel(kernel(70, 5, 6));
+  ASSERT_EQ(out.rows.size(), 3u);  // graphs never wait for counters
+  for (const auto& r : out.rows) {
+    ASSERT_TRUE(r.launch.has_value());
+    EXPECT_TRUE(r.launch->is_graph);
+    EXPECT_EQ(r.id, 70u);
+  }
+  j.finish();
+  EXPECT_EQ(out.rows.size(), 3u);
+}
+
+TEST(Join, FinishEmitsLeftoversInIdOrder) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_counters(counters(93, 1.0));  // counters only
+  j.add_kernel(kernel(92));           // kernel only
+  j.add_launch(launch(91));           // launch only
+  j.add_launch(launch(90));
+  j.add_kernel(kernel(90));           // waits for counters that never come
+  j.add_launch(launch(94, 0, 0, true));  // graph launch without kernels
+  EXPECT_TRUE(out.rows.empty());
+  j.finish();
+  ASSERT_EQ(out.rows.size(), 5u);
+  EXPECT_EQ(out.rows[0].id, 90u);
+  EXPECT_TRUE(out.rows[0].kernel && !out.rows[0].counters);
+  EXPECT_EQ(out.rows[1].id, 91u);
+  EXPECT_TRUE(out.rows[1].launch && !out.rows[1].kernel);
+  EXPECT_EQ(out.rows[2].id, 94u);
+  EXPECT_TRUE(out.rows[2].launch->is_graph);
+  EXPECT_EQ(out.rows[3].id, 92u);
+  EXPECT_TRUE(out.rows[3].kernel && !out.rows[3].launch);
+  EXPECT_EQ(out.rows[4].id, 93u);
+  EXPECT_TRUE(out.rows[4].counters && !out.rows[4].kernel && !out.rows[4].launch);
+  EXPECT_EQ(j.pending(), 0u);
+  EXPECT_EQ(j.stats().without_kernel, 3u);
+  EXPECT_EQ(j.stats().without_launch, 2u);
+}
+
+TEST(Join, BufferStaysBoundedOverManyLaunches) {
+  Collected out;
+  size_t rows = 0;
+  LaunchJoiner j(true, [&](JoinedLaunch&&) { ++rows; });
+  // Realistic lag: counters of an image of 100 launches arrive after all its launches, kernels
+  // arrive 10 launches late.
+  constexpr uint32_t kImage = 100, kLag = 10, kLaunches = 100000;
+  for (uint32_t i = 1; i <= kLaunches; ++i) {
+    j.add_launch(launch(i));
+    if (i > kLag) j.add_kernel(kernel(i - kLag));
+    if (i % kImage == 0)
+      for (uint32_t c = i - kImage + 1; c <= i; ++c) j.add_counters(counters(c, 1.0));
+  }
+  for (uint32_t i = kLaunches - kLag + 1; i <= kLaunches; ++i) j.add_kernel(kernel(i));
+  j.finish();
+  EXPECT_EQ(rows, kLaunches);
+  EXPECT_LE(j.stats().max_pending, kImage + kLag);
+  EXPECT_EQ(j.stats().without_counters, 0u);
+}
+
+}  // namespace
+}  // namespace rf::analyzer

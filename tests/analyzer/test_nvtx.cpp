@@ -1,0 +1,132 @@
+// NVTX attribution: own-thread nesting, the autograd-thread fallback, start/end ranges.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "rfprof/analyzer/nvtx_attribution.h"
+
+namespace rf::analyzer {
+namespace {
+
+using trace::NvtxEvent;
+using trace::NvtxEventKind;
+
+NvtxEvent ev(uint64_t id, NvtxEventKind kind, uint64_t thread, uint64_t t) {
+  NvtxEvent e;
+  e.id = id;
+  e.kind = kind;
+  e.thread_id = thread;
+  e.timestamp_ns = t;
+  return e;
+}
+
+struct Index {
+  NvtxIndex nvtx;
+  void range(uint64_t id, uint64_t thread, uint64_t start, uint64_t end, const std::string& name) {
+    nvtx.add(ev(id, NvtxEventKind::kStart, thread, start), name);
+    nvtx.add(ev(id, NvtxEventKind::kEnd, thread, end), "");
+  }
+  std::string at(uint64_t thread, uint64_t t) const { return nvtx.path(nvtx.attribute(thread, t)).joined; }
+};
+
+TEST(NvtxAttribution, NestedRangesOnTheLaunchingThread) {
+  Index x;
+  x.range(1, 7, 0, 100, "step");
+  x.range(2, 7, 10, 50, "forward");
+  x.range(3, 7, 20, 30, "aten::mm");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.at(7, 25), "step/forward/aten::mm");
+  EXPECT_EQ(x.at(7, 20), "step/forward/aten::mm");  // start is inclusive
+  EXPECT_EQ(x.at(7, 30), "step/forward");           // end is exclusive
+  EXPECT_EQ(x.at(7, 60), "step");
+  EXPECT_EQ(x.at(7, 100), "");
+  EXPECT_EQ(x.nvtx.attribute(7, 100), NvtxIndex::kNoPath);
+  const RangePath& p = x.nvtx.path(x.nvtx.attribute(7, 25));
+  EXPECT_EQ(p.names, (std::vector<std::string>{"step", "forward", "aten::mm"}));
+}
+
+TEST(NvtxAttribution, AutogradThreadTakesTheRangeOpenOnAnotherThread) {
+  Index x;
+  x.range(1, /*main*/ 100, 1000, 2000, "backward");
+  x.nvtx.finalize();
+  // The autograd thread 200 pushes nothing: its launch belongs to the main thread's "backward".
+  EXPECT_EQ(x.at(200, 1500), "backward");
+  EXPECT_EQ(x.at(200, 2500), "");
+}
+
+TEST(NvtxAttribution, InnermostRangeOnOwnThreadWins) {
+  Index x;
+  x.range(1, 100, 1000, 2000, "backward");
+  x.range(2, 200, 1400, 1600, "MulBackward0");
+  x.range(3, 200, 1700, 1800, "optimizer");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.at(200, 1500), "MulBackward0");  // own thread has a range: no fallback
+  EXPECT_EQ(x.at(200, 1650), "backward");      // own thread has none open now
+  EXPECT_EQ(x.at(200, 1750), "optimizer");
+}
+
+TEST(NvtxAttribution, FallbackPicksTheThreadWhoseInnermostRangeStartedLast) {
+  Index x;
+  x.range(1, 100, 0, 1000, "train");
+  x.range(2, 100, 500, 900, "backward");
+  x.range(3, 300, 100, 1000, "dataloader");
+  x.range(4, 400, 600, 700, "late");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.at(200, 550), "train/backward");  // started at 500 > 100
+  EXPECT_EQ(x.at(200, 650), "late");            // started at 600
+  EXPECT_EQ(x.at(200, 950), "dataloader");      // train (0) vs dataloader (100): later wins
+  EXPECT_EQ(x.at(100, 950), "train");           // own thread first
+}
+
+TEST(NvtxAttribution, StartEndRangeEndedOnAnotherThreadBelongsToItsStarter) {
+  Index x;
+  x.nvtx.add(ev(9, NvtxEventKind::kStart, 1, 10), "epoch");
+  x.nvtx.add(ev(9, NvtxEventKind::kEnd, 2, 50), "");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.at(1, 30), "epoch");
+  EXPECT_EQ(x.at(1, 60), "");
+  EXPECT_EQ(x.nvtx.range_count(), 1u);
+}
+
+TEST(NvtxAttribution, OverlappingStartEndRangesAreOrderedByStart) {
+  Index x;
+  x.range(1, 5, 0, 60, "A");
+  x.range(2, 5, 40, 100, "B");  // not nested: A ends inside B
+  x.nvtx.finalize();
+  EXPECT_EQ(x.at(5, 50), "A/B");
+  EXPECT_EQ(x.at(5, 70), "B");
+}
+
+TEST(NvtxAttribution, EventsInAnyFileOrder) {
+  Index x;
+  x.nvtx.add(ev(2, NvtxEventKind::kEnd, 5, 50), "");  // the end is read before its start
+  x.nvtx.add(ev(1, NvtxEventKind::kStart, 5, 0), "outer");
+  x.nvtx.add(ev(2, NvtxEventKind::kStart, 5, 10), "inner");
+  x.nvtx.add(ev(3, NvtxEventKind::kEnd, 5, 70), "");  // never started
+  x.nvtx.add(ev(4, NvtxEventKind::kInstant, 5, 20), "mark");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.at(5, 20), "outer/inner");
+  EXPECT_EQ(x.at(5, 1000000), "outer");  // never ended: open to the end of the trace
+  EXPECT_EQ(x.nvtx.unmatched_ends(), 1u);
+  EXPECT_EQ(x.nvtx.range_count(), 2u);
+}
+
+TEST(NvtxAttribution, NoRangesAnywhere) {
+  NvtxIndex nvtx;
+  nvtx.finalize();
+  EXPECT_EQ(nvtx.attribute(1, 1), NvtxIndex::kNoPath);
+  EXPECT_EQ(nvtx.path(NvtxIndex::kNoPath).joined, "");
+  EXPECT_TRUE(nvtx.path(NvtxIndex::kNoPath).names.empty());
+}
+
+TEST(NvtxAttribution, RepeatedPathsShareOneId) {
+  Index x;
+  for (uint64_t i = 0; i < 1000; ++i) x.range(i + 1, 5, i * 10, i * 10 + 5, "forward");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.nvtx.attribute(5, 12), x.nvtx.attribute(5, 9992));
+  EXPECT_EQ(x.nvtx.path_count(), 2u);  // "" and "forward"
+  EXPECT_EQ(x.at(5, 7), "");
+}
+
+}  // namespace
+}  // namespace rf::analyzer

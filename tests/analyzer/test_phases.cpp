@@ -1,0 +1,74 @@
+// Phase mapping of NVTX paths: default rules, innermost-outward search, custom files, errors.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/phases.h"
+
+namespace rf::analyzer {
+namespace {
+
+using Path = std::vector<std::string>;
+
+TEST(Phases, DefaultRules) {
+  PhaseMap m = PhaseMap::defaults();
+  EXPECT_EQ(m.phase_of({"forward"}), "forward");
+  EXPECT_EQ(m.phase_of({"model_FWD"}), "forward");  // case-insensitive
+  EXPECT_EQ(m.phase_of({"MulBackward0"}), "backward");
+  EXPECT_EQ(m.phase_of({"bwd pass"}), "backward");
+  EXPECT_EQ(m.phase_of({"zero_grad"}), "backward");
+  EXPECT_EQ(m.phase_of({"Optimizer.step#SGD.step"}), "optimizer");
+  EXPECT_EQ(m.phase_of({"optimiser"}), "optimizer");
+  EXPECT_EQ(m.phase_of({"data loading"}), "other");
+  EXPECT_EQ(m.phase_of(Path{}), "other");
+}
+
+TEST(Phases, InnermostMatchingRangeDecides) {
+  PhaseMap m = PhaseMap::defaults();
+  EXPECT_EQ(m.phase_of({"train", "forward", "aten::mm"}), "forward");    // walks outward past aten::mm
+  EXPECT_EQ(m.phase_of({"backward", "forward"}), "forward");             // innermost first
+  EXPECT_EQ(m.phase_of({"forward", "MulBackward0"}), "backward");
+  EXPECT_EQ(m.phase_of({"step", "aten::add"}), "optimizer");
+  // Within one range, the first rule in order wins.
+  EXPECT_EQ(m.phase_of({"forward_backward"}), "forward");
+}
+
+TEST(Phases, CustomFileReplacesDefaults) {
+  testing::TempDir dir;
+  auto file = dir.path / "phases.json";
+  std::ofstream(file) << R"([{"regex": "^loss$", "phase": "loss"},
+                            {"regex": "Fwd", "phase": "forward", "ignore_case": false}])";
+  PhaseMap m = PhaseMap::from_file(file);
+  ASSERT_EQ(m.rules().size(), 2u);
+  EXPECT_EQ(m.phase_of({"Fwd", "loss"}), "loss");
+  EXPECT_EQ(m.phase_of({"LOSS"}), "loss");        // ignore_case defaults to true
+  EXPECT_EQ(m.phase_of({"Fwd"}), "forward");
+  EXPECT_EQ(m.phase_of({"fwd"}), "other");        // this rule is case-sensitive
+  EXPECT_EQ(m.phase_of({"backward"}), "other");   // default rules are gone
+}
+
+TEST(Phases, BadFilesAreReportedWithTheirPath) {
+  testing::TempDir dir;
+  auto expect_error = [&](const std::string& text, const std::string& needle) {
+    auto file = dir.path / "bad.json";
+    std::ofstream(file) << text;
+    try {
+      PhaseMap::from_file(file);
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const PhaseMapError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(file.string()), std::string::npos) << what;
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+    }
+  };
+  expect_error("{\"regex\": \"a\"}", "expected a JSON list");
+  expect_error("[{\"regex\": \"a\"}]", "entry 0");
+  expect_error("[{\"regex\": \"a\", \"phase\": \"x\"}, {\"regex\": \"(\", \"phase\": \"y\"}]", "invalid");
+  expect_error("[1", "not valid JSON");
+  expect_error("[{\"regex\": \"a\", \"phase\": \"\"}]", "empty");
+  EXPECT_THROW(PhaseMap::from_file(dir.path / "missing.json"), PhaseMapError);
+}
+
+}  // namespace
+}  // namespace rf::analyzer

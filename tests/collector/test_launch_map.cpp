@@ -1,0 +1,106 @@
+// LaunchRangeMap: range i -> i-th launch since the image reset, or a refused mapping.
+#include <gtest/gtest.h>
+
+#include "rfprof/collector/launch_map.h"
+
+namespace rf::collector {
+namespace {
+
+LaunchInfo kernel(uint32_t cid, std::string name = "_Z1kv") {
+  LaunchInfo l;
+  l.correlation_id = cid;
+  l.kernel_name = std::move(name);
+  l.grid = {static_cast<int32_t>(cid), 1, 1};
+  l.block = {128, 1, 1};
+  return l;
+}
+
+LaunchInfo graph(uint32_t cid) {
+  LaunchInfo l;
+  l.correlation_id = cid;
+  l.is_graph = true;
+  return l;
+}
+
+TEST(LaunchRangeMap, RecordReturnsIndexWithinImage) {
+  LaunchRangeMap m;
+  EXPECT_EQ(m.record(kernel(7)), 0u);
+  EXPECT_EQ(m.record(kernel(9)), 1u);
+  EXPECT_EQ(m.record(kernel(4)), 2u);
+  EXPECT_EQ(m.size(), 3u);
+  EXPECT_EQ(m.launches()[1].correlation_id, 9u);
+  EXPECT_EQ(m.launches()[1].grid[0], 9);
+}
+
+TEST(LaunchRangeMap, EqualCountsMapRangeIToLaunchIInLaunchOrder) {
+  LaunchRangeMap m;
+  // Correlation ids deliberately not sorted: order of launches, not of ids, decides.
+  for (uint32_t cid : {30u, 10u, 20u}) m.record(kernel(cid));
+  RangeMapping r = m.map(3);
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.correlation_ids, (std::vector<uint32_t>{30, 10, 20}));
+  EXPECT_EQ(r.expected_ranges, 3u);
+  EXPECT_EQ(r.actual_ranges, 3u);
+  EXPECT_TRUE(r.message.empty());
+}
+
+TEST(LaunchRangeMap, FewerRangesThanLaunchesIsRefusedNotShifted) {
+  LaunchRangeMap m;
+  for (uint32_t cid = 1; cid <= 5; ++cid) m.record(kernel(cid));
+  RangeMapping r = m.map(4);
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.correlation_ids.size(), 4u);
+  for (uint32_t id : r.correlation_ids) EXPECT_EQ(id, 0u);
+  EXPECT_EQ(r.expected_ranges, 5u);
+  EXPECT_EQ(r.actual_ranges, 4u);
+  EXPECT_NE(r.message.find("4 ranges"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("5 kernel launches"), std::string::npos) << r.message;
+}
+
+TEST(LaunchRangeMap, MoreRangesThanLaunchesIsRefused) {
+  LaunchRangeMap m;
+  m.record(kernel(1));
+  RangeMapping r = m.map(3);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.correlation_ids, (std::vector<uint32_t>{0, 0, 0}));
+  EXPECT_EQ(r.expected_ranges, 1u);
+  EXPECT_EQ(r.actual_ranges, 3u);
+}
+
+TEST(LaunchRangeMap, GraphLaunchMakesTheCountUnknowableEvenWhenCountsAgree) {
+  LaunchRangeMap m;
+  m.record(kernel(1));
+  m.record(graph(2));
+  EXPECT_TRUE(m.has_graph());
+  RangeMapping r = m.map(2);  // equal by accident: still refused
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.correlation_ids, (std::vector<uint32_t>{0, 0}));
+  EXPECT_NE(r.message.find("graph"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("correlation id 2"), std::string::npos) << r.message;
+}
+
+TEST(LaunchRangeMap, ResetStartsANewImage) {
+  LaunchRangeMap m;
+  m.record(graph(1));
+  m.record(kernel(2));
+  m.reset();
+  EXPECT_TRUE(m.empty());
+  EXPECT_FALSE(m.has_graph());
+  EXPECT_EQ(m.record(kernel(3)), 0u);
+  RangeMapping r = m.map(1);
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.correlation_ids, (std::vector<uint32_t>{3}));
+}
+
+TEST(LaunchRangeMap, EmptyImageWithNoRangesMapsTrivially) {
+  LaunchRangeMap m;
+  RangeMapping r = m.map(0);
+  EXPECT_TRUE(r.ok);
+  EXPECT_TRUE(r.correlation_ids.empty());
+  RangeMapping bad = m.map(1);  // a range nobody launched
+  EXPECT_FALSE(bad.ok);
+  EXPECT_EQ(bad.correlation_ids, (std::vector<uint32_t>{0}));
+}
+
+}  // namespace
+}  // namespace rf::collector

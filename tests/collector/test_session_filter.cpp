@@ -1,0 +1,91 @@
+// CorrelationFilter: which kernel records belong to a window, in memory per window transition.
+#include <gtest/gtest.h>
+
+#include "rfprof/collector/correlation_filter.h"
+
+namespace rf::collector {
+namespace {
+
+TEST(CorrelationFilter, AcceptsGrowOneIntervalOverIdsBetweenLaunches) {
+  CorrelationFilter f;
+  f.accept(10);
+  f.accept(12);
+  f.accept(20);
+  EXPECT_EQ(f.intervals(), 1u);
+  EXPECT_TRUE(f.contains(10));
+  EXPECT_TRUE(f.contains(15));  // e.g. a kernel of an API the callbacks do not hook
+  EXPECT_TRUE(f.contains(20));
+  EXPECT_FALSE(f.contains(9));
+  EXPECT_FALSE(f.contains(21));
+}
+
+TEST(CorrelationFilter, RejectStopsTheIntervalFromGrowingOverIt) {
+  CorrelationFilter f;
+  f.accept(10);
+  f.reject(11);  // window closed
+  f.reject(13);
+  f.accept(14);  // window reopened
+  EXPECT_TRUE(f.contains(10));
+  EXPECT_FALSE(f.contains(11));
+  EXPECT_FALSE(f.contains(12));
+  EXPECT_FALSE(f.contains(13));
+  EXPECT_TRUE(f.contains(14));
+  EXPECT_EQ(f.intervals(), 2u);
+}
+
+TEST(CorrelationFilter, OutOfOrderAcceptDoesNotSwallowTheGap) {
+  CorrelationFilter f;
+  f.accept(20);
+  f.accept(5);  // another thread got its id earlier but reported later
+  EXPECT_TRUE(f.contains(5));
+  EXPECT_TRUE(f.contains(20));
+  EXPECT_FALSE(f.contains(10));
+  f.accept(25);  // the newest interval still grows
+  EXPECT_TRUE(f.contains(22));
+  EXPECT_FALSE(f.contains(6));
+}
+
+TEST(CorrelationFilter, RejectInsideAnAcceptedIntervalSplitsIt) {
+  CorrelationFilter f;
+  f.accept(10);
+  f.accept(20);
+  f.reject(15);  // a launch outside the window that reported late
+  EXPECT_FALSE(f.contains(15));
+  EXPECT_TRUE(f.contains(14));
+  EXPECT_TRUE(f.contains(16));
+  EXPECT_EQ(f.intervals(), 2u);
+  f.reject(10);
+  f.reject(20);
+  EXPECT_FALSE(f.contains(10));
+  EXPECT_FALSE(f.contains(20));
+  EXPECT_TRUE(f.contains(11));
+  EXPECT_TRUE(f.contains(19));
+}
+
+TEST(CorrelationFilter, IdZeroIsNeverKept) {
+  CorrelationFilter f;
+  f.accept(0);
+  EXPECT_FALSE(f.contains(0));
+  EXPECT_EQ(f.intervals(), 0u);
+  f.accept(1);
+  f.reject(0);
+  f.accept(3);
+  EXPECT_FALSE(f.contains(0));
+}
+
+TEST(CorrelationFilter, MemoryIsPerWindowNotPerLaunch) {
+  CorrelationFilter f;
+  uint32_t id = 1;
+  for (int window = 0; window < 50; ++window) {
+    for (int i = 0; i < 1000; ++i) f.accept(id++);  // inside a window
+    for (int i = 0; i < 1000; ++i) f.reject(id++);  // between windows
+  }
+  EXPECT_EQ(f.intervals(), 50u);
+  EXPECT_TRUE(f.contains(1));
+  EXPECT_TRUE(f.contains(1000));
+  EXPECT_FALSE(f.contains(1001));
+  EXPECT_TRUE(f.contains(2001));
+}
+
+}  // namespace
+}  // namespace rf::collector

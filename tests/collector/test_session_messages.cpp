@@ -1,0 +1,64 @@
+// The one-line rfprof: messages and the classification of Range Profiler failures.
+#include <cupti_result.h>
+#include <gtest/gtest.h>
+
+#include "rfprof/collector/messages.h"
+
+namespace rf::collector {
+namespace {
+
+bool one_line(const std::string& s) { return s.find('\n') == std::string::npos; }
+
+TEST(Messages, ClassifiesCuptiResults) {
+  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES), CountersFailure::kPrivileges);
+  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES),
+            CountersFailure::kPrivileges);
+  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_HARDWARE_BUSY), CountersFailure::kBusy);
+  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_NOT_SUPPORTED), CountersFailure::kUnsupported);
+  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED), CountersFailure::kUnsupported);
+  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED), CountersFailure::kUnsupported);
+  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_INVALID_METRIC_NAME), CountersFailure::kMetrics);
+  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_UNKNOWN), CountersFailure::kOther);
+  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_OUT_OF_MEMORY), CountersFailure::kOther);
+}
+
+TEST(Messages, PrivilegesNameErrNvgpuctrpermAndGoOnWithTiming) {
+  std::string m = counters_unavailable_message(CountersFailure::kPrivileges, "device 0 (GH100)");
+  EXPECT_EQ(m.rfind("rfprof: ", 0), 0u);
+  EXPECT_NE(m.find("ERR_NVGPUCTRPERM"), std::string::npos);
+  EXPECT_NE(m.find("device 0 (GH100)"), std::string::npos);
+  EXPECT_NE(m.find("timing only"), std::string::npos);
+  EXPECT_TRUE(one_line(m));
+}
+
+TEST(Messages, BusyNamesDcgmiPause) {
+  std::string m = counters_unavailable_message(CountersFailure::kBusy, "x");
+  EXPECT_NE(m.find("dcgmi profile --pause"), std::string::npos);
+  EXPECT_NE(m.find("timing only"), std::string::npos);
+  EXPECT_TRUE(one_line(m));
+}
+
+TEST(Messages, EveryFailureKindIsOneRfprofLineWithTheDetail) {
+  for (auto f : {CountersFailure::kPrivileges, CountersFailure::kBusy, CountersFailure::kUnsupported,
+                 CountersFailure::kMetrics, CountersFailure::kOther}) {
+    std::string m = counters_unavailable_message(f, "DETAIL-123");
+    EXPECT_EQ(m.rfind("rfprof: ", 0), 0u) << m;
+    EXPECT_NE(m.find("DETAIL-123"), std::string::npos) << m;
+    EXPECT_TRUE(one_line(m)) << m;
+  }
+  EXPECT_NE(counters_unavailable_message(CountersFailure::kMetrics, "d").find("RFPROF_METRICS"),
+            std::string::npos);
+}
+
+TEST(Messages, AnotherClientAndCannotAttachDisableRfprof) {
+  std::string a = another_client_message("");
+  EXPECT_EQ(a, "rfprof: another CUPTI client is attached (PyTorch profiler, nsys, ncu?); rfprof is disabled");
+  std::string b = another_client_message("CUPTI for Nsight Systems");
+  EXPECT_NE(b.find("\"CUPTI for Nsight Systems\""), std::string::npos);
+  EXPECT_NE(b.find("rfprof is disabled"), std::string::npos);
+  std::string c = cannot_attach_message("cuptiSubscribe_v2: CUPTI_ERROR_UNKNOWN");
+  EXPECT_EQ(c, "rfprof: cannot attach to CUDA (cuptiSubscribe_v2: CUPTI_ERROR_UNKNOWN); rfprof is disabled");
+}
+
+}  // namespace
+}  // namespace rf::collector

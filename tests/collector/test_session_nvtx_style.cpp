@@ -1,0 +1,54 @@
+// NvtxStyleTracker: push/pop versus start/end NVTX ranges from callbacks and marker records.
+#include <gtest/gtest.h>
+
+#include "rfprof/collector/nvtx_style.h"
+
+namespace rf::collector {
+namespace {
+
+TEST(NvtxStyleTracker, WithoutAnyCallbackTheStyleIsUnknown) {
+  NvtxStyleTracker t;
+  EXPECT_EQ(t.on_start_marker(1), RangeStyle::kUnknown);
+  EXPECT_EQ(t.on_end_marker(1), RangeStyle::kUnknown);
+}
+
+TEST(NvtxStyleTracker, PushesWithoutStartsArePushPop) {
+  NvtxStyleTracker t;
+  t.on_push_callback();
+  t.on_push_callback();
+  EXPECT_EQ(t.on_start_marker(1), RangeStyle::kPushPop);
+  EXPECT_EQ(t.on_start_marker(2), RangeStyle::kPushPop);
+  EXPECT_EQ(t.on_end_marker(2), RangeStyle::kPushPop);
+  EXPECT_EQ(t.on_end_marker(1), RangeStyle::kPushPop);
+}
+
+TEST(NvtxStyleTracker, IdReportedByAStartCallbackIsStartEnd) {
+  NvtxStyleTracker t;
+  t.on_push_callback();
+  t.on_start_callback(42);
+  EXPECT_EQ(t.on_start_marker(42), RangeStyle::kStartEnd);
+  // After one id matched, unreported ids are known to be pushes.
+  EXPECT_EQ(t.on_start_marker(43), RangeStyle::kPushPop);
+  EXPECT_EQ(t.on_end_marker(42), RangeStyle::kStartEnd);
+  EXPECT_EQ(t.on_end_marker(43), RangeStyle::kPushPop);
+}
+
+TEST(NvtxStyleTracker, UnconfirmedStartIdsMakeOtherRangesUnknown) {
+  NvtxStyleTracker t;
+  t.on_push_callback();
+  t.on_start_callback(0);  // id not reported by this CUPTI
+  EXPECT_EQ(t.on_start_marker(7), RangeStyle::kUnknown);
+  EXPECT_EQ(t.on_end_marker(7), RangeStyle::kUnknown);
+}
+
+TEST(NvtxStyleTracker, EndWithoutStartIsUnknownAndEndIsConsumedOnce) {
+  NvtxStyleTracker t;
+  t.on_push_callback();
+  EXPECT_EQ(t.on_end_marker(5), RangeStyle::kUnknown);
+  EXPECT_EQ(t.on_start_marker(5), RangeStyle::kPushPop);
+  EXPECT_EQ(t.on_end_marker(5), RangeStyle::kPushPop);
+  EXPECT_EQ(t.on_end_marker(5), RangeStyle::kUnknown);
+}
+
+}  // namespace
+}  // namespace rf::collector

@@ -1,0 +1,71 @@
+// A CUDA program with analytically known launches for the GPU test of librfinject
+// (test_inject_gpu.cpp). Run with RFPROF_PROFILE_FROM_START=off:
+//   outside:  before_window<<<>>>                      (must not be collected)
+//   window 1: NVTX push "step"
+//             scale<<<g, 128>>> for g = 1..5          (5 launches, n = g*128 FFMAs each)
+//             a CUDA graph of 2 scale kernels, launched once
+//             scale<<<7, 128>>>                       (n = 896 FFMAs)
+//             NVTX pop
+//   outside:  after_window<<<>>>                       (must not be collected)
+#include <cuda_profiler_api.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdio>
+
+__global__ void before_window(float* x) { x[threadIdx.x] += 1.0f; }
+__global__ void after_window(float* x) { x[threadIdx.x] -= 1.0f; }
+
+// One FFMA per element: x = a * x + b.
+__global__ void scale(float* x, float a, float b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = a * x[i] + b;
+}
+
+#define CHECK(call)                                                              \
+  do {                                                                           \
+    cudaError_t e = (call);                                                      \
+    if (e != cudaSuccess) {                                                      \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e));     \
+      return 1;                                                                  \
+    }                                                                            \
+  } while (0)
+
+int main() {
+  const int kMax = 8 * 128;
+  float* x = nullptr;
+  CHECK(cudaMalloc(&x, kMax * sizeof(float)));
+  CHECK(cudaMemset(x, 0, kMax * sizeof(float)));
+  before_window<<<1, 32>>>(x);
+  CHECK(cudaDeviceSynchronize());
+
+  CHECK(cudaProfilerStart());
+  nvtxRangePushA("step");
+  for (int g = 1; g <= 5; ++g) scale<<<g, 128>>>(x, 1.5f, 0.5f, g * 128);
+
+  cudaStream_t s;
+  CHECK(cudaStreamCreate(&s));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  scale<<<2, 128, 0, s>>>(x, 2.0f, 1.0f, 256);
+  scale<<<3, 128, 0, s>>>(x, 2.0f, 1.0f, 384);
+  CHECK(cudaStreamEndCapture(s, &graph));
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK(cudaGraphLaunch(exec, s));
+  CHECK(cudaStreamSynchronize(s));
+
+  scale<<<7, 128>>>(x, 1.0f, 1.0f, 7 * 128);
+  CHECK(cudaDeviceSynchronize());
+  nvtxRangePop();
+  CHECK(cudaProfilerStop());
+
+  after_window<<<1, 32>>>(x);
+  CHECK(cudaDeviceSynchronize());
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaStreamDestroy(s));
+  CHECK(cudaFree(x));
+  std::printf("gpu_app done\n");
+  return 0;
+}

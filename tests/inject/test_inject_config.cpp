@@ -1,0 +1,203 @@
+// RFPROF_* configuration and RFPROF_OUTPUT placeholders (docs/inject-env.md).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "config.h"
+
+namespace rf::inject {
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+/// The ConfigError message of reading `var=value`, or "" when no error was thrown.
+std::string error_of(const std::string& var, const std::string& value) {
+  try {
+    read_config(env_of({{var, value}}));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_names(const std::string& message, const std::string& var, const std::string& value,
+                  const std::string& expected) {
+  EXPECT_EQ(message.rfind("rfprof: ", 0), 0u) << message;
+  EXPECT_NE(message.find(var + "=\"" + value + "\""), std::string::npos) << message;
+  EXPECT_NE(message.find("expected " + expected), std::string::npos) << message;
+}
+
+TEST(ReadConfig, DefaultsWhenNothingIsSet) {
+  Config c = read_config(env_of({}));
+  EXPECT_EQ(c.output_pattern, "rfprof_%p.rftrace");
+  EXPECT_TRUE(c.metrics.empty());
+  EXPECT_TRUE(c.profile_from_start);
+  EXPECT_EQ(c.mode, trace::CollectionMode::kCounters);
+  EXPECT_FALSE(c.force_overwrite);
+  EXPECT_EQ(c.flush_ms, 1000u);
+}
+
+TEST(ReadConfig, EmptyValuesKeepDefaults) {
+  Config c = read_config(env_of({{"RFPROF_OUTPUT", ""},
+                                 {"RFPROF_METRICS", "  "},
+                                 {"RFPROF_PROFILE_FROM_START", ""},
+                                 {"RFPROF_MODE", ""},
+                                 {"RFPROF_FLUSH_MS", ""}}));
+  EXPECT_EQ(c.output_pattern, "rfprof_%p.rftrace");
+  EXPECT_TRUE(c.metrics.empty());
+  EXPECT_TRUE(c.profile_from_start);
+  EXPECT_EQ(c.flush_ms, 1000u);
+}
+
+TEST(ReadConfig, GoodValues) {
+  Config c = read_config(env_of({{"RFPROF_OUTPUT", "/tmp/run_%h.rftrace"},
+                                 {"RFPROF_METRICS", " dram__bytes_read.sum , gpu__time_duration.sum,dram__bytes_read.sum"},
+                                 {"RFPROF_PROFILE_FROM_START", "off"},
+                                 {"RFPROF_MODE", "timing"},
+                                 {"RFPROF_FORCE_OVERWRITE", "1"},
+                                 {"RFPROF_FLUSH_MS", "250"}}));
+  EXPECT_EQ(c.output_pattern, "/tmp/run_%h.rftrace");
+  EXPECT_EQ(c.metrics, (std::vector<std::string>{"dram__bytes_read.sum", "gpu__time_duration.sum"}));
+  EXPECT_FALSE(c.profile_from_start);
+  EXPECT_EQ(c.mode, trace::CollectionMode::kTiming);
+  EXPECT_TRUE(c.force_overwrite);
+  EXPECT_EQ(c.flush_ms, 250u);
+}
+
+TEST(ReadConfig, ProfileFromStartAcceptsNcuSpellings) {
+  for (const char* on : {"on", "yes", "1", "ON", "Yes"})
+    EXPECT_TRUE(read_config(env_of({{"RFPROF_PROFILE_FROM_START", on}})).profile_from_start) << on;
+  for (const char* off : {"off", "no", "0", "OFF", " no "})
+    EXPECT_FALSE(read_config(env_of({{"RFPROF_PROFILE_FROM_START", off}})).profile_from_start) << off;
+}
+
+TEST(ReadConfig, ModeAndOverwriteAndFlushBounds) {
+  EXPECT_EQ(read_config(env_of({{"RFPROF_MODE", "counters"}})).mode, trace::CollectionMode::kCounters);
+  EXPECT_FALSE(read_config(env_of({{"RFPROF_FORCE_OVERWRITE", "0"}})).force_overwrite);
+  EXPECT_EQ(read_config(env_of({{"RFPROF_FLUSH_MS", "1"}})).flush_ms, 1u);
+  EXPECT_EQ(read_config(env_of({{"RFPROF_FLUSH_MS", "60000"}})).flush_ms, 60000u);
+}
+
+TEST(ReadConfig, BadProfileFromStart) {
+  for (const char* v : {"maybe", "2", "onn", "true"})
+    expect_names(error_of("RFPROF_PROFILE_FROM_START", v), "RFPROF_PROFILE_FROM_START", v,
+                 "one of on, off, yes, no, 1, 0");
+}
+
+TEST(ReadConfig, BadMode) {
+  for (const char* v : {"count", "trace", "counters,timing"})
+    expect_names(error_of("RFPROF_MODE", v), "RFPROF_MODE", v, "counters or timing");
+}
+
+TEST(ReadConfig, BadForceOverwrite) {
+  for (const char* v : {"yes", "2", "true", "-1"})
+    expect_names(error_of("RFPROF_FORCE_OVERWRITE", v), "RFPROF_FORCE_OVERWRITE", v, "0 or 1");
+}
+
+TEST(ReadConfig, BadFlushMs) {
+  for (const char* v : {"0", "60001", "-5", "abc", "100ms", "1.5", "99999999999999999999"})
+    expect_names(error_of("RFPROF_FLUSH_MS", v), "RFPROF_FLUSH_MS", v,
+                 "an integer number of milliseconds from 1 to 60000");
+}
+
+TEST(ReadConfig, BadMetricsList) {
+  for (const char* v : {"a,,b", "a,", ",a", "a, ,b"}) {
+    std::string m = error_of("RFPROF_METRICS", v);
+    expect_names(m, "RFPROF_METRICS", v, "a comma-separated list of metric names without empty items");
+  }
+}
+
+// ---- RFPROF_OUTPUT placeholders ----
+
+PatternContext context(std::set<std::string> existing = {}) {
+  PatternContext c;
+  c.pid = 4242;
+  c.hostname = "node7";
+  c.env = env_of({{"RANK", "3"}, {"JOB", "train"}, {"EMPTY", ""}});
+  c.exists = [existing = std::move(existing)](const std::filesystem::path& p) {
+    return existing.count(p.string()) > 0;
+  };
+  return c;
+}
+
+std::string expand(const std::string& pattern, std::set<std::string> existing = {}) {
+  return expand_output_pattern(pattern, context(std::move(existing))).string();
+}
+
+std::string pattern_error(const std::string& pattern) {
+  try {
+    expand(pattern);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(OutputPattern, PlainPathIsUnchanged) { EXPECT_EQ(expand("/data/out.rftrace"), "/data/out.rftrace"); }
+
+TEST(OutputPattern, ProcessIdAndHostName) {
+  EXPECT_EQ(expand("rfprof_%p.rftrace"), "rfprof_4242.rftrace");
+  EXPECT_EQ(expand("%h/%p_%h"), "node7/4242_node7");
+}
+
+TEST(OutputPattern, EnvironmentVariable) {
+  EXPECT_EQ(expand("r%q{RANK}_%q{JOB}.rftrace"), "r3_train.rftrace");
+  EXPECT_EQ(expand("x%q{EMPTY}y"), "xy");  // set but empty
+}
+
+TEST(OutputPattern, LiteralPercent) {
+  EXPECT_EQ(expand("100%%_%p"), "100%_4242");
+  EXPECT_EQ(expand("%%p"), "%p");
+}
+
+TEST(OutputPattern, IndexIsSmallestFreeCountingPartFiles) {
+  EXPECT_EQ(expand("run_%i.rftrace"), "run_1.rftrace");
+  EXPECT_EQ(expand("run_%i.rftrace", {"run_1.rftrace", "run_2.rftrace.part", "run_4.rftrace"}),
+            "run_3.rftrace");
+  // Every %i of a pattern gets the same number.
+  EXPECT_EQ(expand("d%i/run_%i", {"d1/run_1"}), "d2/run_2");
+}
+
+TEST(OutputPattern, IndexUsesTheRealFilesystemByDefault) {
+  auto dir = std::filesystem::temp_directory_path() / ("rfprof_pattern_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"t_1.rftrace", "t_2.rftrace.part"}) std::ofstream(dir / f) << "x";
+  PatternContext c = context();
+  c.exists = nullptr;
+  EXPECT_EQ(expand_output_pattern((dir / "t_%i.rftrace").string(), c), dir / "t_3.rftrace");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OutputPattern, Errors) {
+  struct Case {
+    const char* pattern;
+    const char* expected;
+  } cases[] = {
+      {"", "a non-empty path pattern"},
+      {"out_%x.rftrace", "%x is unknown"},
+      {"out_%P", "%P is unknown"},
+      {"out%", "lone %"},
+      {"out_%q.rftrace", "%q followed by {VAR}"},
+      {"out_%qRANK", "%q followed by {VAR}"},
+      {"out_%q{}", "non-empty variable name"},
+      {"out_%q{RANK", "closing }"},
+      {"out_%q{NOT_SET_ANYWHERE}", "NOT_SET_ANYWHERE is not set"},
+  };
+  for (const auto& c : cases) {
+    std::string m = pattern_error(c.pattern);
+    EXPECT_NE(m.find("RFPROF_OUTPUT=\"" + std::string(c.pattern) + "\""), std::string::npos) << m;
+    EXPECT_NE(m.find(c.expected), std::string::npos) << c.pattern << " -> " << m;
+  }
+}
+
+}  // namespace
+}  // namespace rf::inject

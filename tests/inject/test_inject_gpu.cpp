@@ -1,0 +1,176 @@
+// GPU test (CTest label gpu): profiles gpu_app.cu through CUDA_INJECTION64_PATH and
+// NVTX_INJECTION64_PATH with profile-from-start off, and checks the trace against what the program
+// is known to do: one window, 7 launch calls inside it (5 kernels, 1 graph, 1 kernel), nothing
+// outside, every kernel record joined to a launch, counters mapped range i -> launch i except the
+// graph image (refused, correlation id 0), FFMA counts equal to the element counts, NVTX "step".
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rfprof/trace/reader.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace rf::trace;
+
+constexpr const char* kFfma = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum";
+
+struct Trace {
+  std::vector<Record> records;
+  std::map<StringId, std::string> strings;
+  bool truncated = false;
+
+  template <typename T>
+  std::vector<T> all() const {
+    std::vector<T> out;
+    for (const auto& r : records)
+      if (auto* p = std::get_if<T>(&r)) out.push_back(*p);
+    return out;
+  }
+  std::string str(StringId id) const { return id == 0 ? "" : strings.at(id); }
+};
+
+Trace read_trace(const fs::path& p) {
+  Trace t;
+  Reader reader(p);
+  Record r;
+  while (reader.next(r)) {
+    if (auto* s = std::get_if<StringDef>(&r)) t.strings[s->id] = s->value;
+    t.records.push_back(r);
+  }
+  t.truncated = reader.truncated();
+  return t;
+}
+
+class InjectGpu : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("rfinject_gpu_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    trace_path_ = dir_ / "app.rftrace";
+    std::string cmd = std::string("env CUDA_INJECTION64_PATH='") + RFINJECT_PATH +
+                      "' NVTX_INJECTION64_PATH='" + RFINJECT_PATH + "' RFPROF_OUTPUT='" +
+                      trace_path_.string() +
+                      "' RFPROF_PROFILE_FROM_START=off RFPROF_MODE=counters RFPROF_METRICS=" + kFfma +
+                      ",gpu__time_duration.sum '" + GPU_APP_PATH + "' > '" + (dir_ / "out").string() +
+                      "' 2> '" + (dir_ / "err").string() + "'";
+    exit_status_ = std::system(cmd.c_str());
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  static inline fs::path dir_, trace_path_;
+  static inline int exit_status_ = -1;
+};
+
+TEST_F(InjectGpu, AppRunsUnharmedAndTheTraceIsFinished) {
+  ASSERT_EQ(exit_status_, 0);
+  ASSERT_TRUE(fs::exists(trace_path_));
+  EXPECT_FALSE(fs::exists(trace_path_.string() + ".part"));
+  Trace t = read_trace(trace_path_);
+  EXPECT_FALSE(t.truncated);
+  ASSERT_FALSE(t.all<TraceEnd>().empty());
+  auto procs = t.all<ProcessInfo>();
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs[0].mode, CollectionMode::kCounters);
+  EXPECT_TRUE(t.all<CollectorError>().size() >= 1u);  // the graph image (below)
+  for (const auto& e : t.all<CollectorError>())
+    EXPECT_NE(e.code, ErrorCode::kCountersUnavailable) << t.str(e.message);
+}
+
+TEST_F(InjectGpu, OneWindowAndNothingCollectedOutsideIt) {
+  Trace t = read_trace(trace_path_);
+  auto windows = t.all<ProfilingWindow>();
+  ASSERT_EQ(windows.size(), 2u);
+  EXPECT_TRUE(windows[0].begin);
+  EXPECT_FALSE(windows[1].begin);
+  EXPECT_EQ(windows[0].window_id, 1u);
+  EXPECT_EQ(windows[1].window_id, 1u);
+  for (const auto& k : t.all<KernelActivity>()) {
+    std::string name = t.str(k.mangled_name);
+    EXPECT_EQ(name.find("before_window"), std::string::npos) << name;
+    EXPECT_EQ(name.find("after_window"), std::string::npos) << name;
+  }
+  auto launches = t.all<LaunchApi>();
+  ASSERT_EQ(launches.size(), 7u);
+  for (const auto& l : launches) EXPECT_EQ(l.window_id, 1u);
+  EXPECT_EQ(std::count_if(launches.begin(), launches.end(), [](auto& l) { return l.is_graph; }), 1);
+}
+
+TEST_F(InjectGpu, EveryKernelJoinsALaunch) {
+  Trace t = read_trace(trace_path_);
+  std::set<uint32_t> ids;
+  for (const auto& l : t.all<LaunchApi>()) {
+    ids.insert(l.correlation_id);
+    if (l.runtime_correlation_id) ids.insert(l.runtime_correlation_id);
+  }
+  auto kernels = t.all<KernelActivity>();
+  EXPECT_GE(kernels.size(), 8u);  // 5 + 2 (graph) + 1; kernel replay may add no others
+  for (const auto& k : kernels) {
+    EXPECT_TRUE(ids.count(k.correlation_id)) << "kernel " << t.str(k.demangled_name);
+    EXPECT_NE(t.str(k.demangled_name).find("scale"), std::string::npos);
+  }
+}
+
+TEST_F(InjectGpu, CountersMapRangeIToLaunchIAndCountFfmas) {
+  Trace t = read_trace(trace_path_);
+  auto configs = t.all<MetricConfig>();
+  ASSERT_EQ(configs.size(), 1u);
+  size_t ffma = configs[0].metrics.size();
+  for (size_t i = 0; i < configs[0].metrics.size(); ++i)
+    if (t.str(configs[0].metrics[i]) == kFfma) ffma = i;
+  ASSERT_LT(ffma, configs[0].metrics.size());
+
+  std::map<uint32_t, LaunchApi> by_id;
+  std::vector<LaunchApi> kernels_in_order;
+  for (const auto& l : t.all<LaunchApi>()) {
+    by_id[l.correlation_id] = l;
+    if (!l.is_graph) kernels_in_order.push_back(l);
+  }
+  ASSERT_EQ(kernels_in_order.size(), 6u);
+  std::vector<uint32_t> mapped;
+  for (const auto& rc : t.all<RangeCounters>()) {
+    if (rc.correlation_id == 0) continue;  // the graph's image
+    ASSERT_TRUE(by_id.count(rc.correlation_id));
+    const LaunchApi& l = by_id[rc.correlation_id];
+    EXPECT_EQ(rc.range_index, l.launch_index);
+    // scale<<<g, 128>>> with n = g * 128 elements: one FFMA per element.
+    double expected = static_cast<double>(l.grid[0]) * l.block[0];
+    EXPECT_EQ(rc.values[ffma], expected) << "launch " << l.correlation_id;
+    mapped.push_back(rc.correlation_id);
+  }
+  std::vector<uint32_t> expected_order;
+  for (const auto& l : kernels_in_order) expected_order.push_back(l.correlation_id);
+  EXPECT_EQ(mapped, expected_order);
+
+  bool graph_refused = false;
+  for (const auto& e : t.all<CollectorError>())
+    if (e.code == ErrorCode::kRangeLaunchMismatch && t.str(e.message).find("graph") != std::string::npos)
+      graph_refused = true;
+  EXPECT_TRUE(graph_refused);
+}
+
+TEST_F(InjectGpu, NvtxStepRangeIsRecorded) {
+  Trace t = read_trace(trace_path_);
+  auto events = t.all<NvtxEvent>();
+  auto start = std::find_if(events.begin(), events.end(), [&](const NvtxEvent& e) {
+    return e.kind == NvtxEventKind::kStart && t.str(e.name) == "step";
+  });
+  ASSERT_NE(start, events.end());
+  auto end = std::find_if(events.begin(), events.end(), [&](const NvtxEvent& e) {
+    return e.kind == NvtxEventKind::kEnd && e.id == start->id;
+  });
+  ASSERT_NE(end, events.end());
+  EXPECT_LT(start->timestamp_ns, end->timestamp_ns);
+  EXPECT_NE(start->style, NvtxRangeStyle::kStartEnd);
+}
+
+}  // namespace
