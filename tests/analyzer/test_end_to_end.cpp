@@ -230,6 +230,36 @@ TEST(EndToEnd, PointAboveTheRoofIsAnError) {
   EXPECT_EQ(s2["devices"][0]["ceilings"]["fp32_flop_per_s"]["source"], "user file: " + ceil.string());
 }
 
+TEST(EndToEnd, ForcedDeviceCoversTracesWithoutDeviceRecords) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(5, CollectionMode::kCounters);  // no DeviceInfo record
+    t.config(1, testing::roofline_metrics());
+    Counts c;
+    c.ffma = 1e9;  // 2e9 FLOP in 10 ns
+    c.read = 1;
+    c.write = 1;
+    t.launch(1, 0, 9, 100);
+    t.kernel(1, 1000, 1010);
+    t.counters(1, 1, c.values());
+    t.finish();
+  }
+  Outcome plain = analyze({dir.path / "t.rftrace"}, dir.path / "r1");
+  ASSERT_EQ(plain.status, kExitOk) << plain.err;
+  nlohmann::json s1 = nlohmann::json::parse(std::ifstream(dir.path / "r1" / "summary.json"));
+  EXPECT_EQ(s1["above_roof_count"], 0);
+  EXPECT_EQ(s1["totals"]["launches_without_ceilings"], 1);
+
+  AnalyzeOptions o;
+  o.device = "H100 SXM5";
+  Outcome forced = analyze({dir.path / "t.rftrace"}, dir.path / "r2", o);
+  ASSERT_EQ(forced.status, kExitOk) << forced.err;
+  nlohmann::json s2 = nlohmann::json::parse(std::ifstream(dir.path / "r2" / "summary.json"));
+  EXPECT_EQ(s2["above_roof_count"], 1);
+  EXPECT_EQ(s2["totals"]["launches_without_ceilings"], 0);
+}
+
 TEST(EndToEnd, TruncatedTraceIsAnalyzedAsFarAsReadable) {
   TempDir dir;
   write_timing_trace(dir.path / "full.rftrace", 200, 512);

@@ -49,7 +49,13 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
   if (!options_.force_overwrite && std::filesystem::exists(path_, ec))
     throw WriteError("rfprof: trace " + path_.string() +
                      " already exists; remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
-  fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_EXCL: two processes given the same name must not destroy each other's trace.
+  const int excl = options_.force_overwrite ? O_TRUNC : O_EXCL;
+  fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | excl | O_CLOEXEC, 0644);
+  if (fd_ < 0 && errno == EEXIST)
+    throw WriteError("rfprof: trace " + part_path_.string() +
+                     " exists (another process is writing it, or a killed run left it); remove it "
+                     "or pass -f / RFPROF_FORCE_OVERWRITE=1");
   if (fd_ < 0)
     throw WriteError("rfprof: cannot create trace " + part_path_.string() + ": " + errno_text(errno));
   std::vector<uint8_t> header;
