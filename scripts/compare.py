@@ -325,13 +325,18 @@ def discover(root):
     return sorted(names)
 
 
-def run(root, workloads=None, out=sys.stdout):
-    """Compares every workload under `root`; writes compare.csv and expected.csv there.
-    Returns the list of problems."""
+def run(root, workloads=None, out=None):
+    """Compares every workload under `root` (all found when `workloads` is None); writes
+    compare.csv and expected.csv there and the summary to `out` (default stdout).
+    Returns the list of problems; raises BadInput for unreadable or malformed inputs."""
+    out = out or sys.stdout
     if not os.path.isdir(root):
         raise BadInput(f"{root}: not a directory; expected a scripts/gpu-validate output folder")
     names = workloads or discover(root)
     all_rows, exp_rows, problems = [], [], []
+    if not names:
+        problems.append(f"{root}: no workload found (expected analysis/W/counters.csv, ncu/W.csv "
+                        "or expected/W.json)")
     for w in names:
         counters = os.path.join(root, "analysis", w, "counters.csv")
         kernels = os.path.join(root, "analysis", w, "kernels.csv")

@@ -15,6 +15,8 @@
 // hfma. SASS check (as in ffma.cu): half2_fma_loop holds kChains HFMA2 + HFMA2.MMA in total,
 // inside the `#pragma unroll 1` loop, and no other FP opcode. The GPU comparison with ncu tells
 // whether the HFMA2.MMA half is counted (validation/README.md).
+// Verified with nvcc 13.0.88 for sm_90 (scripts/sass_count.py on the cubin; see
+// examples/README.md): 4 HFMA2 + 4 HFMA2.MMA, nothing else FP; all unpredicated.
 #include <cuda_fp16.h>
 
 #include <cstring>
@@ -78,13 +80,13 @@ int main(int argc, char** argv) {
   }
 
   const size_t n = static_cast<size_t>(blocks) * kBlock * kChains;
+  DeviceBuffer<__half2> in(kExample, n), out(kExample, n);
   std::vector<__half2> host_in(n), host_out(n);
   for (size_t i = 0; i < n; ++i)
     host_in[i] = __floats2half2_rn(1.0f + static_cast<float>(i % 256) / 256.0f,
                                    1.0f + static_cast<float>(i % 100) / 128.0f);
   const __half hc = __double2half(0.5), hd = __double2half(1.0);
   const __half2 c{hc, hc}, d{hd, hd};
-  DeviceBuffer<__half2> in(kExample, n), out(kExample, n);
   cuda_check(kExample, cudaMemcpy(in.get(), host_in.data(), in.bytes(), cudaMemcpyHostToDevice),
              "cudaMemcpy to device");
 

@@ -5,6 +5,8 @@
 //   FP32 FLOP = 2 n^3 (the textbook GEMM count)
 // SASS check (as in ffma.cu): sgemm_naive holds exactly 1 FFMA, inside the `#pragma unroll 1` k
 // loop, and no other FP opcode (in particular no FMUL for the first iteration).
+// Verified with nvcc 13.0.88 for sm_90 (scripts/sass_count.py on the cubin; see
+// examples/README.md): 1 FFMA (acc = 0 is an integer IMAD.MOV), nothing else FP; all unpredicated.
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -52,12 +54,12 @@ int main(int argc, char** argv) {
   }
 
   const size_t elems = static_cast<size_t>(n) * static_cast<size_t>(n);
+  DeviceBuffer<float> da(kExample, elems), db(kExample, elems), dc(kExample, elems);
   std::vector<float> ha(elems), hb(elems), hc(elems);
   for (size_t i = 0; i < elems; ++i) {
     ha[i] = static_cast<float>(i % 17) / 16.0f - 0.5f;
     hb[i] = static_cast<float>(i % 13) / 12.0f - 0.5f;
   }
-  DeviceBuffer<float> da(kExample, elems), db(kExample, elems), dc(kExample, elems);
   cuda_check(kExample, cudaMemcpy(da.get(), ha.data(), da.bytes(), cudaMemcpyHostToDevice),
              "cudaMemcpy to device");
   cuda_check(kExample, cudaMemcpy(db.get(), hb.data(), db.bytes(), cudaMemcpyHostToDevice),

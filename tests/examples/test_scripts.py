@@ -1,0 +1,163 @@
+"""Tests of the validation helpers that need no GPU: tests/examples/check_expected.py (the GPU
+test harness, here with stand-ins for the example, librfinject and rfanalyze),
+scripts/validation_report.py, and scripts/default-metrics.txt against the collector's defaults."""
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+import contextlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, HERE)
+import check_expected  # noqa: E402
+import validation_report  # noqa: E402
+
+DATA = os.path.join(HERE, "data", "val")
+
+
+class CheckExpectedTest(unittest.TestCase):
+    """The example stand-in prints the fixture's RFPROF_EXPECTED line and checks it was started
+    with librfinject; the rfanalyze stand-in copies the fixture's analysis into -o DIR."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        with open(os.path.join(DATA, "expected", "ffma.json")) as f:
+            self.expected = f.read().strip()
+        self.analysis = os.path.join(self.tmp, "fixture_analysis")
+        shutil.copytree(os.path.join(DATA, "analysis", "ffma"), self.analysis)
+        self.example = self.script("ffma", f"""
+            import os, sys
+            assert os.environ["CUDA_INJECTION64_PATH"] == os.environ["NVTX_INJECTION64_PATH"]
+            open(os.environ["RFPROF_OUTPUT"], "w").write("trace")
+            print("ffma: result check passed")
+            print("RFPROF_EXPECTED " + {self.expected!r})
+            """)
+        self.rfanalyze = self.script("rfanalyze", f"""
+            import shutil, sys
+            trace, out = sys.argv[1], sys.argv[sys.argv.index("-o") + 1]
+            assert open(trace).read() == "trace"
+            shutil.copytree({self.analysis!r}, out, dirs_exist_ok=True)
+            """)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def script(self, name, body):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(f"#!{sys.executable}\n" + textwrap.dedent(body))
+        os.chmod(path, 0o755)
+        return path
+
+    def run_check(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            rc = check_expected.main(["--example", self.example, "--inject", "/x/librfinject.so",
+                                      "--rfanalyze", self.rfanalyze,
+                                      "--workdir", os.path.join(self.tmp, "work")])
+        return rc, err.getvalue()
+
+    def test_counts_met(self):
+        self.assertEqual(self.run_check(), (0, ""))
+
+    def test_count_not_met_fails(self):
+        path = os.path.join(self.analysis, "counters.csv")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text.replace("ffma_pred_on.sum,2147483648", "ffma_pred_on.sum,2147483000"))
+        rc, err = self.run_check()
+        self.assertEqual(rc, 1)
+        self.assertIn("rfprof 2147483000, expected 2147483648", err)
+
+    def test_example_failure_is_reported(self):
+        self.example = self.script("ffma", "import sys; sys.exit(3)")
+        rc, err = self.run_check()
+        self.assertEqual(rc, 2)
+        self.assertIn("exited with 3 under librfinject", err)
+
+
+class ReportTest(unittest.TestCase):
+    def test_overhead_ratios_and_report(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            with open(os.path.join(tmp, "times.csv"), "w") as f:
+                f.write("resnet18,native,20.000,0\nresnet18,rfprof-counters,31.000,0\n"
+                        "resnet18,ncu,,skipped\nresnet18,rfprof-timing,9.0,1\n"
+                        "resnet18,rfprof-timing,22.5,0\n")
+            with open(os.path.join(tmp, "facts.txt"), "w") as f:
+                f.write("gpu: NVIDIA H100 80GB HBM3\ndriver: 580.65\nncu settings: "
+                        "--cache-control all --clock-control base\n")
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(validation_report.main([tmp]), 0)
+            with open(os.path.join(tmp, "overhead.csv")) as f:
+                rows = list(csv.reader(f))
+            self.assertEqual(rows, [["workload", "mode", "wall_s", "ratio_to_native"],
+                                    ["resnet18", "native", "20.000", "1.00"],
+                                    ["resnet18", "rfprof-counters", "31.000", "1.55"],
+                                    ["resnet18", "rfprof-timing", "22.500", "1.12"]])
+            with open(os.path.join(tmp, "report.md")) as f:
+                report = f.read()
+            self.assertIn("# rfprof GPU validation: NVIDIA H100 80GB HBM3", report)
+            self.assertIn("resnet18 ncu (skipped)", report)
+            self.assertIn("| resnet18 | rfprof-counters | 31.000 | 1.55 |", report)
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_not_a_folder(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(validation_report.main(["/nonexistent/folder"]), 2)
+
+
+class DefaultMetricsTest(unittest.TestCase):
+    def test_same_as_collector_defaults(self):
+        with open(os.path.join(ROOT, "scripts", "default-metrics.txt")) as f:
+            listed = [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+        source = os.path.join(ROOT, "collector", "src", "host_metrics.cpp")
+        if not os.path.exists(source):
+            self.skipTest("collector/src/host_metrics.cpp is not in this tree")
+        with open(source) as f:
+            text = f.read()
+        body = re.search(r"default_metrics\(\)\s*\{(.*?)\};", text, re.S)
+        self.assertIsNotNone(body, "default_metrics() not found in host_metrics.cpp")
+        self.assertEqual(listed, re.findall(r'"([a-z0-9_]+__[a-z0-9_.]+)"', body.group(1)))
+
+
+class GpuValidateTest(unittest.TestCase):
+    def test_usage_errors(self):
+        script = os.path.join(ROOT, "scripts", "gpu-validate")
+        for args in ([], ["bogus", tempfile.gettempdir()]):
+            run = subprocess.run(["bash", script, *args], capture_output=True, text=True,
+                                 timeout=60)
+            self.assertEqual(run.returncode, 2, args)
+            self.assertIn("usage: scripts/gpu-validate", run.stderr)
+
+    def test_pack_on_fixture(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            out = os.path.join(tmp, "val")
+            shutil.copytree(DATA, out)
+            run = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu-validate"), "pack",
+                                  out], capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            self.assertIn("compare: exit status 0 (problems: 0)", run.stdout)
+            listing = subprocess.run(["tar", "tzf", os.path.join(out, "bundle.tar.gz")],
+                                     capture_output=True, text=True, check=True).stdout.split()
+            for name in ("compare.csv", "expected.csv", "report.md", "overhead.csv", "env.txt",
+                         "ncu/ffma.csv", "analysis/ffma/counters.csv"):
+                self.assertIn(name, listing)
+        finally:
+            shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    unittest.main()
