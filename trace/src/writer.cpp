@@ -84,7 +84,7 @@ Writer::~Writer() {
 StringId Writer::intern(std::string_view value) {
   if (value.size() > wire::kMaxStringBytes) value = value.substr(0, wire::kMaxStringBytes);
   std::lock_guard lock(mutex_);
-  auto it = strings_.find(std::string(value));
+  auto it = strings_.find(value);  // no allocation when the string is already interned
   if (it != strings_.end()) return it->second;
   auto id = static_cast<StringId>(strings_.size() + 1);
   strings_.emplace(std::string(value), id);

@@ -67,7 +67,12 @@ class Writer {
   std::vector<uint8_t> chunk_;   // encoded records of the open chunk
   uint32_t chunk_records_ = 0;
   uint64_t records_written_ = 0;
-  std::unordered_map<std::string, StringId> strings_;
+  /// Transparent hash: intern() looks up a string_view without building a std::string.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
 };
 
 }  // namespace rf::trace
