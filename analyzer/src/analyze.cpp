@@ -16,9 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kOutputs[] = {"kernels.csv", "counters.csv", "ranges.csv", "phases.csv",
-                                    "summary.json"};
-
 /// "<path>: <problem> at byte N" from a TraceError, whose what() is "<message> (at byte N)".
 std::string trace_error_line(const fs::path& path, const trace::TraceError& e) {
   std::string m = e.what();
@@ -33,46 +30,48 @@ std::string trace_error_line(const fs::path& path, const trace::TraceError& e) {
   return p + ": " + m + " at byte " + std::to_string(e.offset());
 }
 
-/// The output files of a run, open under temporary names until commit().
+/// The output files of a run, each open under a temporary name ("NAME.partial") until commit();
+/// a run that fails before commit() removes them all, so it leaves no partial outputs behind.
 class Outputs {
  public:
-  explicit Outputs(fs::path dir) : dir_(std::move(dir)) {
-    for (const char* name : kOutputs) {
-      auto s = std::make_unique<std::ofstream>(partial(name), std::ios::binary | std::ios::trunc);
-      if (!*s) throw std::runtime_error("cannot create " + partial(name).string());
-      streams_.push_back(std::move(s));
-    }
-  }
+  explicit Outputs(fs::path dir) : dir_(std::move(dir)) {}
   ~Outputs() {
     if (committed_) return;
-    streams_.clear();
+    for (auto& f : files_) f.stream.reset();
     std::error_code ec;
-    for (const char* name : kOutputs) fs::remove(partial(name), ec);
+    for (const auto& f : files_) fs::remove(partial(f.name), ec);
   }
-  std::ostream& kernels() { return *streams_[0]; }
-  std::ostream& counters() { return *streams_[1]; }
-  std::ostream& ranges() { return *streams_[2]; }
-  std::ostream& phases() { return *streams_[3]; }
-  std::ostream& summary() { return *streams_[4]; }
+  /// Opens output `name` (a file name inside the output directory). Throws std::runtime_error when
+  /// it cannot be created.
+  std::ostream& open(const std::string& name) {
+    auto s = std::make_unique<std::ofstream>(partial(name), std::ios::binary | std::ios::trunc);
+    if (!*s) throw std::runtime_error("cannot create " + partial(name).string());
+    files_.push_back({name, std::move(s)});
+    return *files_.back().stream;
+  }
 
   /// Closes every file and renames it to its final name. Throws std::runtime_error on failure.
   void commit() {
-    for (size_t i = 0; i < streams_.size(); ++i) {
-      streams_[i]->close();
-      if (!*streams_[i]) throw std::runtime_error("cannot write " + partial(kOutputs[i]).string());
+    for (auto& f : files_) {
+      f.stream->close();
+      if (!*f.stream) throw std::runtime_error("cannot write " + partial(f.name).string());
     }
-    for (const char* name : kOutputs) {
+    for (const auto& f : files_) {
       std::error_code ec;
-      fs::rename(partial(name), dir_ / name, ec);
-      if (ec) throw std::runtime_error("cannot rename " + partial(name).string() + ": " + ec.message());
+      fs::rename(partial(f.name), dir_ / f.name, ec);
+      if (ec) throw std::runtime_error("cannot rename " + partial(f.name).string() + ": " + ec.message());
     }
     committed_ = true;
   }
 
  private:
-  fs::path partial(const char* name) const { return dir_ / (std::string(name) + ".partial"); }
+  struct File {
+    std::string name;
+    std::unique_ptr<std::ofstream> stream;
+  };
+  fs::path partial(const std::string& name) const { return dir_ / (name + ".partial"); }
   fs::path dir_;
-  std::vector<std::unique_ptr<std::ofstream>> streams_;
+  std::vector<File> files_;
   bool committed_ = false;
 };
 
@@ -126,7 +125,9 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
 
   try {
     Outputs out(options.output_dir);
-    Report report(sources, out.kernels(), out.counters());
+    std::ostream& kernels_csv = out.open("kernels.csv");
+    std::ostream& counters_csv = out.open("counters.csv");
+    Report report(sources, kernels_csv, counters_csv);
     for (const auto& path : options.traces) {
       try {
         TraceContext ctx = read_context(path);
@@ -142,8 +143,8 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
         return kExitBadInput;
       }
     }
-    report.write_aggregates(out.ranges(), out.phases());
-    out.summary() << report.summary().dump(2) << "\n";
+    report.write_aggregates(out.open("ranges.csv"), out.open("phases.csv"));
+    out.open("summary.json") << report.summary().dump(2) << "\n";
     out.commit();
     if (report.above_roof_count() > 0)
       err << "rfanalyze: warning: " << report.above_roof_count()

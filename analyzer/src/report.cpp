@@ -45,9 +45,13 @@ void Report::add_launch(const LaunchOutput& launch) {
   phases_[row.phase].add(row);
 
   const DeviceCeilings* ceilings = nullptr;
+  int64_t device_index = -1;
   if (row.device)
-    if (auto it = current_devices_.find(*row.device); it != current_devices_.end())
+    if (auto it = current_devices_.find(*row.device); it != current_devices_.end()) {
       ceilings = &devices_[it->second].ceilings;
+      device_index = static_cast<int64_t>(it->second);
+    }
+  kernel_groups_[KernelGroupKey{device_index, row.kernel, row.phase}].add(row);
   if (!ceilings && forced_ceilings_) ceilings = &*forced_ceilings_;  // no DeviceInfo, --device given
   if (!ceilings) {
     ++launches_without_ceilings_;

@@ -58,6 +58,16 @@ struct DeviceSummary {
   DeviceCeilings ceilings;
 };
 
+/// Key of a kernel group: the launches of one kernel name in one phase on one device of the run.
+/// These are the points of a per-kernel roofline (memory: number of distinct keys).
+struct KernelGroupKey {
+  /// Index into Report::devices() of the launch's device; -1 when its device is unknown.
+  int64_t device_index = -1;
+  std::string kernel;  ///< demangled name
+  std::string phase;
+  auto operator<=>(const KernelGroupKey&) const = default;
+};
+
 /// The accumulated run. Rows go to `kernels_csv` and `counters_csv` as they arrive (headers are
 /// written by the constructor); everything else is kept for write_aggregates() and summary().
 class Report {
@@ -83,6 +93,12 @@ class Report {
   const std::vector<AboveRoof>& above_roof() const noexcept { return above_roof_; }
   const std::vector<TraceSummary>& traces() const noexcept { return traces_; }
   const std::vector<DeviceSummary>& devices() const noexcept { return devices_; }
+  /// Sums per kernel group (KernelGroupKey), sorted by key.
+  const std::map<KernelGroupKey, Aggregate>& kernel_groups() const noexcept { return kernel_groups_; }
+  /// Sums per NVTX range path ("" for launches outside every range).
+  const std::map<std::string, Aggregate>& ranges() const noexcept { return ranges_; }
+  /// Sums per phase.
+  const std::map<std::string, Aggregate>& phases() const noexcept { return phases_; }
 
  private:
   CeilingSources sources_;
@@ -94,6 +110,7 @@ class Report {
   std::optional<DeviceCeilings> forced_ceilings_;  // --device, for launches on unrecorded devices
   std::map<std::string, Aggregate> ranges_;
   std::map<std::string, Aggregate> phases_;
+  std::map<KernelGroupKey, Aggregate> kernel_groups_;
   Aggregate totals_;
   std::string current_path_;
   uint64_t current_launches_ = 0;
