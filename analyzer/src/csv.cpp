@@ -37,12 +37,29 @@ std::string format_optional(const std::optional<double>& value) {
   return value ? format_number(*value) : std::string();
 }
 
+void write_csv_field(std::ostream& out, std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out.write(field.data(), static_cast<std::streamsize>(field.size()));
+    return;
+  }
+  out.put('"');
+  for (size_t start = 0;;) {
+    const size_t quote = field.find('"', start);
+    const size_t end = quote == std::string_view::npos ? field.size() : quote + 1;
+    out.write(field.data() + start, static_cast<std::streamsize>(end - start));
+    if (quote == std::string_view::npos) break;
+    out.put('"');  // the doubled quote
+    start = end;
+  }
+  out.put('"');
+}
+
 void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
   bool first = true;
   for (const auto& f : fields) {
     if (!first) out.put(',');
     first = false;
-    out << csv_escape(f);
+    write_csv_field(out, f);
   }
   out.put('\n');
 }

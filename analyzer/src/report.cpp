@@ -1,6 +1,8 @@
 // Accumulation of a run's rows, sums, ceilings and above-roof launches (rfprof/analyzer/report.h).
 #include "rfprof/analyzer/report.h"
 
+#include <sstream>
+
 #include "rfprof/analyzer/csv.h"
 
 namespace rf::analyzer {
@@ -34,9 +36,18 @@ void Report::add_launch(const LaunchOutput& launch) {
   if (launch.metric_names && launch.metric_values) {
     const auto& names = *launch.metric_names;
     const auto& values = *launch.metric_values;
+    // One row per metric: "id,kernel,metric,value" (the id and kernel fields are built once).
+    std::ostringstream prefix;
+    prefix << row.id << ',';
+    write_csv_field(prefix, row.kernel);
+    prefix << ',';
+    const std::string head = prefix.str();
     for (size_t i = 0; i < names.size(); ++i) {
-      std::string value = i < values.size() ? format_number(values[i]) : std::string();
-      write_csv_row(counters_, {std::to_string(row.id), row.kernel, names[i], value});
+      counters_.write(head.data(), static_cast<std::streamsize>(head.size()));
+      write_csv_field(counters_, names[i]);
+      counters_.put(',');
+      if (i < values.size()) counters_ << format_number(values[i]);
+      counters_.put('\n');
     }
   }
   ++current_launches_;

@@ -31,6 +31,14 @@ TEST(CsvEscape, RowJoinsEscapedFields) {
   EXPECT_EQ(out.str(), "1,\"ffma_loop(float*, int)\",,\"x\"\"y\"\n");
 }
 
+TEST(CsvEscape, StreamedFieldEqualsEscapedString) {
+  for (const char* f : {"", "plain", "\"", "\"\"", "a\"", "\"a", "a,b", "x\"y\"z", "a\nb\"", "\r"}) {
+    std::ostringstream out;
+    write_csv_field(out, f);
+    EXPECT_EQ(out.str(), csv_escape(f)) << "field: " << f;
+  }
+}
+
 TEST(FormatNumber, IntegralValuesAreIntegers) {
   EXPECT_EQ(format_number(2000.0), "2000");
   EXPECT_EQ(format_number(0.0), "0");

@@ -22,6 +22,8 @@ std::string format_number(double value);
 /// format_number of the value, or "" when absent.
 std::string format_optional(const std::optional<double>& value);
 
+/// Writes one field to `out` as csv_escape would return it, without building a string.
+void write_csv_field(std::ostream& out, std::string_view field);
 /// Writes `fields` escaped with csv_escape, separated by commas, then "\n".
 void write_csv_row(std::ostream& out, const std::vector<std::string>& fields);
 

@@ -1,0 +1,80 @@
+// Analyzer throughput on a synthetic 1M-launch training trace (bench/README.md has the figures).
+//   BM_ReadRecords:   trace reader alone (records decoded per second)
+//   BM_ParseAndJoin:  pass 1 (read_context) + pass 2 (stream_launches: join, FLOP formulas, NVTX
+//                     attribution, phases) with a sink that drops the rows
+//   BM_RunAnalysis:   the whole rfanalyze run, CSVs and summary.json written to a temp directory
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/trace_pass.h"
+#include "rfprof/trace/reader.h"
+#include "synthetic_trace.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The synthetic trace with `launches` launches, written once per process into the temp dir.
+const fs::path& trace_with(uint64_t launches) {
+  static std::map<uint64_t, fs::path> paths;
+  auto it = paths.find(launches);
+  if (it != paths.end()) return it->second;
+  fs::path p = fs::temp_directory_path() /
+               ("rfprof-bench-" + std::to_string(::getpid()) + "-" + std::to_string(launches) + ".rftrace");
+  rf::bench::SyntheticShape shape;
+  shape.launches = launches;
+  rf::bench::write_synthetic_trace(p, shape);
+  return paths.emplace(launches, p).first->second;
+}
+
+void BM_ReadRecords(benchmark::State& state) {
+  const fs::path& path = trace_with(static_cast<uint64_t>(state.range(0)));
+  uint64_t records = 0;
+  for (auto _ : state) {
+    rf::trace::Reader reader(path);
+    rf::trace::Record r;
+    while (reader.next(r)) ++records;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(records));
+  state.counters["file_MB"] = static_cast<double>(fs::file_size(path)) / 1e6;
+}
+
+void BM_ParseAndJoin(benchmark::State& state) {
+  const fs::path& path = trace_with(static_cast<uint64_t>(state.range(0)));
+  const auto phases = rf::analyzer::PhaseMap::defaults();
+  uint64_t launches = 0;
+  for (auto _ : state) {
+    rf::analyzer::TraceContext ctx = rf::analyzer::read_context(path);
+    rf::analyzer::stream_launches(ctx, phases, [&](const rf::analyzer::LaunchOutput& l) {
+      benchmark::DoNotOptimize(l.row.id);
+      ++launches;
+    });
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(launches));  // items = kernel launches
+}
+
+void BM_RunAnalysis(benchmark::State& state) {
+  const fs::path& path = trace_with(static_cast<uint64_t>(state.range(0)));
+  const fs::path out = fs::temp_directory_path() / ("rfprof-bench-out-" + std::to_string(::getpid()));
+  rf::analyzer::AnalyzeOptions options;
+  options.traces = {path};
+  options.output_dir = out;
+  for (auto _ : state) {
+    std::ostringstream err;
+    if (rf::analyzer::run_analysis(options, err) != rf::analyzer::kExitOk) state.SkipWithError(err.str().c_str());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  fs::remove_all(out);
+}
+
+}  // namespace
+
+BENCHMARK(BM_ReadRecords)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ParseAndJoin)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RunAnalysis)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK_MAIN();

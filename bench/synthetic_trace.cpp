@@ -1,0 +1,115 @@
+// Synthetic training-run trace for the benchmarks (synthetic_trace.h).
+#include "synthetic_trace.h"
+
+#include <string>
+#include <vector>
+
+#include "rfprof/trace/writer.h"
+
+namespace rf::bench {
+
+namespace {
+/// The default roofline metric list of the collector (scripts/default-metrics.txt).
+const std::vector<std::string>& metric_names() {
+  static const std::vector<std::string> names = {
+      "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+      "dram__bytes_read.sum",
+      "dram__bytes_write.sum",
+      "gpu__time_duration.sum",
+      "lts__t_bytes.sum",
+      "l1tex__t_bytes.sum"};
+  return names;
+}
+}  // namespace
+
+uint64_t write_synthetic_trace(const std::filesystem::path& path, const SyntheticShape& shape) {
+  using namespace rf::trace;
+  Writer w(path, WriterOptions{.chunk_bytes = 1u << 20, .force_overwrite = true});
+  ProcessInfo p;
+  p.pid = 4242;
+  p.hostname = w.intern("bench-host");
+  p.process_name = w.intern("python3");
+  p.command_line = w.intern("python3 main.py -a resnet18 --batch-size 64");
+  p.mode = CollectionMode::kCounters;
+  w.append(p);
+  DeviceInfo d;
+  d.name = w.intern("NVIDIA H100 80GB HBM3");
+  d.chip = w.intern("GH100");
+  d.sm_count = 132;
+  w.append(d);
+  MetricConfig mc;
+  mc.config_id = 1;
+  mc.chip = d.chip;
+  mc.num_passes = 2;
+  for (const auto& m : metric_names()) mc.metrics.push_back(w.intern(m));
+  w.append(mc);
+  w.append(ProfilingWindow{.window_id = 0, .begin = true, .timestamp_ns = 1000, .cbid = 0});
+
+  std::vector<StringId> kernels;
+  for (uint32_t k = 0; k < shape.distinct_kernels; ++k)
+    kernels.push_back(w.intern("_Z" + std::to_string(9 + std::to_string(k).size()) + "kernel_" +
+                               std::to_string(k) + "Pfi"));
+  const StringId phase_names[3] = {w.intern("forward"), w.intern("backward"), w.intern("optimizer")};
+  const uint64_t main_tid = 100, autograd_tid = 101;
+
+  uint64_t t = 10'000, nvtx_id = 1, launched = 0;
+  uint32_t corr = 1;
+  const uint32_t per_iter = shape.launches_per_iteration;
+  while (launched < shape.launches) {
+    // forward 40%, backward 50%, optimizer 10% of an iteration's launches
+    const uint32_t counts[3] = {per_iter * 4 / 10, per_iter / 2, per_iter - per_iter * 4 / 10 - per_iter / 2};
+    for (int ph = 0; ph < 3 && launched < shape.launches; ++ph) {
+      const uint64_t range = nvtx_id++;
+      w.append(NvtxEvent{.id = range, .kind = NvtxEventKind::kStart, .style = NvtxRangeStyle::kPushPop,
+                         .timestamp_ns = t, .thread_id = main_tid, .domain = 0, .name = phase_names[ph]});
+      for (uint32_t i = 0; i < counts[ph] && launched < shape.launches; ++i, ++launched) {
+        t += 1000;
+        LaunchApi l;
+        l.correlation_id = corr;
+        l.thread_id = ph == 1 ? autograd_tid : main_tid;
+        l.api_start_ns = t;
+        l.api_end_ns = t + 400;
+        l.launch_index = launched;
+        l.kernel_name = kernels[launched % kernels.size()];
+        l.grid[0] = 1024; l.grid[1] = l.grid[2] = 1;
+        l.block[0] = 256; l.block[1] = l.block[2] = 1;
+        w.append(l);
+        KernelActivity k;
+        k.correlation_id = corr;
+        k.start_ns = t + 2000;
+        k.end_ns = t + 2000 + 5000 + (launched % 7) * 100;
+        k.mangled_name = k.demangled_name = l.kernel_name;
+        k.grid[0] = 1024; k.grid[1] = k.grid[2] = 1;
+        k.block[0] = 256; k.block[1] = k.block[2] = 1;
+        w.append(k);
+        RangeCounters rc;
+        rc.config_id = 1;
+        rc.range_index = launched;
+        rc.correlation_id = corr;
+        rc.values.assign(metric_names().size(), 0.0);
+        rc.values[2] = 1e6 + static_cast<double>(launched % 13);  // ffma
+        rc.values[9] = 4e5;                                        // dram read
+        rc.values[10] = 2e5;                                       // dram write
+        rc.values[11] = 5000;
+        w.append(rc);
+        ++corr;
+      }
+      t += 500;
+      w.append(NvtxEvent{.id = range, .kind = NvtxEventKind::kEnd, .style = NvtxRangeStyle::kPushPop,
+                         .timestamp_ns = t, .thread_id = main_tid});
+    }
+  }
+  w.append(ProfilingWindow{.window_id = 0, .begin = false, .timestamp_ns = t + 1000, .cbid = 0});
+  w.finish(t + 2000, 0);
+  return launched;
+}
+
+}  // namespace rf::bench
