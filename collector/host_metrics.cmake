@@ -18,12 +18,19 @@ if(NOT TARGET rfprof_nvperf_host)
   set(CMAKE_LINK_LIBRARY_USING_RF_NO_AS_NEEDED_SUPPORTED TRUE CACHE INTERNAL "")
 endif()
 
+# Tensor metric names: pure string logic, also linked by rfanalyze (no CUPTI).
+add_library(rf_metric_names STATIC ${CMAKE_CURRENT_LIST_DIR}/src/tensor_metrics.cpp)
+target_include_directories(rf_metric_names PUBLIC ${CMAKE_CURRENT_LIST_DIR}/include)
+target_link_libraries(rf_metric_names PRIVATE rfprof_warnings)
+
 add_library(rf_host_metrics STATIC
   ${CMAKE_CURRENT_LIST_DIR}/src/host_metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/src/metric_sets.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/cupti_call.cpp)
 target_include_directories(rf_host_metrics
   PUBLIC ${CMAKE_CURRENT_LIST_DIR}/include
   PRIVATE ${CMAKE_CURRENT_LIST_DIR}/src)
 target_link_libraries(rf_host_metrics
+  PUBLIC rf_metric_names
   PRIVATE rfprof::cupti rfprof_warnings
   INTERFACE "$<LINK_LIBRARY:RF_NO_AS_NEEDED,rfprof_nvperf_host>")
