@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "rfprof/collector/tensor_metrics.h"
+
 namespace rf::analyzer {
 namespace {
 
@@ -17,6 +19,18 @@ std::optional<double> value_at(std::span<const double> values, const std::option
   return values[*index];
 }
 
+/// Sum of the values at `indices`; absent when `indices` is empty or any value is NaN/missing.
+std::optional<double> sum_at(std::span<const double> values, const std::vector<size_t>& indices) {
+  if (indices.empty()) return std::nullopt;
+  double sum = 0.0;
+  for (size_t i : indices) {
+    auto v = value_at(values, i);
+    if (!v) return std::nullopt;
+    sum += *v;
+  }
+  return sum;
+}
+
 std::optional<double> precision_flop(std::span<const double> values, const std::optional<size_t>& add,
                                      const std::optional<size_t>& mul, const std::optional<size_t>& fma,
                                      const OpWeights& weights) {
@@ -29,9 +43,19 @@ std::optional<double> precision_flop(std::span<const double> values, const std::
 
 }  // namespace
 
+std::optional<double> LaunchMetrics::tensor_flop() const {
+  std::optional<double> sum;
+  for (size_t p = 0; p < kTensorPrecisions; ++p) {
+    if (p == kTensorInt8) continue;
+    for (const auto* term : {&tensor_dense[p], &tensor_sparse[p]})
+      if (*term) sum = sum.value_or(0.0) + **term;
+  }
+  return sum;
+}
+
 std::optional<double> LaunchMetrics::total_flop() const {
   if (!fp64_flop || !fp32_flop || !fp16_flop) return std::nullopt;
-  return *fp64_flop + *fp32_flop + *fp16_flop;
+  return *fp64_flop + *fp32_flop + *fp16_flop + tensor_flop().value_or(0.0);
 }
 
 std::optional<double> LaunchMetrics::dram_bytes() const {
@@ -55,7 +79,26 @@ MetricLayout::MetricLayout(const std::vector<std::string>& names)
       hfma_(find(names, metric::kHfma)),
       read_(find(names, metric::kDramRead)),
       write_(find(names, metric::kDramWrite)),
-      time_(find(names, metric::kGpuTime)) {}
+      time_(find(names, metric::kGpuTime)),
+      l2_(find(names, metric::kL2Bytes)),
+      l1_(find(names, metric::kL1Bytes)) {
+  if (!read_) read_ = find(names, metric::kDramReadOp);
+  if (!write_) write_ = find(names, metric::kDramWriteOp);
+  // Tensor terms, as the planner builds them (rf::collector::plan_metric_set): split names go to
+  // their sparsity; a name counting dense + sparse goes to the dense term only when the list has no
+  // sparse name of its precision (the chip has no sparse math for it).
+  std::array<std::vector<size_t>, kTensorPrecisions> both;
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto t = collector::parse_tensor_metric(names[i]);
+    if (!t || names[i].size() < 4 || names[i].compare(names[i].size() - 4, 4, ".sum") != 0) continue;
+    const auto p = static_cast<size_t>(t->precision);
+    if (t->sparsity == collector::TensorSparsity::kDense) tensor_dense_[p].push_back(i);
+    else if (t->sparsity == collector::TensorSparsity::kSparse) tensor_sparse_[p].push_back(i);
+    else both[p].push_back(i);
+  }
+  for (size_t p = 0; p < kTensorPrecisions; ++p)
+    if (tensor_dense_[p].empty() && tensor_sparse_[p].empty()) tensor_dense_[p] = both[p];
+}
 
 LaunchMetrics MetricLayout::evaluate(std::span<const double> values) const {
   LaunchMetrics m;
@@ -65,6 +108,12 @@ LaunchMetrics MetricLayout::evaluate(std::span<const double> values) const {
   m.dram_read_bytes = value_at(values, read_);
   m.dram_write_bytes = value_at(values, write_);
   m.gpu_time_ns = value_at(values, time_);
+  m.l2_bytes = value_at(values, l2_);
+  m.l1_bytes = value_at(values, l1_);
+  for (size_t p = 0; p < kTensorPrecisions; ++p) {
+    m.tensor_dense[p] = sum_at(values, tensor_dense_[p]);
+    m.tensor_sparse[p] = sum_at(values, tensor_sparse_[p]);
+  }
   return m;
 }
 

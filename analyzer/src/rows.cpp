@@ -21,13 +21,34 @@ std::string opt_int(const std::optional<T>& v) {
   return v ? std::to_string(*v) : std::string();
 }
 
+/// The tensor and cache-level column names, in order: tensor_<p>_flop (tensor_int8_ops) dense,
+/// then tensor_<p>_sparse_flop (tensor_int8_sparse_ops), then l2_bytes, l1_bytes.
+std::vector<std::string> level_columns() {
+  std::vector<std::string> out;
+  for (const char* sparse : {"", "_sparse"})
+    for (size_t p = 0; p < kTensorPrecisions; ++p)
+      out.push_back("tensor_" + std::string(kTensorPrecisionNames[p]) + sparse +
+                    (p == kTensorInt8 ? "_ops" : "_flop"));
+  out.push_back("l2_bytes");
+  out.push_back("l1_bytes");
+  return out;
+}
+
+std::vector<std::string> with_levels(std::vector<std::string> head, std::vector<std::string> tail) {
+  auto levels = level_columns();
+  head.insert(head.end(), levels.begin(), levels.end());
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
 }  // namespace
 
 const std::vector<std::string>& kernels_csv_header() {
-  static const std::vector<std::string> h = {
-      "id", "pid", "device", "stream", "kernel", "grid", "block", "duration_ns", "fp64_flop",
-      "fp32_flop", "fp16_flop", "dram_read_bytes", "dram_write_bytes", "arithmetic_intensity",
-      "flop_per_s", "nvtx", "phase"};
+  static const std::vector<std::string> h = with_levels(
+      {"id", "pid", "device", "stream", "kernel", "grid", "block", "duration_ns", "fp64_flop",
+       "fp32_flop", "fp16_flop", "dram_read_bytes", "dram_write_bytes"},
+      {"arithmetic_intensity", "l2_arithmetic_intensity", "l1_arithmetic_intensity", "flop_per_s",
+       "nvtx", "phase"});
   return h;
 }
 
@@ -37,8 +58,10 @@ const std::vector<std::string>& counters_csv_header() {
 }
 
 std::vector<std::string> aggregate_csv_header(const std::string& key_column) {
-  return {key_column, "launches", "duration_ns", "fp64_flop", "fp32_flop", "fp16_flop",
-          "dram_read_bytes", "dram_write_bytes", "arithmetic_intensity", "flop_per_s"};
+  return with_levels({key_column, "launches", "duration_ns", "fp64_flop", "fp32_flop", "fp16_flop",
+                      "dram_read_bytes", "dram_write_bytes"},
+                     {"arithmetic_intensity", "l2_arithmetic_intensity", "l1_arithmetic_intensity",
+                      "flop_per_s"});
 }
 
 std::optional<double> KernelRow::arithmetic_intensity() const {
@@ -50,7 +73,7 @@ std::optional<double> KernelRow::flop_per_s() const {
 }
 
 std::vector<std::string> KernelRow::csv_fields() const {
-  return {std::to_string(id),
+  std::vector<std::string> f = {std::to_string(id),
           std::to_string(pid),
           opt_int(device),
           opt_int(stream),
@@ -62,11 +85,18 @@ std::vector<std::string> KernelRow::csv_fields() const {
           format_optional(metrics.fp32_flop),
           format_optional(metrics.fp16_flop),
           format_optional(metrics.dram_read_bytes),
-          format_optional(metrics.dram_write_bytes),
-          format_optional(arithmetic_intensity()),
-          format_optional(flop_per_s()),
-          nvtx,
-          phase};
+          format_optional(metrics.dram_write_bytes)};
+  for (const auto* terms : {&metrics.tensor_dense, &metrics.tensor_sparse})
+    for (const auto& t : *terms) f.push_back(format_optional(t));
+  f.push_back(format_optional(metrics.l2_bytes));
+  f.push_back(format_optional(metrics.l1_bytes));
+  const auto flop = metrics.total_flop();
+  for (auto v : {arithmetic_intensity(), rf::analyzer::arithmetic_intensity(flop, metrics.l2_bytes),
+                 rf::analyzer::arithmetic_intensity(flop, metrics.l1_bytes), flop_per_s()})
+    f.push_back(format_optional(v));
+  f.push_back(nvtx);
+  f.push_back(phase);
+  return f;
 }
 
 void Aggregate::add(const KernelRow& row) {
@@ -80,7 +110,23 @@ void Aggregate::add(const KernelRow& row) {
   fp16_flop.add(row.metrics.fp16_flop);
   dram_read_bytes.add(row.metrics.dram_read_bytes);
   dram_write_bytes.add(row.metrics.dram_write_bytes);
+  for (size_t p = 0; p < kTensorPrecisions; ++p) {
+    tensor_dense[p].add(row.metrics.tensor_dense[p]);
+    tensor_sparse[p].add(row.metrics.tensor_sparse[p]);
+  }
+  l2_bytes.add(row.metrics.l2_bytes);
+  l1_bytes.add(row.metrics.l1_bytes);
   auto flop = row.metrics.total_flop();
+  if (flop && row.metrics.l2_bytes) {
+    l2_ai_flop += *flop;
+    l2_ai_bytes += *row.metrics.l2_bytes;
+    ++l2_counted;
+  }
+  if (flop && row.metrics.l1_bytes) {
+    l1_ai_flop += *flop;
+    l1_ai_bytes += *row.metrics.l1_bytes;
+    ++l1_counted;
+  }
   auto bytes = row.metrics.dram_bytes();
   if (flop && bytes) {
     ++counted_launches;
@@ -103,17 +149,32 @@ std::optional<double> Aggregate::flop_per_s() const {
   return rf::analyzer::flop_per_s(rate_flop, rate_ns);
 }
 
+std::optional<double> Aggregate::l2_arithmetic_intensity() const {
+  if (!l2_counted) return std::nullopt;
+  return rf::analyzer::arithmetic_intensity(l2_ai_flop, l2_ai_bytes);
+}
+
+std::optional<double> Aggregate::l1_arithmetic_intensity() const {
+  if (!l1_counted) return std::nullopt;
+  return rf::analyzer::arithmetic_intensity(l1_ai_flop, l1_ai_bytes);
+}
+
 std::vector<std::string> Aggregate::csv_fields(const std::string& key) const {
-  return {key,
+  std::vector<std::string> f = {key,
           std::to_string(launches),
           timed_launches ? std::to_string(duration_ns) : std::string(),
           format_optional(fp64_flop.value()),
           format_optional(fp32_flop.value()),
           format_optional(fp16_flop.value()),
           format_optional(dram_read_bytes.value()),
-          format_optional(dram_write_bytes.value()),
-          format_optional(arithmetic_intensity()),
-          format_optional(flop_per_s())};
+          format_optional(dram_write_bytes.value())};
+  for (const auto* terms : {&tensor_dense, &tensor_sparse})
+    for (const auto& t : *terms) f.push_back(format_optional(t.value()));
+  f.push_back(format_optional(l2_bytes.value()));
+  f.push_back(format_optional(l1_bytes.value()));
+  for (auto v : {arithmetic_intensity(), l2_arithmetic_intensity(), l1_arithmetic_intensity(), flop_per_s()})
+    f.push_back(format_optional(v));
+  return f;
 }
 
 std::string demangle(const std::string& mangled) {

@@ -28,6 +28,18 @@ const char* error_code_name(trace::ErrorCode code) {
 
 json ceiling(const Ceiling& c) { return {{"value", opt(c.value)}, {"source", c.value ? json(c.source) : json(nullptr)}}; }
 
+/// {"fp16": {"dense": x, "sparse": y}, ...}: tensor FLOP (INT8: ops) per precision; only the
+/// precisions with a value.
+json tensor(const Aggregate& a) {
+  json out = json::object();
+  for (size_t p = 0; p < kTensorPrecisions; ++p) {
+    auto d = a.tensor_dense[p].value();
+    auto s = a.tensor_sparse[p].value();
+    if (d || s) out[std::string(kTensorPrecisionNames[p])] = {{"dense", opt(d)}, {"sparse", opt(s)}};
+  }
+  return out;
+}
+
 json aggregate(const Aggregate& a) {
   auto sum_or_null = [](const OptionalSum& s) { return opt(s.value()); };
   return {{"launches", a.launches},
@@ -38,7 +50,12 @@ json aggregate(const Aggregate& a) {
           {"fp16_flop", sum_or_null(a.fp16_flop)},
           {"dram_read_bytes", sum_or_null(a.dram_read_bytes)},
           {"dram_write_bytes", sum_or_null(a.dram_write_bytes)},
+          {"tensor", tensor(a)},
+          {"l2_bytes", sum_or_null(a.l2_bytes)},
+          {"l1_bytes", sum_or_null(a.l1_bytes)},
           {"arithmetic_intensity", opt(a.arithmetic_intensity())},
+          {"l2_arithmetic_intensity", opt(a.l2_arithmetic_intensity())},
+          {"l1_arithmetic_intensity", opt(a.l1_arithmetic_intensity())},
           {"flop_per_s", opt(a.flop_per_s())}};
 }
 

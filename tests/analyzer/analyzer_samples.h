@@ -32,6 +32,56 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
+/// A CSV file read back by column name: RFC 4180 quoting, one record per line (the analyzer's
+/// outputs hold no line breaks in fields). cell(r, "col") is "" for an unknown column.
+struct CsvTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+
+  static std::vector<std::string> split(const std::string& line) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      char c = line[i];
+      if (quoted) {
+        if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+        else if (c == '"') quoted = false;
+        else out.back() += c;
+      } else if (c == '"') {
+        quoted = true;
+      } else if (c == ',') {
+        out.emplace_back();
+      } else {
+        out.back() += c;
+      }
+    }
+    return out;
+  }
+  static CsvTable read(const std::filesystem::path& p) {
+    CsvTable t;
+    std::ifstream in(p);
+    std::string line;
+    if (std::getline(in, line)) t.header = split(line);
+    while (std::getline(in, line)) t.rows.push_back(split(line));
+    return t;
+  }
+  size_t column(const std::string& name) const {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return i;
+    return header.size();
+  }
+  std::string cell(size_t row, const std::string& name) const {
+    size_t c = column(name);
+    return row < rows.size() && c < rows[row].size() ? rows[row][c] : std::string();
+  }
+  /// Index of the first row whose column `name` equals `value` (rows.size() when none).
+  size_t find(const std::string& name, const std::string& value) const {
+    for (size_t r = 0; r < rows.size(); ++r)
+      if (cell(r, name) == value) return r;
+    return rows.size();
+  }
+};
+
 /// The lines of a file, without their "\n".
 inline std::vector<std::string> lines_of(const std::filesystem::path& p) {
   std::vector<std::string> out;

@@ -8,9 +8,12 @@ import pandas as pd
 
 d = sys.argv[1]
 k = pd.read_csv(f"{d}/kernels.csv", keep_default_na=False, dtype=str)
-assert list(k.columns) == ["id", "pid", "device", "stream", "kernel", "grid", "block", "duration_ns",
-                           "fp64_flop", "fp32_flop", "fp16_flop", "dram_read_bytes", "dram_write_bytes",
-                           "arithmetic_intensity", "flop_per_s", "nvtx", "phase"], list(k.columns)
+for col in ["id", "pid", "device", "stream", "kernel", "grid", "block", "duration_ns", "fp64_flop",
+            "fp32_flop", "fp16_flop", "dram_read_bytes", "dram_write_bytes", "tensor_tf32_flop",
+            "tensor_fp16_sparse_flop", "tensor_int8_ops", "l2_bytes", "l1_bytes", "arithmetic_intensity",
+            "l2_arithmetic_intensity", "l1_arithmetic_intensity", "flop_per_s", "nvtx", "phase"]:
+    assert col in k.columns, (col, list(k.columns))
+assert len(set(k.columns)) == len(k.columns), list(k.columns)
 row = k[k["id"] == "1101"].iloc[0]
 assert row["kernel"] == "ffma_loop(float*, int)", row["kernel"]
 assert row["grid"] == "1024,1,1" and row["block"] == "256,1,1"

@@ -13,12 +13,14 @@
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/analyze.h"
 #include "rfprof/analyzer/csv.h"
+#include "rfprof/analyzer/rows.h"
 
 namespace rf::analyzer {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::Counts;
+using testing::CsvTable;
 using testing::lines_of;
 using testing::TempDir;
 using testing::TraceBuilder;
@@ -97,12 +99,6 @@ void write_timing_trace(const fs::path& path, int launches, uint32_t chunk_bytes
   t.finish();
 }
 
-std::string find_line(const std::vector<std::string>& lines, const std::string& prefix) {
-  for (const auto& l : lines)
-    if (l.rfind(prefix, 0) == 0) return l;
-  return "(no line starting with " + prefix + ")";
-}
-
 struct Outcome {
   int status;
   std::string err;
@@ -123,22 +119,42 @@ TEST(EndToEnd, KernelRowsJoinCountersAndNvtx) {
   ASSERT_EQ(r.status, kExitOk) << r.err;
   auto k = lines_of(dir.path / "report" / "kernels.csv");
   ASSERT_EQ(k.size(), 6u);
-  EXPECT_EQ(k[0],
-            "id,pid,device,stream,kernel,grid,block,duration_ns,fp64_flop,fp32_flop,fp16_flop,"
-            "dram_read_bytes,dram_write_bytes,arithmetic_intensity,flop_per_s,nvtx,phase");
+  const CsvTable kt = CsvTable::read(dir.path / "report" / "kernels.csv");
+  EXPECT_EQ(kt.header, kernels_csv_header());
+  // Every row has every column.
+  for (const auto& row : kt.rows) EXPECT_EQ(row.size(), kt.header.size());
+  auto expect_row = [&](size_t row, const std::vector<std::pair<std::string, std::string>>& cells) {
+    for (const auto& [col, value] : cells) EXPECT_EQ(kt.cell(row, col), value) << "row " << row << ", column " << col;
+  };
   // ffma = 1000 -> 2000 FP32 FLOP; 1000 DRAM bytes -> AI 2; 2000 FLOP in 1000 ns -> 2e9 FLOP/s.
-  EXPECT_EQ(k[1],
-            "1101,4242,0,7,\"ffma_loop(float*, int)\",\"1024,1,1\",\"256,1,1\",1000,0,2000,0,600,400,"
-            "2,2000000000,iteration/forward,forward");
+  expect_row(0, {{"id", "1101"}, {"pid", "4242"}, {"device", "0"}, {"stream", "7"},
+                 {"kernel", "ffma_loop(float*, int)"}, {"grid", "1024,1,1"}, {"block", "256,1,1"},
+                 {"duration_ns", "1000"}, {"fp64_flop", "0"}, {"fp32_flop", "2000"}, {"fp16_flop", "0"},
+                 {"dram_read_bytes", "600"}, {"dram_write_bytes", "400"}, {"arithmetic_intensity", "2"},
+                 {"flop_per_s", "2000000000"}, {"nvtx", "iteration/forward"}, {"phase", "forward"},
+                 {"tensor_tf32_flop", ""}, {"l2_bytes", ""}, {"l2_arithmetic_intensity", ""}});
   // FP64 2*10, FP32 100 + 2*500, FP16 4*5 (half2 weights); autograd thread -> main's backward.
   const double total = 20 + 1100 + kFp16Weights.fma * 5;
-  EXPECT_EQ(k[2], "102,4242,0,7," + csv_escape(kReduce) + ",\"1024,1,1\",\"256,1,1\",2000,20,1100," +
-                      format_number(kFp16Weights.fma * 5) + ",1000,100," + format_number(total / 1100) +
-                      "," + format_number(total / 2e-6) + ",iteration/backward,backward");
-  EXPECT_EQ(find_line(k, "103,").substr(find_line(k, "103,").rfind(',') + 1), "optimizer");
+  expect_row(1, {{"id", "102"}, {"kernel", kReduce}, {"duration_ns", "2000"}, {"fp64_flop", "20"},
+                 {"fp32_flop", "1100"}, {"fp16_flop", format_number(kFp16Weights.fma * 5)},
+                 {"dram_read_bytes", "1000"}, {"dram_write_bytes", "100"},
+                 {"arithmetic_intensity", format_number(total / 1100)},
+                 {"flop_per_s", format_number(total / 2e-6)}, {"nvtx", "iteration/backward"},
+                 {"phase", "backward"}});
+  EXPECT_EQ(kt.cell(kt.find("id", "103"), "phase"), "optimizer");
   // Unavailable metrics leave their columns and everything derived from them empty.
-  EXPECT_EQ(k[4], "104,4242,0,7,\"ffma_loop(float*, int)\",\"1024,1,1\",\"256,1,1\",500,,,,64,,,,,other");
-  EXPECT_EQ(k[5], "999,4242,0,7,orphan(),\"1024,1,1\",\"256,1,1\",300,,,,,,,,,other");
+  ASSERT_EQ(kt.rows[3].size(), kt.header.size());
+  for (size_t c = 0; c < kt.header.size(); ++c) {
+    const std::string& col = kt.header[c];
+    const std::string want = col == "id" ? "104" : col == "pid" ? "4242" : col == "device" ? "0"
+                           : col == "stream" ? "7" : col == "kernel" ? "ffma_loop(float*, int)"
+                           : col == "grid" ? "1024,1,1" : col == "block" ? "256,1,1"
+                           : col == "duration_ns" ? "500" : col == "dram_read_bytes" ? "64"
+                           : col == "phase" ? "other" : "";
+    EXPECT_EQ(kt.rows[3][c], want) << "launch 104, column " << col;
+  }
+  expect_row(4, {{"id", "999"}, {"kernel", "orphan()"}, {"duration_ns", "300"}, {"fp32_flop", ""},
+                 {"dram_read_bytes", ""}, {"nvtx", ""}, {"phase", "other"}});
 
   auto counters = lines_of(dir.path / "report" / "counters.csv");
   EXPECT_EQ(counters[0], "id,kernel,metric,value");
@@ -160,19 +176,32 @@ TEST(EndToEnd, RangesPhasesAndSummary) {
   Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
   ASSERT_EQ(r.status, kExitOk) << r.err;
 
-  auto ranges = lines_of(dir.path / "report" / "ranges.csv");
-  ASSERT_EQ(ranges.size(), 5u);
-  EXPECT_EQ(ranges[0], "nvtx,launches,duration_ns,fp64_flop,fp32_flop,fp16_flop,dram_read_bytes,"
-                       "dram_write_bytes,arithmetic_intensity,flop_per_s");
+  const CsvTable ranges = CsvTable::read(dir.path / "report" / "ranges.csv");
+  ASSERT_EQ(ranges.rows.size(), 4u);
+  EXPECT_EQ(ranges.header, aggregate_csv_header("nvtx"));
+  auto expect_cells = [](const CsvTable& t, size_t row, const std::vector<std::pair<std::string, std::string>>& cells) {
+    ASSERT_LT(row, t.rows.size());
+    EXPECT_EQ(t.rows[row].size(), t.header.size());
+    for (const auto& [col, value] : cells) EXPECT_EQ(t.cell(row, col), value) << "row " << row << ", column " << col;
+  };
   // Launches 104 and 999 are outside every range: 500 + 300 ns, only 104's read bytes known.
-  EXPECT_EQ(ranges[1], ",2,800,,,,64,,,");
-  EXPECT_EQ(ranges[3], "iteration/forward,1,1000,0,2000,0,600,400,2,2000000000");
-  auto phases = lines_of(dir.path / "report" / "phases.csv");
-  ASSERT_EQ(phases.size(), 5u);
-  EXPECT_EQ(phases[0].substr(0, 15), "phase,launches,");
-  EXPECT_EQ(phases[1].substr(0, 11), "backward,1,");
-  EXPECT_EQ(phases[2], "forward,1,1000,0,2000,0,600,400,2,2000000000");
-  EXPECT_EQ(phases[4], "other,2,800,,,,64,,,");
+  const std::vector<std::pair<std::string, std::string>> outside = {
+      {"launches", "2"}, {"duration_ns", "800"}, {"fp64_flop", ""}, {"fp32_flop", ""}, {"fp16_flop", ""},
+      {"dram_read_bytes", "64"}, {"dram_write_bytes", ""}, {"arithmetic_intensity", ""}, {"flop_per_s", ""}};
+  const std::vector<std::pair<std::string, std::string>> forward = {
+      {"launches", "1"}, {"duration_ns", "1000"}, {"fp64_flop", "0"}, {"fp32_flop", "2000"},
+      {"fp16_flop", "0"}, {"dram_read_bytes", "600"}, {"dram_write_bytes", "400"},
+      {"arithmetic_intensity", "2"}, {"flop_per_s", "2000000000"}, {"tensor_fp16_flop", ""}, {"l1_bytes", ""}};
+  expect_cells(ranges, 0, outside);
+  EXPECT_EQ(ranges.cell(0, "nvtx"), "");
+  expect_cells(ranges, ranges.find("nvtx", "iteration/forward"), forward);
+  const CsvTable phases = CsvTable::read(dir.path / "report" / "phases.csv");
+  ASSERT_EQ(phases.rows.size(), 4u);
+  EXPECT_EQ(phases.header, aggregate_csv_header("phase"));
+  EXPECT_EQ(phases.cell(0, "phase"), "backward");
+  EXPECT_EQ(phases.cell(0, "launches"), "1");
+  expect_cells(phases, phases.find("phase", "forward"), forward);
+  expect_cells(phases, phases.find("phase", "other"), outside);
 
   std::ifstream in(dir.path / "report" / "summary.json");
   nlohmann::json s = nlohmann::json::parse(in);
@@ -274,7 +303,15 @@ TEST(EndToEnd, TruncatedTraceIsAnalyzedAsFarAsReadable) {
   auto k = lines_of(dir.path / "report" / "kernels.csv");
   EXPECT_GT(k.size(), 10u);
   EXPECT_LT(k.size(), 201u);
-  EXPECT_EQ(k[1], "10,777,0,7,\"ffma_loop(float*, int)\",\"1024,1,1\",\"256,1,1\",50,,,,,,,,forward,forward");
+  const CsvTable kt = CsvTable::read(dir.path / "report" / "kernels.csv");
+  for (size_t c = 0; c < kt.header.size(); ++c) {
+    const std::string& col = kt.header[c];
+    const std::string want = col == "id" ? "10" : col == "pid" ? "777" : col == "device" ? "0"
+                           : col == "stream" ? "7" : col == "kernel" ? "ffma_loop(float*, int)"
+                           : col == "grid" ? "1024,1,1" : col == "block" ? "256,1,1"
+                           : col == "duration_ns" ? "50" : col == "nvtx" || col == "phase" ? "forward" : "";
+    EXPECT_EQ(kt.cell(0, col), want) << "column " << col;
+  }
   std::ifstream in(dir.path / "report" / "summary.json");
   nlohmann::json s = nlohmann::json::parse(in);
   EXPECT_EQ(s["traces"][0]["truncated"], true);

@@ -9,9 +9,15 @@
 //     packed half2, two lanes each; see kFp16Weights).
 //   DRAM bytes = dram__bytes_read.sum + dram__bytes_write.sum (Nsight Compute roofline).
 //   arithmetic intensity = total FLOP / DRAM bytes; FLOP/s = total FLOP / kernel duration.
-// FFMA-based counts do not include tensor-core work.
+//   Tensor FLOP per precision = the sum of the config's sm__ops_path_tensor_* metrics of that
+//     precision and sparsity (one FLOP per CUPTI "math_op"; docs/metrics.md, "Tensor FLOPs"), as
+//     planned by rf::collector::plan_metric_set. INT8 tensor ops are integer ops: reported, not FLOP.
+//   L2 and L1 bytes = lts__t_bytes.sum and l1tex__t_bytes.sum (Nsight Compute hierarchical
+//     roofline); intensity per level = total FLOP / that level's bytes.
+// FFMA-based counts do not include tensor-core work: collect the roofline-tensor set for it.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -36,6 +42,10 @@ inline constexpr std::string_view kHfma = "smsp__sass_thread_inst_executed_op_hf
 inline constexpr std::string_view kDramRead = "dram__bytes_read.sum";
 inline constexpr std::string_view kDramWrite = "dram__bytes_write.sum";
 inline constexpr std::string_view kGpuTime = "gpu__time_duration.sum";
+inline constexpr std::string_view kDramReadOp = "dram__bytes_op_read.sum";    ///< GB202's name
+inline constexpr std::string_view kDramWriteOp = "dram__bytes_op_write.sum";  ///< GB202's name
+inline constexpr std::string_view kL2Bytes = "lts__t_bytes.sum";
+inline constexpr std::string_view kL1Bytes = "l1tex__t_bytes.sum";
 }  // namespace metric
 
 /// FLOP per executed thread instruction of an add, a multiply and a fused multiply-add.
@@ -52,6 +62,15 @@ inline constexpr OpWeights kScalarWeights{1.0, 1.0, 2.0};
 /// a GPU with the half2 example (examples/, a kernel with an analytically known HFMA2 count).
 inline constexpr OpWeights kFp16Weights{2.0, 2.0, 4.0};
 
+/// Tensor precisions in column order: fp64, tf32, fp16, bf16, fp8 (FLOP) and int8 (integer ops);
+/// the order of rf::collector::TensorPrecision.
+inline constexpr size_t kTensorPrecisions = 6;
+/// Column stem of each tensor precision ("fp64" ... "int8").
+inline constexpr std::array<std::string_view, kTensorPrecisions> kTensorPrecisionNames = {
+    "fp64", "tf32", "fp16", "bf16", "fp8", "int8"};
+/// Index of INT8 in the tensor arrays (integer ops, not FLOP).
+inline constexpr size_t kTensorInt8 = 5;
+
 /// What the counters of one launch say. Every field is absent when a metric it needs is not in
 /// the metric list or its value is NaN (not available); absent is never 0.
 struct LaunchMetrics {
@@ -61,8 +80,16 @@ struct LaunchMetrics {
   std::optional<double> dram_read_bytes;   ///< bytes
   std::optional<double> dram_write_bytes;  ///< bytes
   std::optional<double> gpu_time_ns;       ///< gpu__time_duration.sum (ns, under replay)
+  /// Tensor-core math per precision (kTensorPrecisionNames order) with 2:4 sparsity off / on:
+  /// FLOP, integer ops for INT8. Absent when the metric list has no metric for that term.
+  std::array<std::optional<double>, kTensorPrecisions> tensor_dense, tensor_sparse;
+  std::optional<double> l2_bytes;          ///< lts__t_bytes.sum (bytes)
+  std::optional<double> l1_bytes;          ///< l1tex__t_bytes.sum (bytes)
 
-  /// fp64 + fp32 + fp16 FLOP; absent unless all three are present.
+  /// Sum of the present floating-point tensor terms (INT8 excluded), FLOP; absent when none is.
+  std::optional<double> tensor_flop() const;
+  /// fp64 + fp32 + fp16 FLOP plus tensor_flop() when present; absent unless the three
+  /// non-tensor precisions are present.
   std::optional<double> total_flop() const;
   /// DRAM read + write bytes; absent unless both are present.
   std::optional<double> dram_bytes() const;
@@ -83,7 +110,9 @@ class MetricLayout {
 
  private:
   using Index = std::optional<size_t>;
-  Index dadd_, dmul_, dfma_, fadd_, fmul_, ffma_, hadd_, hmul_, hfma_, read_, write_, time_;
+  Index dadd_, dmul_, dfma_, fadd_, fmul_, ffma_, hadd_, hmul_, hfma_, read_, write_, time_, l2_, l1_;
+  /// Metric indices summed into each tensor term.
+  std::array<std::vector<size_t>, kTensorPrecisions> tensor_dense_, tensor_sparse_;
 };
 
 /// total FLOP / DRAM bytes (FLOP/byte); absent when either is absent or bytes are 0.

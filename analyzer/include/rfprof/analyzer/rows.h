@@ -63,7 +63,11 @@ struct Aggregate {
   uint64_t duration_ns = 0;         ///< sum of kernel durations (ns)
   uint64_t timed_launches = 0;      ///< launches with a duration
   OptionalSum fp64_flop, fp32_flop, fp16_flop, dram_read_bytes, dram_write_bytes;
+  std::array<OptionalSum, kTensorPrecisions> tensor_dense, tensor_sparse;  ///< FLOP (INT8: ops)
+  OptionalSum l2_bytes, l1_bytes;
   uint64_t counted_launches = 0;    ///< launches with total FLOP and DRAM bytes
+  uint64_t l2_counted = 0, l1_counted = 0;  ///< launches with total FLOP and L2 (L1) bytes
+  double l2_ai_flop = 0.0, l2_ai_bytes = 0.0, l1_ai_flop = 0.0, l1_ai_bytes = 0.0;
   double ai_flop = 0.0, ai_bytes = 0.0;
   double rate_flop = 0.0;
   uint64_t rate_ns = 0;
@@ -71,6 +75,10 @@ struct Aggregate {
   void add(const KernelRow& row);
   /// total FLOP / DRAM bytes over the counted launches (FLOP/byte); absent when bytes are 0.
   std::optional<double> arithmetic_intensity() const;
+  /// total FLOP / L2 bytes (lts__t_bytes.sum) over launches that have both (FLOP/byte).
+  std::optional<double> l2_arithmetic_intensity() const;
+  /// total FLOP / L1 bytes (l1tex__t_bytes.sum) over launches that have both (FLOP/byte).
+  std::optional<double> l1_arithmetic_intensity() const;
   /// total FLOP / total duration over launches with FLOP and duration (FLOP/s).
   std::optional<double> flop_per_s() const;
   /// The fields of ranges.csv / phases.csv after the key column.
