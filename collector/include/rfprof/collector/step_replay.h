@@ -1,0 +1,98 @@
+// Replay across training steps (pure logic, no CUPTI): each profiling window (a
+// cudaProfilerStart/Stop window, or an NVTX range chosen by the user, such as one training step)
+// runs one pass of the Range Profiler's user replay with auto range, instead of replaying every
+// kernel N times with save/restore (kernel replay). With a metric set of N passes, a *group* is
+// N instrumented windows (pass 0 in step k, pass 1 in step k+1, ...) followed by one window run
+// without instrumentation, whose kernel durations are the group's real durations.
+//
+// Every window's kernel sequence (name, grid, block, in launch order) must equal the group's
+// reference sequence, the first window's: a window that differs is discarded with a message naming
+// the first differing launch, so that counters of different kernels are never combined. A
+// discarded instrumented window restarts its group at pass 0 (the counter image accumulates passes
+// in order and cannot redo one); a discarded timing window is run again. docs/collector.md, "Replay across steps".
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rf::collector {
+
+/// What identifies a launch across steps.
+struct LaunchIdentity {
+  std::string kernel;  ///< mangled kernel name
+  std::array<int32_t, 3> grid{};
+  std::array<int32_t, 3> block{};
+  bool operator==(const LaunchIdentity&) const = default;
+};
+
+/// What a window is for, decided when it opens.
+struct WindowRole {
+  enum Kind {
+    kPass,    ///< instrumented: run pass `pass` of the counter configuration
+    kTiming,  ///< not instrumented: kernel durations of the group
+    kDone,    ///< all requested groups collected: nothing to do in this window
+  } kind = kDone;
+  uint32_t group = 0;  ///< index of the group (0, 1, ...)
+  uint32_t pass = 0;   ///< pass index for kPass
+};
+
+/// What became of a window when it closed.
+struct WindowVerdict {
+  enum Kind {
+    kKept,          ///< pass kept; more passes (or the timing window) to come
+    kGroupCounters, ///< last pass kept: the counter image holds every pass; decode it now
+    kGroupTimed,    ///< timing window kept: the group is complete
+    kDiscarded,     ///< kernel sequence differs from the reference (or is empty): data dropped
+    kIgnored,       ///< the window had no role (kDone) or was never opened
+  } kind = kIgnored;
+  std::string message;  ///< for kDiscarded: the first difference, e.g. "launch 3: expected ..., got ..."
+};
+
+/// The state machine of replay across steps. Not thread-safe: the session serializes calls.
+class StepReplay {
+ public:
+  /// `passes`: passes of the metric configuration (>= 1); `groups`: groups to collect (>= 1).
+  /// Throws std::invalid_argument for 0.
+  StepReplay(uint32_t passes, uint32_t groups);
+
+  /// A profiling window opens. Returns its role. Calling begin() twice without end() ends the
+  /// first window as discarded ("window not closed") and opens a new one.
+  WindowRole begin();
+  /// A kernel launch inside the open window (ignored outside one or in a kDone window).
+  void on_launch(const LaunchIdentity& launch);
+  /// The open window closes. Returns the verdict; the next begin() continues accordingly.
+  WindowVerdict end();
+
+  /// The reference kernel sequence of the current group (the first kept window's).
+  const std::vector<LaunchIdentity>& reference() const noexcept { return reference_; }
+  uint32_t passes() const noexcept { return passes_; }
+  /// Groups completed so far (kGroupTimed verdicts).
+  uint32_t groups_done() const noexcept { return groups_done_; }
+  /// Windows discarded so far.
+  uint64_t discarded() const noexcept { return discarded_; }
+  /// True once every requested group is complete.
+  bool done() const noexcept { return groups_done_ >= groups_; }
+
+ private:
+  /// "" when `seq` equals the reference, else the first difference.
+  std::string difference(const std::vector<LaunchIdentity>& seq) const;
+
+  uint32_t passes_;
+  uint32_t groups_;
+  uint32_t groups_done_ = 0;
+  uint32_t next_pass_ = 0;  // pass of the next instrumented window; == passes_: timing window next
+  bool open_ = false;
+  WindowRole role_;
+  std::vector<LaunchIdentity> reference_;
+  std::vector<LaunchIdentity> current_;
+  uint64_t discarded_ = 0;
+};
+
+/// Short text of a launch identity: "name<<<(gx,gy,gz),(bx,by,bz)>>>".
+std::string describe(const LaunchIdentity& launch);
+
+}  // namespace rf::collector

@@ -1,0 +1,94 @@
+// Replay across training steps: the per-window state machine (rfprof/collector/step_replay.h).
+#include "rfprof/collector/step_replay.h"
+
+#include <stdexcept>
+
+namespace rf::collector {
+
+std::string describe(const LaunchIdentity& l) {
+  auto dim = [](const std::array<int32_t, 3>& d) {
+    return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + ")";
+  };
+  return l.kernel + "<<<" + dim(l.grid) + "," + dim(l.block) + ">>>";
+}
+
+StepReplay::StepReplay(uint32_t passes, uint32_t groups) : passes_(passes), groups_(groups) {
+  if (passes == 0) throw std::invalid_argument("replay across steps needs at least 1 pass");
+  if (groups == 0) throw std::invalid_argument("replay across steps needs at least 1 group");
+}
+
+WindowRole StepReplay::begin() {
+  if (open_) {
+    ++discarded_;  // a window that never closed: its data cannot be trusted
+    current_.clear();
+  }
+  open_ = true;
+  current_.clear();
+  role_ = WindowRole{};
+  if (done()) return role_;  // kDone
+  role_.group = groups_done_;
+  if (next_pass_ < passes_) {
+    role_.kind = WindowRole::kPass;
+    role_.pass = next_pass_;
+  } else {
+    role_.kind = WindowRole::kTiming;
+  }
+  return role_;
+}
+
+void StepReplay::on_launch(const LaunchIdentity& launch) {
+  if (!open_ || role_.kind == WindowRole::kDone) return;
+  current_.push_back(launch);
+}
+
+std::string StepReplay::difference(const std::vector<LaunchIdentity>& seq) const {
+  const size_t n = std::min(seq.size(), reference_.size());
+  for (size_t i = 0; i < n; ++i)
+    if (!(seq[i] == reference_[i]))
+      return "launch " + std::to_string(i) + ": expected " + describe(reference_[i]) + ", got " + describe(seq[i]);
+  if (seq.size() != reference_.size())
+    return std::to_string(seq.size()) + " launches, expected " + std::to_string(reference_.size());
+  return "";
+}
+
+WindowVerdict StepReplay::end() {
+  WindowVerdict v;
+  if (!open_ || role_.kind == WindowRole::kDone) {
+    open_ = false;
+    return v;  // kIgnored
+  }
+  open_ = false;
+  const bool first_of_group = role_.kind == WindowRole::kPass && role_.pass == 0;
+  if (first_of_group) {
+    if (current_.empty()) {
+      ++discarded_;
+      v.kind = WindowVerdict::kDiscarded;
+      v.message = "window launched no kernel";
+      return v;
+    }
+    reference_ = std::move(current_);
+    current_.clear();
+  } else if (std::string d = difference(current_); !d.empty()) {
+    ++discarded_;
+    v.kind = WindowVerdict::kDiscarded;
+    v.message = std::move(d);
+    if (role_.kind == WindowRole::kPass) {
+      // The counter image accumulates passes in order and cannot redo one: start the group over.
+      next_pass_ = 0;
+      reference_.clear();
+      v.message += "; the group restarts at pass 0";
+    }  // a timing window is simply run again
+    return v;
+  }
+  if (role_.kind == WindowRole::kTiming) {
+    ++groups_done_;
+    next_pass_ = 0;
+    v.kind = WindowVerdict::kGroupTimed;
+    return v;
+  }
+  ++next_pass_;
+  v.kind = next_pass_ == passes_ ? WindowVerdict::kGroupCounters : WindowVerdict::kKept;
+  return v;
+}
+
+}  // namespace rf::collector

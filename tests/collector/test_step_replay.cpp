@@ -1,0 +1,139 @@
+// Replay across training steps: the window state machine (step_replay.h), no GPU needed.
+#include "rfprof/collector/step_replay.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace rf::collector {
+namespace {
+
+LaunchIdentity k(const std::string& name, int32_t gx = 1024, int32_t bx = 256) {
+  return {name, {gx, 1, 1}, {bx, 1, 1}};
+}
+
+/// Runs one window launching `seq`; returns its role and verdict.
+std::pair<WindowRole, WindowVerdict> window(StepReplay& r, const std::vector<LaunchIdentity>& seq) {
+  WindowRole role = r.begin();
+  for (const auto& l : seq) r.on_launch(l);
+  return {role, r.end()};
+}
+
+const std::vector<LaunchIdentity> kStep = {k("conv"), k("relu"), k("gemm", 64, 128)};
+
+TEST(StepReplay, TwoPassesThenATimingWindowMakeAGroup) {
+  StepReplay r(2, 1);
+  auto [r0, v0] = window(r, kStep);
+  EXPECT_EQ(r0.kind, WindowRole::kPass);
+  EXPECT_EQ(r0.pass, 0u);
+  EXPECT_EQ(v0.kind, WindowVerdict::kKept);
+  auto [r1, v1] = window(r, kStep);
+  EXPECT_EQ(r1.kind, WindowRole::kPass);
+  EXPECT_EQ(r1.pass, 1u);
+  EXPECT_EQ(v1.kind, WindowVerdict::kGroupCounters);
+  auto [r2, v2] = window(r, kStep);
+  EXPECT_EQ(r2.kind, WindowRole::kTiming);
+  EXPECT_EQ(v2.kind, WindowVerdict::kGroupTimed);
+  EXPECT_TRUE(r.done());
+  EXPECT_EQ(r.groups_done(), 1u);
+  EXPECT_EQ(r.reference(), kStep);
+  auto [r3, v3] = window(r, kStep);
+  EXPECT_EQ(r3.kind, WindowRole::kDone);
+  EXPECT_EQ(v3.kind, WindowVerdict::kIgnored);
+}
+
+TEST(StepReplay, OnePassSetAlternatesPassAndTiming) {
+  StepReplay r(1, 2);
+  std::vector<WindowRole::Kind> roles;
+  std::vector<WindowVerdict::Kind> verdicts;
+  for (int i = 0; i < 5; ++i) {
+    auto [role, v] = window(r, kStep);
+    roles.push_back(role.kind);
+    verdicts.push_back(v.kind);
+  }
+  EXPECT_EQ(roles, (std::vector<WindowRole::Kind>{WindowRole::kPass, WindowRole::kTiming, WindowRole::kPass,
+                                                  WindowRole::kTiming, WindowRole::kDone}));
+  EXPECT_EQ(verdicts, (std::vector<WindowVerdict::Kind>{WindowVerdict::kGroupCounters, WindowVerdict::kGroupTimed,
+                                                        WindowVerdict::kGroupCounters, WindowVerdict::kGroupTimed,
+                                                        WindowVerdict::kIgnored}));
+}
+
+TEST(StepReplay, DifferentKernelInALaterPassRestartsTheGroup) {
+  StepReplay r(3, 1);
+  EXPECT_EQ(window(r, kStep).second.kind, WindowVerdict::kKept);  // pass 0: reference
+  auto changed = kStep;
+  changed[1] = k("gelu");
+  auto [role, v] = window(r, changed);  // pass 1 with another kernel
+  EXPECT_EQ(role.pass, 1u);
+  EXPECT_EQ(v.kind, WindowVerdict::kDiscarded);
+  EXPECT_EQ(v.message,
+            "launch 1: expected relu<<<(1024,1,1),(256,1,1)>>>, got gelu<<<(1024,1,1),(256,1,1)>>>; "
+            "the group restarts at pass 0");
+  EXPECT_EQ(r.discarded(), 1u);
+  // The group starts over, with the new step as its reference.
+  auto [again, v2] = window(r, changed);
+  EXPECT_EQ(again.kind, WindowRole::kPass);
+  EXPECT_EQ(again.pass, 0u);
+  EXPECT_EQ(v2.kind, WindowVerdict::kKept);
+  EXPECT_EQ(r.reference(), changed);
+}
+
+TEST(StepReplay, DifferentGridOrBlockOrLengthIsAMismatch) {
+  for (const auto& other : {std::vector<LaunchIdentity>{k("conv", 512), k("relu"), k("gemm", 64, 128)},
+                            std::vector<LaunchIdentity>{k("conv"), k("relu", 1024, 128), k("gemm", 64, 128)},
+                            std::vector<LaunchIdentity>{k("conv"), k("relu")},
+                            std::vector<LaunchIdentity>{k("conv"), k("relu"), k("gemm", 64, 128), k("extra")}}) {
+    StepReplay r(2, 1);
+    window(r, kStep);
+    auto [role, v] = window(r, other);
+    EXPECT_EQ(v.kind, WindowVerdict::kDiscarded) << describe(other.back());
+    EXPECT_FALSE(v.message.empty());
+  }
+  StepReplay r(2, 1);
+  window(r, kStep);
+  auto [role, v] = window(r, {k("conv"), k("relu")});
+  EXPECT_EQ(v.message, "2 launches, expected 3; the group restarts at pass 0");
+}
+
+TEST(StepReplay, MismatchedTimingWindowIsRunAgainWithoutLosingCounters) {
+  StepReplay r(1, 1);
+  EXPECT_EQ(window(r, kStep).second.kind, WindowVerdict::kGroupCounters);
+  auto [role, v] = window(r, {k("other")});
+  EXPECT_EQ(role.kind, WindowRole::kTiming);
+  EXPECT_EQ(v.kind, WindowVerdict::kDiscarded);
+  EXPECT_EQ(v.message.find("restarts"), std::string::npos);
+  auto [role2, v2] = window(r, kStep);
+  EXPECT_EQ(role2.kind, WindowRole::kTiming);
+  EXPECT_EQ(v2.kind, WindowVerdict::kGroupTimed);
+}
+
+TEST(StepReplay, EmptyFirstWindowIsDiscardedAndUnclosedWindowIsDropped) {
+  StepReplay r(2, 1);
+  auto [role, v] = window(r, {});
+  EXPECT_EQ(v.kind, WindowVerdict::kDiscarded);
+  EXPECT_EQ(v.message, "window launched no kernel");
+  r.begin();
+  r.on_launch(k("conv"));
+  WindowRole next = r.begin();  // the first never closed
+  EXPECT_EQ(r.discarded(), 2u);
+  EXPECT_EQ(next.pass, 0u);
+  for (const auto& l : kStep) r.on_launch(l);
+  EXPECT_EQ(r.end().kind, WindowVerdict::kKept);
+  EXPECT_EQ(r.reference(), kStep);  // the unclosed window's launch is not part of it
+}
+
+TEST(StepReplay, LaunchesOutsideWindowsAndEndWithoutBeginAreIgnored) {
+  StepReplay r(1, 1);
+  r.on_launch(k("stray"));
+  EXPECT_EQ(r.end().kind, WindowVerdict::kIgnored);
+  EXPECT_EQ(window(r, kStep).second.kind, WindowVerdict::kGroupCounters);
+  EXPECT_EQ(r.reference(), kStep);
+}
+
+TEST(StepReplay, ZeroPassesOrGroupsAreRejected) {
+  EXPECT_THROW(StepReplay(0, 1), std::invalid_argument);
+  EXPECT_THROW(StepReplay(1, 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rf::collector
