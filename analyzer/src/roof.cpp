@@ -8,6 +8,8 @@ namespace rf::analyzer {
 std::optional<double> mix_peak_flop_per_s(const LaunchMetrics& m, const DeviceCeilings& c) {
   auto total = m.total_flop();
   if (!total || *total <= 0.0) return std::nullopt;
+  // Tensor-core FLOP have no ceiling here: the peak of such a mix is unknown.
+  if (auto tensor = m.tensor_flop(); tensor && *tensor > 0.0) return std::nullopt;
   double seconds_at_peak = 0.0;
   for (auto [flop, peak] : {std::pair{m.fp64_flop, c.fp64.value}, std::pair{m.fp32_flop, c.fp32.value},
                             std::pair{m.fp16_flop, c.fp16.value}}) {

@@ -179,5 +179,17 @@ TEST(Roof, UnknownsFlagNothing) {
   EXPECT_FALSE(check_roof(LaunchMetrics{}, uint64_t{1000}, c).above());
 }
 
+TEST(Roof, TensorFlopWithoutTensorCeilingsFlagNothing) {
+  DeviceCeilings c = toy_ceilings();
+  // 4e9 TF32 tensor FLOP in 1 ms (4e12 FLOP/s) would be above the 2e12 FP32 ceiling, but tensor
+  // cores have their own, higher ceilings: without them the peak of the mix is unknown.
+  LaunchMetrics m = metrics(0, 0, 0, 1e3);
+  m.tensor_dense[1] = 4e9;
+  EXPECT_FALSE(mix_peak_flop_per_s(m, c).has_value());
+  RoofCheck r = check_roof(m, uint64_t{1000000}, c);
+  EXPECT_FALSE(r.above_compute);
+  EXPECT_DOUBLE_EQ(*r.achieved_flop_per_s, 4e12);
+}
+
 }  // namespace
 }  // namespace rf::analyzer
