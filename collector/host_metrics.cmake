@@ -18,7 +18,8 @@ if(NOT TARGET rfprof_nvperf_host)
   set(CMAKE_LINK_LIBRARY_USING_RF_NO_AS_NEEDED_SUPPORTED TRUE CACHE INTERNAL "")
 endif()
 
-# Tensor metric names: pure string logic, also linked by rfanalyze (no CUPTI).
+# Tensor metric names and metric set names: pure string logic, also linked by rfanalyze and the
+# configuration of librfinject (no CUPTI).
 add_library(rf_metric_names STATIC ${CMAKE_CURRENT_LIST_DIR}/src/tensor_metrics.cpp)
 target_include_directories(rf_metric_names PUBLIC ${CMAKE_CURRENT_LIST_DIR}/include)
 target_link_libraries(rf_metric_names PRIVATE rfprof_warnings)

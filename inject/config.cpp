@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "rfprof/collector/metric_set_names.h"
+
 namespace rf::inject {
 namespace {
 
@@ -94,6 +96,19 @@ Config read_config(const EnvLookup& env) {
       c.mode = trace::CollectionMode::kTiming;
     else
       bad("RFPROF_MODE", *v, "counters or timing");
+  }
+  if (auto v = get(env, "RFPROF_METRIC_SET")) {
+    const auto& sets = collector::metric_set_names();
+    const std::string name = lower(trim(*v));
+    if (std::find(sets.begin(), sets.end(), name) == sets.end()) {
+      std::string known;
+      for (const auto& n : sets) known += (known.empty() ? "" : ", ") + n;
+      bad("RFPROF_METRIC_SET", *v, "one of " + known);
+    }
+    if (!c.metrics.empty())
+      bad("RFPROF_METRIC_SET", *v, "no RFPROF_METRICS with it (a set or a metric list, not both)");
+    c.metric_set = name;
+    if (name == "timing") c.mode = trace::CollectionMode::kTiming;
   }
   if (auto v = get(env, "RFPROF_FORCE_OVERWRITE")) {
     if (*v == "1")

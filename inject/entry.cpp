@@ -40,6 +40,7 @@ bool initialize_once() noexcept {
     rf::collector::SessionOptions options;
     options.output = rf::inject::expand_output_pattern(config.output_pattern, pattern);
     options.metrics = config.metrics;
+    options.metric_set = config.metric_set;
     options.profile_from_start = config.profile_from_start;
     options.mode = config.mode;
     options.force_overwrite = config.force_overwrite;

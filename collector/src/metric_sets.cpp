@@ -130,19 +130,6 @@ std::vector<TensorTerm> choose(const MetricHost& host, const std::vector<std::st
 
 }  // namespace
 
-const std::vector<std::string>& metric_set_names() {
-  static const std::vector<std::string> names = {"timing", "roofline", "roofline-tensor", "hierarchical"};
-  return names;
-}
-
-std::string metric_set_description(const std::string& set) {
-  if (set == "timing") return "kernel durations and NVTX ranges only, no counters (no replay)";
-  if (set == "roofline") return "FP64/FP32/FP16 instruction counts, DRAM/L2/L1 bytes, duration";
-  if (set == "roofline-tensor") return "roofline plus tensor-core math ops per precision, dense and sparse apart";
-  if (set == "hierarchical") return "roofline-tensor plus L1 global load/store bytes and L2 read/write sectors";
-  return "";
-}
-
 MetricSetPlan plan_metric_set(const MetricHost& host, const std::string& set) {
   const auto& names = metric_set_names();
   if (std::find(names.begin(), names.end(), set) == names.end()) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "driver_shim.h"
+#include "rfprof/collector/metric_sets.h"
 #include "session_impl.h"
 
 namespace rf::collector {
@@ -83,7 +84,10 @@ std::shared_ptr<ContextProfiler> Session::profiler_for(CUcontext ctx) {
     where = "device " + std::to_string(device);
     std::string chip = chip_locked(device);
     where += " (" + chip + ")";
-    auto cp = std::make_shared<ContextProfiler>(ctx, device, chip, options_.metrics,
+    std::vector<std::string> metrics = options_.metrics;
+    if (!options_.metric_set.empty())  // planned for this chip with the host API (metric_sets.h)
+      metrics = plan_metric_set(MetricHost(chip), options_.metric_set).metrics;
+    auto cp = std::make_shared<ContextProfiler>(ctx, device, chip, std::move(metrics),
                                                 options_.max_ranges_per_image);
     cp->set_config_id(config_id_locked(*cp));
     counters_refused_.erase(ctx);

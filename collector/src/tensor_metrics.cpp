@@ -1,6 +1,8 @@
 // Parsing of tensor-core metric names (rfprof/collector/tensor_metrics.h).
 #include "rfprof/collector/tensor_metrics.h"
 
+#include "rfprof/collector/metric_set_names.h"
+
 #include <regex>
 
 namespace rf::collector {
@@ -48,6 +50,19 @@ const char* sparsity_name(TensorSparsity s) noexcept {
     case TensorSparsity::kBoth: return "both";
   }
   return "?";
+}
+
+const std::vector<std::string>& metric_set_names() {
+  static const std::vector<std::string> names = {"timing", "roofline", "roofline-tensor", "hierarchical"};
+  return names;
+}
+
+std::string metric_set_description(const std::string& set) {
+  if (set == "timing") return "kernel durations and NVTX ranges only, no counters (no replay)";
+  if (set == "roofline") return "FP64/FP32/FP16 instruction counts, DRAM/L2/L1 bytes, duration";
+  if (set == "roofline-tensor") return "roofline plus tensor-core math ops per precision, dense and sparse apart";
+  if (set == "hierarchical") return "roofline-tensor plus L1 global load/store bytes and L2 read/write sectors";
+  return "";
 }
 
 }  // namespace rf::collector

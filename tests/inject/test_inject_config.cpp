@@ -87,6 +87,28 @@ TEST(ReadConfig, ModeAndOverwriteAndFlushBounds) {
   EXPECT_EQ(read_config(env_of({{"RFPROF_FLUSH_MS", "60000"}})).flush_ms, 60000u);
 }
 
+TEST(ReadConfig, MetricSetByName) {
+  Config c = read_config(env_of({{"RFPROF_METRIC_SET", "Roofline-Tensor"}}));
+  EXPECT_EQ(c.metric_set, "roofline-tensor");
+  EXPECT_EQ(c.mode, trace::CollectionMode::kCounters);
+  EXPECT_TRUE(c.metrics.empty());
+  Config t = read_config(env_of({{"RFPROF_METRIC_SET", "timing"}}));
+  EXPECT_EQ(t.metric_set, "timing");
+  EXPECT_EQ(t.mode, trace::CollectionMode::kTiming);
+  EXPECT_EQ(read_config(env_of({})).metric_set, "");
+}
+
+TEST(ReadConfig, BadMetricSet) {
+  expect_names(error_of("RFPROF_METRIC_SET", "roofline-tensors"), "RFPROF_METRIC_SET", "roofline-tensors",
+               "one of timing, roofline, roofline-tensor, hierarchical");
+  try {
+    read_config(env_of({{"RFPROF_METRICS", "dram__bytes_read.sum"}, {"RFPROF_METRIC_SET", "roofline"}}));
+    FAIL() << "a set and a metric list were both accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("not both"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ReadConfig, BadProfileFromStart) {
   for (const char* v : {"maybe", "2", "onn", "true"})
     expect_names(error_of("RFPROF_PROFILE_FROM_START", v), "RFPROF_PROFILE_FROM_START", v,

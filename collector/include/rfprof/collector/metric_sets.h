@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rfprof/collector/host_metrics.h"
+#include "rfprof/collector/metric_set_names.h"
 #include "rfprof/collector/tensor_metrics.h"
 
 namespace rf::collector {
@@ -30,12 +31,6 @@ struct MetricSetPlan {
   std::vector<TensorTerm> tensor;    ///< tensor terms (roofline-tensor, hierarchical)
   std::vector<std::string> notes;    ///< substitutions and precisions the chip cannot count
 };
-
-/// Names of the sets, in order: "timing", "roofline", "roofline-tensor", "hierarchical". Never throws.
-const std::vector<std::string>& metric_set_names();
-
-/// One-line description of a set; "" for an unknown name. Never throws.
-std::string metric_set_description(const std::string& set);
 
 /// Plans `set` for the host's chip:
 ///  - timing: no counters (kernel durations from activity records), 0 passes;

@@ -15,6 +15,9 @@ namespace rf::collector {
 struct SessionOptions {
   std::filesystem::path output;       ///< final trace path (placeholders already expanded)
   std::vector<std::string> metrics;   ///< Range Profiler metrics; empty: default_metrics()
+  /// A named metric set (metric_set_names.h) planned per device chip; used instead of `metrics`
+  /// when not empty.
+  std::string metric_set;
   bool profile_from_start = true;     ///< open window 0 at process start
   trace::CollectionMode mode = trace::CollectionMode::kCounters;  ///< kTiming: no Range Profiler
   bool force_overwrite = false;       ///< replace an existing trace (and a stale .part)
