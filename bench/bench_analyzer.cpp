@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "rfprof/analyzer/analyze.h"
@@ -18,9 +19,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// Trace files written by this process, removed at exit (each is ~330 MB per 1M launches).
+struct TempTraces {
+  std::map<uint64_t, fs::path> paths;
+  ~TempTraces() {
+    std::error_code ec;
+    for (const auto& [n, p] : paths) fs::remove(p, ec);
+  }
+};
+
 /// The synthetic trace with `launches` launches, written once per process into the temp dir.
 const fs::path& trace_with(uint64_t launches) {
-  static std::map<uint64_t, fs::path> paths;
+  static TempTraces temp;
+  auto& paths = temp.paths;
   auto it = paths.find(launches);
   if (it != paths.end()) return it->second;
   fs::path p = fs::temp_directory_path() /
