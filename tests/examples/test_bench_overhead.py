@@ -1,0 +1,112 @@
+"""bench/overhead.py without a GPU: stand-in workloads, librfinject path and ncu, checking the
+environment each mode gets, the exact overhead.csv columns, the ratios and the skipped modes."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+OVERHEAD = os.path.join(ROOT, "bench", "overhead.py")
+
+
+class OverheadTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.log = os.path.join(self.tmp, "log.jsonl")
+        # The workload records its environment and sleeps longer when "profiled".
+        self.workload = self.script("work.py", f"""
+            import json, os, sys, time
+            keys = ["CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "RFPROF_MODE", "RFPROF_OUTPUT",
+                    "RFPROF_PROFILE_FROM_START", "UNDER_NCU"]
+            with open({self.log!r}, "a") as f:
+                f.write(json.dumps({{k: os.environ.get(k) for k in keys}}) + "\\n")
+            slow = os.environ.get("RFPROF_MODE") == "counters" or os.environ.get("UNDER_NCU")
+            time.sleep(0.3 if slow else 0.1)
+            """)
+        self.ncu = self.script("ncu", """
+            import os, sys
+            args = sys.argv[1:]
+            assert args[args.index("--cache-control") + 1] == "all"
+            assert args[args.index("--clock-control") + 1] == "base"
+            assert "--metrics" in args and "dram__bytes_read.sum" in args[args.index("--metrics") + 1]
+            cmd = args[args.index("-o") + 2:]
+            os.environ["UNDER_NCU"] = "1"
+            os.execvp(cmd[0], cmd)
+            """)
+        self.inject = os.path.join(self.tmp, "librfinject.so")
+        open(self.inject, "w").close()
+
+    def script(self, name, body):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write("#!" + sys.executable + "\n" + textwrap.dedent(body))
+        os.chmod(path, 0o755)
+        return path
+
+    def run_overhead(self, *extra):
+        out = os.path.join(self.tmp, "results")
+        p = subprocess.run([sys.executable, OVERHEAD, "--out", out, "--inject", self.inject, "--ncu", self.ncu,
+                            "--workload", f"fake={self.workload}", "--workloads", "fake", *extra],
+                           capture_output=True, text=True)
+        return p, out
+
+    def test_every_mode_gets_its_environment_and_ratios_are_to_native(self):
+        p, out = self.run_overhead()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "overhead.csv")) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[0], "workload,mode,wall_s,ratio_to_native")
+        rows = {r["mode"]: r for r in csv.DictReader(lines)}
+        self.assertEqual(set(rows), {"native", "timing", "roofline", "ncu"})
+        self.assertEqual(rows["native"]["ratio_to_native"], "1.000")
+        for m in ("roofline", "ncu"):  # 0.3 s against 0.1 s
+            ratio = float(rows[m]["ratio_to_native"])
+            self.assertGreater(ratio, 1.8, m)
+            self.assertAlmostEqual(ratio, float(rows[m]["wall_s"]) / float(rows["native"]["wall_s"]), delta=0.05)  # wall_s is rounded to ms
+        with open(self.log) as f:
+            envs = [json.loads(l) for l in f]
+        self.assertEqual(len(envs), 4)
+        native, timing, roofline, ncu = envs
+        self.assertIsNone(native["CUDA_INJECTION64_PATH"])
+        self.assertEqual(timing["CUDA_INJECTION64_PATH"], self.inject)
+        self.assertEqual(timing["NVTX_INJECTION64_PATH"], self.inject)
+        self.assertEqual(timing["RFPROF_MODE"], "timing")
+        self.assertEqual(roofline["RFPROF_MODE"], "counters")
+        self.assertTrue(roofline["RFPROF_OUTPUT"].endswith(os.path.join("traces", "fake-roofline.rftrace")))
+        self.assertEqual(ncu["UNDER_NCU"], "1")
+        self.assertIsNone(ncu["RFPROF_MODE"])
+        with open(os.path.join(out, "README.md")) as f:
+            readme = f.read()
+        self.assertIn("roofline-step-replay: replay across steps is not wired", readme)
+        self.assertIn("| fake | ncu |", readme)
+        with open(os.path.join(out, "runs.csv")) as f:
+            runs = list(csv.DictReader(f))
+        self.assertEqual(len(runs), 4)
+        self.assertIn("RFPROF_MODE=counters", runs[2]["command"])
+
+    def test_failed_runs_are_not_results_and_are_reported(self):
+        bad = self.script("bad.py", "import sys; sys.exit(3)")
+        p, out = self.run_overhead("--workload", f"bad={bad}", "--workloads", "bad", "--modes", "native,timing")
+        self.assertEqual(p.returncode, 1)  # no result at all
+        with open(os.path.join(out, "overhead.csv")) as f:
+            self.assertEqual(f.read().splitlines(), ["workload,mode,wall_s,ratio_to_native"])
+        with open(os.path.join(out, "README.md")) as f:
+            self.assertIn("bad, native: no run exited 0 (last: 3)", f.read())
+
+    def test_bad_arguments_name_the_problem(self):
+        for extra, msg in ((["--modes", "timing"], "must include native"),
+                           (["--modes", "native,fast"], "unknown mode 'fast'"),
+                           (["--workloads", "nope"], "unknown workload 'nope'"),
+                           (["--workload", "broken"], "expected NAME=COMMAND")):
+            p = subprocess.run([sys.executable, OVERHEAD, "--out", self.tmp, *extra], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, extra)
+            self.assertIn(msg, p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
