@@ -87,17 +87,20 @@ MetricLayout::MetricLayout(const std::vector<std::string>& names)
   // Tensor terms, as the planner builds them (rf::collector::plan_metric_set): split names go to
   // their sparsity; a name counting dense + sparse goes to the dense term only when the list has no
   // sparse name of its precision (the chip has no sparse math for it).
-  std::array<std::vector<size_t>, kTensorPrecisions> both;
+  std::array<std::vector<size_t>, kTensorPrecisions> dense, sparse, both;
   for (size_t i = 0; i < names.size(); ++i) {
     auto t = collector::parse_tensor_metric(names[i]);
     if (!t || names[i].size() < 4 || names[i].compare(names[i].size() - 4, 4, ".sum") != 0) continue;
     const auto p = static_cast<size_t>(t->precision);
-    if (t->sparsity == collector::TensorSparsity::kDense) tensor_dense_[p].push_back(i);
-    else if (t->sparsity == collector::TensorSparsity::kSparse) tensor_sparse_[p].push_back(i);
+    if (t->sparsity == collector::TensorSparsity::kDense) dense[p].push_back(i);
+    else if (t->sparsity == collector::TensorSparsity::kSparse) sparse[p].push_back(i);
     else both[p].push_back(i);
   }
-  for (size_t p = 0; p < kTensorPrecisions; ++p)
-    if (tensor_dense_[p].empty() && tensor_sparse_[p].empty()) tensor_dense_[p] = both[p];
+  for (size_t p = 0; p < kTensorPrecisions; ++p) {
+    if (dense[p].empty() && sparse[p].empty()) dense[p] = both[p];
+    if (!dense[p].empty()) tensor_terms_.push_back({p, false, dense[p]});
+    if (!sparse[p].empty()) tensor_terms_.push_back({p, true, sparse[p]});
+  }
 }
 
 LaunchMetrics MetricLayout::evaluate(std::span<const double> values) const {
@@ -110,10 +113,8 @@ LaunchMetrics MetricLayout::evaluate(std::span<const double> values) const {
   m.gpu_time_ns = value_at(values, time_);
   m.l2_bytes = value_at(values, l2_);
   m.l1_bytes = value_at(values, l1_);
-  for (size_t p = 0; p < kTensorPrecisions; ++p) {
-    m.tensor_dense[p] = sum_at(values, tensor_dense_[p]);
-    m.tensor_sparse[p] = sum_at(values, tensor_sparse_[p]);
-  }
+  for (const auto& t : tensor_terms_)
+    (t.sparse ? m.tensor_sparse : m.tensor_dense)[t.precision] = sum_at(values, t.indices);
   return m;
 }
 

@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "rfprof/trace/reader.h"
 #include "trace_samples.h"
@@ -109,6 +112,36 @@ TEST(TraceRoundTrip, StringsAreInternedOnce) {
   int strings = 0;
   while (r.next(rec)) strings += std::holds_alternative<StringDef>(rec);
   EXPECT_EQ(strings, 2);
+}
+
+TEST(TraceRoundTrip, StringIdsInAnyOrderResolve) {
+  // The writer defines ids 1, 2, 3, ...; another writer may use any order and gaps.
+  TempDir dir;
+  auto path = dir.path / "ids.rftrace";
+  {
+    Writer w(path);
+    for (auto [id, value] : std::vector<std::pair<StringId, std::string>>{
+             {1, "one"}, {2, "two"}, {9, "nine"}, {3, "three"}, {4000000000u, "big"}})
+      w.append(StringDef{id, value});
+    KernelActivity k;
+    k.mangled_name = 9;
+    k.demangled_name = 3;
+    w.append(k);
+    w.finish();
+  }
+  Reader r(path);
+  Record rec;
+  std::optional<KernelActivity> kernel;
+  while (r.next(rec))
+    if (auto* k = std::get_if<KernelActivity>(&rec)) kernel = *k;
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(r.string(kernel->mangled_name), "nine");
+  EXPECT_EQ(r.string(kernel->demangled_name), "three");
+  EXPECT_EQ(r.string(1), "one");
+  EXPECT_EQ(r.string(2), "two");
+  EXPECT_EQ(r.string(4000000000u), "big");
+  EXPECT_EQ(r.string(0), "");
+  EXPECT_THROW(r.string(5), TraceError);
 }
 
 TEST(TraceRoundTrip, UnknownRecordTypesAreSkipped) {

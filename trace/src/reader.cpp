@@ -40,14 +40,20 @@ Reader::Reader(std::filesystem::path path) : path_(std::move(path)) {
   offset_ = header_bytes;
 }
 
+const std::string* Reader::find_string(StringId id) const noexcept {
+  if (id >= 1 && id <= dense_strings_.size()) return &dense_strings_[id - 1];
+  auto it = sparse_strings_.find(id);
+  return it == sparse_strings_.end() ? nullptr : &it->second;
+}
+
 const std::string& Reader::string(StringId id) const {
   static const std::string kEmpty;
   if (id == 0) return kEmpty;
-  auto it = strings_.find(id);
-  if (it == strings_.end())
+  const std::string* s = find_string(id);
+  if (!s)
     throw TraceError(TraceErrorKind::kBadString, chunk_offset_ + pos_,
                      "string id " + std::to_string(id) + " is not defined");
-  return it->second;
+  return *s;
 }
 
 bool Reader::load_chunk() {
@@ -127,13 +133,18 @@ bool Reader::next(Record& out) {
     if (!record) continue;  // unknown tag from a newer writer: skip
     if (auto* def = std::get_if<StringDef>(&*record)) {
       if (def->id == 0) throw TraceError(TraceErrorKind::kBadString, at, "string id 0 defined");
-      auto [it, inserted] = strings_.try_emplace(def->id, def->value);
-      if (!inserted && it->second != def->value)
-        throw TraceError(TraceErrorKind::kBadString, at,
-                         "string id " + std::to_string(def->id) + " redefined");
+      if (const std::string* known = find_string(def->id)) {
+        if (*known != def->value)
+          throw TraceError(TraceErrorKind::kBadString, at,
+                           "string id " + std::to_string(def->id) + " redefined");
+      } else if (def->id == dense_strings_.size() + 1 && sparse_strings_.empty()) {
+        dense_strings_.push_back(def->value);
+      } else {
+        sparse_strings_.emplace(def->id, def->value);
+      }
     } else {
       for_each_string_id(*record, [&](StringId id) {
-        if (id != 0 && !strings_.contains(id))
+        if (id != 0 && !find_string(id))
           throw TraceError(TraceErrorKind::kBadString, at,
                            "record refers to undefined string id " + std::to_string(id));
       });

@@ -111,8 +111,13 @@ class MetricLayout {
  private:
   using Index = std::optional<size_t>;
   Index dadd_, dmul_, dfma_, fadd_, fmul_, ffma_, hadd_, hmul_, hfma_, read_, write_, time_, l2_, l1_;
-  /// Metric indices summed into each tensor term.
-  std::array<std::vector<size_t>, kTensorPrecisions> tensor_dense_, tensor_sparse_;
+  /// A tensor term present in the metric list: the metric indices summed into it.
+  struct TensorTerm {
+    size_t precision;
+    bool sparse;
+    std::vector<size_t> indices;
+  };
+  std::vector<TensorTerm> tensor_terms_;  ///< only the present terms (most lists have none)
 };
 
 /// total FLOP / DRAM bytes (FLOP/byte); absent when either is absent or bytes are 0.

@@ -77,7 +77,12 @@ class Reader {
   uint64_t truncated_at_ = 0;
   uint16_t major_ = 0;
   uint16_t minor_ = 0;
-  std::unordered_map<StringId, std::string> strings_;
+  /// The string with `id`, or nullptr when undefined.
+  const std::string* find_string(StringId id) const noexcept;
+  /// Strings defined in id order 1, 2, 3, ... (as the writer defines them), at index id - 1; any
+  /// other id goes to sparse_strings_. Memory: the defined strings only.
+  std::vector<std::string> dense_strings_;
+  std::unordered_map<StringId, std::string> sparse_strings_;
 };
 
 /// Decodes one record payload (used by the reader and by tests). `type` is the on-disk tag,
