@@ -69,9 +69,16 @@ CeilingDb CeilingDb::parse(std::string_view json_text, const std::string& origin
     c.fp64_flop_per_s = number_field(e, "fp64_flop_per_s", where);
     c.fp32_flop_per_s = number_field(e, "fp32_flop_per_s", where);
     c.fp16_flop_per_s = number_field(e, "fp16_flop_per_s", where);
+    for (size_t p = 0; p < kTensorPrecisions; ++p)
+      c.tensor_flop_per_s[p] = number_field(e, kTensorCeilingKeys[p], where);
     c.dram_bytes_per_s = number_field(e, "dram_bytes_per_s", where);
+    c.l2_bytes_per_s = number_field(e, "l2_bytes_per_s", where);
     c.l2_bytes = number_field(e, "l2_bytes", where);
     if (e.contains("citation") && e["citation"].is_string()) c.citation = e["citation"].get<std::string>();
+    if (e.contains("measured")) {
+      if (!e["measured"].is_boolean()) throw CeilingsError(where + ": \"measured\" must be true or false");
+      c.measured = e["measured"].get<bool>();
+    }
     std::vector<std::regex> compiled;
     for (const auto& p : c.patterns) {
       try {
@@ -139,22 +146,34 @@ DeviceCeilings resolve_ceilings(std::string_view device_name, std::string_view c
   DeviceCeilings out;
   if (user) out.user_entry = user->name;
   if (sheet) out.datasheet_entry = sheet->name;
-  auto pick = [&](std::optional<double> CeilingEntry::*field) {
+  // Per value: the user entry's, else the datasheet's. A measured user value keeps the datasheet
+  // value next to it for the 80-100 % check.
+  auto pick = [&](const std::optional<double>& user_value, const std::optional<double>& sheet_value) {
     Ceiling c;
-    if (user && (user->*field)) {
-      c.value = user->*field;
-      c.source = "user file: " + sources.user_path;
-    } else if (sheet && (sheet->*field)) {
-      c.value = sheet->*field;
+    if (user && user_value) {
+      c.value = user_value;
+      c.measured = user->measured;
+      c.source = user->measured ? "measured: " + sources.user_path + " (" + user->citation + ")"
+                                : "user file: " + sources.user_path;
+      if (c.measured && sheet) c.datasheet = sheet_value;
+    } else if (sheet && sheet_value) {
+      c.value = sheet_value;
       c.source = "datasheet: " + sheet->name + " (" + sheet->citation + ")";
     }
     return c;
   };
-  out.fp64 = pick(&CeilingEntry::fp64_flop_per_s);
-  out.fp32 = pick(&CeilingEntry::fp32_flop_per_s);
-  out.fp16 = pick(&CeilingEntry::fp16_flop_per_s);
-  out.dram = pick(&CeilingEntry::dram_bytes_per_s);
-  out.l2_bytes = pick(&CeilingEntry::l2_bytes);
+  auto field = [&](std::optional<double> CeilingEntry::*f) {
+    return pick(user ? user->*f : std::nullopt, sheet ? sheet->*f : std::nullopt);
+  };
+  out.fp64 = field(&CeilingEntry::fp64_flop_per_s);
+  out.fp32 = field(&CeilingEntry::fp32_flop_per_s);
+  out.fp16 = field(&CeilingEntry::fp16_flop_per_s);
+  for (size_t p = 0; p < kTensorPrecisions; ++p)
+    out.tensor[p] = pick(user ? user->tensor_flop_per_s[p] : std::nullopt,
+                         sheet ? sheet->tensor_flop_per_s[p] : std::nullopt);
+  out.dram = field(&CeilingEntry::dram_bytes_per_s);
+  out.l2_bandwidth = field(&CeilingEntry::l2_bytes_per_s);
+  out.l2_bytes = field(&CeilingEntry::l2_bytes);
   if (!out.dram.value && reported_bandwidth_kbps != 0) {
     out.dram.value = static_cast<double>(reported_bandwidth_kbps) * 1000.0;
     out.dram.source = "device: CUPTI globalMemoryBandwidth";

@@ -8,9 +8,16 @@ namespace rf::analyzer {
 std::optional<double> mix_peak_flop_per_s(const LaunchMetrics& m, const DeviceCeilings& c) {
   auto total = m.total_flop();
   if (!total || *total <= 0.0) return std::nullopt;
-  // Tensor-core FLOP have no ceiling here: the peak of such a mix is unknown.
-  if (auto tensor = m.tensor_flop(); tensor && *tensor > 0.0) return std::nullopt;
   double seconds_at_peak = 0.0;
+  // Tensor terms at their dense peak; sparse terms at twice it (NVIDIA's 2:4 sparse peaks).
+  for (size_t p = 0; p < kTensorPrecisions; ++p) {
+    if (p == kTensorInt8) continue;  // integer ops are not in total FLOP
+    for (auto [flop, factor] : {std::pair{m.tensor_dense[p], 1.0}, std::pair{m.tensor_sparse[p], 2.0}}) {
+      if (!flop || *flop <= 0.0) continue;
+      if (!c.tensor[p].value) return std::nullopt;
+      seconds_at_peak += *flop / (*c.tensor[p].value * factor);
+    }
+  }
   for (auto [flop, peak] : {std::pair{m.fp64_flop, c.fp64.value}, std::pair{m.fp32_flop, c.fp32.value},
                             std::pair{m.fp16_flop, c.fp16.value}}) {
     if (*flop <= 0.0) continue;

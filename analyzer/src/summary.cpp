@@ -26,7 +26,25 @@ const char* error_code_name(trace::ErrorCode code) {
   return "unknown";
 }
 
-json ceiling(const Ceiling& c) { return {{"value", opt(c.value)}, {"source", c.value ? json(c.source) : json(nullptr)}}; }
+json ceiling(const Ceiling& c) {
+  json j = {{"value", opt(c.value)}, {"source", c.value ? json(c.source) : json(nullptr)}};
+  if (c.measured) {
+    j["datasheet_value"] = opt(c.datasheet);
+    j["ratio_to_datasheet"] = opt(c.ratio_to_datasheet());
+  }
+  return j;
+}
+
+/// Every ceiling of a device with its summary.json key, in output order.
+std::vector<std::pair<std::string, const Ceiling*>> named_ceilings(const DeviceCeilings& c) {
+  std::vector<std::pair<std::string, const Ceiling*>> out = {
+      {"fp64_flop_per_s", &c.fp64}, {"fp32_flop_per_s", &c.fp32}, {"fp16_flop_per_s", &c.fp16}};
+  for (size_t p = 0; p < kTensorPrecisions; ++p) out.emplace_back(kTensorCeilingKeys[p], &c.tensor[p]);
+  out.emplace_back("dram_bytes_per_s", &c.dram);
+  out.emplace_back("l2_bytes_per_s", &c.l2_bandwidth);
+  out.emplace_back("l2_bytes", &c.l2_bytes);
+  return out;
+}
 
 /// {"fp16": {"dense": x, "sparse": y}, ...}: tensor FLOP (INT8: ops) per precision; only the
 /// precisions with a value.
@@ -88,6 +106,13 @@ json trace_json(const TraceSummary& t) {
             {"kernels_with_negative_duration", t.stream.negative_durations}}}};
 }
 
+json ceilings_json(const DeviceCeilings& c) {
+  json j = {{"datasheet_entry", c.datasheet_entry.empty() ? json(nullptr) : json(c.datasheet_entry)},
+            {"user_entry", c.user_entry.empty() ? json(nullptr) : json(c.user_entry)}};
+  for (const auto& [key, value] : named_ceilings(c)) j[key] = ceiling(*value);
+  return j;
+}
+
 json device_json(const DeviceSummary& d, const std::vector<TraceSummary>& traces) {
   const auto& i = d.device.info;
   const DeviceCeilings& c = d.ceilings;
@@ -104,14 +129,7 @@ json device_json(const DeviceSummary& d, const std::vector<TraceSummary>& traces
           {"global_memory_bytes", i.global_memory_bytes},
           {"l2_cache_bytes", i.l2_cache_bytes},
           {"reported_memory_bandwidth_bytes_per_s", static_cast<double>(i.global_memory_bandwidth_kbps) * 1000.0},
-          {"ceilings",
-           {{"datasheet_entry", c.datasheet_entry.empty() ? json(nullptr) : json(c.datasheet_entry)},
-            {"user_entry", c.user_entry.empty() ? json(nullptr) : json(c.user_entry)},
-            {"fp64_flop_per_s", ceiling(c.fp64)},
-            {"fp32_flop_per_s", ceiling(c.fp32)},
-            {"fp16_flop_per_s", ceiling(c.fp16)},
-            {"dram_bytes_per_s", ceiling(c.dram)},
-            {"l2_bytes", ceiling(c.l2_bytes)}}}};
+          {"ceilings", ceilings_json(c)}};
 }
 
 json above_roof_json(const AboveRoof& a) {
@@ -158,12 +176,25 @@ nlohmann::ordered_json Report::summary() const {
   }
   json above = json::array();
   for (const auto& a : above_roof_) above.push_back(above_roof_json(a));
+  // Measured ceilings (rfbench) are expected at 80-100 % of the datasheet's; others are listed.
+  json checks = json::array();
+  for (const auto& d : devices_)
+    for (const auto& [key, value] : named_ceilings(d.ceilings))
+      if (auto r = value->ratio_to_datasheet(); r && (*r < 0.8 || *r > 1.0))
+        checks.push_back({{"device", d.device.name},
+                          {"ceiling", key},
+                          {"measured", *value->value},
+                          {"datasheet", *value->datasheet},
+                          {"ratio_to_datasheet", *r},
+                          {"message", key + " measured at " + std::to_string(static_cast<int>(*r * 100 + 0.5)) +
+                                          " % of the datasheet value (expected 80-100 %)"}});
   json totals = aggregate(totals_);
   totals["launches_without_ceilings"] = launches_without_ceilings_;
   return {{"tool", "rfanalyze"},
           {"version", RFPROF_VERSION},
           {"traces", traces},
           {"devices", devices},
+          {"ceiling_checks", checks},
           {"totals", totals},
           {"collector_error_count", error_count},
           {"collector_errors", errors},

@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
 
     nlohmann::ordered_json entry;
     entry["name"] = dev.name + " (measured)";
+    entry["measured"] = true;
     entry["patterns"] = {exact_pattern(dev.name)};
     nlohmann::ordered_json measurements = nlohmann::ordered_json::array();
     for (const auto& m : ms) {

@@ -26,26 +26,64 @@ TEST(Ceilings, DatasheetMatchesTheDeviceNamesCudaReports) {
   EXPECT_EQ(matched("Tesla V100-SXM2-16GB", "GV100"), "V100 SXM2");
   EXPECT_EQ(matched("Tesla V100-SXM2-32GB", ""), "V100 SXM2");  // chip unknown: name decides
   EXPECT_EQ(matched("NVIDIA H100 80GB HBM3", "GA100"), "(none)");  // chip disagrees
-  EXPECT_EQ(matched("NVIDIA GeForce RTX 4090", "AD102"), "(none)");
+  EXPECT_EQ(matched("NVIDIA A100-PCIE-40GB", "GA100"), "A100 PCIe 40GB");
+  EXPECT_EQ(matched("Tesla V100-PCIE-32GB", "GV100"), "V100 PCIe");
+  EXPECT_EQ(matched("Tesla T4", "TU104"), "T4");
+  EXPECT_EQ(matched("Tesla P100-PCIE-16GB", "GP100"), "P100 PCIe 16GB");
+  EXPECT_EQ(matched("Tesla P100-SXM2-16GB", "GP100"), "P100 SXM2");
+  EXPECT_EQ(matched("NVIDIA L4", "AD104"), "L4");
+  EXPECT_EQ(matched("NVIDIA L40S", "AD102"), "L40S");
+  EXPECT_EQ(matched("NVIDIA A10", "GA102"), "A10");
+  EXPECT_EQ(matched("NVIDIA A100-SXM4-80GB", ""), "A100 SXM4 80GB");  // "A10" must not match it
+  EXPECT_EQ(matched("NVIDIA GeForce RTX 4090", "AD102"), "RTX 4090");
+  EXPECT_EQ(matched("NVIDIA B200", "GB100"), "B200");
+  EXPECT_EQ(matched("NVIDIA GeForce RTX 3090", "GA102"), "(none)");
 }
 
 TEST(Ceilings, DatasheetEntriesAreConsistent) {
   const auto& entries = CeilingDb::builtin().entries();
-  ASSERT_GE(entries.size(), 6u);
+  ASSERT_GE(entries.size(), 19u);
+  for (const char* name : {"V100 SXM2", "V100 PCIe", "T4", "P100 SXM2", "A100 SXM4 40GB", "A100 SXM4 80GB",
+                           "H100 SXM5", "H100 PCIe", "H200 SXM", "L4", "L40S", "A10", "RTX 4090", "B200"})
+    EXPECT_NE(CeilingDb::builtin().find(name), nullptr) << name;
   for (const auto& e : entries) {
     SCOPED_TRACE(e.name);
     EXPECT_FALSE(e.citation.empty());
+    EXPECT_NE(e.citation.find("http"), std::string::npos);  // every entry cites a document
     EXPECT_FALSE(e.patterns.empty());
-    ASSERT_TRUE(e.fp64_flop_per_s && e.fp32_flop_per_s && e.dram_bytes_per_s);
-    EXPECT_LE(*e.fp64_flop_per_s, *e.fp32_flop_per_s);
-    if (e.fp16_flop_per_s) {
-      EXPECT_GE(*e.fp16_flop_per_s, *e.fp32_flop_per_s);
-    }
+    EXPECT_FALSE(e.measured);
+    ASSERT_TRUE(e.dram_bytes_per_s);
     EXPECT_GT(*e.dram_bytes_per_s, 1e11);  // bytes/s, not GB/s
     EXPECT_LT(*e.dram_bytes_per_s, 1e13);
-    EXPECT_GT(*e.fp32_flop_per_s, 1e12);   // FLOP/s, not TFLOP/s
+    if (e.fp32_flop_per_s) {
+      EXPECT_GT(*e.fp32_flop_per_s, 1e12);  // FLOP/s, not TFLOP/s
+      if (e.fp64_flop_per_s) { EXPECT_LE(*e.fp64_flop_per_s, *e.fp32_flop_per_s); }
+      if (e.fp16_flop_per_s) { EXPECT_GE(*e.fp16_flop_per_s, *e.fp32_flop_per_s); }
+    }
+    // Tensor peaks: each above its non-tensor peak; FP16 = BF16 where both exist; FP8 = 2 x FP16
+    // on Hopper/Ada/Blackwell and TF32 = FP16 / 2 (data-center chips; consumer chips halve FP16
+    // with FP32 accumulation, hence the >=).
+    const auto& t = e.tensor_flop_per_s;
+    if (t[0] && e.fp64_flop_per_s) { EXPECT_GE(*t[0], *e.fp64_flop_per_s); }
+    if (t[1] && e.fp32_flop_per_s) { EXPECT_GE(*t[1], *e.fp32_flop_per_s); }
+    if (t[2] && t[3]) { EXPECT_DOUBLE_EQ(*t[2], *t[3]); }
+    if (t[2] && t[4]) { EXPECT_NEAR(*t[4] / *t[2], 2.0, 0.02); }
+    if (t[1] && t[2]) { EXPECT_NEAR(*t[2] / *t[1], 2.0, 0.02); }  // datasheets round (L4: 121 / 60)
+    for (const auto& v : t)
+      if (v) {
+        EXPECT_GT(*v, 1e13);
+        EXPECT_LT(*v, 1e16);
+      }
     EXPECT_EQ(CeilingDb::builtin().find(e.name), &e);
   }
+  // Ridge points (FLOP/byte at which FP32 meets DRAM) of a few entries, from their datasheets.
+  auto ridge = [](const char* n) {
+    const CeilingEntry* entry = CeilingDb::builtin().find(n);
+    return *entry->fp32_flop_per_s / *entry->dram_bytes_per_s;
+  };
+  EXPECT_NEAR(ridge("H100 SXM5"), 67e12 / 3.35e12, 1e-9);
+  EXPECT_NEAR(ridge("A100 SXM4 80GB"), 19.5e12 / 2.039e12, 1e-9);
+  EXPECT_NEAR(ridge("T4"), 8.1e12 / 320e9, 1e-9);
 }
 
 TEST(Ceilings, ResolveNamesTheDatasheet) {
@@ -90,8 +128,8 @@ TEST(Ceilings, ForcedDeviceAndReportedBandwidth) {
   }
 
   s.forced.reset();  // no entry: the device's own bandwidth (KB/s) is the DRAM ceiling
-  DeviceCeilings r = resolve_ceilings("NVIDIA GeForce RTX 4090", "AD102", 1008000000, s);
-  EXPECT_EQ(r.dram.value, 1008000000.0 * 1000.0);
+  DeviceCeilings r = resolve_ceilings("NVIDIA GeForce RTX 3090", "GA102", 936000000, s);
+  EXPECT_EQ(r.dram.value, 936000000.0 * 1000.0);
   EXPECT_EQ(r.dram.source, "device: CUPTI globalMemoryBandwidth");
   EXPECT_FALSE(r.fp32.value.has_value());
 }
@@ -189,6 +227,38 @@ TEST(Roof, TensorFlopWithoutTensorCeilingsFlagNothing) {
   RoofCheck r = check_roof(m, uint64_t{1000000}, c);
   EXPECT_FALSE(r.above_compute);
   EXPECT_DOUBLE_EQ(*r.achieved_flop_per_s, 4e12);
+}
+
+TEST(Roof, TensorTermsUseTheirCeilingsAndSparseTwice) {
+  DeviceCeilings c = toy_ceilings();  // FP32 2e12
+  c.tensor[1].value = 16e12;          // TF32 dense
+  LaunchMetrics m = metrics(0, 1e6, 0, 1);
+  m.tensor_dense[1] = 8e6;
+  m.tensor_sparse[1] = 16e6;
+  // 1e6 at 2e12 + 8e6 at 16e12 + 16e6 at 32e12: 0.5 + 0.5 + 0.5 us for 25e6 FLOP.
+  EXPECT_DOUBLE_EQ(*mix_peak_flop_per_s(m, c), 25e6 / 1.5e-6);
+  m.tensor_dense[2] = 1.0;  // FP16 tensor work without an FP16 tensor ceiling
+  EXPECT_FALSE(mix_peak_flop_per_s(m, c).has_value());
+}
+
+TEST(Ceilings, MeasuredEntryIsComparedWithTheDatasheet) {
+  testing::TempDir dir;
+  auto file = dir.path / "rfbench.json";
+  std::ofstream(file) << R"json({"devices": [{"name": "NVIDIA H100 80GB HBM3 (measured)", "measured": true,
+      "patterns": ["^NVIDIA H100 80GB HBM3$"], "dram_bytes_per_s": 3.1e12, "fp32_flop_per_s": 40e12,
+      "tensor_fp16_flop_per_s": 700e12, "l2_bytes_per_s": 9e12, "citation": "measured by rfbench"}]})json";
+  CeilingDb user = CeilingDb::from_file(file);
+  CeilingSources s{&CeilingDb::builtin(), &user, file.string(), std::nullopt};
+  DeviceCeilings c = resolve_ceilings("NVIDIA H100 80GB HBM3", "GH100", 0, s);
+  EXPECT_TRUE(c.dram.measured);
+  EXPECT_EQ(c.dram.source, "measured: " + file.string() + " (measured by rfbench)");
+  EXPECT_DOUBLE_EQ(*c.dram.ratio_to_datasheet(), 3.1 / 3.35);   // within 80-100 %
+  EXPECT_DOUBLE_EQ(*c.fp32.ratio_to_datasheet(), 40.0 / 67.0);  // below 80 %: reported
+  EXPECT_DOUBLE_EQ(*c.tensor[2].ratio_to_datasheet(), 700.0 / 989.4);
+  EXPECT_EQ(c.l2_bandwidth.value, 9e12);
+  EXPECT_FALSE(c.l2_bandwidth.ratio_to_datasheet());  // no datasheet value to compare with
+  EXPECT_FALSE(c.fp64.measured);                      // not in the file: the datasheet's
+  EXPECT_EQ(c.fp64.source.rfind("datasheet: H100 SXM5", 0), 0u);
 }
 
 }  // namespace

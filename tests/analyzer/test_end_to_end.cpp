@@ -259,6 +259,30 @@ TEST(EndToEnd, PointAboveTheRoofIsAnError) {
   EXPECT_EQ(s2["devices"][0]["ceilings"]["fp32_flop_per_s"]["source"], "user file: " + ceil.string());
 }
 
+TEST(EndToEnd, MeasuredCeilingsOutsideTheirBandAreReported) {
+  TempDir dir;
+  write_training_trace(dir.path / "t.rftrace");  // one "NVIDIA H100 80GB HBM3" device
+  std::ofstream(dir.path / "m.json") << R"json({"devices": [{"name": "H100 (measured)", "measured": true,
+      "patterns": ["H100 80GB HBM3"], "dram_bytes_per_s": 3.2e12, "fp32_flop_per_s": 70e12,
+      "citation": "measured by rfbench"}]})json";
+  AnalyzeOptions o;
+  o.ceilings = dir.path / "m.json";
+  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report", o);
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "report" / "summary.json"));
+  const auto& c = s["devices"][0]["ceilings"];
+  EXPECT_EQ(c["dram_bytes_per_s"]["value"], 3.2e12);
+  EXPECT_EQ(c["dram_bytes_per_s"]["datasheet_value"], 3.35e12);
+  EXPECT_EQ(c["fp64_flop_per_s"]["source"].get<std::string>().rfind("datasheet: H100 SXM5", 0), 0u);
+  EXPECT_EQ(c["tensor_fp16_flop_per_s"]["value"], 989.4e12);
+  // 3.2 / 3.35 = 96 % is within 80-100 %; 70 / 67 = 104 % is not.
+  ASSERT_EQ(s["ceiling_checks"].size(), 1u);
+  EXPECT_EQ(s["ceiling_checks"][0]["ceiling"], "fp32_flop_per_s");
+  EXPECT_DOUBLE_EQ(s["ceiling_checks"][0]["ratio_to_datasheet"].get<double>(), 70.0 / 67.0);
+  EXPECT_EQ(s["ceiling_checks"][0]["message"],
+            "fp32_flop_per_s measured at 104 % of the datasheet value (expected 80-100 %)");
+}
+
 TEST(EndToEnd, ForcedDeviceCoversTracesWithoutDeviceRecords) {
   TempDir dir;
   {

@@ -3,6 +3,7 @@
 // (CMake reads it into a generated header), so the executable needs no data file at run time.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -12,7 +13,14 @@
 #include <string_view>
 #include <vector>
 
+#include "rfprof/analyzer/flops.h"
+
 namespace rf::analyzer {
+
+/// JSON keys of the dense tensor-core peaks, in kTensorPrecisionNames order (FLOP/s; INT8 OP/s).
+inline constexpr std::array<const char*, kTensorPrecisions> kTensorCeilingKeys = {
+    "tensor_fp64_flop_per_s", "tensor_tf32_flop_per_s", "tensor_fp16_flop_per_s",
+    "tensor_bf16_flop_per_s", "tensor_fp8_flop_per_s",  "tensor_int8_op_per_s"};
 
 /// A ceilings file or database that cannot be used. what() names the file, entry and problem.
 class CeilingsError : public std::runtime_error {
@@ -28,9 +36,13 @@ struct CeilingEntry {
   std::optional<double> fp64_flop_per_s;    ///< FLOP/s, non-tensor
   std::optional<double> fp32_flop_per_s;    ///< FLOP/s, non-tensor
   std::optional<double> fp16_flop_per_s;    ///< FLOP/s, non-tensor
+  /// Dense tensor-core peaks per precision (kTensorPrecisionNames order): FLOP/s, INT8 OP/s.
+  std::array<std::optional<double>, kTensorPrecisions> tensor_flop_per_s;
   std::optional<double> dram_bytes_per_s;   ///< bytes/s
+  std::optional<double> l2_bytes_per_s;     ///< L2 bandwidth, bytes/s (measured by rfbench)
   std::optional<double> l2_bytes;           ///< bytes
-  std::string citation;                     ///< datasheet title and URL
+  std::string citation;                     ///< datasheet title and URL, or how it was measured
+  bool measured = false;                    ///< "measured": true (rfbench): values are measured
 };
 
 /// An ordered list of CeilingEntry; the first entry that matches a device wins.
@@ -57,10 +69,19 @@ class CeilingDb {
 };
 
 /// One ceiling value and where it came from: "datasheet: <entry> (<citation>)", "user file: PATH",
-/// or "device: CUPTI globalMemoryBandwidth" (DRAM only, when no entry gives it).
+/// "measured: PATH (<citation>)" for a user entry marked measured, or "device: CUPTI
+/// globalMemoryBandwidth" (DRAM only, when no entry gives it).
 struct Ceiling {
   std::optional<double> value;
   std::string source;
+  bool measured = false;               ///< from a user entry marked measured
+  std::optional<double> datasheet;     ///< the datasheet's value, when `value` is measured
+  /// value / datasheet for a measured value with a datasheet value; a measured ceiling outside
+  /// 0.8..1.0 of its datasheet value is reported (summary.json "ceiling_checks").
+  std::optional<double> ratio_to_datasheet() const {
+    if (!measured || !value || !datasheet) return std::nullopt;
+    return *value / *datasheet;
+  }
 };
 
 /// The ceilings used for one device.
@@ -70,7 +91,11 @@ struct DeviceCeilings {
   Ceiling fp64;                 ///< FLOP/s
   Ceiling fp32;                 ///< FLOP/s
   Ceiling fp16;                 ///< FLOP/s
+  /// Dense tensor-core peaks (kTensorPrecisionNames order): FLOP/s, INT8 OP/s. A sparse tensor
+  /// term's peak is twice its dense one (2:4 sparsity, as NVIDIA states sparse peaks).
+  std::array<Ceiling, kTensorPrecisions> tensor;
   Ceiling dram;                 ///< bytes/s
+  Ceiling l2_bandwidth;         ///< bytes/s
   Ceiling l2_bytes;             ///< bytes
 };
 

@@ -25,8 +25,9 @@ struct RoofCheck {
   bool above() const noexcept { return above_compute || above_memory; }
 };
 
-/// Peak FLOP/s of the mix of `m` (FLOP per precision); absent when total FLOP is absent or 0, or a
-/// precision with FLOP > 0 has no ceiling.
+/// Peak FLOP/s of the mix of `m` (FLOP per precision, tensor terms included: dense at their
+/// ceiling, sparse at twice it); absent when total FLOP is absent or 0, or a term with FLOP > 0
+/// has no ceiling.
 std::optional<double> mix_peak_flop_per_s(const LaunchMetrics& m, const DeviceCeilings& c);
 
 /// Places one launch (counters `m`, kernel duration `duration_ns`) under the ceilings `c`.
