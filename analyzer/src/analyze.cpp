@@ -8,6 +8,7 @@
 #include "rfprof/analyzer/ceilings.h"
 #include "rfprof/analyzer/phases.h"
 #include "rfprof/analyzer/report.h"
+#include "rfprof/analyzer/roofline_charts.h"
 #include "rfprof/analyzer/trace_pass.h"
 #include "rfprof/trace/reader.h"
 
@@ -145,6 +146,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     }
     report.write_aggregates(out.open("ranges.csv"), out.open("phases.csv"));
     out.open("summary.json") << report.summary().dump(2) << "\n";
+    out.open("roofline.svg") << render_roofline_svg(run_charts(report));
     out.commit();
     if (report.above_roof_count() > 0)
       err << "rfanalyze: warning: " << report.above_roof_count()

@@ -1,8 +1,10 @@
-// rfanalyze: rfprof traces -> roofline CSVs and summary.json (docs/analyzer.md).
+// rfanalyze: rfprof traces -> roofline CSVs, roofline.svg and summary.json (docs/analyzer.md);
+// `rfanalyze ceilings`: one chip's ceilings and rooflines alone (docs/ceilings.md).
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/ceilings_command.h"
 
 int main(int argc, char** argv) {
   rf::analyzer::AnalyzeOptions options;
@@ -11,15 +13,24 @@ int main(int argc, char** argv) {
   std::string phase_map, ceilings, device;
 
   CLI::App app{"rfanalyze: rfprof traces -> kernels.csv, counters.csv, ranges.csv, phases.csv, "
-               "summary.json (docs/analyzer.md)"};
-  app.add_option("TRACE", traces, "rfprof trace file(s) (.rftrace)")->required();
+               "roofline.svg, summary.json (docs/analyzer.md)"};
+  app.add_option("TRACE", traces, "rfprof trace file(s) (.rftrace)");
   app.add_option("-o,--output", output, "output directory (created if needed)")->capture_default_str();
   app.add_option("--phase-map", phase_map,
                  "JSON list of {\"regex\": ..., \"phase\": ...} replacing the default phase rules");
   app.add_option("--ceilings", ceilings,
                  "JSON {\"devices\": [...]} overriding the datasheet ceilings (schema: "
-                 "analyzer/data/devices.json)");
+                 "analyzer/data/devices.json; rfbench writes one)");
   app.add_option("--device", device, "use this ceilings entry (e.g. \"H100 SXM5\") for every device");
+
+  rf::analyzer::CeilingsOptions copts;
+  std::string c_device, c_ceilings, c_output = ".";
+  CLI::App* cmd = app.add_subcommand("ceilings", "print one chip's ceilings and write its rooflines "
+                                                 "(roofline-<NAME>.svg), or list the known chips");
+  cmd->add_option("--device", c_device, "ceilings entry, e.g. \"H100 SXM5\" (see --list)");
+  cmd->add_flag("--list", copts.list, "list the ceilings entries");
+  cmd->add_option("--ceilings", c_ceilings, "user ceilings file (its entries come first)");
+  cmd->add_option("-o,--output", c_output, "directory for the SVG")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -29,6 +40,17 @@ int main(int argc, char** argv) {
     return rf::analyzer::kExitBadInput;
   }
 
+  if (cmd->parsed()) {
+    if (!c_device.empty()) copts.device = c_device;
+    if (!c_ceilings.empty()) copts.ceilings = c_ceilings;
+    copts.output_dir = c_output;
+    return rf::analyzer::run_ceilings(copts, std::cout, std::cerr);
+  }
+  if (traces.empty()) {
+    std::cerr << "rfanalyze: no trace given (expected: rfanalyze TRACE... [-o DIR], or rfanalyze ceilings "
+                 "--device NAME); see rfanalyze --help\n";
+    return rf::analyzer::kExitBadInput;
+  }
   options.traces.assign(traces.begin(), traces.end());
   options.output_dir = output;
   if (!phase_map.empty()) options.phase_map = phase_map;

@@ -203,6 +203,19 @@ TEST(EndToEnd, RangesPhasesAndSummary) {
   expect_cells(phases, phases.find("phase", "forward"), forward);
   expect_cells(phases, phases.find("phase", "other"), outside);
 
+  // roofline.svg: one chart (one device), a point per kernel group (kernel x phase) that has AI and
+  // FLOP/s; each group of this trace holds one launch, so points = drawable kernels.csv rows.
+  const std::string svg = testing::slurp(dir.path / "report" / "roofline.svg");
+  EXPECT_NE(svg.find("device 0: NVIDIA H100 80GB HBM3"), std::string::npos);
+  size_t points = 0;
+  for (size_t p = svg.find("class=\"point\""); p != std::string::npos; p = svg.find("class=\"point\"", p + 1)) ++points;
+  const CsvTable kernels = CsvTable::read(dir.path / "report" / "kernels.csv");
+  size_t drawable = 0;
+  for (size_t row = 0; row < kernels.rows.size(); ++row)
+    drawable += !kernels.cell(row, "arithmetic_intensity").empty() && !kernels.cell(row, "flop_per_s").empty();
+  EXPECT_EQ(points, drawable);  // one launch per kernel group in this trace
+  EXPECT_GE(points, 2u);
+
   std::ifstream in(dir.path / "report" / "summary.json");
   nlohmann::json s = nlohmann::json::parse(in);
   ASSERT_EQ(s["traces"].size(), 1u);

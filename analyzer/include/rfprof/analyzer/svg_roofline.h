@@ -1,0 +1,63 @@
+// roofline.svg: log-log roofline charts as SVG text, one chart per device. Geometry (log scales,
+// ridge points, axis ranges) is in pure functions; render_roofline_svg only lays the text out.
+// Roofline model: attainable FLOP/s = min(peak FLOP/s, arithmetic intensity x DRAM bandwidth)
+// (Williams, Waterman, Patterson, CACM 52(4), 2009); ridge point = peak / bandwidth (FLOP/byte).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rf::analyzer {
+
+/// A compute ceiling drawn as a flat roof.
+struct ChartRoof {
+  std::string label;   ///< e.g. "FP32", "TF32 tensor"
+  double peak = 0;     ///< FLOP/s
+};
+
+/// One point: a kernel (or kernel group) at its arithmetic intensity and achieved FLOP/s.
+struct ChartPoint {
+  std::string label;        ///< kernel name (shown as the point's tooltip)
+  std::string group;        ///< colour group, e.g. the phase
+  double ai = 0;            ///< FLOP/byte (DRAM)
+  double flop_per_s = 0;    ///< FLOP/s
+  double time_ns = 0;       ///< GPU time of the point (sets its size)
+};
+
+/// One chart.
+struct RooflineChart {
+  std::string title;                       ///< e.g. "device 0: NVIDIA H100 80GB HBM3"
+  std::optional<double> dram_bytes_per_s;  ///< the memory roof's slope (bytes/s); none: no slope
+  std::vector<ChartRoof> roofs;
+  std::vector<ChartPoint> points;
+  std::vector<std::string> notes;          ///< lines printed under the chart
+};
+
+/// A base-10 logarithmic axis mapping [lo, hi] (lo > 0) onto pixels [px_lo, px_hi].
+struct LogAxis {
+  double lo = 1, hi = 10, px_lo = 0, px_hi = 1;
+  /// Pixel of `v` (> 0); values outside [lo, hi] map outside [px_lo, px_hi].
+  double map(double v) const;
+  /// The powers of ten in [lo, hi], ascending.
+  std::vector<double> decades() const;
+};
+
+/// Ridge point of a roof: peak / bandwidth (FLOP/byte). Both must be > 0.
+double ridge_point(double peak_flop_per_s, double bandwidth_bytes_per_s);
+
+/// Decade-aligned [lo, hi] covering every value > 0 of `values` with one decade of margin on each
+/// side; {0.01, 1e4} when there is none.
+std::pair<double, double> decade_range(const std::vector<double>& values);
+
+/// The whole SVG document: charts stacked vertically, each with labelled log-log axes (arithmetic
+/// intensity [FLOP/byte], performance [FLOP/s]), the memory roof, every compute roof with its ridge
+/// point marked and labelled, the points (area proportional to GPU time, colour by group, a
+/// <title> tooltip), and a legend of groups and roofs. Text is XML-escaped.
+std::string render_roofline_svg(const std::vector<RooflineChart>& charts);
+
+/// Colour of a group: forward, backward, optimizer and other have fixed colours; other names get
+/// colours from a palette in order of first use within one call of render_roofline_svg.
+std::string group_colour(const std::string& group, std::vector<std::string>& seen);
+
+}  // namespace rf::analyzer

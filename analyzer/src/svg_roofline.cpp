@@ -1,0 +1,210 @@
+// roofline.svg rendering (rfprof/analyzer/svg_roofline.h).
+#include "rfprof/analyzer/svg_roofline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace rf::analyzer {
+namespace {
+
+constexpr double kWidth = 900, kChartHeight = 560;
+constexpr double kLeft = 90, kRight = 230, kTop = 50, kBottom = 70;  // margins; legend on the right
+
+std::string xml(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // Control characters are not allowed in XML 1.0 text.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += ' ';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+/// "67 TFLOP/s", "3.35 TB/s" style: value with an SI prefix and `unit`.
+std::string si(double v, const char* unit) {
+  const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  int i = 0;
+  while (v >= 1000 && i < 6) {
+    v /= 1000;
+    ++i;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, prefixes[i], unit);
+  return buf;
+}
+
+std::string decade_label(double d) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "1e%d", static_cast<int>(std::lround(std::log10(d))));
+  return buf;
+}
+
+}  // namespace
+
+double LogAxis::map(double v) const {
+  const double t = (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
+  return px_lo + t * (px_hi - px_lo);
+}
+
+std::vector<double> LogAxis::decades() const {
+  std::vector<double> out;
+  for (int e = static_cast<int>(std::ceil(std::log10(lo) - 1e-9)); std::pow(10.0, e) <= hi * (1 + 1e-9); ++e)
+    out.push_back(std::pow(10.0, e));
+  return out;
+}
+
+double ridge_point(double peak, double bandwidth) { return peak / bandwidth; }
+
+std::pair<double, double> decade_range(const std::vector<double>& values) {
+  double lo = 0, hi = 0;
+  for (double v : values) {
+    if (!(v > 0) || !std::isfinite(v)) continue;
+    lo = lo == 0 ? v : std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (lo == 0) return {0.01, 1e4};
+  return {std::pow(10.0, std::floor(std::log10(lo)) - 1), std::pow(10.0, std::ceil(std::log10(hi)) + 1)};
+}
+
+std::string group_colour(const std::string& group, std::vector<std::string>& seen) {
+  if (group == "forward") return "#1f77b4";
+  if (group == "backward") return "#d62728";
+  if (group == "optimizer") return "#2ca02c";
+  if (group == "other" || group.empty()) return "#7f7f7f";
+  static const char* palette[] = {"#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf", "#ff7f0e"};
+  auto it = std::find(seen.begin(), seen.end(), group);
+  size_t i = static_cast<size_t>(it - seen.begin());
+  if (it == seen.end()) seen.push_back(group);
+  return palette[i % 6];
+}
+
+std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
+  std::ostringstream o;
+  const double height = kChartHeight * static_cast<double>(std::max<size_t>(charts.size(), 1));
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << height
+    << "\" viewBox=\"0 0 " << kWidth << " " << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  if (charts.empty())
+    o << "<text x=\"20\" y=\"40\">no device with ceilings or points in this run</text>\n";
+  std::vector<std::string> seen;
+  for (size_t ci = 0; ci < charts.size(); ++ci) {
+    const RooflineChart& c = charts[ci];
+    const double y0 = kChartHeight * static_cast<double>(ci);
+    std::vector<double> xs, ys;
+    for (const auto& p : c.points) {
+      xs.push_back(p.ai);
+      ys.push_back(p.flop_per_s);
+    }
+    for (const auto& r : c.roofs) {
+      ys.push_back(r.peak);
+      if (c.dram_bytes_per_s) xs.push_back(ridge_point(r.peak, *c.dram_bytes_per_s));
+    }
+    auto [xlo, xhi] = decade_range(xs);
+    auto [ylo, yhi] = decade_range(ys);
+    LogAxis ax{xlo, xhi, kLeft, kWidth - kRight};
+    LogAxis ay{ylo, yhi, y0 + kChartHeight - kBottom, y0 + kTop};
+    o << "<g class=\"chart\" data-index=\"" << ci << "\">\n"
+      << "<text class=\"title\" x=\"" << kLeft << "\" y=\"" << num(y0 + 25) << "\" font-size=\"15\" font-weight=\"bold\">"
+      << xml(c.title) << "</text>\n";
+    // Frame, grid and decade labels.
+    o << "<rect x=\"" << num(ax.px_lo) << "\" y=\"" << num(ay.px_hi) << "\" width=\"" << num(ax.px_hi - ax.px_lo)
+      << "\" height=\"" << num(ay.px_lo - ay.px_hi) << "\" fill=\"none\" stroke=\"black\"/>\n";
+    for (double d : ax.decades())
+      o << "<line class=\"grid\" x1=\"" << num(ax.map(d)) << "\" y1=\"" << num(ay.px_lo) << "\" x2=\"" << num(ax.map(d))
+        << "\" y2=\"" << num(ay.px_hi) << "\" stroke=\"#ddd\"/><text x=\"" << num(ax.map(d)) << "\" y=\""
+        << num(ay.px_lo + 16) << "\" text-anchor=\"middle\">" << decade_label(d) << "</text>\n";
+    for (double d : ay.decades())
+      o << "<line class=\"grid\" x1=\"" << num(ax.px_lo) << "\" y1=\"" << num(ay.map(d)) << "\" x2=\"" << num(ax.px_hi)
+        << "\" y2=\"" << num(ay.map(d)) << "\" stroke=\"#ddd\"/><text x=\"" << num(ax.px_lo - 6) << "\" y=\""
+        << num(ay.map(d) + 4) << "\" text-anchor=\"end\">" << decade_label(d) << "</text>\n";
+    o << "<text class=\"xlabel\" x=\"" << num((ax.px_lo + ax.px_hi) / 2) << "\" y=\"" << num(ay.px_lo + 40)
+      << "\" text-anchor=\"middle\">Arithmetic intensity [FLOP/byte, DRAM]</text>\n"
+      << "<text class=\"ylabel\" transform=\"translate(" << num(kLeft - 60) << "," << num((ay.px_lo + ay.px_hi) / 2)
+      << ") rotate(-90)\" text-anchor=\"middle\">Performance [FLOP/s]</text>\n";
+    // Roofs: the DRAM slope up to the highest ridge, each compute roof flat from its ridge on.
+    double top_ridge = 0;
+    for (const auto& r : c.roofs)
+      if (c.dram_bytes_per_s) top_ridge = std::max(top_ridge, ridge_point(r.peak, *c.dram_bytes_per_s));
+    if (c.dram_bytes_per_s && top_ridge > 0) {
+      const double x_start = xlo, y_start = xlo * *c.dram_bytes_per_s;
+      o << "<line class=\"roof memory\" x1=\"" << num(ax.map(x_start)) << "\" y1=\"" << num(ay.map(y_start))
+        << "\" x2=\"" << num(ax.map(top_ridge)) << "\" y2=\"" << num(ay.map(top_ridge * *c.dram_bytes_per_s))
+        << "\" stroke=\"black\" stroke-width=\"2\"><title>DRAM " << xml(si(*c.dram_bytes_per_s, "B/s"))
+        << "</title></line>\n";
+    }
+    for (const auto& r : c.roofs) {
+      const double ridge = c.dram_bytes_per_s ? ridge_point(r.peak, *c.dram_bytes_per_s) : xlo;
+      o << "<line class=\"roof compute\" x1=\"" << num(ax.map(ridge)) << "\" y1=\"" << num(ay.map(r.peak))
+        << "\" x2=\"" << num(ax.px_hi) << "\" y2=\"" << num(ay.map(r.peak))
+        << "\" stroke=\"black\" stroke-width=\"1.5\"/>\n";
+      std::string label = r.label + " " + si(r.peak, "FLOP/s");
+      if (c.dram_bytes_per_s) {
+        char ridge_txt[48];
+        std::snprintf(ridge_txt, sizeof ridge_txt, ", ridge %.3g FLOP/B", ridge);
+        label += ridge_txt;
+        o << "<circle class=\"ridge\" cx=\"" << num(ax.map(ridge)) << "\" cy=\"" << num(ay.map(r.peak))
+          << "\" r=\"3.5\" fill=\"black\"/>\n";
+      }
+      o << "<text class=\"roof-label\" x=\"" << num(ax.px_hi - 4) << "\" y=\"" << num(ay.map(r.peak) - 4)
+        << "\" text-anchor=\"end\" font-size=\"11\">" << xml(label) << "</text>\n";
+    }
+    // Points, largest first so that small ones stay visible on top.
+    double max_time = 0;
+    for (const auto& p : c.points) max_time = std::max(max_time, p.time_ns);
+    std::vector<const ChartPoint*> order;
+    for (const auto& p : c.points) order.push_back(&p);
+    std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->time_ns > b->time_ns; });
+    for (const ChartPoint* p : order) {
+      const double radius = 3 + 12 * (max_time > 0 ? std::sqrt(p->time_ns / max_time) : 0);
+      o << "<circle class=\"point\" data-group=\"" << xml(p->group) << "\" cx=\"" << num(ax.map(p->ai)) << "\" cy=\""
+        << num(ay.map(p->flop_per_s)) << "\" r=\"" << num(radius) << "\" fill=\"" << group_colour(p->group, seen)
+        << "\" fill-opacity=\"0.6\" stroke=\"#333\" stroke-width=\"0.5\"><title>"
+        << xml(p->label + " [" + p->group + "]: " + si(p->flop_per_s, "FLOP/s") + ", AI " + num(p->ai) +
+               " FLOP/B, " + si(p->time_ns * 1e-9, "s"))
+        << "</title></circle>\n";
+    }
+    // Legend: groups, then the meaning of the size.
+    std::vector<std::string> groups;
+    for (const auto& p : c.points)
+      if (std::find(groups.begin(), groups.end(), p.group) == groups.end()) groups.push_back(p.group);
+    std::sort(groups.begin(), groups.end());
+    double ly = ay.px_hi + 10;
+    const double lx = kWidth - kRight + 20;
+    o << "<g class=\"legend\"><text x=\"" << lx << "\" y=\"" << num(ly) << "\" font-weight=\"bold\">phase</text>\n";
+    for (const auto& g : groups) {
+      ly += 18;
+      o << "<circle class=\"legend-entry\" cx=\"" << lx + 6 << "\" cy=\"" << num(ly - 4) << "\" r=\"6\" fill=\""
+        << group_colour(g, seen) << "\" fill-opacity=\"0.6\"/><text x=\"" << lx + 18 << "\" y=\"" << num(ly) << "\">"
+        << xml(g.empty() ? "(none)" : g) << "</text>\n";
+    }
+    ly += 26;
+    o << "<text x=\"" << lx << "\" y=\"" << num(ly) << "\" font-size=\"11\">point area: GPU time</text>\n";
+    for (const auto& n : c.notes) {
+      ly += 16;
+      o << "<text class=\"note\" x=\"" << lx << "\" y=\"" << num(ly) << "\" font-size=\"11\">" << xml(n) << "</text>\n";
+    }
+    o << "</g>\n</g>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
+}  // namespace rf::analyzer

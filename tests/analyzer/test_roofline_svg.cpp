@@ -1,0 +1,133 @@
+// roofline.svg geometry and rendering (svg_roofline.h, roofline_charts.h) and `rfanalyze ceilings`.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/ceilings_command.h"
+#include "rfprof/analyzer/roofline_charts.h"
+#include "rfprof/analyzer/svg_roofline.h"
+
+namespace rf::analyzer {
+namespace {
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+/// The value of attribute `attr` of the first element matching `element_regex` (a regex over the
+/// element's text up to the attribute).
+double attribute(const std::string& svg, const std::string& element_prefix, const std::string& attr) {
+  std::smatch m;
+  std::regex re(element_prefix + "[^>]*?" + attr + "=\"([-0-9.]+)\"");
+  if (!std::regex_search(svg, m, re)) return NAN;
+  return std::stod(m[1]);
+}
+
+TEST(SvgGeometry, LogAxisMapsDecadesLinearly) {
+  LogAxis a{1e-1, 1e3, 100, 500};
+  EXPECT_DOUBLE_EQ(a.map(1e-1), 100);
+  EXPECT_DOUBLE_EQ(a.map(1e3), 500);
+  EXPECT_DOUBLE_EQ(a.map(1e1), 300);  // two of four decades
+  EXPECT_NEAR(a.map(std::sqrt(10.0)), 250, 1e-9);
+  EXPECT_EQ(a.decades(), (std::vector<double>{0.1, 1, 10, 100, 1000}));
+  LogAxis inverted{1e10, 1e14, 490, 50};  // y grows upwards
+  EXPECT_DOUBLE_EQ(inverted.map(1e12), 270);
+}
+
+TEST(SvgGeometry, RidgePointAndDecadeRange) {
+  EXPECT_DOUBLE_EQ(ridge_point(67e12, 3.35e12), 20.0);
+  auto [lo, hi] = decade_range({2.5, 40, 0, -1, NAN});
+  EXPECT_DOUBLE_EQ(lo, 0.1);  // floor(log10 2.5) = 0, minus one decade
+  EXPECT_DOUBLE_EQ(hi, 1000);  // ceil(log10 40) = 2, plus one decade
+  EXPECT_EQ(decade_range({}), (std::pair<double, double>{0.01, 1e4}));
+}
+
+TEST(SvgRender, RoofsRidgesPointsAndLegend) {
+  RooflineChart c;
+  c.title = "device 0: test <GPU> & co";
+  c.dram_bytes_per_s = 1e12;
+  c.roofs = {{"FP32", 1e13}, {"FP16 tensor", 1e15}};
+  c.points = {{"gemm<float>", "forward", 10, 1e12, 2000}, {"relu", "backward", 0.5, 1e11, 500},
+              {"sgd", "optimizer", 1, 1e10, 100}};
+  const std::string svg = render_roofline_svg({c});
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  EXPECT_EQ(count(svg, "class=\"roof compute\""), 2u);
+  EXPECT_EQ(count(svg, "class=\"roof memory\""), 1u);
+  EXPECT_EQ(count(svg, "class=\"ridge\""), 2u);
+  EXPECT_EQ(count(svg, "class=\"point\""), 3u);
+  EXPECT_EQ(count(svg, "class=\"legend-entry\""), 3u);
+  EXPECT_NE(svg.find("ridge 10 FLOP/B"), std::string::npos);   // 1e13 / 1e12
+  EXPECT_NE(svg.find("ridge 1e+03 FLOP/B"), std::string::npos);  // 1e15 / 1e12
+  EXPECT_NE(svg.find("Arithmetic intensity [FLOP/byte, DRAM]"), std::string::npos);
+  EXPECT_NE(svg.find("Performance [FLOP/s]"), std::string::npos);
+  EXPECT_NE(svg.find("test &lt;GPU&gt; &amp; co"), std::string::npos);
+  EXPECT_EQ(svg.find("<GPU>"), std::string::npos);
+  EXPECT_NE(svg.find("gemm&lt;float&gt; [forward]"), std::string::npos);
+  // The x axis spans 0.01 .. 1e4 (points 0.5..10 and ridges 10, 1000, widened to decades plus
+  // one decade of margin) over pixels 90..670: AI 10 sits half way, at 380. The y axis spans
+  // 1e9 .. 1e16 over 490..50.
+  LogAxis ax{0.01, 1e4, 90, 670}, ay{1e9, 1e16, 490, 50};
+  EXPECT_DOUBLE_EQ(ax.map(10), 380);
+  EXPECT_NEAR(attribute(svg, "<circle class=\"point\" data-group=\"forward\"", "cx"), ax.map(10), 0.01);
+  EXPECT_NEAR(attribute(svg, "<circle class=\"point\" data-group=\"forward\"", "cy"), ay.map(1e12), 0.01);
+  EXPECT_NEAR(attribute(svg, "<circle class=\"ridge\"", "cx"), ax.map(10), 0.01);
+  EXPECT_NEAR(attribute(svg, "<circle class=\"ridge\"", "cy"), ay.map(1e13), 0.01);
+  // Area follows time: the 2000 ns point has the largest radius (15), the others sqrt-scaled.
+  EXPECT_NEAR(attribute(svg, "<circle class=\"point\" data-group=\"forward\"", "r"), 15, 0.01);
+  EXPECT_NEAR(attribute(svg, "<circle class=\"point\" data-group=\"backward\"", "r"), 3 + 12 * std::sqrt(0.25), 0.01);
+}
+
+TEST(SvgRender, EqualRoofsAreDrawnOnce) {
+  DeviceCeilings c;
+  c.fp32.value = 67e12;
+  c.tensor[0].value = 67e12;  // FP64 tensor, as on H100
+  c.tensor[2].value = 989e12;
+  c.tensor[3].value = 989e12;
+  c.tensor[5].value = 1979e12;  // INT8: not a FLOP roof
+  auto roofs = roofs_of(c);
+  ASSERT_EQ(roofs.size(), 2u);
+  EXPECT_EQ(roofs[0].label, "FP32, FP64 tensor");
+  EXPECT_EQ(roofs[1].label, "FP16 tensor, BF16 tensor");
+}
+
+TEST(CeilingsCommand, PrintsTheTableAndWritesTheSvg) {
+  testing::TempDir dir;
+  CeilingsOptions o;
+  o.device = "a100 sxm4 80gb";
+  o.output_dir = dir.path;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_ceilings(o, out, err), kExitOk) << err.str();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("fp32,1.95e+13,FLOP/s,9.564,\"datasheet: A100 SXM4 80GB\""), std::string::npos) << text;
+  EXPECT_NE(text.find("tensor_tf32,1.56e+14,FLOP/s,76.51,"), std::string::npos) << text;
+  EXPECT_NE(text.find("tensor_int8,6.24e+14,OP/s,"), std::string::npos) << text;
+  EXPECT_NE(text.find("source: datasheet: A100 SXM4 80GB (NVIDIA A100"), std::string::npos);
+  const std::string svg = testing::slurp(dir.path / "roofline-A100-SXM4-80GB.svg");
+  EXPECT_GE(count(svg, "class=\"roof compute\""), 4u);  // FP64, FP32, FP16, TF32, FP16/BF16 tensor
+  EXPECT_EQ(count(svg, "class=\"point\""), 0u);
+}
+
+TEST(CeilingsCommand, ListAndErrors) {
+  std::ostringstream out, err;
+  CeilingsOptions list;
+  list.list = true;
+  EXPECT_EQ(run_ceilings(list, out, err), kExitOk);
+  EXPECT_NE(out.str().find("RTX 4090  (chip AD102, datasheet)"), std::string::npos);
+  CeilingsOptions none;
+  EXPECT_EQ(run_ceilings(none, out, err), kExitBadInput);
+  EXPECT_NE(err.str().find("expected --device NAME or --list"), std::string::npos);
+  CeilingsOptions unknown;
+  unknown.device = "H999";
+  std::ostringstream err2;
+  EXPECT_EQ(run_ceilings(unknown, out, err2), kExitBadInput);
+  EXPECT_NE(err2.str().find("no such ceilings entry; known entries: \"H100 SXM5\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rf::analyzer
