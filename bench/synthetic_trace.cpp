@@ -55,8 +55,8 @@ uint64_t write_synthetic_trace(const std::filesystem::path& path, const Syntheti
 
   std::vector<StringId> kernels;
   for (uint32_t k = 0; k < shape.distinct_kernels; ++k)
-    kernels.push_back(w.intern("_Z" + std::to_string(9 + std::to_string(k).size()) + "kernel_" +
-                               std::to_string(k) + "Pfi"));
+    kernels.push_back(w.intern("_Z" + std::to_string(7 + std::to_string(k).size()) + "kernel_" +
+                               std::to_string(k) + "Pfi"));  // kernel_<k>(float*, int)
   const StringId phase_names[3] = {w.intern("forward"), w.intern("backward"), w.intern("optimizer")};
   const uint64_t main_tid = 100, autograd_tid = 101;
 
@@ -86,7 +86,7 @@ uint64_t write_synthetic_trace(const std::filesystem::path& path, const Syntheti
         k.correlation_id = corr;
         k.start_ns = t + 2000;
         k.end_ns = t + 2000 + 5000 + (launched % 7) * 100;
-        k.mangled_name = k.demangled_name = l.kernel_name;
+        k.mangled_name = l.kernel_name;  // demangled by rfanalyze
         k.grid[0] = 1024; k.grid[1] = k.grid[2] = 1;
         k.block[0] = 256; k.block[1] = k.block[2] = 1;
         w.append(k);

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "rfprof/analyzer/ceilings.h"
+#include "rfprof/analyzer/chrome_trace.h"
 #include "rfprof/analyzer/phases.h"
 #include "rfprof/analyzer/report.h"
 #include "rfprof/analyzer/roofline_charts.h"
@@ -129,6 +130,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     std::ostream& kernels_csv = out.open("kernels.csv");
     std::ostream& counters_csv = out.open("counters.csv");
     Report report(sources, kernels_csv, counters_csv);
+    ChromeTrace timeline(out.open("trace.json"));
     for (const auto& path : options.traces) {
       try {
         TraceContext ctx = read_context(path);
@@ -136,14 +138,18 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
           err << "rfanalyze: " << path.string() << " is truncated at byte " << ctx.truncated_at
               << "; analyzing the complete part\n";
         report.begin_trace(ctx);
-        StreamStats stats =
-            stream_launches(ctx, *phases, [&](const LaunchOutput& l) { report.add_launch(l); });
+        timeline.begin_trace(ctx);
+        StreamStats stats = stream_launches(ctx, *phases, [&](const LaunchOutput& l) {
+          report.add_launch(l);
+          timeline.add_launch(l.row);
+        });
         report.end_trace(ctx, stats);
       } catch (const trace::TraceError& e) {
         err << "rfanalyze: " << trace_error_line(path, e) << "\n";
         return kExitBadInput;
       }
     }
+    timeline.finish();
     report.write_aggregates(out.open("ranges.csv"), out.open("phases.csv"));
     out.open("summary.json") << report.summary().dump(2) << "\n";
     out.open("roofline.svg") << render_roofline_svg(run_charts(report));

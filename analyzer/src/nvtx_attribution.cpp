@@ -92,8 +92,14 @@ void NvtxIndex::finalize() {
                  std::span<const Range>(ranges_.data() + begin, end - begin));
     begin = end;
   }
-  ranges_.clear();
-  ranges_.shrink_to_fit();
+  ranges_.shrink_to_fit();  // kept for ranges() (trace.json): one Range per NVTX range
+}
+
+std::vector<NvtxRange> NvtxIndex::ranges() const {
+  std::vector<NvtxRange> out;
+  out.reserve(ranges_.size());
+  for (const auto& r : ranges_) out.push_back({r.thread_id, r.start_ns, r.end_ns, names_[r.name]});
+  return out;
 }
 
 void NvtxIndex::build_thread(uint64_t thread_id, std::span<const Range> ranges) {

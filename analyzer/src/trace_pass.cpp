@@ -70,6 +70,7 @@ class RowBuilder {
       row.stream = k.stream_id;
       row.grid = std::array<int32_t, 3>{k.grid[0], k.grid[1], k.grid[2]};
       row.block = std::array<int32_t, 3>{k.block[0], k.block[1], k.block[2]};
+      row.start_ns = k.start_ns;
       if (k.end_ns >= k.start_ns)
         row.duration_ns = k.end_ns - k.start_ns;
       else
@@ -95,6 +96,7 @@ class RowBuilder {
     }
 
     uint32_t path = NvtxIndex::kNoPath;
+    if (j.launch) row.thread_id = j.launch->thread_id;
     if (j.launch) path = ctx_.nvtx.attribute(j.launch->thread_id, j.launch->api_start_ns);
     row.nvtx = ctx_.nvtx.path(path).joined;
     row.phase = phase_of(path);

@@ -28,6 +28,14 @@ struct RangePath {
   std::string joined;
 };
 
+/// One NVTX range as recorded (for timelines such as trace.json).
+struct NvtxRange {
+  uint64_t thread_id = 0;  ///< thread that pushed or started it
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;     ///< UINT64_MAX: never ended
+  std::string_view name;   ///< valid while the NvtxIndex lives
+};
+
 /// The NVTX ranges of one process. Fill with add() (any order), then finalize(), then query.
 /// Memory: O(number of ranges) while filling; O(number of range starts and ends) after finalize().
 class NvtxIndex {
@@ -53,6 +61,8 @@ class NvtxIndex {
   /// Number of distinct paths, the empty path included.
   size_t path_count() const noexcept { return paths_.size(); }
 
+  /// Every range (complete or never ended), ordered by thread, then start order. After finalize().
+  std::vector<NvtxRange> ranges() const;
   /// Ranges with a kStart (complete or still open at the end of the trace).
   uint64_t range_count() const noexcept { return range_count_; }
   /// kEnd events whose kStart never came (known after finalize()).

@@ -29,6 +29,8 @@ struct KernelRow {
   std::optional<std::array<int32_t, 3>> grid;   ///< blocks (x, y, z)
   std::optional<std::array<int32_t, 3>> block;  ///< threads (x, y, z)
   std::optional<uint64_t> duration_ns;          ///< kernel end - start (ns), as the kernel really ran
+  std::optional<uint64_t> start_ns;             ///< kernel start (CUPTI timestamp, ns); not a CSV column
+  std::optional<uint64_t> thread_id;            ///< thread that launched it (trace.json's flow); not a CSV column
   LaunchMetrics metrics;                        ///< FLOP per precision, DRAM bytes
   std::string nvtx;                             ///< range path ("" outside every range)
   std::string phase;

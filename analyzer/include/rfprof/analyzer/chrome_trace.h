@@ -1,0 +1,55 @@
+// trace.json: the run as a timeline in the Chrome trace event format (JSON object form with
+// "traceEvents"), which ui.perfetto.dev and chrome://tracing open. GPU kernels are complete ("X")
+// events on one track per GPU device and stream; NVTX ranges are "X" events on the profiled
+// process's thread tracks. Written as it streams: memory does not grow with launches.
+// Format: "Trace Event Format" (Google, 2016), events X (complete) and M (metadata).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <utility>
+
+#include "rfprof/analyzer/rows.h"
+#include "rfprof/analyzer/trace_pass.h"
+
+namespace rf::analyzer {
+
+/// Streams trace.json. Timestamps ("ts", "dur") are in microseconds from the first trace's
+/// process start (or its first NVTX range when the trace has no ProcessInfo).
+class ChromeTrace {
+ public:
+  /// Writes the document's opening to `out`.
+  explicit ChromeTrace(std::ostream& out);
+  /// Starts a trace: names its process and thread tracks, writes its NVTX ranges (ranges never
+  /// ended last until the trace's last timestamp seen so far, their "args" say so).
+  void begin_trace(const TraceContext& ctx);
+  /// One launch: an "X" event on the track of its device and stream, args with its FLOP, bytes,
+  /// arithmetic intensity, FLOP/s, NVTX path and phase. Launches without start or duration are
+  /// counted in skipped() and not written.
+  void add_launch(const KernelRow& row);
+  /// Writes the closing of the document. Call once, after the last trace.
+  void finish();
+  uint64_t events() const noexcept { return events_; }
+  uint64_t skipped() const noexcept { return skipped_; }
+
+ private:
+  void write_event(const nlohmann::json& event);
+  double us(uint64_t ns) const;
+  int64_t gpu_pid(uint32_t device);
+
+  std::ostream& out_;
+  bool first_ = true;
+  bool have_base_ = false;
+  uint64_t base_ns_ = 0;
+  uint32_t pid_ = 0;                        // process of the current trace
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> gpu_pids_;  // (pid, device) -> track process id
+  std::map<std::pair<int64_t, uint32_t>, bool> streams_named_;
+  std::map<uint32_t, std::string> device_names_;  // of the current trace, by device id
+  uint64_t events_ = 0;
+  uint64_t skipped_ = 0;
+};
+
+}  // namespace rf::analyzer

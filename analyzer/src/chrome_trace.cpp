@@ -1,0 +1,116 @@
+// trace.json writer (rfprof/analyzer/chrome_trace.h).
+#include "rfprof/analyzer/chrome_trace.h"
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace rf::analyzer {
+namespace {
+
+using json = nlohmann::json;
+
+/// Track process ids of GPU devices start here, far above real pids (Linux pid_max <= 2^22).
+constexpr int64_t kGpuPidBase = int64_t{1} << 32;
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) { out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"; }
+
+void ChromeTrace::write_event(const json& event) {
+  if (!first_) out_ << ",\n";
+  first_ = false;
+  out_ << event.dump(-1, ' ', false, json::error_handler_t::replace);
+  ++events_;
+}
+
+double ChromeTrace::us(uint64_t ns) const {
+  return (static_cast<double>(ns) - static_cast<double>(base_ns_)) / 1000.0;
+}
+
+int64_t ChromeTrace::gpu_pid(uint32_t device) {
+  auto key = std::make_pair(pid_, device);
+  auto it = gpu_pids_.find(key);
+  if (it != gpu_pids_.end()) return it->second;
+  const int64_t track = kGpuPidBase + static_cast<int64_t>(gpu_pids_.size());
+  gpu_pids_.emplace(key, track);
+  std::string name = "GPU " + std::to_string(device);
+  if (auto d = device_names_.find(device); d != device_names_.end()) name += " " + d->second;
+  name += " (pid " + std::to_string(pid_) + ")";
+  write_event({{"ph", "M"}, {"name", "process_name"}, {"pid", track}, {"args", {{"name", name}}}});
+  write_event({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", track}, {"args", {{"sort_index", track}}}});
+  return track;
+}
+
+void ChromeTrace::begin_trace(const TraceContext& ctx) {
+  pid_ = ctx.pid();
+  device_names_.clear();
+  for (const auto& [id, d] : ctx.devices) device_names_[id] = d.name;
+  const auto ranges = ctx.nvtx.ranges();
+  if (!have_base_) {
+    if (ctx.process) {
+      base_ns_ = ctx.process->start_ns;
+      have_base_ = true;
+    }
+    for (const auto& r : ranges)
+      if (!have_base_ || r.start_ns < base_ns_) {
+        base_ns_ = r.start_ns;
+        have_base_ = true;
+      }
+  }
+  std::string pname = ctx.process_name.empty() ? "process" : ctx.process_name;
+  write_event({{"ph", "M"}, {"name", "process_name"}, {"pid", pid_}, {"args", {{"name", pname + " (pid " + std::to_string(pid_) + ")"}}}});
+  uint64_t last = 0;
+  for (const auto& r : ranges)
+    if (r.end_ns != std::numeric_limits<uint64_t>::max()) last = std::max(last, r.end_ns);
+  std::map<uint64_t, bool> threads;
+  for (const auto& r : ranges) {
+    if (!threads[r.thread_id]) {
+      threads[r.thread_id] = true;
+      write_event({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_}, {"tid", r.thread_id},
+                   {"args", {{"name", "thread " + std::to_string(r.thread_id)}}}});
+    }
+    const bool open = r.end_ns == std::numeric_limits<uint64_t>::max();
+    const uint64_t end = open ? std::max(last, r.start_ns) : r.end_ns;
+    json e = {{"ph", "X"}, {"cat", "nvtx"}, {"name", std::string(r.name)}, {"pid", pid_}, {"tid", r.thread_id},
+              {"ts", us(r.start_ns)}, {"dur", static_cast<double>(end - r.start_ns) / 1000.0}};
+    if (open) e["args"] = {{"never_ended", true}};
+    write_event(e);
+  }
+}
+
+void ChromeTrace::add_launch(const KernelRow& row) {
+  if (!row.start_ns || !row.duration_ns) {
+    ++skipped_;
+    return;
+  }
+  const uint32_t device = row.device.value_or(0);
+  const uint32_t stream = row.stream.value_or(0);
+  const int64_t track = gpu_pid(device);
+  if (!streams_named_[{track, stream}]) {
+    streams_named_[{track, stream}] = true;
+    write_event({{"ph", "M"}, {"name", "thread_name"}, {"pid", track}, {"tid", stream},
+                 {"args", {{"name", "stream " + std::to_string(stream)}}}});
+  }
+  const auto& m = row.metrics;
+  write_event({{"ph", "X"},
+               {"cat", "kernel"},
+               {"name", row.kernel},
+               {"pid", track},
+               {"tid", stream},
+               {"ts", us(*row.start_ns)},
+               {"dur", static_cast<double>(*row.duration_ns) / 1000.0},
+               {"args",
+                {{"id", row.id},
+                 {"flop", opt(m.total_flop())},
+                 {"dram_bytes", opt(m.dram_bytes())},
+                 {"arithmetic_intensity", opt(row.arithmetic_intensity())},
+                 {"flop_per_s", opt(row.flop_per_s())},
+                 {"nvtx", row.nvtx},
+                 {"phase", row.phase}}}});
+}
+
+void ChromeTrace::finish() { out_ << "\n]}\n"; }
+
+}  // namespace rf::analyzer

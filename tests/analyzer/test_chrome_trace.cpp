@@ -1,0 +1,91 @@
+// trace.json (chrome_trace.h): kernels on device/stream tracks, NVTX ranges on thread tracks,
+// timestamps in microseconds from the process start, valid JSON with kernel names that need
+// escaping.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/analyze.h"
+
+namespace rf::analyzer {
+namespace {
+
+using nlohmann::json;
+using testing::TempDir;
+using testing::TraceBuilder;
+
+/// The events of `doc` with phase `ph` and category `cat` ("" = any).
+std::vector<json> events(const json& doc, const std::string& ph, const std::string& cat = "") {
+  std::vector<json> out;
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == ph && (cat.empty() || e.value("cat", "") == cat)) out.push_back(e);
+  return out;
+}
+
+TEST(ChromeTrace, KernelsOnStreamTracksAndNvtxOnThreadTracks) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, trace::CollectionMode::kTiming);  // ProcessInfo start_ns = 0
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    t.push(1, 100, 1000, "step");
+    t.push(2, 100, 2000, "forward");
+    t.launch(11, 0, 100, 2500);
+    t.kernel(11, 3000, 8000, "gemm<float, \"tile\"> </script>");
+    t.pop(2, 100, 9000);
+    t.launch(12, 0, 101, 9500);  // autograd-like thread, no ranges of its own
+    t.kernel(12, 10000, 10500, "relu");
+    t.push(3, 100, 20000, "never ended");
+    t.pop(1, 100, 30000);
+    t.finish();
+  }
+  AnalyzeOptions o;
+  o.traces = {dir.path / "t.rftrace"};
+  o.output_dir = dir.path / "out";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  std::ifstream in(dir.path / "out" / "trace.json");
+  json doc = json::parse(in);  // throws (fails the test) on invalid JSON
+  EXPECT_EQ(doc["displayTimeUnit"], "ns");
+
+  auto kernels = events(doc, "X", "kernel");
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0]["name"], "gemm<float, \"tile\"> </script>");
+  EXPECT_DOUBLE_EQ(kernels[0]["ts"].get<double>(), 3.0);   // 3000 ns after the process start
+  EXPECT_DOUBLE_EQ(kernels[0]["dur"].get<double>(), 5.0);  // 5000 ns
+  EXPECT_EQ(kernels[0]["tid"], 7);                         // stream
+  EXPECT_EQ(kernels[0]["args"]["nvtx"], "step/forward");
+  EXPECT_EQ(kernels[0]["args"]["phase"], "forward");
+  EXPECT_EQ(kernels[1]["name"], "relu");
+  EXPECT_EQ(kernels[1]["args"]["nvtx"], "step");  // the main thread's open range
+  const auto gpu_track = kernels[0]["pid"];
+  EXPECT_EQ(kernels[1]["pid"], gpu_track);
+  EXPECT_NE(gpu_track, 4242);
+
+  auto ranges = events(doc, "X", "nvtx");
+  ASSERT_EQ(ranges.size(), 3u);
+  std::map<std::string, json> by_name;
+  for (const auto& r : ranges) by_name[r["name"]] = r;
+  EXPECT_EQ(by_name["step"]["pid"], 4242);
+  EXPECT_EQ(by_name["step"]["tid"], 100);
+  EXPECT_DOUBLE_EQ(by_name["step"]["ts"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(by_name["step"]["dur"].get<double>(), 29.0);
+  EXPECT_DOUBLE_EQ(by_name["forward"]["dur"].get<double>(), 7.0);
+  // A range never ended lasts until the last range end of its trace (30000 ns).
+  EXPECT_DOUBLE_EQ(by_name["never ended"]["dur"].get<double>(), 10.0);
+  EXPECT_EQ(by_name["never ended"]["args"]["never_ended"], true);
+
+  // Track names: the process, its thread, the GPU and its stream.
+  std::map<std::string, int> names;
+  for (const auto& m : events(doc, "M")) names[m["args"].value("name", "")]++;
+  EXPECT_EQ(names["python3 (pid 4242)"], 1);
+  EXPECT_EQ(names["thread 100"], 1);
+  EXPECT_EQ(names["GPU 0 NVIDIA H100 80GB HBM3 (pid 4242)"], 1);
+  EXPECT_EQ(names["stream 7"], 1);
+}
+
+}  // namespace
+}  // namespace rf::analyzer
