@@ -18,15 +18,14 @@ class OverheadTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
         self.log = os.path.join(self.tmp, "log.jsonl")
-        # The workload records its environment and sleeps longer when "profiled".
+        # The workload records its environment (wall times are not asserted: no timed tests).
         self.workload = self.script("work.py", f"""
             import json, os, sys, time
             keys = ["CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "RFPROF_MODE", "RFPROF_OUTPUT",
                     "RFPROF_PROFILE_FROM_START", "UNDER_NCU"]
             with open({self.log!r}, "a") as f:
                 f.write(json.dumps({{k: os.environ.get(k) for k in keys}}) + "\\n")
-            slow = os.environ.get("RFPROF_MODE") == "counters" or os.environ.get("UNDER_NCU")
-            time.sleep(0.3 if slow else 0.1)
+            time.sleep(0.01)
             """)
         self.ncu = self.script("ncu", """
             import os, sys
@@ -64,10 +63,11 @@ class OverheadTest(unittest.TestCase):
         rows = {r["mode"]: r for r in csv.DictReader(lines)}
         self.assertEqual(set(rows), {"native", "timing", "roofline", "ncu"})
         self.assertEqual(rows["native"]["ratio_to_native"], "1.000")
-        for m in ("roofline", "ncu"):  # 0.3 s against 0.1 s
+        for m in ("timing", "roofline", "ncu"):  # each ratio is its wall time over native's
             ratio = float(rows[m]["ratio_to_native"])
-            self.assertGreater(ratio, 1.8, m)
-            self.assertAlmostEqual(ratio, float(rows[m]["wall_s"]) / float(rows["native"]["wall_s"]), delta=0.05)  # wall_s is rounded to ms
+            self.assertGreater(float(rows[m]["wall_s"]), 0, m)
+            expected = float(rows[m]["wall_s"]) / float(rows["native"]["wall_s"])
+            self.assertAlmostEqual(ratio, expected, delta=0.01 * expected + 0.01)  # wall_s is rounded to ms
         with open(self.log) as f:
             envs = [json.loads(l) for l in f]
         self.assertEqual(len(envs), 4)
