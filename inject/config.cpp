@@ -110,6 +110,23 @@ Config read_config(const EnvLookup& env) {
     c.metric_set = name;
     if (name == "timing") c.mode = trace::CollectionMode::kTiming;
   }
+  if (auto v = get(env, "RFPROF_DISABLE_PROFILER_START_STOP")) {
+    if (*v == "1") c.disable_profiler_start_stop = true;
+    else if (*v != "0") bad("RFPROF_DISABLE_PROFILER_START_STOP", *v, "0 or 1");
+  }
+  if (auto v = get(env, "RFPROF_TARGET_PROCESSES")) {
+    const std::string t = lower(trim(*v));
+    if (t == "all") c.all_processes = true;
+    else if (t == "application-only") c.all_processes = false;
+    else bad("RFPROF_TARGET_PROCESSES", *v, "application-only or all");
+  }
+  if (auto v = get(env, "RFPROF_ROOT_PID")) {
+    uint32_t pid = 0;
+    const std::string t = trim(*v);
+    auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), pid);
+    if (ec != std::errc() || ptr != t.data() + t.size() || pid == 0) bad("RFPROF_ROOT_PID", *v, "a process id");
+    c.root_pid = pid;
+  }
   if (auto v = get(env, "RFPROF_FORCE_OVERWRITE")) {
     if (*v == "1")
       c.force_overwrite = true;

@@ -38,6 +38,11 @@ struct Config {
   bool profile_from_start = true;    ///< RFPROF_PROFILE_FROM_START
   trace::CollectionMode mode = trace::CollectionMode::kCounters;  ///< RFPROF_MODE
   bool force_overwrite = false;      ///< RFPROF_FORCE_OVERWRITE
+  bool disable_profiler_start_stop = false;  ///< RFPROF_DISABLE_PROFILER_START_STOP (0 or 1)
+  /// RFPROF_TARGET_PROCESSES: true for "all" (default), false for "application-only".
+  bool all_processes = true;
+  /// RFPROF_ROOT_PID: the process rfprof started; with application-only, others step aside.
+  std::optional<uint32_t> root_pid;
   uint32_t flush_ms = 1000;          ///< RFPROF_FLUSH_MS: trace flush interval (ms), 1..60000
 };
 

@@ -32,6 +32,11 @@ bool initialize_once() noexcept {
   try {
     rf::inject::EnvLookup env = rf::inject::process_environment();
     rf::inject::Config config = rf::inject::read_config(env);
+    // --target-processes application-only: only the process rfprof started is profiled.
+    if (!config.all_processes && config.root_pid && *config.root_pid != static_cast<uint32_t>(::getpid())) {
+      state = kDone;
+      return false;
+    }
     rf::inject::PatternContext pattern;
     pattern.pid = static_cast<uint32_t>(::getpid());
     char host[HOST_NAME_MAX + 1] = {};
@@ -44,6 +49,7 @@ bool initialize_once() noexcept {
     options.profile_from_start = config.profile_from_start;
     options.mode = config.mode;
     options.force_overwrite = config.force_overwrite;
+    options.disable_profiler_start_stop = config.disable_profiler_start_stop;
     options.flush_ms = config.flush_ms;
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
   } catch (const rf::inject::ConfigError& e) {

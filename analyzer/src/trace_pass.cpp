@@ -68,6 +68,7 @@ class RowBuilder {
       const auto& k = *j.kernel;
       row.device = k.device_id;
       row.stream = k.stream_id;
+      row.context = k.context_id;
       row.grid = std::array<int32_t, 3>{k.grid[0], k.grid[1], k.grid[2]};
       row.block = std::array<int32_t, 3>{k.block[0], k.block[1], k.block[2]};
       row.start_ns = k.start_ns;

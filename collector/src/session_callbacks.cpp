@@ -166,11 +166,15 @@ void Session::enable_callbacks() {
   CUpti_SubscriberHandle sub = subscriber_.get();
   auto enable = [&](CUpti_CallbackDomain d, CUpti_CallbackId c) { callbacks_.emplace_back(sub, d, c); };
   for (auto c : kDriverLaunches) enable(CUPTI_CB_DOMAIN_DRIVER_API, c);
-  enable(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
-  enable(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  if (!options_.disable_profiler_start_stop) {  // ncu's --disable-profiler-start-stop: never subscribed
+    enable(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    enable(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  }
   for (auto c : kRuntimeLaunches) enable(CUPTI_CB_DOMAIN_RUNTIME_API, c);
-  enable(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
-  enable(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+  if (!options_.disable_profiler_start_stop) {
+    enable(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    enable(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+  }
   enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   // NVTX callbacks only refine the push/pop versus start/end style: optional.

@@ -25,6 +25,7 @@ struct KernelRow {
   uint32_t pid = 0;
   std::optional<uint32_t> device;               ///< CUDA device id
   std::optional<uint32_t> stream;               ///< CUPTI stream id
+  std::optional<uint32_t> context;              ///< CUPTI context id; not a CSV column
   std::string kernel;                           ///< demangled name
   std::optional<std::array<int32_t, 3>> grid;   ///< blocks (x, y, z)
   std::optional<std::array<int32_t, 3>> block;  ///< threads (x, y, z)

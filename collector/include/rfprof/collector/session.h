@@ -21,6 +21,9 @@ struct SessionOptions {
   bool profile_from_start = true;     ///< open window 0 at process start
   trace::CollectionMode mode = trace::CollectionMode::kCounters;  ///< kTiming: no Range Profiler
   bool force_overwrite = false;       ///< replace an existing trace (and a stale .part)
+  /// Ignore cu(da)ProfilerStart/Stop (ncu's --disable-profiler-start-stop): their callbacks are
+  /// not subscribed, so only the profile-from-start window exists.
+  bool disable_profiler_start_stop = false;
   uint32_t flush_ms = 1000;           ///< write buffered records at least this often (ms)
   uint32_t max_ranges_per_image = 2000;  ///< counter image capacity; decoded when full
 };

@@ -1,0 +1,46 @@
+// Nsight Compute's CSV (`ncu --csv --page raw|details`) written from rfprof traces, so scripts
+// written for ncu read rfprof's results unchanged (docs/ncu-flags.md, "CSV").
+//   raw:     "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",
+//            "Block Size","Grid Size","Device","CC",<metric names>; then a units row (11 empty
+//            cells, a unit per metric); then one row per launch.
+//   details: the same 11 identification columns, then "Section Name","Metric Name","Metric Unit",
+//            "Metric Value": one row per launch and metric.
+// Every field is double-quoted; numbers carry thousands separators ("10,240,000"); block and grid
+// are "(x, y, z)". Units are base units (byte, nsecond, inst, ...), as `--print-units base`.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace rf::analyzer {
+
+/// Which launches are printed (ncu's -k, -s, -c, applied in that order).
+struct NcuFilter {
+  /// Exact kernel function name (the demangled name up to its parameter list, or the whole
+  /// demangled name), or "regex:<ECMAScript regex>" searched in the demangled name.
+  std::optional<std::string> kernel_name;
+  uint64_t launch_skip = 0;              ///< matching launches skipped first
+  std::optional<uint64_t> launch_count;  ///< matching launches printed at most
+};
+
+/// `value` as ncu prints it: integral values with thousands separators ("1,234,567"), others with
+/// separators in the integer part and the shortest round-tripping fraction ("1,234.5"); NaN: "".
+std::string ncu_number(double value);
+
+/// Base unit of a metric as ncu prints it with --print-units base ("byte", "nsecond", "inst",
+/// "sector", "cycle", ""), from its name.
+std::string ncu_unit(const std::string& metric);
+
+/// Streams the traces (pass 1 and 2 of rfanalyze, in order) and writes the page ("raw" or
+/// "details") to `out`. Metric columns of the raw page are the union of the traces' metric lists
+/// in order of first appearance; a launch without a value prints "". Throws trace::TraceError for
+/// an unreadable trace and std::invalid_argument for a bad page or filter regex.
+/// Returns the number of launches printed.
+uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::path>& traces,
+                       const std::string& page, const NcuFilter& filter);
+
+}  // namespace rf::analyzer

@@ -1,0 +1,154 @@
+// ncu CSV pages from rfprof traces (rfprof/analyzer/ncu_csv.h).
+#include "rfprof/analyzer/ncu_csv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <stdexcept>
+
+#include "rfprof/analyzer/csv.h"
+#include "rfprof/analyzer/phases.h"
+#include "rfprof/analyzer/trace_pass.h"
+
+namespace rf::analyzer {
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string dim3(const std::optional<std::array<int32_t, 3>>& d) {
+  if (!d) return "";
+  return "(" + std::to_string((*d)[0]) + ", " + std::to_string((*d)[1]) + ", " + std::to_string((*d)[2]) + ")";
+}
+
+std::string with_separators(const std::string& digits) {
+  std::string out;
+  const size_t n = digits.size();
+  for (size_t i = 0; i < n; ++i) {
+    out += digits[i];
+    if ((n - 1 - i) % 3 == 0 && i + 1 < n) out += ',';
+  }
+  return out;
+}
+
+/// The function name ncu's -k matches by default: the demangled name up to its parameter list.
+std::string function_name(const std::string& demangled) {
+  const size_t paren = demangled.find('(');
+  return paren == std::string::npos ? demangled : demangled.substr(0, paren);
+}
+
+}  // namespace
+
+std::string ncu_number(double value) {
+  if (!std::isfinite(value)) return "";
+  std::string s = format_number(value);  // shortest round trip, integers as integers
+  if (s.find('e') != std::string::npos || s.find('E') != std::string::npos) return s;
+  std::string sign;
+  if (!s.empty() && s[0] == '-') {
+    sign = "-";
+    s = s.substr(1);
+  }
+  const size_t dot = s.find('.');
+  const std::string integer = dot == std::string::npos ? s : s.substr(0, dot);
+  const std::string fraction = dot == std::string::npos ? "" : s.substr(dot);
+  return sign + with_separators(integer) + fraction;
+}
+
+std::string ncu_unit(const std::string& m) {
+  auto has = [&](const char* x) { return m.find(x) != std::string::npos; };
+  if (has("__time_duration")) return "nsecond";
+  if (has("bytes")) return "byte";
+  if (has("sectors")) return "sector";
+  if (has("inst_executed")) return "inst";
+  if (has("cycles")) return "cycle";
+  return "";
+}
+
+uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::path>& traces,
+                       const std::string& page, const NcuFilter& filter) {
+  if (page != "raw" && page != "details")
+    throw std::invalid_argument("--page " + page + ": expected raw or details");
+  std::optional<std::regex> re;
+  if (filter.kernel_name && filter.kernel_name->rfind("regex:", 0) == 0)
+    re.emplace(filter.kernel_name->substr(6), std::regex::ECMAScript);  // throws std::regex_error
+
+  // Pass 1 of every trace: contexts, and the metric columns (raw page) in order of first use.
+  std::vector<TraceContext> contexts;
+  std::vector<std::string> columns;
+  for (const auto& t : traces) {
+    contexts.push_back(read_context(t));
+    for (const auto& [id, cfg] : contexts.back().configs)
+      for (const auto& name : cfg.names)
+        if (std::find(columns.begin(), columns.end(), name) == columns.end()) columns.push_back(name);
+  }
+  const std::vector<std::string> ident = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
+                                          "Stream", "Block Size", "Grid Size", "Device", "CC"};
+  auto write_row = [&](const std::vector<std::string>& fields) {
+    for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << quoted(fields[i]);
+    out << "\n";
+  };
+  if (page == "raw") {
+    std::vector<std::string> h = ident;
+    h.insert(h.end(), columns.begin(), columns.end());
+    write_row(h);
+    std::vector<std::string> units(ident.size(), "");
+    for (const auto& c : columns) units.push_back(ncu_unit(c));
+    write_row(units);
+  } else {
+    std::vector<std::string> h = ident;
+    for (const char* c : {"Section Name", "Metric Name", "Metric Unit", "Metric Value"}) h.push_back(c);
+    write_row(h);
+  }
+
+  uint64_t matched = 0, printed = 0;
+  const PhaseMap phases = PhaseMap::defaults();
+  for (const auto& ctx : contexts) {
+    stream_launches(ctx, phases, [&](const LaunchOutput& l) {
+      const KernelRow& r = l.row;
+      if (filter.kernel_name) {
+        const bool ok = re ? std::regex_search(r.kernel, *re)
+                           : (r.kernel == *filter.kernel_name || function_name(r.kernel) == *filter.kernel_name);
+        if (!ok) return;
+      }
+      if (matched++ < filter.launch_skip) return;
+      if (filter.launch_count && printed >= *filter.launch_count) return;
+      std::string cc;
+      if (r.device)
+        if (auto d = ctx.devices.find(*r.device); d != ctx.devices.end())
+          cc = std::to_string(d->second.info.cc_major) + "." + std::to_string(d->second.info.cc_minor);
+      std::vector<std::string> idf = {std::to_string(printed), std::to_string(ctx.pid()), ctx.process_name,
+                                      ctx.hostname, r.kernel, r.context ? std::to_string(*r.context) : "",
+                                      r.stream ? std::to_string(*r.stream) : "", dim3(r.block), dim3(r.grid),
+                                      r.device ? std::to_string(*r.device) : "", cc};
+      std::vector<std::pair<std::string, double>> values;  // in the metric list's order
+      if (l.metric_names && l.metric_values)
+        for (size_t i = 0; i < l.metric_names->size() && i < l.metric_values->size(); ++i)
+          values.emplace_back((*l.metric_names)[i], (*l.metric_values)[i]);
+      if (page == "raw") {
+        for (const auto& c : columns) {
+          auto it = std::find_if(values.begin(), values.end(), [&](const auto& v) { return v.first == c; });
+          idf.push_back(it == values.end() ? "" : ncu_number(it->second));
+        }
+        write_row(idf);
+      } else {
+        for (const auto& [name, v] : values) {
+          std::vector<std::string> row = idf;
+          for (const std::string& f : {std::string("Command line profiler metrics"), name, ncu_unit(name), ncu_number(v)})
+            row.push_back(f);
+          write_row(row);
+        }
+      }
+      ++printed;
+    });
+  }
+  return printed;
+}
+
+}  // namespace rf::analyzer

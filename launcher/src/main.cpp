@@ -1,0 +1,101 @@
+// rfprof: Nsight Compute's command line on rfprof's collector (docs/ncu-flags.md).
+//   rfprof [ncu options] application [arguments]    run it under librfinject; --csv prints ncu's CSV
+//   rfprof -i TRACE [--csv --page raw|details]        print an existing trace as ncu's CSV
+//   rfprof --list-sets --chip GH100                   rfprof's metric sets and their passes
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "rfprof/analyzer/ncu_csv.h"
+#include "rfprof/collector/metric_sets.h"
+#include "rfprof/launcher/ncu_args.h"
+#include "rfprof/launcher/run.h"
+#include "rfprof/trace/reader.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace rf;
+
+int list_sets(const std::string& chip) {
+  try {
+    collector::MetricHost host(chip);
+    for (const auto& name : collector::metric_set_names()) {
+      auto plan = collector::plan_metric_set(host, name);
+      std::cout << name << ": " << plan.passes << " pass(es), " << plan.metrics.size() << " metric(s) on "
+                << chip << " -- " << collector::metric_set_description(name) << "\n";
+      for (const auto& m : plan.metrics) std::cout << "    " << m << "\n";
+      for (const auto& n : plan.notes) std::cout << "    note: " << n << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "rfprof: --list-sets --chip " << chip << ": " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
+
+/// Prints the CSV page of `traces` to --log-file or stdout. Returns false (after one message) on
+/// an unreadable trace or output.
+bool print_csv(const launcher::Plan& plan, const std::vector<fs::path>& traces) {
+  analyzer::NcuFilter filter{plan.kernel_name, plan.launch_skip, plan.launch_count};
+  std::ofstream file;
+  if (plan.log_file) {
+    file.open(*plan.log_file, std::ios::trunc);
+    if (!file) {
+      std::cerr << "rfprof: cannot write --log-file " << *plan.log_file << "\n";
+      return false;
+    }
+  }
+  std::ostream& out = plan.log_file ? file : std::cout;
+  try {
+    analyzer::write_ncu_csv(out, traces, plan.page, filter);
+  } catch (const std::exception& e) {
+    std::cerr << "rfprof: " << e.what() << "\n";
+    return false;
+  }
+  return static_cast<bool>(out.flush());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  launcher::Plan plan;
+  try {
+    plan = launcher::parse_args(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const launcher::ArgsError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  if (plan.help) {
+    std::cout << plan.help_text;
+    return 0;
+  }
+  if (plan.list_sets_chip) return list_sets(*plan.list_sets_chip);
+  if (!plan.import_files.empty()) {
+    std::vector<fs::path> traces(plan.import_files.begin(), plan.import_files.end());
+    return print_csv(plan, traces) ? 0 : 2;
+  }
+
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  const auto inject = launcher::find_inject_library(ec ? fs::path(argv[0]) : self);
+  if (!inject) {
+    std::cerr << "rfprof: librfinject.so not found next to " << (ec ? argv[0] : self.string())
+              << " or in ../lib (build it with the project: cmake --build build)\n";
+    return 2;
+  }
+  const auto started = fs::file_time_type::clock::now();
+  const int status = launcher::run_application(plan, launcher::application_environment(plan, *inject, environ), std::cerr);
+  if (plan.csv) {
+    auto traces = launcher::traces_written(plan.output_pattern, started - std::chrono::seconds(1));
+    if (traces.empty())
+      std::cerr << "rfprof: no trace matching " << plan.output_pattern << " was written (no CUDA work profiled?)\n";
+    else
+      print_csv(plan, traces);
+  }
+  return status;
+}

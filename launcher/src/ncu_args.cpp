@@ -1,0 +1,225 @@
+// ncu flags -> rfprof plan (rfprof/launcher/ncu_args.h).
+#include "rfprof/launcher/ncu_args.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <regex>
+
+#include "rfprof/collector/metric_set_names.h"
+
+namespace rf::launcher {
+namespace {
+
+[[noreturn]] void fail(const std::string& message) { throw ArgsError("rfprof: " + message); }
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+/// ncu's --set and --section names mapped onto rfprof's metric sets.
+std::string set_for(const std::string& flag, const std::string& value) {
+  const std::string v = lower(value);
+  // ncu's meaning first: its "roofline" set holds the hierarchical roofline charts.
+  if (flag == "set" && v == "roofline") return "hierarchical";
+  for (const auto& s : collector::metric_set_names())
+    if (v == s) return s;
+  if (flag == "set") {
+    fail("--set " + value + ": rfprof collects roofline metrics only; accepted: " +
+         "timing, roofline, roofline-tensor, hierarchical (ncu's basic, detailed, full, nvlink and "
+         "pmsampling sets are not supported)");
+  }
+  static const std::map<std::string, std::string> sections = {
+      {"speedoflight_rooflinechart", "roofline"},
+      {"speedoflight_hierarchicalsinglerooflinechart", "hierarchical"},
+      {"speedoflight_hierarchicaldoublerooflinechart", "hierarchical"},
+      {"speedoflight_hierarchicalhalfrooflinechart", "hierarchical"},
+      {"speedoflight_hierarchicaltensorrooflinechart", "roofline-tensor"}};
+  if (auto it = sections.find(v); it != sections.end()) return it->second;
+  fail("--section " + value + ": not a roofline section; rfprof honours SpeedOfLight_RooflineChart and the "
+       "SpeedOfLight_Hierarchical{Single,Double,Half,Tensor}RooflineChart sections");
+}
+
+bool on_off(const std::string& flag, const std::string& value) {
+  const std::string v = lower(value);
+  if (v == "on" || v == "yes" || v == "1") return true;
+  if (v == "off" || v == "no" || v == "0") return false;
+  fail(flag + " " + value + ": expected one of on, off, yes, no, 1, 0");
+}
+
+}  // namespace
+
+const std::map<std::string, std::string>& unsupported_flags() {
+  static const std::map<std::string, std::string> flags = {
+      {"replay-mode", "only --replay-mode kernel is supported"},
+      {"app-replay-buffer", "application replay is not supported (rfprof uses kernel replay)"},
+      {"app-replay-match", "application replay is not supported"},
+      {"app-replay-mode", "application replay is not supported"},
+      {"range-replay-options", "range replay is not supported"},
+      {"graph-profiling", "graphs are profiled per kernel (node); --graph-profiling is not supported"},
+      {"cache-control", "rfprof never flushes caches: kernels run as in the application"},
+      {"clock-control", "rfprof never changes clocks: kernels run at the application's clocks"},
+      {"nvtx-include", "NVTX filters are not supported yet: profile everything, then filter by the nvtx column"},
+      {"nvtx-exclude", "NVTX filters are not supported yet: profile everything, then filter by the nvtx column"},
+      {"kernel-id", "use -k/--kernel-name with -s/-c instead"},
+      {"kernel-name-base", "kernel names are matched as demangled names"},
+      {"devices", "device selection is not supported: every device is profiled"},
+      {"mode", "the interactive modes (launch-and-attach, attach) are not supported"},
+      {"hostname", "remote attach is not supported"},
+      {"port", "remote attach is not supported"},
+      {"query-metrics", "use `rfprof --list-sets --chip CHIP` (metric sets) instead"},
+      {"list-sections", "rfprof honours the roofline sections only (see --section)"},
+      {"list-sets", ""},  // supported; listed here only to be skipped below
+      {"print-summary", "summaries are in rfanalyze's outputs (summary.json, phases.csv)"},
+      {"print-units", "units are printed in base units"},
+      {"section-folder", "section files are not read"},
+      {"pm-sampling-interval", "PM sampling is not supported"},
+      {"warp-sampling-interval", "warp sampling is not supported"},
+      {"import-source", "source import is not supported"},
+      {"check-exit-code", "rfprof always exits with the application's status"},
+      {"launch-count-per-kernel", "not supported; use -k with -c"},
+  };
+  return flags;
+}
+
+const std::vector<std::string>& long_options() {
+  static const std::vector<std::string> opts = {
+      "help", "metrics", "section", "set", "csv", "page", "log-file", "export", "force-overwrite", "import",
+      "profile-from-start", "disable-profiler-start-stop", "target-processes", "nvtx", "kernel-name",
+      "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip"};
+  return opts;
+}
+
+Plan parse_args(const std::vector<std::string>& raw) {
+  // Before CLI11 parses: expand unique prefixes of long options (ncu accepts them, e.g.
+  // `--target-process all`) and reject ncu flags rfprof does not support, naming them. Only the
+  // tokens before the application are looked at: the first token that is neither an option nor an
+  // option's value starts the application's command line.
+  static const std::vector<std::string> kNoValue = {"help", "csv", "force-overwrite", "disable-profiler-start-stop",
+                                                    "nvtx", "list-sets"};
+  static const std::vector<std::string> kShortWithValue = {"-o", "-i", "-k", "-s", "-c"};
+  std::vector<std::string> all = long_options();
+  for (const auto& [flag, why] : unsupported_flags())
+    if (std::find(all.begin(), all.end(), flag) == all.end()) all.push_back(flag);
+  std::vector<std::string> args;
+  size_t i = 0;
+  for (; i < raw.size(); ++i) {
+    const std::string& a = raw[i];
+    if (a.rfind("--", 0) == 0 && a.size() > 2) {
+      std::string name = a.substr(2), attached;
+      const auto eq = name.find('=');
+      if (eq != std::string::npos) {
+        attached = name.substr(eq);
+        name = name.substr(0, eq);
+      }
+      if (std::find(all.begin(), all.end(), name) == all.end()) {
+        std::vector<std::string> matches;
+        for (const auto& o : all)
+          if (o.rfind(name, 0) == 0) matches.push_back(o);
+        if (matches.size() > 1) fail("--" + name + " is ambiguous: could be --" + matches[0] + " or --" + matches[1]);
+        if (matches.empty()) fail("unknown option --" + name + " (see rfprof --help and docs/ncu-flags.md)");
+        name = matches[0];
+      }
+      const bool takes_value = std::find(kNoValue.begin(), kNoValue.end(), name) == kNoValue.end();
+      const std::string value = !attached.empty() ? attached.substr(1) : (takes_value && i + 1 < raw.size() ? raw[i + 1] : "");
+      if (auto it = unsupported_flags().find(name); it != unsupported_flags().end() && !it->second.empty()) {
+        if (!(name == "replay-mode" && value == "kernel"))  // what rfprof does: accepted
+          fail("--" + name + (value.empty() ? "" : " " + value) + " is not supported: " + it->second);
+      }
+      args.push_back("--" + name + attached);
+      if (takes_value && attached.empty() && i + 1 < raw.size()) args.push_back(raw[++i]);
+    } else if (a.size() > 1 && a[0] == '-') {
+      args.push_back(a);
+      if (a.size() == 2 && std::find(kShortWithValue.begin(), kShortWithValue.end(), a) != kShortWithValue.end() &&
+          i + 1 < raw.size())
+        args.push_back(raw[++i]);
+    } else {
+      break;  // the application
+    }
+  }
+  const std::vector<std::string> command(raw.begin() + static_cast<std::ptrdiff_t>(i), raw.end());
+
+  CLI::App app{"rfprof: a transparent roofline profiler with Nsight Compute's command line: "
+               "rfprof [ncu options] application [arguments] (docs/ncu-flags.md)"};
+  Plan plan;
+  std::string metrics, section, set, page = "details", log_file, export_pattern, import, from_start,
+      targets = "all", kernel_name, replay = "kernel";
+  bool force = false, no_start_stop = false, nvtx = false;
+  uint64_t skip = 0, count = 0;
+  app.add_option("--metrics", metrics, "metrics to collect, comma-separated, spelled as NVIDIA spells them");
+  app.add_option("--section", section, "a roofline section (SpeedOfLight_RooflineChart, ...)");
+  app.add_option("--set", set, "metric set: timing, roofline, roofline-tensor, hierarchical");
+  app.add_flag("--csv", plan.csv, "print ncu's CSV after the run");
+  app.add_option("--page", page, "CSV page: raw or details")->check(CLI::IsMember({"raw", "details"}));
+  app.add_option("--log-file", log_file, "write the printed report to this file");
+  app.add_option("-o,--export", export_pattern, "trace path pattern (%h %p %q{ENV} %i %%)");
+  app.add_flag("-f,--force-overwrite", force, "overwrite existing traces");
+  app.add_option("-i,--import", import, "print an existing rfprof trace instead of running");
+  app.add_option("--profile-from-start", from_start, "on|off|yes|no|1|0 (default on)");
+  app.add_flag("--disable-profiler-start-stop", no_start_stop, "ignore cu(da)ProfilerStart/Stop");
+  app.add_option("--target-processes", targets, "application-only or all (default all)")
+      ->check(CLI::IsMember({"application-only", "all"}));
+  app.add_flag("--nvtx", nvtx, "record NVTX ranges (always on in rfprof)");
+  app.add_option("-k,--kernel-name", kernel_name, "kernel name filter: exact, or regex:EXPR");
+  app.add_option("-s,--launch-skip", skip, "kernel launches to skip before printing");
+  app.add_option("-c,--launch-count", count, "kernel launches to print")->check(CLI::PositiveNumber);
+  app.add_option("--replay-mode", replay, "kernel (the only mode)")->check(CLI::IsMember({"kernel"}));
+  std::string list_chip;
+  bool list_sets = false;
+  app.add_flag("--list-sets", list_sets, "list rfprof's metric sets for --chip and exit");
+  app.add_option("--chip", list_chip, "chip for --list-sets, e.g. GH100");
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    plan.help = true;
+    plan.help_text = app.help();
+    return plan;
+  } catch (const CLI::ParseError& e) {
+    fail(std::string(e.what()) + " (see rfprof --help)");
+  }
+  plan.command = command;
+  if (list_sets) {
+    if (list_chip.empty()) fail("--list-sets needs --chip CHIP (e.g. --chip GH100)");
+    plan.list_sets_chip = list_chip;
+    return plan;
+  }
+  if (!import.empty()) plan.import_files.push_back(import);
+  if (plan.command.empty() && plan.import_files.empty())
+    fail("no application given (expected: rfprof [options] application [arguments], or -i TRACE)");
+  if (!plan.command.empty() && !plan.import_files.empty())
+    fail("-i/--import reads a trace instead of running; drop the application or -i");
+
+  if (!metrics.empty() && (!set.empty() || !section.empty()))
+    fail("--metrics with --set/--section: give one of them");
+  if (!set.empty() && !section.empty()) fail("--set with --section: give one of them");
+  if (!metrics.empty()) plan.env["RFPROF_METRICS"] = metrics;
+  if (!set.empty()) plan.env["RFPROF_METRIC_SET"] = set_for("set", set);
+  if (!section.empty()) plan.env["RFPROF_METRIC_SET"] = set_for("section", section);
+  if (!from_start.empty())
+    plan.env["RFPROF_PROFILE_FROM_START"] = on_off("--profile-from-start", from_start) ? "on" : "off";
+  if (no_start_stop) plan.env["RFPROF_DISABLE_PROFILER_START_STOP"] = "1";
+  if (force) plan.env["RFPROF_FORCE_OVERWRITE"] = "1";
+  plan.env["RFPROF_TARGET_PROCESSES"] = targets;
+  plan.output_pattern = export_pattern.empty() ? "rfprof_%p" : export_pattern;
+  if (plan.output_pattern.size() < 8 || plan.output_pattern.compare(plan.output_pattern.size() - 8, 8, ".rftrace") != 0)
+    plan.output_pattern += ".rftrace";
+  plan.env["RFPROF_OUTPUT"] = plan.output_pattern;
+  plan.page = page;
+  if (!log_file.empty()) plan.log_file = log_file;
+  if (!kernel_name.empty()) {
+    if (kernel_name.rfind("regex:", 0) == 0) {
+      try {
+        std::regex check(kernel_name.substr(6));
+      } catch (const std::regex_error& e) {
+        fail("-k " + kernel_name + ": not a valid regular expression: " + e.what());
+      }
+    }
+    plan.kernel_name = kernel_name;
+  }
+  plan.launch_skip = skip;
+  if (count > 0) plan.launch_count = count;
+  return plan;
+}
+
+}  // namespace rf::launcher

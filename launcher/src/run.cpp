@@ -1,0 +1,146 @@
+// Running the application (rfprof/launcher/run.h).
+#include "rfprof/launcher/run.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <regex>
+
+namespace rf::launcher {
+namespace fs = std::filesystem;
+
+namespace {
+volatile sig_atomic_t g_child = 0;
+extern "C" void forward_signal(int sig) {
+  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
+}
+}  // namespace
+
+std::optional<fs::path> find_inject_library(const fs::path& self) {
+  const fs::path dir = self.parent_path();
+  for (const fs::path& p : {dir / "librfinject.so", dir / ".." / "lib" / "librfinject.so"}) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> application_environment(const Plan& plan, const fs::path& inject, char** current) {
+  std::map<std::string, std::string> env;
+  for (char** e = current; e && *e; ++e) {
+    std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : plan.env) env[k] = v;
+  env["CUDA_INJECTION64_PATH"] = inject.string();
+  env["NVTX_INJECTION64_PATH"] = inject.string();
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+int run_application(const Plan& plan, const std::vector<std::string>& environment, std::ostream& err) {
+  if (plan.command.empty()) {
+    err << "rfprof: no application to run\n";
+    return 127;
+  }
+  int exec_error[2];
+  if (::pipe2(exec_error, O_CLOEXEC) != 0) {
+    err << "rfprof: cannot run " << plan.command[0] << ": pipe: " << std::strerror(errno) << "\n";
+    return 127;
+  }
+  const pid_t child = ::fork();
+  if (child < 0) {
+    err << "rfprof: cannot run " << plan.command[0] << ": fork: " << std::strerror(errno) << "\n";
+    return 127;
+  }
+  if (child == 0) {
+    ::close(exec_error[0]);
+    std::vector<std::string> envs = environment;
+    envs.push_back("RFPROF_ROOT_PID=" + std::to_string(::getpid()));
+    std::vector<char*> argv, envp;
+    for (const auto& a : plan.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (const auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    ::execvpe(argv[0], argv.data(), envp.data());
+    const int e = errno;
+    (void)!::write(exec_error[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  ::close(exec_error[1]);
+  g_child = child;
+  struct sigaction sa {}, old_int {}, old_term {}, old_hup {};
+  sa.sa_handler = forward_signal;
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, &old_int);
+  ::sigaction(SIGTERM, &sa, &old_term);
+  ::sigaction(SIGHUP, &sa, &old_hup);
+  int e = 0;
+  const bool exec_failed = ::read(exec_error[0], &e, sizeof e) == static_cast<ssize_t>(sizeof e);
+  ::close(exec_error[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
+  g_child = 0;
+  if (exec_failed) {
+    err << "rfprof: cannot run " << plan.command[0] << ": " << std::strerror(e) << "\n";
+    return 127;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+std::string pattern_regex(const std::string& pattern) {
+  std::string re;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '%' && i + 1 < pattern.size()) {
+      const char n = pattern[++i];
+      if (n == 'p' || n == 'i') re += "[0-9]+";
+      else if (n == 'h') re += "[^/]*";
+      else if (n == '%') re += "%";
+      else if (n == 'q') {
+        const size_t close = pattern.find('}', i);
+        i = close == std::string::npos ? pattern.size() : close;
+        re += "[^/]*";
+      } else {
+        re += "\\%";
+        re += n;
+      }
+      continue;
+    }
+    if (std::strchr("\\^$.|?*+()[]{}", c)) re += '\\';
+    re += c;
+  }
+  return re;
+}
+
+std::vector<fs::path> traces_written(const std::string& pattern, fs::file_time_type since) {
+  const fs::path p(pattern);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const std::regex re(pattern_regex(p.filename().string()));
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec)) continue;
+    if (!std::regex_match(entry.path().filename().string(), re)) continue;
+    if (entry.last_write_time(ec) < since) continue;
+    out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace rf::launcher

@@ -1,0 +1,110 @@
+// rfprof's ncu flags -> the configuration librfinject receives (ncu_args.h), without a GPU.
+#include "rfprof/launcher/ncu_args.h"
+
+#include <gtest/gtest.h>
+
+namespace rf::launcher {
+namespace {
+
+Plan parse(std::vector<std::string> args) { return parse_args(args); }
+
+std::string error_of(std::vector<std::string> args) {
+  try {
+    parse_args(args);
+  } catch (const ArgsError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NcuArgs, CommandAndDefaults) {
+  Plan p = parse({"python", "main.py", "--lr", "0.1", "-o", "x"});
+  EXPECT_EQ(p.command, (std::vector<std::string>{"python", "main.py", "--lr", "0.1", "-o", "x"}));
+  EXPECT_EQ(p.env.at("RFPROF_OUTPUT"), "rfprof_%p.rftrace");
+  EXPECT_EQ(p.env.at("RFPROF_TARGET_PROCESSES"), "all");  // ncu's default
+  EXPECT_FALSE(p.env.count("RFPROF_METRICS"));
+  EXPECT_FALSE(p.csv);
+  EXPECT_EQ(p.page, "details");
+}
+
+TEST(NcuArgs, ClusterScriptFlags) {
+  Plan p = parse({"--metrics", "dram__bytes_read.sum,gpu__time_duration.sum", "--csv", "--page", "raw",
+                  "--log-file", "x.csv", "--profile-from-start", "off", "--target-processes", "application-only",
+                  "-o", "run_%q{SLURM_PROCID}", "-f", "python", "main.py"});
+  EXPECT_EQ(p.env.at("RFPROF_METRICS"), "dram__bytes_read.sum,gpu__time_duration.sum");
+  EXPECT_TRUE(p.csv);
+  EXPECT_EQ(p.page, "raw");
+  EXPECT_EQ(p.log_file, "x.csv");
+  EXPECT_EQ(p.env.at("RFPROF_PROFILE_FROM_START"), "off");
+  EXPECT_EQ(p.env.at("RFPROF_TARGET_PROCESSES"), "application-only");
+  EXPECT_EQ(p.env.at("RFPROF_OUTPUT"), "run_%q{SLURM_PROCID}.rftrace");
+  EXPECT_EQ(p.env.at("RFPROF_FORCE_OVERWRITE"), "1");
+  EXPECT_EQ(p.command, (std::vector<std::string>{"python", "main.py"}));
+}
+
+TEST(NcuArgs, UniquePrefixesOfLongOptionsAsInNcu) {
+  Plan p = parse({"--target-process", "all", "--profile-from", "no", "--disable-profiler", "--export=out.rftrace",
+                  "./app"});
+  EXPECT_EQ(p.env.at("RFPROF_TARGET_PROCESSES"), "all");
+  EXPECT_EQ(p.env.at("RFPROF_PROFILE_FROM_START"), "off");
+  EXPECT_EQ(p.env.at("RFPROF_DISABLE_PROFILER_START_STOP"), "1");
+  EXPECT_EQ(p.env.at("RFPROF_OUTPUT"), "out.rftrace");
+  EXPECT_NE(error_of({"--pr", "on", "./app"}).find("ambiguous"), std::string::npos);  // profile-..., print-...
+}
+
+TEST(NcuArgs, ProfileFromStartSpellings) {
+  for (auto [v, want] : std::vector<std::pair<std::string, std::string>>{
+           {"on", "on"}, {"yes", "on"}, {"1", "on"}, {"off", "off"}, {"no", "off"}, {"0", "off"}})
+    EXPECT_EQ(parse({"--profile-from-start", v, "a"}).env.at("RFPROF_PROFILE_FROM_START"), want) << v;
+  EXPECT_NE(error_of({"--profile-from-start", "maybe", "a"}).find("expected one of on, off, yes, no, 1, 0"),
+            std::string::npos);
+}
+
+TEST(NcuArgs, SetsAndSections) {
+  EXPECT_EQ(parse({"--set", "roofline", "a"}).env.at("RFPROF_METRIC_SET"), "hierarchical");  // ncu's meaning
+  EXPECT_EQ(parse({"--set", "hierarchical", "a"}).env.at("RFPROF_METRIC_SET"), "hierarchical");
+  EXPECT_EQ(parse({"--set", "timing", "a"}).env.at("RFPROF_METRIC_SET"), "timing");
+  EXPECT_EQ(parse({"--set", "roofline-tensor", "a"}).env.at("RFPROF_METRIC_SET"), "roofline-tensor");
+  EXPECT_EQ(parse({"--section", "SpeedOfLight_RooflineChart", "a"}).env.at("RFPROF_METRIC_SET"), "roofline");
+  EXPECT_EQ(parse({"--section", "SpeedOfLight_HierarchicalTensorRooflineChart", "a"}).env.at("RFPROF_METRIC_SET"),
+            "roofline-tensor");
+  EXPECT_NE(error_of({"--set", "full", "a"}).find("--set full"), std::string::npos);
+  EXPECT_NE(error_of({"--section", "MemoryWorkloadAnalysis", "a"}).find("not a roofline section"), std::string::npos);
+  EXPECT_NE(error_of({"--set", "roofline", "--metrics", "x.sum", "a"}).find("give one of them"), std::string::npos);
+}
+
+TEST(NcuArgs, KernelFiltersAndReplayMode) {
+  Plan p = parse({"-k", "regex:gemm.*", "-s", "5", "-c", "10", "--replay-mode", "kernel", "a"});
+  EXPECT_EQ(p.kernel_name, "regex:gemm.*");
+  EXPECT_EQ(p.launch_skip, 5u);
+  EXPECT_EQ(p.launch_count, 10u);
+  EXPECT_NE(error_of({"--replay-mode", "application", "a"}).find("only --replay-mode kernel"), std::string::npos);
+  EXPECT_NE(error_of({"-k", "regex:(", "a"}).find("not a valid regular expression"), std::string::npos);
+  EXPECT_NE(error_of({"-c", "0", "a"}), "");
+}
+
+TEST(NcuArgs, UnsupportedFlagsAreNamedNeverIgnored) {
+  for (const auto& [flag, why] : unsupported_flags()) {
+    if (why.empty()) continue;
+    if (flag == "replay-mode") continue;
+    std::string msg = error_of({"--" + flag, "x", "app"});
+    EXPECT_EQ(msg.rfind("rfprof: --" + flag, 0), 0u) << msg;
+    EXPECT_NE(msg.find("is not supported: " + why), std::string::npos) << msg;
+  }
+  EXPECT_NE(error_of({"--nvtx-include", "A/", "app"}).find("NVTX filters are not supported yet"), std::string::npos);
+  EXPECT_NE(error_of({"--frobnicate", "app"}).find("unknown option --frobnicate"), std::string::npos);
+}
+
+TEST(NcuArgs, ImportListSetsAndMissingCommand) {
+  Plan i = parse({"-i", "t.rftrace", "--csv", "--page", "raw"});
+  EXPECT_EQ(i.import_files, (std::vector<std::string>{"t.rftrace"}));
+  EXPECT_TRUE(i.command.empty());
+  EXPECT_EQ(parse({"--list-sets", "--chip", "GH100"}).list_sets_chip, "GH100");
+  EXPECT_NE(error_of({"--list-sets"}).find("needs --chip"), std::string::npos);
+  EXPECT_NE(error_of({"--csv"}).find("no application given"), std::string::npos);
+  EXPECT_NE(error_of({"-i", "t.rftrace", "app"}).find("drop the application or -i"), std::string::npos);
+  EXPECT_TRUE(parse({"--help"}).help);
+}
+
+}  // namespace
+}  // namespace rf::launcher

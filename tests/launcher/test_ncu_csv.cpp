@@ -1,0 +1,124 @@
+// ncu's CSV pages from a constructed trace (ncu_csv.h): golden files, number formatting, filters,
+// and a pandas script written for ncu reading the raw page.
+#include "rfprof/analyzer/ncu_csv.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "../analyzer/analyzer_samples.h"
+
+namespace rf::analyzer {
+namespace {
+
+using testing::TempDir;
+using testing::TraceBuilder;
+
+/// A counters-mode trace of pid 4242 on an H100: three launches with the roofline metrics, the
+/// last one's kernel a template with a comma in its name; one launch without counters.
+void write_trace(const std::filesystem::path& p) {
+  TraceBuilder t(p);
+  t.process(4242, trace::CollectionMode::kCounters);
+  t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+  t.config(1, testing::roofline_metrics());
+  testing::Counts a;
+  a.ffma = 10240000;
+  a.read = 1234567.5;
+  a.write = 0;
+  a.gpu_time = 2048;
+  t.launch(1, 0, 100, 1000);
+  t.kernel(1, 2000, 4048, "ffma_loop(float*, int)");
+  t.counters(1, 1, a.values());
+  testing::Counts b;
+  b.dfma = 3;
+  t.launch(2, 0, 100, 5000);
+  t.kernel(2, 6000, 7000, "reduce<float, 2>(float const*, float*)");
+  t.counters(1, 2, b.values());
+  t.launch(3, 0, 100, 8000);
+  t.kernel(3, 9000, 9500, "ffma_loop(float*, int)");
+  t.counters(1, 3, a.values());
+  t.launch(4, 0, 100, 10000);
+  t.kernel(4, 11000, 11100, "memset_kernel");
+  t.window(0, false, 20000);
+  t.finish();
+}
+
+/// The golden file `name`; with RFPROF_UPDATE_GOLDEN=1 in the environment it is first rewritten
+/// with `actual` (then review the diff before committing it).
+std::string golden(const std::string& name, const std::string& actual) {
+  const auto path = std::filesystem::path(RFPROF_LAUNCHER_DATA) / name;
+  if (const char* u = std::getenv("RFPROF_UPDATE_GOLDEN"); u && std::string(u) == "1") std::ofstream(path) << actual;
+  return testing::slurp(path);
+}
+
+TEST(NcuCsv, NumbersAsNcuPrintsThem) {
+  EXPECT_EQ(ncu_number(10240000), "10,240,000");
+  EXPECT_EQ(ncu_number(999), "999");
+  EXPECT_EQ(ncu_number(1000), "1,000");
+  EXPECT_EQ(ncu_number(1234567.5), "1,234,567.5");
+  EXPECT_EQ(ncu_number(-4321), "-4,321");
+  EXPECT_EQ(ncu_number(0), "0");
+  EXPECT_EQ(ncu_number(NAN), "");
+  EXPECT_EQ(ncu_unit("dram__bytes_read.sum"), "byte");
+  EXPECT_EQ(ncu_unit("gpu__time_duration.sum"), "nsecond");
+  EXPECT_EQ(ncu_unit("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"), "inst");
+}
+
+TEST(NcuCsv, RawPageMatchesTheGoldenFile) {
+  TempDir dir;
+  write_trace(dir.path / "t.rftrace");
+  std::ostringstream out;
+  EXPECT_EQ(write_ncu_csv(out, {dir.path / "t.rftrace"}, "raw", {}), 4u);
+  EXPECT_EQ(out.str(), golden("raw.csv", out.str()));
+}
+
+TEST(NcuCsv, DetailsPageMatchesTheGoldenFile) {
+  TempDir dir;
+  write_trace(dir.path / "t.rftrace");
+  std::ostringstream out;
+  NcuFilter f;
+  f.kernel_name = "ffma_loop";  // the function name matches "ffma_loop(float*, int)"
+  f.launch_count = 1;
+  EXPECT_EQ(write_ncu_csv(out, {dir.path / "t.rftrace"}, "details", f), 1u);
+  EXPECT_EQ(out.str(), golden("details.csv", out.str()));
+}
+
+TEST(NcuCsv, FiltersSkipCountAndRegex) {
+  TempDir dir;
+  write_trace(dir.path / "t.rftrace");
+  std::ostringstream out;
+  NcuFilter f;
+  f.kernel_name = "regex:^ffma";
+  f.launch_skip = 1;
+  EXPECT_EQ(write_ncu_csv(out, {dir.path / "t.rftrace"}, "raw", f), 1u);  // the second ffma_loop only
+  EXPECT_NE(out.str().find("\"0\",\"4242\",\"python3\",\"node01\",\"ffma_loop(float*, int)\""), std::string::npos);
+  std::ostringstream none;
+  f.kernel_name = "ffma";  // exact: no kernel is named just "ffma"
+  EXPECT_EQ(write_ncu_csv(none, {dir.path / "t.rftrace"}, "raw", f), 0u);
+  EXPECT_THROW(write_ncu_csv(none, {dir.path / "t.rftrace"}, "summary", {}), std::invalid_argument);
+}
+
+TEST(NcuCsv, PandasScriptWrittenForNcuReadsIt) {
+#ifndef RFPROF_PANDAS_PYTHON
+  GTEST_SKIP() << "python3 with pandas not found at configure time (scripts/install-deps installs python3-pandas)";
+#else
+  TempDir dir;
+  write_trace(dir.path / "t.rftrace");
+  {
+    std::ofstream f(dir.path / "x.csv");
+    f << "==PROF== Connected to process 4242 (/usr/bin/python3)\n";  // as ncu's log has
+    write_ncu_csv(f, {dir.path / "t.rftrace"}, "raw", {});
+  }
+  const std::string cmd = std::string(RFPROF_PANDAS_PYTHON) + " " + RFPROF_LAUNCHER_DATA + "/read_ncu_csv.py " +
+                          (dir.path / "x.csv").string() + " > " + (dir.path / "py.out").string() + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  EXPECT_EQ(rc, 0) << testing::slurp(dir.path / "py.out");
+  EXPECT_EQ(testing::slurp(dir.path / "py.out"), "kernels 4\nffma flop 40960000\ndram read 2469135\n");
+#endif
+}
+
+}  // namespace
+}  // namespace rf::analyzer
