@@ -109,6 +109,25 @@ TEST(ReadConfig, BadMetricSet) {
   }
 }
 
+TEST(ReadConfig, LauncherVariables) {
+  Config d = read_config(env_of({}));
+  EXPECT_TRUE(d.all_processes);
+  EXPECT_FALSE(d.root_pid);
+  EXPECT_FALSE(d.disable_profiler_start_stop);
+  Config c = read_config(env_of({{"RFPROF_TARGET_PROCESSES", "application-only"},
+                                 {"RFPROF_ROOT_PID", "4242"},
+                                 {"RFPROF_DISABLE_PROFILER_START_STOP", "1"}}));
+  EXPECT_FALSE(c.all_processes);
+  EXPECT_EQ(c.root_pid, 4242u);
+  EXPECT_TRUE(c.disable_profiler_start_stop);
+  expect_names(error_of("RFPROF_TARGET_PROCESSES", "some"), "RFPROF_TARGET_PROCESSES", "some",
+               "application-only or all");
+  for (const char* v : {"0", "-1", "12x", "99999999999"})
+    expect_names(error_of("RFPROF_ROOT_PID", v), "RFPROF_ROOT_PID", v, "a process id");
+  expect_names(error_of("RFPROF_DISABLE_PROFILER_START_STOP", "yes"), "RFPROF_DISABLE_PROFILER_START_STOP", "yes",
+               "0 or 1");
+}
+
 TEST(ReadConfig, BadProfileFromStart) {
   for (const char* v : {"maybe", "2", "onn", "true"})
     expect_names(error_of("RFPROF_PROFILE_FROM_START", v), "RFPROF_PROFILE_FROM_START", v,
