@@ -7,6 +7,7 @@
 
 #include "rfprof/analyzer/ceilings.h"
 #include "rfprof/analyzer/chrome_trace.h"
+#include "rfprof/analyzer/ncu_import.h"
 #include "rfprof/analyzer/phases.h"
 #include "rfprof/analyzer/report.h"
 #include "rfprof/analyzer/roofline_charts.h"
@@ -80,9 +81,16 @@ class Outputs {
 }  // namespace
 
 int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
-  if (options.traces.empty()) {
-    err << "rfanalyze: no trace given (expected one or more .rftrace files)\n";
+  if (options.traces.empty() && options.import_ncu.empty()) {
+    err << "rfanalyze: no trace given (expected one or more .rftrace files, or --import-ncu FILE.csv)\n";
     return kExitBadInput;
+  }
+  for (const auto& t : options.import_ncu) {
+    std::error_code ec;
+    if (!fs::is_regular_file(t, ec)) {
+      err << "rfanalyze: " << t.string() << ": no such file (expected an ncu --csv --page raw file)\n";
+      return kExitBadInput;
+    }
   }
   for (const auto& t : options.traces) {
     std::error_code ec;
@@ -148,6 +156,34 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
         err << "rfanalyze: " << trace_error_line(path, e) << "\n";
         return kExitBadInput;
       }
+    }
+    for (const auto& path : options.import_ncu) {
+      NcuImport imp;
+      try {
+        imp = read_ncu_csv(path);
+      } catch (const NcuImportError& e) {
+        err << "rfanalyze: " << e.what() << "\n";
+        return kExitBadInput;
+      }
+      TraceContext ctx;
+      ctx.path = path;
+      ctx.process = trace::ProcessInfo{};
+      ctx.process->pid = imp.pid;
+      ctx.process->mode = trace::CollectionMode::kCounters;
+      ctx.process_name = imp.process_name;
+      ctx.hostname = imp.host_name;
+      ctx.nvtx.finalize();
+      report.begin_trace(ctx);
+      const std::string phase = phases->phase_of({});
+      for (size_t i = 0; i < imp.rows.size(); ++i) {
+        LaunchOutput l;
+        l.row = imp.rows[i];
+        l.row.phase = phase;
+        l.metric_names = &imp.metric_names;
+        l.metric_values = &imp.values[i];
+        report.add_launch(l);
+      }
+      report.end_trace(ctx, StreamStats{});
     }
     timeline.finish();
     report.write_aggregates(out.open("ranges.csv"), out.open("phases.csv"));

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   CLI::App app{"rfanalyze: rfprof traces -> kernels.csv, counters.csv, ranges.csv, phases.csv, "
                "roofline.svg, summary.json (docs/analyzer.md)"};
   app.add_option("TRACE", traces, "rfprof trace file(s) (.rftrace)");
+  std::vector<std::string> import_ncu;
+  app.add_option("--import-ncu", import_ncu, "Nsight Compute raw CSV (ncu --csv --page raw) to analyze like a trace");
   app.add_option("-o,--output", output, "output directory (created if needed)")->capture_default_str();
   app.add_option("--phase-map", phase_map,
                  "JSON list of {\"regex\": ..., \"phase\": ...} replacing the default phase rules");
@@ -46,12 +48,13 @@ int main(int argc, char** argv) {
     copts.output_dir = c_output;
     return rf::analyzer::run_ceilings(copts, std::cout, std::cerr);
   }
-  if (traces.empty()) {
+  if (traces.empty() && import_ncu.empty()) {
     std::cerr << "rfanalyze: no trace given (expected: rfanalyze TRACE... [-o DIR], or rfanalyze ceilings "
                  "--device NAME); see rfanalyze --help\n";
     return rf::analyzer::kExitBadInput;
   }
   options.traces.assign(traces.begin(), traces.end());
+  options.import_ncu.assign(import_ncu.begin(), import_ncu.end());
   options.output_dir = output;
   if (!phase_map.empty()) options.phase_map = phase_map;
   if (!ceilings.empty()) options.ceilings = ceilings;

@@ -16,7 +16,8 @@ inline constexpr int kExitBadInput = 2;    ///< missing or corrupt trace, bad ph
 
 /// Inputs of a run (the command line of rfanalyze).
 struct AnalyzeOptions {
-  std::vector<std::filesystem::path> traces;       ///< one or more .rftrace files
+  std::vector<std::filesystem::path> traces;       ///< .rftrace files
+  std::vector<std::filesystem::path> import_ncu;   ///< ncu raw CSV files (--import-ncu), after the traces
   std::filesystem::path output_dir = "rfprof-report";
   std::optional<std::filesystem::path> phase_map;  ///< --phase-map FILE (replaces default rules)
   std::optional<std::filesystem::path> ceilings;   ///< --ceilings FILE (overrides the datasheet)

@@ -1,0 +1,141 @@
+// rfanalyze --import-ncu: ncu raw CSV with ==PROF== lines, auto units and thousands separators
+// (ncu_import.h), and errors naming line and column.
+#include "rfprof/analyzer/ncu_import.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/ncu_csv.h"
+
+namespace rf::analyzer {
+namespace {
+
+using testing::CsvTable;
+using testing::TempDir;
+
+const std::filesystem::path kData = RFPROF_ANALYZER_DATA;
+
+TEST(NcuImport, SplitsQuotedFields) {
+  EXPECT_EQ(split_csv_record(R"("a","b, c","say ""hi""",,x)", "f:1"),
+            (std::vector<std::string>{"a", "b, c", "say \"hi\"", "", "x"}));
+  EXPECT_EQ(split_csv_record("", "f:1"), (std::vector<std::string>{""}));
+  try {
+    split_csv_record(R"("a","b)", "f.csv:3");
+    FAIL();
+  } catch (const NcuImportError& e) {
+    EXPECT_STREQ(e.what(), "f.csv:3:5: unterminated quoted field");
+  }
+  EXPECT_THROW(split_csv_record(R"("a"x,"b")", "f:1"), NcuImportError);
+}
+
+TEST(NcuImport, CellValuesInBaseUnits) {
+  EXPECT_EQ(ncu_cell_value("1,234,567", "byte", "w"), 1234567.0);
+  EXPECT_EQ(ncu_cell_value("1.5", "Mbyte", "w"), 1.5e6);
+  EXPECT_EQ(ncu_cell_value("12.5", "usecond", "w"), 12500.0);
+  EXPECT_EQ(ncu_cell_value("2", "Ginst", "w"), 2e9);
+  EXPECT_FALSE(ncu_cell_value("", "byte", "w"));
+  EXPECT_FALSE(ncu_cell_value("n/a", "byte", "w"));
+  EXPECT_THROW(ncu_cell_value("1", "furlong", "w"), NcuImportError);
+  EXPECT_THROW(ncu_cell_value("1.2.3", "byte", "w"), NcuImportError);
+}
+
+TEST(NcuImport, AutoUnitsAndProfLinesAreRead) {
+  NcuImport imp = read_ncu_csv(kData / "ncu_auto_units.csv");
+  ASSERT_EQ(imp.rows.size(), 2u);
+  EXPECT_EQ(imp.pid, 31337u);
+  EXPECT_EQ(imp.process_name, "python3");
+  const KernelRow& a = imp.rows[0];
+  EXPECT_EQ(a.kernel, "ffma_loop(float*, int)");
+  EXPECT_EQ(a.grid, (std::array<int32_t, 3>{1024, 1, 1}));
+  EXPECT_EQ(a.block, (std::array<int32_t, 3>{256, 1, 1}));
+  EXPECT_EQ(a.stream, 7u);
+  EXPECT_EQ(a.duration_ns, 12290u);                 // 12.29 usecond
+  EXPECT_DOUBLE_EQ(*a.metrics.fp32_flop, 2 * 16.78e6);  // 16.78 Minst of FFMA
+  EXPECT_DOUBLE_EQ(*a.metrics.dram_read_bytes, 1.05e6);
+  EXPECT_DOUBLE_EQ(*a.metrics.dram_write_bytes, 2.10e3);
+  const KernelRow& b = imp.rows[1];
+  EXPECT_DOUBLE_EQ(*b.metrics.fp64_flop, 4 + 1 + 2 * 2);
+  EXPECT_DOUBLE_EQ(*b.metrics.fp32_flop, 100 + 2 * 500e6);  // the units row scales whole columns (Minst)
+  EXPECT_DOUBLE_EQ(*b.metrics.fp16_flop, kFp16Weights.fma * 5);
+}
+
+TEST(NcuImport, ErrorsNameLineAndColumn) {
+  try {
+    read_ncu_csv(kData / "ncu_bad_cell.csv");
+    FAIL();
+  } catch (const NcuImportError& e) {
+    EXPECT_EQ(std::string(e.what()), (kData / "ncu_bad_cell.csv").string() + ":3:12: \"lots\" is not a number");
+  }
+  TempDir dir;
+  std::ofstream(dir.path / "app.log") << "no csv here\n";
+  EXPECT_THROW(read_ncu_csv(dir.path / "app.log"), NcuImportError);
+  std::ofstream(dir.path / "short.csv") << "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\","
+                                           "\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"m.sum\"\n"
+                                           "\"0\",\"1\"\n";
+  try {
+    read_ncu_csv(dir.path / "short.csv");
+    FAIL();
+  } catch (const NcuImportError& e) {
+    EXPECT_NE(std::string(e.what()).find("short.csv:2:1: 2 fields, expected 12"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NcuImport, RfanalyzeWritesTheRooflineOutputsFromIt) {
+  TempDir dir;
+  AnalyzeOptions o;
+  o.import_ncu = {kData / "ncu_auto_units.csv"};
+  o.output_dir = dir.path / "r";
+  o.device = "H100 SXM5";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  CsvTable k = CsvTable::read(dir.path / "r" / "kernels.csv");
+  ASSERT_EQ(k.rows.size(), 2u);
+  EXPECT_EQ(k.cell(0, "kernel"), "ffma_loop(float*, int)");
+  EXPECT_EQ(k.cell(0, "fp32_flop"), "33560000");
+  EXPECT_EQ(k.cell(0, "duration_ns"), "12290");
+  EXPECT_EQ(k.cell(0, "phase"), "other");
+  nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "r" / "summary.json"));
+  EXPECT_EQ(s["traces"][0]["pid"], 31337);
+  EXPECT_EQ(s["totals"]["launches"], 2);
+  o.import_ncu = {kData / "ncu_bad_cell.csv"};
+  std::ostringstream err2;
+  EXPECT_EQ(run_analysis(o, err2), kExitBadInput);
+  EXPECT_NE(err2.str().find("ncu_bad_cell.csv:3:12:"), std::string::npos);
+}
+
+TEST(NcuImport, ReadsBackWhatRfprofWrites) {
+  // rfprof --csv --page raw output of a constructed trace, imported: same FLOPs and bytes.
+  TempDir dir;
+  {
+    testing::TraceBuilder t(dir.path / "t.rftrace");
+    t.process(9, trace::CollectionMode::kCounters);
+    t.config(1, testing::roofline_metrics());
+    testing::Counts c;
+    c.ffma = 1234567;
+    c.read = 7654321;
+    c.gpu_time = 4096;
+    t.launch(1, 0, 100, 1000);
+    t.kernel(1, 2000, 6096);
+    t.counters(1, 1, c.values());
+    t.window(0, false, 9000);
+    t.finish();
+  }
+  {
+    std::ofstream f(dir.path / "x.csv");
+    write_ncu_csv(f, {dir.path / "t.rftrace"}, "raw", {});
+  }
+  NcuImport imp = read_ncu_csv(dir.path / "x.csv");
+  ASSERT_EQ(imp.rows.size(), 1u);
+  EXPECT_EQ(imp.rows[0].metrics.fp32_flop, 2.0 * 1234567);
+  EXPECT_EQ(imp.rows[0].metrics.dram_read_bytes, 7654321.0);
+  EXPECT_EQ(imp.rows[0].duration_ns, 4096u);
+  EXPECT_EQ(imp.pid, 9u);
+}
+
+}  // namespace
+}  // namespace rf::analyzer
