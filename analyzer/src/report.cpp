@@ -16,6 +16,7 @@ Report::Report(CeilingSources sources, std::ostream& kernels_csv, std::ostream& 
 
 void Report::begin_trace(const TraceContext& ctx) {
   current_devices_.clear();
+  current_totals_ = Aggregate{};
   current_launches_ = 0;
   current_path_ = ctx.path.string();
   const size_t trace_index = traces_.size();
@@ -52,6 +53,7 @@ void Report::add_launch(const LaunchOutput& launch) {
   }
   ++current_launches_;
   totals_.add(row);
+  current_totals_.add(row);
   ranges_[row.nvtx].add(row);
   phases_[row.phase].add(row);
 
@@ -102,6 +104,21 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
   t.nvtx_unmatched_ends = ctx.nvtx.unmatched_ends();
   t.stream = stats;
   traces_.push_back(std::move(t));
+
+  ProcessRow p;
+  p.trace = ctx.path.string();
+  p.pid = ctx.pid();
+  p.hostname = ctx.hostname;
+  p.batch_size = batch_size_of(ctx.command_line);
+  p.label = p.batch_size ? "batch " + std::to_string(*p.batch_size) : ctx.path.stem().string();
+  p.steps = step_ranges(ctx.nvtx);
+  p.totals = current_totals_;
+  processes_.push_back(std::move(p));
+}
+
+void Report::write_processes(std::ostream& out) const {
+  write_csv_row(out, processes_csv_header());
+  for (const auto& p : processes_) write_csv_row(out, processes_csv_fields(p));
 }
 
 void Report::write_aggregates(std::ostream& ranges_csv, std::ostream& phases_csv) const {

@@ -117,6 +117,8 @@ void Aggregate::add(const KernelRow& row) {
   l2_bytes.add(row.metrics.l2_bytes);
   l1_bytes.add(row.metrics.l1_bytes);
   auto flop = row.metrics.total_flop();
+  total_flop.add(flop);
+  dram_bytes.add(row.metrics.dram_bytes());
   if (flop && row.metrics.l2_bytes) {
     l2_ai_flop += *flop;
     l2_ai_bytes += *row.metrics.l2_bytes;

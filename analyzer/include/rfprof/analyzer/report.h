@@ -15,6 +15,7 @@
 
 #include "rfprof/analyzer/ceilings.h"
 #include "rfprof/analyzer/roof.h"
+#include "rfprof/analyzer/scaling.h"
 #include "rfprof/analyzer/rows.h"
 #include "rfprof/analyzer/trace_pass.h"
 
@@ -85,6 +86,10 @@ class Report {
 
   /// Writes ranges.csv (by NVTX path) and phases.csv (by phase), headers included, sorted by key.
   void write_aggregates(std::ostream& ranges_csv, std::ostream& phases_csv) const;
+  /// processes.csv: one row per trace (header included), in trace order.
+  void write_processes(std::ostream& processes_csv) const;
+  /// The per-trace rows of processes.csv.
+  const std::vector<ProcessRow>& processes() const noexcept { return processes_; }
   /// summary.json (structure: docs/analyzer.md), keys in a fixed, readable order.
   nlohmann::ordered_json summary() const;
 
@@ -111,6 +116,8 @@ class Report {
   std::map<std::string, Aggregate> ranges_;
   std::map<std::string, Aggregate> phases_;
   std::map<KernelGroupKey, Aggregate> kernel_groups_;
+  std::vector<ProcessRow> processes_;
+  Aggregate current_totals_;
   Aggregate totals_;
   std::string current_path_;
   uint64_t current_launches_ = 0;

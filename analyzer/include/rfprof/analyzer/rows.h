@@ -68,6 +68,8 @@ struct Aggregate {
   OptionalSum fp64_flop, fp32_flop, fp16_flop, dram_read_bytes, dram_write_bytes;
   std::array<OptionalSum, kTensorPrecisions> tensor_dense, tensor_sparse;  ///< FLOP (INT8: ops)
   OptionalSum l2_bytes, l1_bytes;
+  OptionalSum total_flop;           ///< LaunchMetrics::total_flop() of the launches that have it
+  OptionalSum dram_bytes;           ///< read + write bytes of the launches that have both
   uint64_t counted_launches = 0;    ///< launches with total FLOP and DRAM bytes
   uint64_t l2_counted = 0, l1_counted = 0;  ///< launches with total FLOP and L2 (L1) bytes
   double l2_ai_flop = 0.0, l2_ai_bytes = 0.0, l1_ai_flop = 0.0, l1_ai_bytes = 0.0;

@@ -1,0 +1,125 @@
+// processes.csv: per-trace rows of a merged run and the batch-size scaling table (scaling.h).
+#include "rfprof/analyzer/scaling.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/analyze.h"
+
+namespace rf::analyzer {
+namespace {
+
+using testing::CsvTable;
+using testing::TempDir;
+
+TEST(Scaling, BatchSizeFromTheCommandLine) {
+  EXPECT_EQ(batch_size_of("python main.py -a resnet18 --batch-size 64 --dummy"), 64u);
+  EXPECT_EQ(batch_size_of("python main.py --batch-size=256"), 256u);
+  EXPECT_EQ(batch_size_of("python main.py -b 32"), 32u);
+  EXPECT_EQ(batch_size_of("python train.py --batch_size 8"), 8u);
+  EXPECT_FALSE(batch_size_of("python main.py --dummy"));
+  EXPECT_FALSE(batch_size_of("python main.py --batch-size big"));
+  EXPECT_FALSE(batch_size_of("python main.py --batch-size 0"));
+  EXPECT_FALSE(batch_size_of("python main.py -b"));
+}
+
+/// A timing-mode trace of `pid` running `command`: `steps` "step i" ranges of 1 ms (each holding
+/// a 100 us kernel with known counters), plus an unrelated range.
+void write_run(const std::filesystem::path& p, uint32_t pid, const std::string& command, int steps) {
+  trace::Writer w(p, {.force_overwrite = true});
+  trace::ProcessInfo info;
+  info.pid = pid;
+  info.hostname = w.intern("node01");
+  info.process_name = w.intern("python3");
+  info.command_line = w.intern(command);
+  info.mode = trace::CollectionMode::kCounters;
+  w.append(info);
+  trace::MetricConfig mc;
+  mc.config_id = 1;
+  for (const auto& m : testing::roofline_metrics()) mc.metrics.push_back(w.intern(m));
+  w.append(mc);
+  uint64_t t = 1'000'000;
+  uint32_t corr = 1;
+  const auto name = w.intern("gemm");
+  for (int s = 0; s < steps; ++s, t += 2'000'000, ++corr) {
+    w.append(trace::NvtxEvent{.id = corr, .kind = trace::NvtxEventKind::kStart, .style = trace::NvtxRangeStyle::kPushPop,
+                              .timestamp_ns = t, .thread_id = 1, .name = w.intern("step " + std::to_string(s))});
+    trace::LaunchApi l;
+    l.correlation_id = corr;
+    l.thread_id = 1;
+    l.api_start_ns = t + 10;
+    l.kernel_name = name;
+    w.append(l);
+    trace::KernelActivity k;
+    k.correlation_id = corr;
+    k.start_ns = t + 100;
+    k.end_ns = t + 100'100;
+    k.demangled_name = name;
+    w.append(k);
+    testing::Counts c;
+    c.ffma = 1e6;  // 2e6 FLOP
+    c.read = 5e5;
+    c.write = 5e5;  // 1e6 bytes
+    trace::RangeCounters rc;
+    rc.config_id = 1;
+    rc.correlation_id = corr;
+    rc.values = c.values();
+    w.append(rc);
+    w.append(trace::NvtxEvent{.id = corr, .kind = trace::NvtxEventKind::kEnd, .style = trace::NvtxRangeStyle::kPushPop,
+                              .timestamp_ns = t + 1'000'000, .thread_id = 1});
+  }
+  w.append(trace::NvtxEvent{.id = 999, .kind = trace::NvtxEventKind::kStart, .style = trace::NvtxRangeStyle::kPushPop,
+                            .timestamp_ns = t, .thread_id = 1, .name = w.intern("evaluation")});
+  w.append(trace::NvtxEvent{.id = 999, .kind = trace::NvtxEventKind::kEnd, .style = trace::NvtxRangeStyle::kPushPop,
+                            .timestamp_ns = t + 5'000'000, .thread_id = 1});
+  w.append(trace::ProfilingWindow{0, false, t + 6'000'000, 0});
+  w.finish();
+}
+
+TEST(Scaling, OneRowPerTraceWithThroughputAndRates) {
+  TempDir dir;
+  write_run(dir.path / "b64.rftrace", 101, "python main.py --batch-size 64", 3);
+  write_run(dir.path / "b256.rftrace", 102, "python main.py -b 256", 2);
+  write_run(dir.path / "plain.rftrace", 103, "python other.py", 1);
+  AnalyzeOptions o;
+  o.traces = {dir.path / "b64.rftrace", dir.path / "b256.rftrace", dir.path / "plain.rftrace"};
+  o.output_dir = dir.path / "r";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  CsvTable p = CsvTable::read(dir.path / "r" / "processes.csv");
+  EXPECT_EQ(p.header, processes_csv_header());
+  ASSERT_EQ(p.rows.size(), 3u);
+  // batch 64: 3 steps of 1 ms -> 192 samples in 3 ms = 64,000 samples/s; 3 launches of 100 us,
+  // 2e6 FLOP and 1e6 bytes each -> AI 2, 2e6 FLOP / 100 us = 2e10 FLOP/s.
+  EXPECT_EQ(p.cell(0, "pid"), "101");
+  EXPECT_EQ(p.cell(0, "label"), "batch 64");
+  EXPECT_EQ(p.cell(0, "batch_size"), "64");
+  EXPECT_EQ(p.cell(0, "steps"), "3");
+  EXPECT_EQ(p.cell(0, "step_wall_ns"), "3000000");
+  EXPECT_EQ(p.cell(0, "samples_per_s"), "64000");
+  EXPECT_EQ(p.cell(0, "launches"), "3");
+  EXPECT_EQ(p.cell(0, "duration_ns"), "300000");
+  EXPECT_EQ(p.cell(0, "total_flop"), "6000000");
+  EXPECT_EQ(p.cell(0, "dram_bytes"), "3000000");
+  EXPECT_EQ(p.cell(0, "arithmetic_intensity"), "2");
+  EXPECT_EQ(p.cell(0, "flop_per_s"), "20000000000");
+  // batch 256: 2 steps of 1 ms -> 512 samples in 2 ms = 256,000 samples/s
+  EXPECT_EQ(p.cell(1, "label"), "batch 256");
+  EXPECT_EQ(p.cell(1, "samples_per_s"), "256000");
+  EXPECT_EQ(p.cell(1, "launches"), "2");
+  // no batch size: labelled by its file, no throughput
+  EXPECT_EQ(p.cell(2, "label"), "plain");
+  EXPECT_EQ(p.cell(2, "batch_size"), "");
+  EXPECT_EQ(p.cell(2, "steps"), "1");
+  EXPECT_EQ(p.cell(2, "samples_per_s"), "");
+  // the combined view: every launch of the three traces
+  CsvTable ph = CsvTable::read(dir.path / "r" / "phases.csv");
+  uint64_t launches = 0;
+  for (size_t r = 0; r < ph.rows.size(); ++r) launches += std::stoull(ph.cell(r, "launches"));
+  EXPECT_EQ(launches, 6u);
+}
+
+}  // namespace
+}  // namespace rf::analyzer
