@@ -21,9 +21,12 @@ PhaseMap::PhaseMap(std::vector<PhaseRule> rules) : rules_(std::move(rules)) {
 }
 
 PhaseMap PhaseMap::defaults() {
-  return PhaseMap({{"forward|fwd", "forward", true},
-                   {"backward|bwd|grad", "backward", true},
-                   {"optimi[sz]er|optim|step", "optimizer", true}});
+  // Optimizer first: PyTorch names its ranges "Optimizer.step#SGD.step" and
+  // "Optimizer.zero_grad#SGD.zero_grad" (the latter must not read as backward). A range named
+  // just "step" is an optimizer step; "step 12" (a training iteration) is not.
+  return PhaseMap({{R"(optimi[sz]er|\boptim\b|^step$)", "optimizer", true},
+                   {"forward|fwd", "forward", true},
+                   {"backward|bwd|grad", "backward", true}});
 }
 
 PhaseMap PhaseMap::from_file(const std::filesystem::path& path) {

@@ -30,6 +30,15 @@ TEST(Phases, InnermostMatchingRangeDecides) {
   EXPECT_EQ(m.phase_of({"backward", "forward"}), "forward");             // innermost first
   EXPECT_EQ(m.phase_of({"forward", "MulBackward0"}), "backward");
   EXPECT_EQ(m.phase_of({"step", "aten::add"}), "optimizer");
+  // examples/imagenet/main.py: "step N" is a training iteration, not the optimizer.
+  EXPECT_EQ(m.phase_of({"step 12", "forward"}), "forward");
+  EXPECT_EQ(m.phase_of({"step 12"}), "other");
+  // torch.autograd.profiler.emit_nvtx() op ranges (PyTorch 2.x names).
+  EXPECT_EQ(m.phase_of({"step 3", "forward", "aten::conv2d, seq = 12, op_id = 40"}), "forward");
+  EXPECT_EQ(m.phase_of({"ConvolutionBackward0, seq = 12, op_id = 95"}), "backward");
+  EXPECT_EQ(m.phase_of({"autograd::engine::evaluate_function: AddmmBackward0"}), "backward");
+  EXPECT_EQ(m.phase_of({"Optimizer.zero_grad#SGD.zero_grad"}), "optimizer");
+  EXPECT_EQ(m.phase_of({"Optimizer.step#SGD.step", "aten::_foreach_add_, seq = 7"}), "optimizer");
   // Within one range, the first rule in order wins.
   EXPECT_EQ(m.phase_of({"forward_backward"}), "forward");
 }
