@@ -188,6 +188,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     timeline.finish();
     report.write_aggregates(out.open("ranges.csv"), out.open("phases.csv"));
     report.write_processes(out.open("processes.csv"));
+    report.write_ops(out.open("ops.csv"), out.open("layers.csv"));
     out.open("summary.json") << report.summary().dump(2) << "\n";
     out.open("roofline.svg") << render_roofline_svg(run_charts(report));
     out.commit();

@@ -54,6 +54,7 @@ void Report::add_launch(const LaunchOutput& launch) {
   ++current_launches_;
   totals_.add(row);
   current_totals_.add(row);
+  if (launch.nvtx_path) ops_.add(row, *launch.nvtx_path);
   ranges_[row.nvtx].add(row);
   phases_[row.phase].add(row);
 
@@ -114,6 +115,11 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
   p.steps = step_ranges(ctx.nvtx);
   p.totals = current_totals_;
   processes_.push_back(std::move(p));
+}
+
+void Report::write_ops(std::ostream& ops_csv, std::ostream& layers_csv) const {
+  OpBreakdown::write_csv(ops_csv, "op", ops_.by_op());
+  OpBreakdown::write_csv(layers_csv, "layer", ops_.by_layer());
 }
 
 void Report::write_processes(std::ostream& out) const {

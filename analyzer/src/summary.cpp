@@ -190,7 +190,7 @@ nlohmann::ordered_json Report::summary() const {
                                           " % of the datasheet value (expected 80-100 %)"}});
   json totals = aggregate(totals_);
   totals["launches_without_ceilings"] = launches_without_ceilings_;
-  return {{"tool", "rfanalyze"},
+  json out = {{"tool", "rfanalyze"},
           {"version", RFPROF_VERSION},
           {"traces", traces},
           {"devices", devices},
@@ -201,6 +201,8 @@ nlohmann::ordered_json Report::summary() const {
           {"above_roof_count", above_roof_count_},
           {"above_roof_listed_max", kMaxAboveRoofListed},
           {"above_roof", above}};
+  if (ops_.any()) out["ops"] = ops_.summary([](const Aggregate& a) { return aggregate(a); });
+  return out;
 }
 
 }  // namespace rf::analyzer

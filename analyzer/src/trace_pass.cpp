@@ -100,6 +100,7 @@ class RowBuilder {
     if (j.launch) row.thread_id = j.launch->thread_id;
     if (j.launch) path = ctx_.nvtx.attribute(j.launch->thread_id, j.launch->api_start_ns);
     row.nvtx = ctx_.nvtx.path(path).joined;
+    out.nvtx_path = &ctx_.nvtx.path(path).names;
     row.phase = phase_of(path);
     sink_(out);
   }

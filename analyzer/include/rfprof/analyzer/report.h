@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rfprof/analyzer/ceilings.h"
+#include "rfprof/analyzer/ops.h"
 #include "rfprof/analyzer/roof.h"
 #include "rfprof/analyzer/scaling.h"
 #include "rfprof/analyzer/rows.h"
@@ -86,6 +87,9 @@ class Report {
 
   /// Writes ranges.csv (by NVTX path) and phases.csv (by phase), headers included, sorted by key.
   void write_aggregates(std::ostream& ranges_csv, std::ostream& phases_csv) const;
+  /// ops.csv and layers.csv (emit_nvtx breakdown, ops.h), headers included.
+  void write_ops(std::ostream& ops_csv, std::ostream& layers_csv) const;
+  const OpBreakdown& ops() const noexcept { return ops_; }
   /// processes.csv: one row per trace (header included), in trace order.
   void write_processes(std::ostream& processes_csv) const;
   /// The per-trace rows of processes.csv.
@@ -117,6 +121,7 @@ class Report {
   std::map<std::string, Aggregate> phases_;
   std::map<KernelGroupKey, Aggregate> kernel_groups_;
   std::vector<ProcessRow> processes_;
+  OpBreakdown ops_;
   Aggregate current_totals_;
   Aggregate totals_;
   std::string current_path_;

@@ -76,6 +76,7 @@ struct LaunchOutput {
   KernelRow row;
   const std::vector<std::string>* metric_names = nullptr;  ///< nullptr without counters
   const std::vector<double>* metric_values = nullptr;
+  const std::vector<std::string>* nvtx_path = nullptr;     ///< range names, outermost first (nullptr: none)
 };
 
 /// What pass 2 counted besides the rows.

@@ -1,0 +1,76 @@
+// Per-op and per-layer breakdown from torch.autograd.profiler.emit_nvtx() ranges, with
+// backward-to-forward FLOP and time ratios (ops.csv, layers.csv, summary.json "ops").
+//
+// emit_nvtx pushes one range per op on the thread that runs it, named "<op>, seq = <N>[, op_id =
+// ...][, sizes = ...]" (PyTorch 2.x; older releases wrote "seq=<N>" and, on backward Functions,
+// "stashed seq=<N>"). A backward Function's range ("ConvolutionBackward0, seq = 12", possibly
+// wrapped as "autograd::engine::evaluate_function: ConvolutionBackward0") carries the sequence
+// number of the forward op that created it.
+// Rule (docs/analyzer.md, "Per-op breakdown"): a launch whose NVTX path holds an op range belongs
+// to the outermost one. A forward op is keyed by its name ("aten::conv2d"); a backward Function
+// by the forward op with its sequence number (the outermost forward op range seen with it), or by
+// its own name when that forward op launched nothing. A launch's layer is the innermost range
+// outside its op that is not an op range (a module name pushed by user code), for backward that
+// of the forward op.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rfprof/analyzer/rows.h"
+
+namespace rf::analyzer {
+
+/// One emit_nvtx op range name, parsed.
+struct OpRange {
+  std::string op;      ///< "aten::conv2d", "ConvolutionBackward0" (evaluate_function prefix removed)
+  uint64_t seq = 0;    ///< sequence number
+  bool backward = false;  ///< a backward Function (name holds "Backward" or the evaluate_function prefix)
+};
+
+/// Parses a range name; nullopt when it carries no sequence number (not an emit_nvtx op range).
+std::optional<OpRange> parse_op_range(std::string_view name);
+
+/// Forward and backward sums of one op or layer.
+struct OpSums {
+  Aggregate forward, backward;
+  /// backward / forward total FLOP; absent when either is absent or forward is 0.
+  std::optional<double> flop_ratio() const;
+  /// backward / forward GPU time; absent when forward time is 0.
+  std::optional<double> time_ratio() const;
+};
+
+/// Accumulates the breakdown over the launches of a run (memory: distinct ops, layers and seqs).
+class OpBreakdown {
+ public:
+  /// Adds one launch with its NVTX path (names outermost first). Launches outside op ranges are
+  /// not counted.
+  void add(const KernelRow& row, const std::vector<std::string>& path);
+  /// True once a launch inside an op range was added.
+  bool any() const noexcept { return any_; }
+  const std::map<std::string, OpSums>& by_op() const noexcept { return by_op_; }
+  const std::map<std::string, OpSums>& by_layer() const noexcept { return by_layer_; }
+  const OpSums& overall() const noexcept { return overall_; }
+  /// ops.csv (key column "op") or layers.csv (key column "layer"), header included.
+  static void write_csv(std::ostream& out, const std::string& key_column, const std::map<std::string, OpSums>& sums);
+  /// summary.json's "ops" object; `aggregate` renders one Aggregate as summary.json does.
+  nlohmann::ordered_json summary(const std::function<nlohmann::ordered_json(const Aggregate&)>& aggregate) const;
+
+ private:
+  struct Forward {
+    std::string op, layer;
+  };
+  std::map<uint64_t, Forward> forward_by_seq_;
+  std::map<std::string, OpSums> by_op_, by_layer_;
+  OpSums overall_;
+  bool any_ = false;
+};
+
+}  // namespace rf::analyzer

@@ -1,0 +1,96 @@
+// Per-op / per-layer breakdown from emit_nvtx ranges (rfprof/analyzer/ops.h).
+#include "rfprof/analyzer/ops.h"
+
+#include <regex>
+
+#include "rfprof/analyzer/csv.h"
+
+namespace rf::analyzer {
+
+std::optional<OpRange> parse_op_range(std::string_view name) {
+  static const std::regex re(R"(^(autograd::engine::evaluate_function: )?([^,]+?), (stashed )?seq ?= ?([0-9]+)(,.*)?$)");
+  std::cmatch m;
+  if (!std::regex_match(name.data(), name.data() + name.size(), m, re)) return std::nullopt;
+  OpRange r;
+  r.op = m[2].str();
+  r.seq = std::stoull(m[4].str());
+  r.backward = m[1].matched || m[3].matched || r.op.find("Backward") != std::string::npos;
+  return r;
+}
+
+std::optional<double> OpSums::flop_ratio() const {
+  auto f = forward.total_flop.value(), b = backward.total_flop.value();
+  if (!f || !b || *f == 0) return std::nullopt;
+  return *b / *f;
+}
+
+std::optional<double> OpSums::time_ratio() const {
+  if (forward.duration_ns == 0) return std::nullopt;
+  return static_cast<double>(backward.duration_ns) / static_cast<double>(forward.duration_ns);
+}
+
+void OpBreakdown::add(const KernelRow& row, const std::vector<std::string>& path) {
+  for (size_t i = 0; i < path.size(); ++i) {
+    auto op = parse_op_range(path[i]);
+    if (!op) continue;  // the outermost op range decides
+    std::string layer;
+    for (size_t j = i; j-- > 0;)
+      if (!parse_op_range(path[j])) {
+        layer = path[j];
+        break;
+      }
+    std::string key = op->op;
+    if (op->backward) {
+      if (auto it = forward_by_seq_.find(op->seq); it != forward_by_seq_.end()) {
+        key = it->second.op;
+        layer = it->second.layer;
+      }
+    } else {
+      forward_by_seq_.try_emplace(op->seq, Forward{op->op, layer});
+    }
+    Aggregate OpSums::*side = op->backward ? &OpSums::backward : &OpSums::forward;
+    (by_op_[key].*side).add(row);
+    (by_layer_[layer].*side).add(row);
+    (overall_.*side).add(row);
+    any_ = true;
+    return;
+  }
+}
+
+void OpBreakdown::write_csv(std::ostream& out, const std::string& key_column, const std::map<std::string, OpSums>& sums) {
+  write_csv_row(out, {key_column, "forward_launches", "forward_duration_ns", "forward_flop", "forward_dram_bytes",
+                      "backward_launches", "backward_duration_ns", "backward_flop", "backward_dram_bytes",
+                      "flop_ratio_backward_to_forward", "time_ratio_backward_to_forward"});
+  for (const auto& [key, s] : sums)
+    write_csv_row(out, {key, std::to_string(s.forward.launches), std::to_string(s.forward.duration_ns),
+                        format_optional(s.forward.total_flop.value()), format_optional(s.forward.dram_bytes.value()),
+                        std::to_string(s.backward.launches), std::to_string(s.backward.duration_ns),
+                        format_optional(s.backward.total_flop.value()), format_optional(s.backward.dram_bytes.value()),
+                        format_optional(s.flop_ratio()), format_optional(s.time_ratio())});
+}
+
+nlohmann::ordered_json OpBreakdown::summary(
+    const std::function<nlohmann::ordered_json(const Aggregate&)>& aggregate) const {
+  using json = nlohmann::ordered_json;
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  auto sums = [&](const OpSums& s) {
+    return json{{"forward", aggregate(s.forward)},
+                {"backward", aggregate(s.backward)},
+                {"flop_ratio_backward_to_forward", opt(s.flop_ratio())},
+                {"time_ratio_backward_to_forward", opt(s.time_ratio())}};
+  };
+  json by_op = json::array(), by_layer = json::array();
+  for (const auto& [k, s] : by_op_) {
+    json e = {{"op", k}};
+    e.update(sums(s));
+    by_op.push_back(e);
+  }
+  for (const auto& [k, s] : by_layer_) {
+    json e = {{"layer", k}};
+    e.update(sums(s));
+    by_layer.push_back(e);
+  }
+  return {{"overall", sums(overall_)}, {"by_op", by_op}, {"by_layer", by_layer}};
+}
+
+}  // namespace rf::analyzer

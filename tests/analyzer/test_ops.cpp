@@ -1,0 +1,168 @@
+// emit_nvtx per-op and per-layer breakdown (ops.h): names parsed, backward Functions matched to
+// their forward op by sequence number across threads, ratios number by number.
+#include "rfprof/analyzer/ops.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/analyze.h"
+
+namespace rf::analyzer {
+namespace {
+
+using testing::CsvTable;
+using testing::TempDir;
+using testing::TraceBuilder;
+
+TEST(OpRanges, PyTorchNamesAreParsed) {
+  auto f = parse_op_range("aten::conv2d, seq = 12, op_id = 40, sizes = [[64, 3, 224, 224], [64, 3, 7, 7]]");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->op, "aten::conv2d");
+  EXPECT_EQ(f->seq, 12u);
+  EXPECT_FALSE(f->backward);
+  auto b = parse_op_range("ConvolutionBackward0, seq = 12, op_id = 95");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->op, "ConvolutionBackward0");
+  EXPECT_TRUE(b->backward);
+  auto old = parse_op_range("CudnnConvolutionBackward, stashed seq=7");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->seq, 7u);
+  EXPECT_TRUE(old->backward);
+  auto wrapped = parse_op_range("autograd::engine::evaluate_function: AddmmBackward0, seq = 3");
+  ASSERT_TRUE(wrapped);
+  EXPECT_EQ(wrapped->op, "AddmmBackward0");
+  EXPECT_TRUE(wrapped->backward);
+  EXPECT_FALSE(parse_op_range("forward"));
+  EXPECT_FALSE(parse_op_range("step 3"));
+  EXPECT_FALSE(parse_op_range("autograd::engine::evaluate_function: AddmmBackward0"));
+}
+
+/// A training step as emit_nvtx records it: forward ops on the main thread (1) inside module
+/// ranges, backward Functions on the autograd thread (2); each kernel with FFMA counts.
+void write_step(const std::filesystem::path& p) {
+  TraceBuilder t(p);
+  t.process(77, trace::CollectionMode::kCounters);
+  t.config(1, testing::roofline_metrics());
+  uint32_t corr = 0;
+  auto kernel = [&](uint64_t thread, uint64_t at, uint64_t dur, double ffma) {
+    ++corr;
+    t.launch(corr, 0, thread, at);
+    t.kernel(corr, at + 5, at + 5 + dur);
+    testing::Counts c;
+    c.ffma = ffma;
+    c.read = 100;
+    c.write = 0;
+    t.counters(1, corr, c.values());
+  };
+  t.push(1, 1, 100, "step 0");
+  t.push(2, 1, 110, "forward");
+  t.push(3, 1, 120, "layer1");
+  t.push(4, 1, 130, "aten::linear, seq = 5, op_id = 1");
+  t.push(5, 1, 140, "aten::addmm, seq = 5, op_id = 2");
+  kernel(1, 150, 100, 1000);  // forward linear: 2000 FLOP, 100 ns
+  t.pop(5, 1, 300);
+  t.pop(4, 1, 310);
+  t.pop(3, 1, 320);
+  t.push(6, 1, 330, "layer2");
+  t.push(7, 1, 340, "aten::relu, seq = 6, op_id = 3");
+  kernel(1, 350, 50, 10);  // forward relu: 20 FLOP, 50 ns
+  t.pop(7, 1, 420);
+  t.pop(6, 1, 430);
+  t.pop(2, 1, 440);
+  t.push(8, 1, 450, "backward");
+  t.push(9, 2, 460, "ReluBackward0, seq = 6, op_id = 9");
+  kernel(2, 470, 50, 10);  // 20 FLOP, 50 ns
+  t.pop(9, 2, 540);
+  t.push(10, 2, 550, "autograd::engine::evaluate_function: AddmmBackward0");
+  t.push(11, 2, 560, "AddmmBackward0, seq = 5, op_id = 10");
+  kernel(2, 570, 100, 1000);  // dgrad: 2000 FLOP, 100 ns
+  kernel(2, 700, 100, 1000);  // wgrad: 2000 FLOP, 100 ns
+  t.pop(11, 2, 900);
+  t.pop(10, 2, 910);
+  t.push(12, 2, 920, "MulBackward0, seq = 99");  // its forward op launched nothing
+  kernel(2, 930, 10, 1);
+  t.pop(12, 2, 960);
+  t.pop(8, 1, 970);
+  kernel(1, 980, 10, 1);  // outside op ranges: not in the breakdown
+  t.pop(1, 1, 1000);
+  t.window(0, false, 2000);
+  t.finish();
+}
+
+TEST(OpBreakdown, ForwardAndBackwardPerOpAndLayer) {
+  TempDir dir;
+  write_step(dir.path / "t.rftrace");
+  AnalyzeOptions o;
+  o.traces = {dir.path / "t.rftrace"};
+  o.output_dir = dir.path / "r";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+
+  CsvTable ops = CsvTable::read(dir.path / "r" / "ops.csv");
+  ASSERT_EQ(ops.rows.size(), 3u);  // aten::linear, aten::relu, MulBackward0 (no forward op)
+  size_t lin = ops.find("op", "aten::linear"), relu = ops.find("op", "aten::relu"), mul = ops.find("op", "MulBackward0");
+  ASSERT_LT(lin, 3u);
+  EXPECT_EQ(ops.cell(lin, "forward_launches"), "1");
+  EXPECT_EQ(ops.cell(lin, "forward_flop"), "2000");
+  EXPECT_EQ(ops.cell(lin, "forward_duration_ns"), "100");
+  EXPECT_EQ(ops.cell(lin, "backward_launches"), "2");
+  EXPECT_EQ(ops.cell(lin, "backward_flop"), "4000");
+  EXPECT_EQ(ops.cell(lin, "backward_duration_ns"), "200");
+  EXPECT_EQ(ops.cell(lin, "flop_ratio_backward_to_forward"), "2");
+  EXPECT_EQ(ops.cell(lin, "time_ratio_backward_to_forward"), "2");
+  EXPECT_EQ(ops.cell(relu, "flop_ratio_backward_to_forward"), "1");
+  EXPECT_EQ(ops.cell(relu, "time_ratio_backward_to_forward"), "1");
+  EXPECT_EQ(ops.cell(mul, "forward_launches"), "0");
+  EXPECT_EQ(ops.cell(mul, "backward_flop"), "2");
+  EXPECT_EQ(ops.cell(mul, "flop_ratio_backward_to_forward"), "");  // no forward
+
+  CsvTable layers = CsvTable::read(dir.path / "r" / "layers.csv");
+  size_t l1 = layers.find("layer", "layer1"), l2 = layers.find("layer", "layer2");
+  ASSERT_LT(l1, layers.rows.size());
+  EXPECT_EQ(layers.cell(l1, "forward_flop"), "2000");
+  EXPECT_EQ(layers.cell(l1, "backward_flop"), "4000");  // backward Functions take their forward op's layer
+  EXPECT_EQ(layers.cell(l2, "backward_flop"), "20");
+
+  nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "r" / "summary.json"));
+  ASSERT_TRUE(s.contains("ops"));
+  const auto& overall = s["ops"]["overall"];
+  EXPECT_EQ(overall["forward"]["launches"], 2);
+  EXPECT_EQ(overall["backward"]["launches"], 4);
+  EXPECT_DOUBLE_EQ(overall["flop_ratio_backward_to_forward"].get<double>(), (4000.0 + 20 + 2) / 2020.0);
+  EXPECT_DOUBLE_EQ(overall["time_ratio_backward_to_forward"].get<double>(), (200.0 + 50 + 10) / 150.0);
+  EXPECT_EQ(s["ops"]["by_op"].size(), 3u);
+  EXPECT_EQ(s["ops"]["by_layer"][0].contains("layer"), true);
+
+  // Phases: the autograd thread's own op ranges say backward.
+  CsvTable k = CsvTable::read(dir.path / "r" / "kernels.csv");
+  EXPECT_EQ(k.cell(k.find("id", "4"), "phase"), "backward");
+  EXPECT_EQ(k.cell(k.find("id", "1"), "phase"), "forward");
+}
+
+TEST(OpBreakdown, NoOpRangesNoOpsSection) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(1, trace::CollectionMode::kTiming);
+    t.push(1, 1, 10, "forward");
+    t.launch(1, 0, 1, 20);
+    t.kernel(1, 30, 40);
+    t.pop(1, 1, 50);
+    t.finish();
+  }
+  AnalyzeOptions o;
+  o.traces = {dir.path / "t.rftrace"};
+  o.output_dir = dir.path / "r";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "r" / "summary.json"));
+  EXPECT_FALSE(s.contains("ops"));
+  EXPECT_TRUE(CsvTable::read(dir.path / "r" / "ops.csv").rows.empty());
+}
+
+}  // namespace
+}  // namespace rf::analyzer
