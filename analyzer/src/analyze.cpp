@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "rfprof/analyzer/ceilings.h"
+#include "rfprof/analyzer/html_report.h"
 #include "rfprof/analyzer/phases.h"
 #include "rfprof/analyzer/report.h"
 #include "rfprof/analyzer/trace_pass.h"
@@ -128,6 +129,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     std::ostream& kernels_csv = out.open("kernels.csv");
     std::ostream& counters_csv = out.open("counters.csv");
     Report report(sources, kernels_csv, counters_csv);
+    ReportPage page;
     for (const auto& path : options.traces) {
       try {
         TraceContext ctx = read_context(path);
@@ -135,8 +137,11 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
           err << "rfanalyze: " << path.string() << " is truncated at byte " << ctx.truncated_at
               << "; analyzing the complete part\n";
         report.begin_trace(ctx);
-        StreamStats stats =
-            stream_launches(ctx, *phases, [&](const LaunchOutput& l) { report.add_launch(l); });
+        page.begin_trace(ctx);
+        StreamStats stats = stream_launches(ctx, *phases, [&](const LaunchOutput& l) {
+          report.add_launch(l);
+          page.add_launch(l.row);
+        });
         report.end_trace(ctx, stats);
       } catch (const trace::TraceError& e) {
         err << "rfanalyze: " << trace_error_line(path, e) << "\n";
@@ -145,6 +150,8 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     }
     report.write_aggregates(out.open("ranges.csv"), out.open("phases.csv"));
     out.open("summary.json") << report.summary().dump(2) << "\n";
+    page.write_scaling_csv(out.open("scaling.csv"));
+    write_report_html(out.open("report.html"), page.data(report));
     out.commit();
     if (report.above_roof_count() > 0)
       err << "rfanalyze: warning: " << report.above_roof_count()

@@ -1,0 +1,84 @@
+// report.html in headless Chromium (CTest report_html_browser, no GPU). Usage:
+//   node report_browser_test.cjs FIXTURE_DIR CHROMIUM NODE_MODULES
+// FIXTURE_DIR holds report/ and scaling/ written by make_report_fixture, whose traces give the
+// expected counts below. Checks: no console errors or page errors, every roofline point drawn,
+// the phase filter hides the other phases, the hostile kernel name shown as text, the scaling
+// section present for two traces. Screenshots go to FIXTURE_DIR/*.png.
+'use strict';
+const path = require('path');
+const [fixture, chromium, nodeModules] = process.argv.slice(2);
+const { chromium: pw } = require(path.resolve(nodeModules, 'playwright-core'));
+
+const failures = [];
+function check(cond, what) {
+  console.log((cond ? 'ok   ' : 'FAIL ') + what);
+  if (!cond) failures.push(what);
+}
+
+async function open(browser, dir) {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+  page.on('pageerror', (e) => errors.push('page error: ' + e.message));
+  page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) errors.push('network: ' + r.url()); });
+  await page.goto('file://' + path.join(fixture, dir, 'report.html'));
+  await page.waitForFunction(() => window.rfReport && window.rfReport.ready);
+  await page.evaluate(() => window.rfReport.ready);
+  return { page, errors };
+}
+
+/// Drawn roofline points (the circles of the rf_points_* layers) in the page.
+const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path').count();
+
+(async () => {
+  const args = process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [];
+  const browser = await pw.launch({ executablePath: chromium, headless: true, args });
+  try {
+    // One trace: 5 kernel groups (gemm forward, hostile name forward, gemm backward,
+    // relu_backward, adam_step), 2 of them in phase forward, 1 in range "step/optimizer".
+    const one = await open(browser, 'report');
+    check((await points(one.page)) === 5, 'one trace: 5 roofline points drawn, got ' + (await points(one.page)));
+    check((await one.page.locator('#rf-roofline g[class*="rf_points_"]').count()) === 1, 'one roofline chart');
+    check((await one.page.locator('#rf-roofline path[aria-roledescription="line mark"], #rf-roofline g.mark-line path').count()) > 0,
+          'roofs drawn as lines');
+    await one.page.screenshot({ path: path.join(fixture, 'report.png'), fullPage: true });
+    const selects = one.page.locator('.vega-bindings select');
+    check((await selects.count()) === 2, 'phase and range selects');
+    await selects.nth(0).selectOption('forward');
+    await one.page.waitForTimeout(200);
+    check((await points(one.page)) === 2, 'phase filter forward: 2 points, got ' + (await points(one.page)));
+    await one.page.screenshot({ path: path.join(fixture, 'report-forward.png'), fullPage: true });
+    await selects.nth(0).selectOption('(all)');
+    await selects.nth(1).selectOption('step/optimizer');
+    await one.page.waitForTimeout(200);
+    check((await points(one.page)) === 1, 'range filter step/optimizer: 1 point, got ' + (await points(one.page)));
+    const hostile = 'relu</script><b>&amp;';
+    check((await one.page.locator('#rf-top-kernels td', { hasText: hostile }).count()) === 1,
+          'hostile kernel name shown as text in the top kernels table');
+    check((await one.page.locator('#rf-top-kernels b').count()) === 0, 'no element injected by a kernel name');
+    check((await one.page.locator('#rf-top-kernels tr').count()) === 5, 'top kernels: header + 4 kernels');
+    check((await one.page.locator('#rf-phases tr').count()) === 4, 'phases table: header + 3 phases');
+    check(await one.page.locator('#rf-scaling-section').isHidden(), 'no scaling section for one trace');
+    check(one.errors.length === 0, 'one trace: no console/page errors ' + JSON.stringify(one.errors));
+
+    // Two traces (batch 8 and 32): two rooflines side by side and the scaling section.
+    const two = await open(browser, 'scaling');
+    check((await two.page.locator('#rf-roofline g[class*="rf_points_"]').count()) === 2, 'two roofline charts');
+    check((await points(two.page)) === 10, 'two traces: 10 points, got ' + (await points(two.page)));
+    check(await two.page.locator('#rf-scaling-section').isVisible(), 'scaling section shown');
+    check((await two.page.locator('#rf-scaling-table tr').count()) === 3, 'scaling table: header + 2 traces');
+    // FLOP/s, FLOP/byte and throughput against batch size: one line each.
+    check((await two.page.locator('#rf-scaling-chart g.mark-line path').count()) === 3, 'scaling chart: 3 lines');
+    await two.page.screenshot({ path: path.join(fixture, 'scaling.png'), fullPage: true });
+    check(two.errors.length === 0, 'two traces: no console/page errors ' + JSON.stringify(two.errors));
+  } finally {
+    await browser.close();
+  }
+  if (failures.length) {
+    console.error(failures.length + ' check(s) failed');
+    process.exit(1);
+  }
+})().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
