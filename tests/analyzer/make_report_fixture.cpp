@@ -10,12 +10,14 @@
 //   optimizer: "adam_step"                        1 launch     -> 1 point
 // 5 plotted points; 2 in phase forward; 1 in NVTX range "step/optimizer".
 #include <cstdio>
+#include <fstream>
 #include <filesystem>
 #include <iostream>
 #include <string>
 
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/html_report.h"
 
 namespace fs = std::filesystem;
 using rf::analyzer::testing::Counts;
@@ -89,5 +91,28 @@ int main(int argc, char** argv) {
   two.output_dir = dir / "scaling";
   int status = rf::analyzer::run_analysis(one, std::cerr);
   if (status == 0) status = rf::analyzer::run_analysis(two, std::cerr);
-  return status;
+  if (status != 0) return status;
+  // DIR/ops/report.html: the one-trace page with an "ops" section as summary.json gives it for
+  // emit_nvtx() traces: 2 ops (conv2d, relu), 1 layer; the page must show its ratios.
+  auto agg = [](double ns, double flop) {
+    return nlohmann::ordered_json{{"launches", 1}, {"duration_ns", ns}, {"fp32_flop", flop},
+                                  {"fp64_flop", nullptr}, {"fp16_flop", nullptr}};
+  };
+  nlohmann::ordered_json ops = {
+      {"overall", {{"forward", agg(3000, 3e9)}, {"backward", agg(6000, 6e9)},
+                   {"flop_ratio_backward_to_forward", 2.0}, {"time_ratio_backward_to_forward", 2.0}}},
+      {"by_op", {{{"op", "aten::conv2d"}, {"forward", agg(2000, 2e9)}, {"backward", agg(5000, 5e9)},
+                  {"flop_ratio_backward_to_forward", 2.5}, {"time_ratio_backward_to_forward", 2.5}},
+                 {{"op", "aten::relu<&>"}, {"forward", agg(1000, 1e9)}, {"backward", agg(1000, 1e9)},
+                  {"flop_ratio_backward_to_forward", 1.0}, {"time_ratio_backward_to_forward", nullptr}}}},
+      {"by_layer", {{{"layer", "model.conv1"}, {"forward", agg(3000, 3e9)}, {"backward", agg(6000, 6e9)},
+                     {"flop_ratio_backward_to_forward", 2.0}, {"time_ratio_backward_to_forward", 2.0}}}}};
+  nlohmann::ordered_json data = {{"tool", "rfanalyze"}, {"version", "test"}, {"traces", nlohmann::ordered_json::array()},
+                                 {"devices", nlohmann::ordered_json::array()}, {"points", nlohmann::ordered_json::array()},
+                                 {"ranges", nlohmann::ordered_json::array()}, {"phases", nlohmann::ordered_json::array()},
+                                 {"totals", {{"launches", 0}, {"duration_ns", 0}}}, {"above_roof_count", 0}, {"ops", ops}};
+  fs::create_directories(dir / "ops");
+  std::ofstream html(dir / "ops" / "report.html");
+  rf::analyzer::write_report_html(html, data);
+  return html ? 0 : 1;
 }

@@ -71,6 +71,18 @@ const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path'
     check((await two.page.locator('#rf-scaling-chart g.mark-line path').count()) === 3, 'scaling chart: 3 lines');
     await two.page.screenshot({ path: path.join(fixture, 'scaling.png'), fullPage: true });
     check(two.errors.length === 0, 'two traces: no console/page errors ' + JSON.stringify(two.errors));
+
+    // An "ops" section (summary.json of emit_nvtx() traces): op and layer tables with ratios.
+    const ops = await open(browser, 'ops');
+    check(await ops.page.locator('#rf-ops-section').isVisible(), 'ops section shown');
+    const opRows = await ops.page.locator('#rf-ops tr').allTextContents();
+    check(opRows.length === 3, 'ops table: header + 2 ops');
+    check(opRows.some((r) => r.includes('aten::conv2d') && r.includes('2.50')), 'conv2d backward/forward ratio 2.50');
+    check(opRows.some((r) => r.includes('aten::relu<&>') && r.includes('1.00')), 'relu FLOP ratio 1.00, name as text');
+    check((await ops.page.locator('#rf-layers tr').count()) === 2, 'layers table: header + 1 layer');
+    check((await ops.page.locator('#rf-ops-overall td', { hasText: '2.00' }).count()) === 2, 'overall ratios 2.00');
+    await ops.page.screenshot({ path: path.join(fixture, 'ops.png'), fullPage: true });
+    check(ops.errors.length === 0, 'ops page: no console/page errors ' + JSON.stringify(ops.errors));
   } finally {
     await browser.close();
   }
