@@ -115,7 +115,7 @@
         { data: { values: ridges }, mark: { type: 'point', shape: 'diamond', filled: true, clip: true },
           encoding: { x: { ...x, field: 'ridge_ai' }, y: { ...y, field: 'peak' }, color: { value: '#333' },
                       tooltip: [{ field: 'roof', title: 'ridge point' },
-                                { field: 'ridge_ai', title: 'FLOP/byte', format: '.3~s' },
+                                { field: 'ridge_ai', title: 'FLOP/byte', format: '.3~g' },
                                 { field: 'peak', title: 'peak FLOP/s', format: '.4~s' }] } },
         { name: 'rf_points_' + i, data: { values: pts },
           transform: [{ filter: `(phase_filter == '${ALL}' || datum.phase == phase_filter) && ` +
@@ -133,7 +133,7 @@
               { field: 'time_ms', title: 'GPU time (ms)', format: '.4~f' },
               { field: 'flop', title: 'FLOP', format: '.4~s' },
               { field: 'bytes', title: 'DRAM bytes', format: '.4~s' },
-              { field: 'arithmetic_intensity', title: 'FLOP/byte', format: '.4~s' },
+              { field: 'arithmetic_intensity', title: 'FLOP/byte', format: '.4~g' },
               { field: 'flop_per_s', title: 'FLOP/s', format: '.4~s' },
             ] } },
       ],

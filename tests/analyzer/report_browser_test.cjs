@@ -6,7 +6,7 @@
 // section present for two traces. Screenshots go to FIXTURE_DIR/*.png.
 'use strict';
 const path = require('path');
-const [fixture, chromium, nodeModules] = process.argv.slice(2);
+const [fixture, chromium, nodeModules] = process.argv.slice(2).map((a) => path.resolve(a));
 const { chromium: pw } = require(path.resolve(nodeModules, 'playwright-core'));
 
 const failures = [];
@@ -41,6 +41,22 @@ const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path'
     check((await one.page.locator('#rf-roofline g[class*="rf_points_"]').count()) === 1, 'one roofline chart');
     check((await one.page.locator('#rf-roofline path[aria-roledescription="line mark"], #rf-roofline g.mark-line path').count()) > 0,
           'roofs drawn as lines');
+    // Hover: the tooltip of the adam_step point (the only optimizer group) names kernel and numbers.
+    const adam = one.page.locator('#rf-roofline g[class*="rf_points_"] path[aria-label*="adam_step"]');
+    check((await adam.count()) === 1, 'adam_step point found by its aria label');
+    await adam.hover();
+    const tip = one.page.locator('#vg-tooltip-element');
+    await tip.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
+    const tipText = (await tip.count()) ? await tip.textContent() : '';
+    check(tipText.includes('adam_step') && tipText.includes('optimizer') && tipText.includes('FLOP/s') &&
+          tipText.includes('DRAM bytes') && tipText.includes('GPU time'), 'hover tooltip: ' + tipText);
+    // The hostile name's tooltip shows it as text: no <b> element made from it.
+    const relu = one.page.locator('#rf-roofline g[class*="rf_points_"] path[aria-label*="relu<"]');
+    check((await relu.count()) === 1, 'hostile-name point found');
+    await relu.hover();
+    await one.page.waitForFunction(() => (document.getElementById('vg-tooltip-element') || {}).textContent?.includes('relu'));
+    check((await tip.textContent()).includes('relu</script><b>&amp;') && (await tip.locator('b').count()) === 0,
+          'hostile name in the tooltip as text');
     await one.page.screenshot({ path: path.join(fixture, 'report.png'), fullPage: true });
     const selects = one.page.locator('.vega-bindings select');
     check((await selects.count()) === 2, 'phase and range selects');
