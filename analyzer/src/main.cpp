@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   std::string phase_map, ceilings, device;
 
   CLI::App app{"rfanalyze: rfprof traces -> kernels.csv, counters.csv, ranges.csv, phases.csv, "
-               "summary.json, scaling.csv, report.html (docs/analyzer.md)"};
+               "summary.json (docs/analyzer.md)"};
   app.add_option("TRACE", traces, "rfprof trace file(s) (.rftrace)")->required();
   app.add_option("-o,--output", output, "output directory (created if needed)")->capture_default_str();
   app.add_option("--phase-map", phase_map,
