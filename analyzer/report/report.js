@@ -62,7 +62,14 @@
     const pts = plotted
       .filter((p) => p.trace_index === ti && p.device_index === di)
       .map((p) => ({ ...p, time_ms: p.duration_ns / 1e6, bytes: p.dram_bytes }));
-    const compute = dev ? dev.roofs.filter((r) => r.kind === 'compute') : [];
+    // Compute roofs with one value (e.g. tensor FP16 and BF16) are drawn once, names joined.
+    const compute = [];
+    (dev ? dev.roofs.filter((r) => r.kind === 'compute') : []).forEach((r) => {
+      const same = compute.find((c) => c.value === r.value);
+      const name = r.name.replace(/_flop_per_s$/, '');
+      if (same) same.name += ' / ' + name;
+      else compute.push({ ...r, name });
+    });
     const bandwidth = dev ? dev.roofs.filter((r) => r.kind === 'bandwidth') : [];
     const dram = bandwidth.find((r) => r.name.startsWith('dram')) || bandwidth[0];
     const peak = Math.max(...compute.map((r) => r.value), 0);
@@ -96,7 +103,7 @@
     const y = { type: 'quantitative', scale: { type: 'log', domain: [ymin, ymax] }, title: 'performance (FLOP/s)',
                 axis: { format: '~s' } };
     // Roof labels: compute roofs at their right end, bandwidth roofs at their left end.
-    const labels = compute.map((c) => ({ ai: xmax, y: c.value, text: c.name.replace(/_(flop|op)_per_s$/, '') + ' ' + fmt(c.value, 'FLOP/s'), align: 'right' }))
+    const labels = compute.map((c) => ({ ai: xmax, y: c.value, text: c.name + ' ' + fmt(c.value, 'FLOP/s'), align: 'right' }))
       .concat(bandwidth.map((b) => ({ ai: xmin * 1.1, y: b.value * xmin * 1.1, text: b.name.replace(/_per_s$/, '/s').replace(/_/g, ' ') + ' ' + fmt(b.value, 'B/s'), align: 'left' })));
     const trace = data.traces[ti];
     return {

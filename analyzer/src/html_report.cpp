@@ -143,7 +143,8 @@ json ReportPage::data(const Report& report) const {
                       {"throughput_samples_per_s", opt(r.throughput_samples_per_s)}});
 
   // Ceilings come from summary.json's device objects, so every ceiling it reports is drawn:
-  // keys ending in "_flop_per_s" or "_op_per_s" are compute roofs, "_bytes_per_s" bandwidth roofs.
+  // keys ending in "_flop_per_s" are compute roofs, "_bytes_per_s" bandwidth roofs (an INT8
+  // "_op_per_s" peak counts integer operations, not FLOP, and is left out of a FLOP/s chart).
   json devices = json::array();
   const auto& ds = report.devices();
   for (size_t i = 0; i < ds.size(); ++i) {
@@ -151,7 +152,7 @@ json ReportPage::data(const Report& report) const {
     if (i < summary["devices"].size())
       for (const auto& [key, c] : summary["devices"][i]["ceilings"].items()) {
         if (!c.is_object() || !c.contains("value") || !c["value"].is_number()) continue;
-        const bool compute = key.ends_with("_flop_per_s") || key.ends_with("_op_per_s");
+        const bool compute = key.ends_with("_flop_per_s");
         const bool bandwidth = key.ends_with("_bytes_per_s");
         if (!compute && !bandwidth) continue;
         roofs.push_back({{"name", key},

@@ -1,5 +1,6 @@
 // Writes the constructed traces of the report.html tests into DIR and runs rfanalyze on them
-// (DIR/report: one trace; DIR/scaling: batch sizes 8 and 32). Used by the browser test
+// (DIR/report: one trace; DIR/scaling: batch sizes 8 and 32; DIR/measured: user ceilings;
+// DIR/ops: a page with an "ops" section). Used by the browser test
 // (report_browser_test.mjs), whose expected counts follow from the traces below.
 //
 // One trace, counters mode, one H100 (FP32 67 TFLOP/s, DRAM 3.35 TB/s from the datasheet):
@@ -89,8 +90,20 @@ int main(int argc, char** argv) {
   rf::analyzer::AnalyzeOptions two;
   two.traces = {dir / "b8.rftrace", dir / "b32.rftrace"};
   two.output_dir = dir / "scaling";
+  // DIR/measured: the one trace with a user ceilings file whose FP32 and FP16 peaks are equal
+  // (drawn as one roof, "fp32 / fp16"); FP64 is null there, so the datasheet value is used.
+  {
+    std::ofstream c(dir / "measured.json");
+    c << R"({"devices": [{"name": "H100 measured", "chip": "GH100", "patterns": ["H100"],
+             "fp64_flop_per_s": null, "fp32_flop_per_s": 60e12, "fp16_flop_per_s": 60e12,
+             "dram_bytes_per_s": 3e12, "citation": "test"}]})";
+  }
+  rf::analyzer::AnalyzeOptions measured = one;
+  measured.output_dir = dir / "measured";
+  measured.ceilings = dir / "measured.json";
   int status = rf::analyzer::run_analysis(one, std::cerr);
   if (status == 0) status = rf::analyzer::run_analysis(two, std::cerr);
+  if (status == 0) status = rf::analyzer::run_analysis(measured, std::cerr);
   if (status != 0) return status;
   // DIR/ops/report.html: the one-trace page with an "ops" section as summary.json gives it for
   // emit_nvtx() traces: 2 ops (conv2d, relu), 1 layer; the page must show its ratios.

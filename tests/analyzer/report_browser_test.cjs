@@ -88,6 +88,16 @@ const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path'
     await two.page.screenshot({ path: path.join(fixture, 'scaling.png'), fullPage: true });
     check(two.errors.length === 0, 'two traces: no console/page errors ' + JSON.stringify(two.errors));
 
+    // User ceilings with FP32 = FP16 = 60 TFLOP/s: one roof for both; FP64 (null in the file)
+    // from the datasheet (34 TFLOP/s).
+    const meas = await open(browser, 'measured');
+    const roofLabels = await meas.page.locator('#rf-roofline g.mark-text text').allTextContents();
+    const roofTexts = roofLabels.filter((t) => t.endsWith(' TFLOP/s'));
+    check(roofTexts.length === 2 && roofTexts.includes('fp32 / fp16 60.00 TFLOP/s') &&
+          roofTexts.includes('fp64 34.00 TFLOP/s'), 'measured: roofs fp64 and "fp32 / fp16": ' + JSON.stringify(roofTexts));
+    check(roofLabels.some((t) => t.startsWith('dram bytes/s 3.000 TB/s')), 'measured: DRAM roof label');
+    check(meas.errors.length === 0, 'measured: no console/page errors ' + JSON.stringify(meas.errors));
+
     // An "ops" section (summary.json of emit_nvtx() traces): op and layer tables with ratios.
     const ops = await open(browser, 'ops');
     check(await ops.page.locator('#rf-ops-section').isVisible(), 'ops section shown');
