@@ -234,6 +234,10 @@
     Object.values(a.tensor || {}).forEach((t) => ['dense', 'sparse'].forEach((k) => { if (t[k] != null) f = (f || 0) + t[k]; }));
     return f;
   };
+  const aggBytes = (a) => {
+    if (!a || (a.dram_read_bytes == null && a.dram_write_bytes == null)) return null;
+    return (a.dram_read_bytes || 0) + (a.dram_write_bytes || 0);
+  };
   const ratio = (v) => (v === null || v === undefined ? '' : Number(v).toFixed(2));
   if (data.ops) {
     document.getElementById('rf-ops-section').hidden = false;
@@ -243,6 +247,8 @@
       { title: 'bwd time (ms)', get: (r) => ms(r.backward && r.backward.duration_ns) },
       { title: 'fwd FLOP', get: (r) => fmt(aggFlop(r.forward)) },
       { title: 'bwd FLOP', get: (r) => fmt(aggFlop(r.backward)) },
+      { title: 'fwd DRAM bytes', get: (r) => fmt(aggBytes(r.forward), 'B') },
+      { title: 'bwd DRAM bytes', get: (r) => fmt(aggBytes(r.backward), 'B') },
       { title: 'bwd/fwd FLOP', get: (r) => ratio(r.flop_ratio_backward_to_forward) },
       { title: 'bwd/fwd time', get: (r) => ratio(r.time_ratio_backward_to_forward) },
     ];

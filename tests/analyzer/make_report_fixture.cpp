@@ -109,7 +109,8 @@ int main(int argc, char** argv) {
   // emit_nvtx() traces: 2 ops (conv2d, relu), 1 layer; the page must show its ratios.
   auto agg = [](double ns, double flop) {
     return nlohmann::ordered_json{{"launches", 1}, {"duration_ns", ns}, {"fp32_flop", flop},
-                                  {"fp64_flop", nullptr}, {"fp16_flop", nullptr}};
+                                  {"fp64_flop", nullptr}, {"fp16_flop", nullptr},
+                                  {"dram_read_bytes", flop / 4}, {"dram_write_bytes", flop / 4}};
   };
   nlohmann::ordered_json ops = {
       {"overall", {{"forward", agg(3000, 3e9)}, {"backward", agg(6000, 6e9)},

@@ -104,6 +104,9 @@ const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path'
     const opRows = await ops.page.locator('#rf-ops tr').allTextContents();
     check(opRows.length === 3, 'ops table: header + 2 ops');
     check(opRows.some((r) => r.includes('aten::conv2d') && r.includes('2.50')), 'conv2d backward/forward ratio 2.50');
+    // conv2d: forward 2e9 FLOP, DRAM bytes 1e9 (read 5e8 + write 5e8); backward 2.5e9 bytes.
+    check(opRows.some((r) => r.includes('aten::conv2d') && r.includes('1.000 GB') && r.includes('2.500 GB')),
+          'conv2d DRAM bytes forward 1 GB, backward 2.5 GB');
     check(opRows.some((r) => r.includes('aten::relu<&>') && r.includes('1.00')), 'relu FLOP ratio 1.00, name as text');
     check((await ops.page.locator('#rf-layers tr').count()) === 2, 'layers table: header + 1 layer');
     check((await ops.page.locator('#rf-ops-overall td', { hasText: '2.00' }).count()) === 2, 'overall ratios 2.00');
