@@ -92,7 +92,11 @@ void ReportPage::begin_trace(const TraceContext& ctx) {
 void ReportPage::add_launch(const KernelRow& row) {
   if (traces_.empty()) throw std::logic_error("ReportPage::add_launch before begin_trace");
   traces_.back().totals.add(row);
-  points_[PointKey{traces_.size() - 1, row.device, row.kernel, row.phase, row.nvtx}].add(row);
+  const PointKeyView key{traces_.size() - 1, row.device, row.kernel, row.phase, row.nvtx};
+  auto it = points_.find(key);
+  if (it == points_.end())
+    it = points_.emplace(PointKey{key.trace, key.device, row.kernel, row.phase, row.nvtx}, Aggregate{}).first;
+  it->second.add(row);
 }
 
 std::vector<ScalingRow> ReportPage::scaling_rows() const {

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -74,14 +75,32 @@ class ReportPage {
     size_t trace = 0;
     std::optional<uint32_t> device;
     std::string kernel, phase, range;
-    auto operator<=>(const PointKey&) const = default;
+  };
+  /// A PointKey made of a launch's fields without copying them (lookups allocate nothing).
+  struct PointKeyView {
+    size_t trace = 0;
+    std::optional<uint32_t> device;
+    std::string_view kernel, phase, range;
+  };
+  /// Orders PointKey and PointKeyView alike (by trace, device, kernel, phase, range).
+  struct PointLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return key(a) < key(b);
+    }
+    template <typename K>
+    static auto key(const K& k) {
+      return std::make_tuple(k.trace, k.device, std::string_view(k.kernel), std::string_view(k.phase),
+                             std::string_view(k.range));
+    }
   };
   struct TraceInfo {
     std::string path, command_line;
     Aggregate totals;
   };
   std::vector<TraceInfo> traces_;
-  std::map<PointKey, Aggregate> points_;
+  std::map<PointKey, Aggregate, PointLess> points_;
 };
 
 /// Writes the self-contained report.html for `data` (ReportPage::data): the template with the
