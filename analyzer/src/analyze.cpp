@@ -7,6 +7,7 @@
 
 #include "rfprof/analyzer/ceilings.h"
 #include "rfprof/analyzer/chrome_trace.h"
+#include "rfprof/analyzer/html_report.h"
 #include "rfprof/analyzer/ncu_import.h"
 #include "rfprof/analyzer/phases.h"
 #include "rfprof/analyzer/report.h"
@@ -139,6 +140,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     std::ostream& counters_csv = out.open("counters.csv");
     Report report(sources, kernels_csv, counters_csv);
     ChromeTrace timeline(out.open("trace.json"));
+    ReportPage page;
     for (const auto& path : options.traces) {
       try {
         TraceContext ctx = read_context(path);
@@ -147,9 +149,11 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
               << "; analyzing the complete part\n";
         report.begin_trace(ctx);
         timeline.begin_trace(ctx);
+        page.begin_trace(ctx);
         StreamStats stats = stream_launches(ctx, *phases, [&](const LaunchOutput& l) {
           report.add_launch(l);
           timeline.add_launch(l.row);
+          page.add_launch(l.row);
         });
         report.end_trace(ctx, stats);
       } catch (const trace::TraceError& e) {
@@ -174,6 +178,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
       ctx.hostname = imp.host_name;
       ctx.nvtx.finalize();
       report.begin_trace(ctx);
+      page.begin_trace(ctx);
       const std::string phase = phases->phase_of({});
       for (size_t i = 0; i < imp.rows.size(); ++i) {
         LaunchOutput l;
@@ -182,6 +187,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
         l.metric_names = &imp.metric_names;
         l.metric_values = &imp.values[i];
         report.add_launch(l);
+        page.add_launch(l.row);
       }
       report.end_trace(ctx, StreamStats{});
     }
@@ -191,6 +197,8 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     report.write_ops(out.open("ops.csv"), out.open("layers.csv"));
     out.open("summary.json") << report.summary().dump(2) << "\n";
     out.open("roofline.svg") << render_roofline_svg(run_charts(report));
+    page.write_scaling_csv(out.open("scaling.csv"));
+    write_report_html(out.open("report.html"), page.data(report));
     out.commit();
     if (report.above_roof_count() > 0)
       err << "rfanalyze: warning: " << report.above_roof_count()

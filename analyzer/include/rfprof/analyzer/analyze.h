@@ -25,7 +25,7 @@ struct AnalyzeOptions {
 };
 
 /// Streams every trace (two passes each) and writes kernels.csv, counters.csv, ranges.csv,
-/// phases.csv and summary.json into `output_dir` (created if needed). Files are written under
+/// phases.csv, summary.json, scaling.csv and report.html into `output_dir` (created if needed). Files are written under
 /// temporary names and renamed at the end, so a failed run leaves no partial outputs behind.
 /// Messages go to `err`, one line each, prefixed "rfanalyze: ": a truncated trace is analyzed as
 /// far as it is readable (exit 0); a missing or corrupt trace fails the run (kExitBadInput).

@@ -1,0 +1,112 @@
+// report.html (self-contained, interactive Vega-Lite charts) and scaling.csv (one row per trace).
+// Page data schema and the definitions of label, batch size and throughput: docs/analyzer.md,
+// "report.html" and "scaling.csv".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rfprof/analyzer/report.h"
+#include "rfprof/analyzer/rows.h"
+#include "rfprof/analyzer/trace_pass.h"
+
+namespace rf::analyzer {
+
+/// The files report.html inlines, compiled into rfanalyze (analyzer/report/, npm builds).
+namespace assets {
+std::string_view vega_js();
+std::string_view vega_lite_js();
+std::string_view vega_embed_js();
+std::string_view report_js();        ///< analyzer/report/report.js: builds the page from its data
+std::string_view report_template();  ///< analyzer/report/report.html.in
+}  // namespace assets
+
+/// N from "--batch-size N", "--batch-size=N", "--batch_size N" or "-b N" in a command line
+/// (whitespace-separated words); nullopt when absent or not a positive integer.
+std::optional<uint64_t> batch_size_from_command_line(std::string_view command_line);
+/// N from "--iterations N", "--iters N" or "--steps N" (also "=N"); nullopt when absent.
+std::optional<uint64_t> iterations_from_command_line(std::string_view command_line);
+
+/// One row of scaling.csv: one trace of the run.
+struct ScalingRow {
+  std::string label;                     ///< "batch N" when the batch size is known, else file name
+  std::string trace;                     ///< trace path
+  std::optional<uint64_t> batch_size;    ///< from the command line
+  std::optional<uint64_t> iterations;    ///< from the command line
+  uint64_t launches = 0;
+  uint64_t gpu_time_ns = 0;              ///< sum of kernel durations (ns)
+  std::optional<double> flop;            ///< FLOP of the launches with FLOP and DRAM bytes
+  std::optional<double> flop_per_s;      ///< Aggregate::flop_per_s (FLOP/s)
+  std::optional<double> arithmetic_intensity;  ///< FLOP/byte (DRAM)
+  /// batch_size * iterations / (gpu_time_ns * 1e-9) (samples/s); absent unless all three known.
+  std::optional<double> throughput_samples_per_s;
+};
+
+/// Header of scaling.csv, in column order.
+const std::vector<std::string>& scaling_csv_header();
+
+/// Collects what report.html and scaling.csv need beyond Report: sums per trace and per point
+/// (trace, device, kernel, phase, NVTX path). Memory: number of distinct points, not launches.
+class ReportPage {
+ public:
+  /// Starts the next trace (traces are numbered in the order they begin, as in Report).
+  void begin_trace(const TraceContext& ctx);
+  /// One joined launch of the current trace.
+  void add_launch(const KernelRow& row);
+
+  /// One row per trace, in run order.
+  std::vector<ScalingRow> scaling_rows() const;
+  /// Writes scaling.csv (header included).
+  void write_scaling_csv(std::ostream& out) const;
+  /// The page's data (schema: docs/analyzer.md, "report.html"); `report` gives devices, ceilings
+  /// and the per-range and per-phase sums, its summary() the "ops" section when present.
+  nlohmann::ordered_json data(const Report& report) const;
+
+ private:
+  struct PointKey {
+    size_t trace = 0;
+    std::optional<uint32_t> device;
+    std::string kernel, phase, range;
+  };
+  /// A PointKey made of a launch's fields without copying them (lookups allocate nothing).
+  struct PointKeyView {
+    size_t trace = 0;
+    std::optional<uint32_t> device;
+    std::string_view kernel, phase, range;
+  };
+  /// Orders PointKey and PointKeyView alike (by trace, device, kernel, phase, range).
+  struct PointLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return key(a) < key(b);
+    }
+    template <typename K>
+    static auto key(const K& k) {
+      return std::make_tuple(k.trace, k.device, std::string_view(k.kernel), std::string_view(k.phase),
+                             std::string_view(k.range));
+    }
+  };
+  struct TraceInfo {
+    std::string path, command_line;
+    Aggregate totals;
+  };
+  std::vector<TraceInfo> traces_;
+  std::map<PointKey, Aggregate, PointLess> points_;
+};
+
+/// Writes the self-contained report.html for `data` (ReportPage::data): the template with the
+/// Vega builds, the page script and the data inlined. The data is JSON with "<", ">" and "&"
+/// written as \u escapes, so no string in it can close the <script> element. Throws
+/// std::runtime_error when the embedded template lacks one of its markers.
+void write_report_html(std::ostream& out, const nlohmann::ordered_json& data);
+
+}  // namespace rf::analyzer

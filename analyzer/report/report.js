@@ -1,0 +1,260 @@
+// rfprof report.html page script (analyzer/report/report.js), inlined by rfanalyze. Reads the page
+// data (<script id="rf-data">, schema in docs/analyzer.md) and draws it with Vega-Lite. Every
+// string from the data reaches the page through textContent or Vega's escaped tooltips only.
+(function () {
+  'use strict';
+  const data = JSON.parse(document.getElementById('rf-data').textContent);
+  const ALL = '(all)';
+  const fmt = (v, unit) => {
+    if (v === null || v === undefined || !isFinite(v)) return '';
+    const a = Math.abs(v);
+    const p = [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']].find(([s]) => a >= s);
+    return (p ? (v / p[0]).toPrecision(4) + ' ' + p[1] : v.toPrecision(4) + ' ') + (unit || '');
+  };
+  const ms = (ns) => (ns === null || ns === undefined ? '' : (ns / 1e6).toFixed(4));
+
+  function el(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  }
+  /// A table: columns [{title, get, name?}] over rows.
+  function table(target, columns, rows) {
+    const t = el('table');
+    const head = el('tr');
+    columns.forEach((c) => head.appendChild(el('th', c.title)));
+    t.appendChild(head);
+    rows.forEach((r) => {
+      const tr = el('tr');
+      columns.forEach((c) => tr.appendChild(el('td', c.get(r), c.name ? 'name' : undefined)));
+      t.appendChild(tr);
+    });
+    document.getElementById(target).appendChild(t);
+  }
+  const sumColumns = [
+    { title: 'launches', get: (r) => r.launches },
+    { title: 'GPU time (ms)', get: (r) => ms(r.duration_ns) },
+    { title: 'FLOP', get: (r) => fmt(r.flop) },
+    { title: 'DRAM bytes', get: (r) => fmt(r.dram_bytes, 'B') },
+    { title: 'FLOP/byte', get: (r) => fmt(r.arithmetic_intensity) },
+    { title: 'FLOP/s', get: (r) => fmt(r.flop_per_s, 'FLOP/s') },
+  ];
+
+  // Header.
+  document.getElementById('rf-meta').textContent =
+    `${data.tool} ${data.version}: ${data.traces.length} trace(s), ${data.totals.launches} launch(es), ` +
+    `${ms(data.totals.duration_ns)} ms GPU time` +
+    (data.above_roof_count ? `; ${data.above_roof_count} launch(es) above their roof (see summary.json)` : '');
+
+  // Roofline: one panel per (trace, device) that has points; ceilings of the device as roofs.
+  const phases = [...new Set(data.points.map((p) => p.phase))].sort();
+  const ranges = [...new Set(data.points.map((p) => p.range))].sort();
+  const plotted = data.points.filter((p) => p.arithmetic_intensity > 0 && p.flop_per_s > 0);
+  document.getElementById('rf-unplotted').textContent =
+    plotted.length < data.points.length
+      ? `${data.points.length - plotted.length} kernel group(s) without FLOP, DRAM bytes or time are not plotted.`
+      : '';
+  const panelKeys = [...new Set(data.points.map((p) => p.trace_index + ':' + p.device_index))];
+  const panels = panelKeys.map((key, i) => {
+    const [ti, di] = key.split(':').map(Number);
+    const dev = di >= 0 ? data.devices[di] : null;
+    const pts = plotted
+      .filter((p) => p.trace_index === ti && p.device_index === di)
+      .map((p) => ({ ...p, time_ms: p.duration_ns / 1e6, bytes: p.dram_bytes }));
+    // Compute roofs with one value (e.g. tensor FP16 and BF16) are drawn once, names joined.
+    const compute = [];
+    (dev ? dev.roofs.filter((r) => r.kind === 'compute') : []).forEach((r) => {
+      const same = compute.find((c) => c.value === r.value);
+      const name = r.name.replace(/_flop_per_s$/, '');
+      if (same) same.name += ' / ' + name;
+      else compute.push({ ...r, name });
+    });
+    const bandwidth = dev ? dev.roofs.filter((r) => r.kind === 'bandwidth') : [];
+    const dram = bandwidth.find((r) => r.name.startsWith('dram')) || bandwidth[0];
+    const peak = Math.max(...compute.map((r) => r.value), 0);
+    const xs = pts.map((p) => p.arithmetic_intensity);
+    const ys = pts.map((p) => p.flop_per_s);
+    compute.forEach((c) => { if (dram) xs.push(c.value / dram.value); ys.push(c.value); });
+    const dec = (v, up) => Math.pow(10, (up ? Math.ceil : Math.floor)(Math.log10(v)));
+    const xmin = xs.length ? dec(Math.min(...xs) / 2, false) : 0.01;
+    const xmax = xs.length ? dec(Math.max(...xs) * 2, true) : 1000;
+    const ymin = ys.length ? dec(Math.min(...ys) / 2, false) : 1e9;
+    const ymax = ys.length ? dec(Math.max(...ys) * 2, true) : 1e15;
+    const roofs = [];
+    const ridges = [];
+    compute.forEach((c) => {
+      if (dram) {
+        const ridge = c.value / dram.value;
+        roofs.push({ roof: c.name, order: 0, ai: xmin, y: Math.min(c.value, dram.value * xmin) });
+        if (ridge > xmin) roofs.push({ roof: c.name, order: 1, ai: ridge, y: c.value });
+        ridges.push({ roof: c.name + ' / ' + dram.name, ridge_ai: ridge, peak: c.value });
+      } else {
+        roofs.push({ roof: c.name, order: 0, ai: xmin, y: c.value });
+      }
+      roofs.push({ roof: c.name, order: 2, ai: xmax, y: c.value });
+    });
+    bandwidth.filter((b) => b !== dram && peak > 0).forEach((b) => {
+      roofs.push({ roof: b.name, order: 0, ai: xmin, y: b.value * xmin });
+      roofs.push({ roof: b.name, order: 1, ai: peak / b.value, y: peak });
+    });
+    const x = { type: 'quantitative', scale: { type: 'log', domain: [xmin, xmax] },
+                title: 'arithmetic intensity (FLOP/byte, DRAM)' };
+    const y = { type: 'quantitative', scale: { type: 'log', domain: [ymin, ymax] }, title: 'performance (FLOP/s)',
+                axis: { format: '~s' } };
+    // Roof labels: compute roofs at their right end, bandwidth roofs at their left end.
+    const labels = compute.map((c) => ({ ai: xmax, y: c.value, text: c.name + ' ' + fmt(c.value, 'FLOP/s'), align: 'right' }))
+      .concat(bandwidth.map((b) => ({ ai: xmin * 1.1, y: b.value * xmin * 1.1, text: b.name.replace(/_per_s$/, '/s').replace(/_/g, ' ') + ' ' + fmt(b.value, 'B/s'), align: 'left' })));
+    const trace = data.traces[ti];
+    return {
+      title: { text: (dev ? dev.name : 'unknown device') + ' — ' + trace.label, limit: 420 },
+      width: 420,
+      height: 300,
+      layer: [
+        { data: { values: roofs }, mark: { type: 'line', clip: true, strokeWidth: 1.5 },
+          encoding: { x: { ...x, field: 'ai' }, y: { ...y, field: 'y' }, detail: { field: 'roof' },
+                      order: { field: 'order' }, color: { value: '#777' },
+                      tooltip: [{ field: 'roof', title: 'roof' }] } },
+        ...['right', 'left'].map((align) => ({
+          data: { values: labels.filter((l) => l.align === align) },
+          mark: { type: 'text', align, dy: -6, dx: align === 'right' ? -2 : 2, fontSize: 10, color: '#555' },
+          encoding: { x: { ...x, field: 'ai' }, y: { ...y, field: 'y' }, text: { field: 'text' } } })),
+        { data: { values: ridges }, mark: { type: 'point', shape: 'diamond', filled: true, clip: true },
+          encoding: { x: { ...x, field: 'ridge_ai' }, y: { ...y, field: 'peak' }, color: { value: '#333' },
+                      tooltip: [{ field: 'roof', title: 'ridge point' },
+                                { field: 'ridge_ai', title: 'FLOP/byte', format: '.3~g' },
+                                { field: 'peak', title: 'peak FLOP/s', format: '.4~s' }] } },
+        { name: 'rf_points_' + i, data: { values: pts },
+          transform: [{ filter: `(phase_filter == '${ALL}' || datum.phase == phase_filter) && ` +
+                                `(range_filter == '${ALL}' || datum.range == range_filter)` }],
+          mark: { type: 'circle', opacity: 0.75, clip: true },
+          encoding: {
+            x: { ...x, field: 'arithmetic_intensity' }, y: { ...y, field: 'flop_per_s' },
+            size: { field: 'time_ms', type: 'quantitative', title: 'GPU time (ms)', scale: { range: [30, 1200] } },
+            color: { field: 'phase', type: 'nominal', scale: { domain: phases }, title: 'phase' },
+            tooltip: [
+              { field: 'kernel', title: 'kernel' },
+              { field: 'phase', title: 'phase' },
+              { field: 'range', title: 'NVTX range' },
+              { field: 'launches', title: 'launches' },
+              { field: 'time_ms', title: 'GPU time (ms)', format: '.4~f' },
+              { field: 'flop', title: 'FLOP', format: '.4~s' },
+              { field: 'bytes', title: 'DRAM bytes', format: '.4~s' },
+              { field: 'arithmetic_intensity', title: 'FLOP/byte', format: '.4~g' },
+              { field: 'flop_per_s', title: 'FLOP/s', format: '.4~s' },
+            ] } },
+      ],
+    };
+  });
+  const rooflineSpec = {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    params: [
+      { name: 'phase_filter', value: ALL, bind: { input: 'select', options: [ALL, ...phases], name: 'phase ' } },
+      { name: 'range_filter', value: ALL, bind: { input: 'select', options: [ALL, ...ranges], name: 'NVTX range ' } },
+    ],
+    concat: panels,
+    columns: 2,
+    resolve: { scale: { color: 'shared', size: 'shared', x: 'independent', y: 'independent' } },
+  };
+  window.rfReport = { data, views: {} };
+  const embed = (id, spec) =>
+    vegaEmbed('#' + id, spec, { renderer: 'svg', actions: { export: true, source: false, compiled: false, editor: false } })
+      .then((r) => { window.rfReport.views[id] = r.view; })
+      .catch((e) => {
+        document.getElementById(id).appendChild(el('p', 'chart failed: ' + e.message, 'error'));
+        console.error(e);
+      });
+  const ready = [];
+  if (panels.length) ready.push(embed('rf-roofline', rooflineSpec));
+  else document.getElementById('rf-roofline').textContent = 'No kernel launches.';
+
+  // Scaling across traces (two or more traces).
+  if (data.traces.length > 1) {
+    document.getElementById('rf-scaling-section').hidden = false;
+    table('rf-scaling-table', [
+      { title: 'trace', get: (t) => t.label, name: true },
+      { title: 'batch size', get: (t) => t.batch_size ?? '' },
+      { title: 'iterations', get: (t) => t.iterations ?? '' },
+      { title: 'launches', get: (t) => t.launches },
+      { title: 'GPU time (ms)', get: (t) => ms(t.duration_ns) },
+      { title: 'FLOP/s', get: (t) => fmt(t.flop_per_s, 'FLOP/s') },
+      { title: 'FLOP/byte', get: (t) => fmt(t.arithmetic_intensity) },
+      { title: 'throughput (samples/s)', get: (t) => fmt(t.throughput_samples_per_s) },
+    ], data.traces);
+    const byBatch = data.traces.every((t) => t.batch_size);
+    const rows = [];
+    data.traces.forEach((t) => {
+      [['FLOP/s', t.flop_per_s], ['FLOP/byte', t.arithmetic_intensity],
+       ['throughput (samples/s)', t.throughput_samples_per_s]].forEach(([m, v]) => {
+        if (v !== null && v > 0) rows.push({ label: t.label, batch_size: t.batch_size, measure: m, value: v });
+      });
+    });
+    const xEnc = byBatch
+      ? { field: 'batch_size', type: 'quantitative', scale: { type: 'log' }, title: 'batch size' }
+      : { field: 'label', type: 'nominal', sort: null, title: 'trace' };
+    ready.push(embed('rf-scaling-chart', {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      data: { values: rows },
+      facet: { field: 'measure', type: 'nominal', title: null },
+      columns: 3,
+      resolve: { scale: { y: 'independent' } },
+      spec: { width: 260, height: 180, mark: { type: 'line', point: true },
+              encoding: { x: xEnc, y: { field: 'value', type: 'quantitative', scale: { type: 'log' }, title: null },
+                          tooltip: [{ field: 'label' }, { field: 'value', format: '.4~s' }] } },
+    }));
+  }
+
+  // Top kernels by GPU time (summed over phases, ranges and devices).
+  const kernels = new Map();
+  data.points.forEach((p) => {
+    const k = kernels.get(p.kernel) || { kernel: p.kernel, launches: 0, duration_ns: 0, flop: null, dram_bytes: null };
+    k.launches += p.launches;
+    k.duration_ns += p.duration_ns;
+    if (p.flop !== null) k.flop = (k.flop || 0) + p.flop;
+    if (p.dram_bytes !== null) k.dram_bytes = (k.dram_bytes || 0) + p.dram_bytes;
+    kernels.set(p.kernel, k);
+  });
+  const top = [...kernels.values()].sort((a, b) => b.duration_ns - a.duration_ns).slice(0, 25);
+  const total = data.totals.duration_ns || 1;
+  top.forEach((k) => {
+    k.arithmetic_intensity = k.flop !== null && k.dram_bytes ? k.flop / k.dram_bytes : null;
+    k.flop_per_s = k.flop !== null && k.duration_ns ? k.flop / (k.duration_ns * 1e-9) : null;
+  });
+  table('rf-top-kernels', [{ title: 'kernel', get: (k) => k.kernel, name: true },
+    { title: '% GPU time', get: (k) => ((100 * k.duration_ns) / total).toFixed(1) }, ...sumColumns], top);
+  table('rf-phases', [{ title: 'phase', get: (r) => r.phase, name: true }, ...sumColumns], data.phases);
+  table('rf-ranges', [{ title: 'NVTX range', get: (r) => r.range || '(outside every range)', name: true },
+    ...sumColumns], data.ranges);
+
+  // Forward/backward by op and by layer (summary.json "ops", when present).
+  const aggFlop = (a) => {
+    if (!a) return null;
+    let f = null;
+    ['fp64_flop', 'fp32_flop', 'fp16_flop'].forEach((k) => { if (a[k] !== null && a[k] !== undefined) f = (f || 0) + a[k]; });
+    Object.values(a.tensor || {}).forEach((t) => ['dense', 'sparse'].forEach((k) => { if (t[k] != null) f = (f || 0) + t[k]; }));
+    return f;
+  };
+  const aggBytes = (a) => {
+    if (!a || (a.dram_read_bytes == null && a.dram_write_bytes == null)) return null;
+    return (a.dram_read_bytes || 0) + (a.dram_write_bytes || 0);
+  };
+  const ratio = (v) => (v === null || v === undefined ? '' : Number(v).toFixed(2));
+  if (data.ops) {
+    document.getElementById('rf-ops-section').hidden = false;
+    const fb = (key, title) => [
+      { title, get: (r) => r[key], name: true },
+      { title: 'fwd time (ms)', get: (r) => ms(r.forward && r.forward.duration_ns) },
+      { title: 'bwd time (ms)', get: (r) => ms(r.backward && r.backward.duration_ns) },
+      { title: 'fwd FLOP', get: (r) => fmt(aggFlop(r.forward)) },
+      { title: 'bwd FLOP', get: (r) => fmt(aggFlop(r.backward)) },
+      { title: 'fwd DRAM bytes', get: (r) => fmt(aggBytes(r.forward), 'B') },
+      { title: 'bwd DRAM bytes', get: (r) => fmt(aggBytes(r.backward), 'B') },
+      { title: 'bwd/fwd FLOP', get: (r) => ratio(r.flop_ratio_backward_to_forward) },
+      { title: 'bwd/fwd time', get: (r) => ratio(r.time_ratio_backward_to_forward) },
+    ];
+    if (data.ops.overall) table('rf-ops-overall', fb('name', 'overall'), [{ name: 'all ops', ...data.ops.overall }]);
+    table('rf-ops', fb('op', 'op'), data.ops.by_op || []);
+    table('rf-layers', fb('layer', 'layer'), data.ops.by_layer || []);
+  }
+  window.rfReport.ready = Promise.all(ready);
+})();

@@ -1,0 +1,239 @@
+// report.html and scaling.csv (rfprof/analyzer/html_report.h).
+#include "rfprof/analyzer/html_report.h"
+
+#include <charconv>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "rfprof/analyzer/csv.h"
+
+namespace rf::analyzer {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+std::vector<std::string> words(std::string_view s) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(s)};
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::optional<uint64_t> positive(std::string_view s) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v == 0) return std::nullopt;
+  return v;
+}
+
+/// The value of the first of `flags` in `command_line` ("--flag N" or "--flag=N").
+std::optional<uint64_t> flag_value(std::string_view command_line,
+                                   std::initializer_list<std::string_view> flags) {
+  const auto w = words(command_line);
+  for (size_t i = 0; i < w.size(); ++i)
+    for (std::string_view f : flags) {
+      if (w[i] == f && i + 1 < w.size()) return positive(w[i + 1]);
+      if (f.starts_with("--") && w[i].size() > f.size() && w[i].starts_with(f) && w[i][f.size()] == '=')
+        return positive(std::string_view(w[i]).substr(f.size() + 1));
+    }
+  return std::nullopt;
+}
+
+/// FLOP and DRAM bytes of the launches that have both (those arithmetic intensity is over).
+std::optional<double> counted_flop(const Aggregate& a) {
+  return a.counted_launches ? std::optional<double>(a.ai_flop) : std::nullopt;
+}
+std::optional<double> counted_bytes(const Aggregate& a) {
+  return a.counted_launches ? std::optional<double>(a.ai_bytes) : std::nullopt;
+}
+
+/// The page's sums of one key: launches, GPU time (ns), FLOP, DRAM bytes, FLOP/byte, FLOP/s.
+json sums(const Aggregate& a) {
+  return {{"launches", a.launches},
+          {"duration_ns", a.duration_ns},
+          {"flop", opt(counted_flop(a))},
+          {"dram_bytes", opt(counted_bytes(a))},
+          {"arithmetic_intensity", opt(a.arithmetic_intensity())},
+          {"flop_per_s", opt(a.flop_per_s())}};
+}
+
+/// Replaces the one occurrence of `marker` in `text`. Throws when it is not there.
+void splice(std::string& text, std::string_view marker, std::string_view with) {
+  auto pos = text.find(marker);
+  if (pos == std::string::npos)
+    throw std::runtime_error("report.html template lacks its marker " + std::string(marker));
+  text.replace(pos, marker.size(), with);
+}
+
+}  // namespace
+
+std::optional<uint64_t> batch_size_from_command_line(std::string_view command_line) {
+  return flag_value(command_line, {"--batch-size", "--batch_size", "-b"});
+}
+
+std::optional<uint64_t> iterations_from_command_line(std::string_view command_line) {
+  return flag_value(command_line, {"--iterations", "--iters", "--steps"});
+}
+
+const std::vector<std::string>& scaling_csv_header() {
+  static const std::vector<std::string> h = {
+      "label", "trace", "batch_size", "iterations", "launches", "gpu_time_ns", "flop",
+      "flop_per_s", "arithmetic_intensity", "throughput_samples_per_s"};
+  return h;
+}
+
+void ReportPage::begin_trace(const TraceContext& ctx) {
+  traces_.push_back({ctx.path.string(), ctx.command_line, {}});
+}
+
+void ReportPage::add_launch(const KernelRow& row) {
+  if (traces_.empty()) throw std::logic_error("ReportPage::add_launch before begin_trace");
+  traces_.back().totals.add(row);
+  const PointKeyView key{traces_.size() - 1, row.device, row.kernel, row.phase, row.nvtx};
+  auto it = points_.find(key);
+  if (it == points_.end())
+    it = points_.emplace(PointKey{key.trace, key.device, row.kernel, row.phase, row.nvtx}, Aggregate{}).first;
+  it->second.add(row);
+}
+
+std::vector<ScalingRow> ReportPage::scaling_rows() const {
+  std::vector<ScalingRow> rows;
+  for (const auto& t : traces_) {
+    ScalingRow r;
+    r.trace = t.path;
+    r.batch_size = batch_size_from_command_line(t.command_line);
+    r.iterations = iterations_from_command_line(t.command_line);
+    r.label = r.batch_size ? "batch " + std::to_string(*r.batch_size)
+                           : std::filesystem::path(t.path).filename().string();
+    r.launches = t.totals.launches;
+    r.gpu_time_ns = t.totals.duration_ns;
+    r.flop = counted_flop(t.totals);
+    r.flop_per_s = t.totals.flop_per_s();
+    r.arithmetic_intensity = t.totals.arithmetic_intensity();
+    if (r.batch_size && r.iterations && r.gpu_time_ns > 0)
+      r.throughput_samples_per_s = static_cast<double>(*r.batch_size) * static_cast<double>(*r.iterations) *
+                                   1e9 / static_cast<double>(r.gpu_time_ns);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+void ReportPage::write_scaling_csv(std::ostream& out) const {
+  write_csv_row(out, scaling_csv_header());
+  auto u = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string(); };
+  for (const auto& r : scaling_rows())
+    write_csv_row(out, {r.label, r.trace, u(r.batch_size), u(r.iterations), std::to_string(r.launches),
+                        std::to_string(r.gpu_time_ns), format_optional(r.flop),
+                        format_optional(r.flop_per_s), format_optional(r.arithmetic_intensity),
+                        format_optional(r.throughput_samples_per_s)});
+}
+
+json ReportPage::data(const Report& report) const {
+  const json summary = report.summary();
+  json traces = json::array();
+  for (const auto& r : scaling_rows())
+    traces.push_back({{"label", r.label},
+                      {"path", r.trace},
+                      {"batch_size", r.batch_size ? json(*r.batch_size) : json(nullptr)},
+                      {"iterations", r.iterations ? json(*r.iterations) : json(nullptr)},
+                      {"launches", r.launches},
+                      {"duration_ns", r.gpu_time_ns},
+                      {"flop", opt(r.flop)},
+                      {"flop_per_s", opt(r.flop_per_s)},
+                      {"arithmetic_intensity", opt(r.arithmetic_intensity)},
+                      {"throughput_samples_per_s", opt(r.throughput_samples_per_s)}});
+
+  // Ceilings come from summary.json's device objects, so every ceiling it reports is drawn:
+  // keys ending in "_flop_per_s" are compute roofs, "_bytes_per_s" bandwidth roofs (an INT8
+  // "_op_per_s" peak counts integer operations, not FLOP, and is left out of a FLOP/s chart).
+  json devices = json::array();
+  const auto& ds = report.devices();
+  for (size_t i = 0; i < ds.size(); ++i) {
+    json roofs = json::array();
+    if (i < summary["devices"].size())
+      for (const auto& [key, c] : summary["devices"][i]["ceilings"].items()) {
+        if (!c.is_object() || !c.contains("value") || !c["value"].is_number()) continue;
+        const bool compute = key.ends_with("_flop_per_s");
+        const bool bandwidth = key.ends_with("_bytes_per_s");
+        if (!compute && !bandwidth) continue;
+        roofs.push_back({{"name", key},
+                         {"kind", compute ? "compute" : "bandwidth"},
+                         {"value", c["value"]},
+                         {"source", c.value("source", json(nullptr))}});
+      }
+    devices.push_back({{"trace_index", ds[i].trace_index},
+                       {"device_id", ds[i].device.info.device_id},
+                       {"name", ds[i].device.name},
+                       {"roofs", roofs}});
+  }
+
+  json points = json::array();
+  for (const auto& [k, a] : points_) {
+    int64_t device_index = -1;
+    if (k.device)
+      for (size_t i = 0; i < ds.size(); ++i)
+        if (ds[i].trace_index == k.trace && ds[i].device.info.device_id == *k.device)
+          device_index = static_cast<int64_t>(i);
+    json p = {{"trace_index", k.trace},
+              {"device_index", device_index},
+              {"kernel", k.kernel},
+              {"phase", k.phase},
+              {"range", k.range}};
+    p.update(sums(a));
+    points.push_back(std::move(p));
+  }
+
+  json ranges = json::array();
+  for (const auto& [key, a] : report.ranges()) {
+    json r = {{"range", key}};
+    r.update(sums(a));
+    ranges.push_back(std::move(r));
+  }
+  json phases = json::array();
+  for (const auto& [key, a] : report.phases()) {
+    json r = {{"phase", key}};
+    r.update(sums(a));
+    phases.push_back(std::move(r));
+  }
+  json totals = sums(report.totals());
+  return {{"tool", summary.value("tool", "rfanalyze")},
+          {"version", summary.value("version", "")},
+          {"traces", traces},
+          {"devices", devices},
+          {"points", points},
+          {"ranges", ranges},
+          {"phases", phases},
+          {"totals", totals},
+          {"above_roof_count", report.above_roof_count()},
+          {"ops", summary.contains("ops") ? summary["ops"] : json(nullptr)}};
+}
+
+void write_report_html(std::ostream& out, const nlohmann::ordered_json& data) {
+  // JSON text whose "<", ">" and "&" (only ever inside strings) are \u escapes: it cannot end
+  // the <script> element that holds it, and JSON.parse reads it back unchanged.
+  std::string payload;
+  for (char c : data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) {
+    switch (c) {
+      case '<': payload += "\\u003c"; break;
+      case '>': payload += "\\u003e"; break;
+      case '&': payload += "\\u0026"; break;
+      default: payload += c;
+    }
+  }
+  std::string page(assets::report_template());
+  std::string libs;
+  for (auto js : {assets::vega_js(), assets::vega_lite_js(), assets::vega_embed_js()}) {
+    libs += "<script>";
+    libs += js;
+    libs += "</script>\n";
+  }
+  splice(page, "@RF_LIBS@", libs);
+  splice(page, "@RF_APP@", assets::report_js());
+  splice(page, "@RF_DATA@", payload);  // last: kernel names in it may contain anything
+  out << page;
+}
+
+}  // namespace rf::analyzer

@@ -1,0 +1,132 @@
+// Writes the constructed traces of the report.html tests into DIR and runs rfanalyze on them
+// (DIR/report: one trace; DIR/scaling: batch sizes 8 and 32; DIR/measured: user ceilings;
+// DIR/ops: a page with an "ops" section). Used by the browser test
+// (report_browser_test.mjs), whose expected counts follow from the traces below.
+//
+// One trace, counters mode, one H100 (FP32 67 TFLOP/s, DRAM 3.35 TB/s from the datasheet):
+//   forward:  "gemm<float>"                       2 launches   -> 1 point
+//             "relu</script><b>&amp;"             1 launch     -> 1 point (hostile name)
+//   backward: "gemm<float>"                       1 launch     -> 1 point
+//             "relu_backward"                     1 launch     -> 1 point
+//   optimizer: "adam_step"                        1 launch     -> 1 point
+// 5 plotted points; 2 in phase forward; 1 in NVTX range "step/optimizer".
+#include <cstdio>
+#include <fstream>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/html_report.h"
+
+namespace fs = std::filesystem;
+using rf::analyzer::testing::Counts;
+using rf::analyzer::testing::TraceBuilder;
+
+namespace {
+
+void write_trace(const fs::path& path, const std::string& command_line, double time_scale,
+                 double count_scale) {
+  TraceBuilder t(path);
+  rf::trace::ProcessInfo p;
+  p.pid = 4242;
+  p.hostname = t.writer().intern("node01");
+  p.process_name = t.writer().intern("python3");
+  p.command_line = t.writer().intern(command_line);
+  p.mode = rf::trace::CollectionMode::kCounters;
+  t.writer().append(p);
+  t.device(0, "NVIDIA H100 80GB HBM3", "GH100", 3352320000ull);
+  t.config(1, rf::analyzer::testing::roofline_metrics());
+  struct K {
+    const char* name;
+    uint64_t t;
+    double ffma, bytes;
+  };
+  const K kernels[] = {{"gemm<float>", 1100, 4e8, 2e6},
+                       {"gemm<float>", 1200, 4e8, 2e6},
+                       {"relu</script><b>&amp;", 1300, 1e5, 8e6},
+                       {"gemm<float>", 2100, 4e8, 4e6},
+                       {"relu_backward", 2200, 2e5, 1.6e7},
+                       {"adam_step", 3100, 1e6, 3.2e7}};
+  t.push(1, 100, 1000, "step");
+  t.push(2, 100, 1050, "forward");
+  t.push(3, 100, 2000, "backward");  // after pop of forward
+  t.push(4, 100, 3000, "optimizer");
+  t.pop(2, 100, 1900);
+  t.pop(3, 100, 2900);
+  t.pop(4, 100, 3900);
+  t.pop(1, 100, 4000);
+  uint32_t corr = 10;
+  for (const auto& k : kernels) {
+    ++corr;
+    t.launch(corr, 0, 100, k.t);
+    const uint64_t start = k.t * 1000;
+    t.kernel(corr, start, start + static_cast<uint64_t>(20000 * time_scale), k.name);
+    Counts c;
+    c.ffma = k.ffma * count_scale;
+    c.read = k.bytes * count_scale * 0.75;
+    c.write = k.bytes * count_scale * 0.25;
+    t.counters(1, corr, c.values());
+  }
+  t.finish();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: make_report_fixture DIR\n";
+    return 2;
+  }
+  const fs::path dir = argv[1];
+  fs::create_directories(dir);
+  write_trace(dir / "train.rftrace", "python3 train.py --epochs 1", 1.0, 1.0);
+  write_trace(dir / "b8.rftrace", "python3 train.py --batch-size 8 --steps 1", 1.0, 1.0);
+  write_trace(dir / "b32.rftrace", "python3 train.py -b 32 --steps 1", 3.0, 4.0);
+  rf::analyzer::AnalyzeOptions one;
+  one.traces = {dir / "train.rftrace"};
+  one.output_dir = dir / "report";
+  rf::analyzer::AnalyzeOptions two;
+  two.traces = {dir / "b8.rftrace", dir / "b32.rftrace"};
+  two.output_dir = dir / "scaling";
+  // DIR/measured: the one trace with a user ceilings file whose FP32 and FP16 peaks are equal
+  // (drawn as one roof, "fp32 / fp16"); FP64 is null there, so the datasheet value is used.
+  {
+    std::ofstream c(dir / "measured.json");
+    c << R"({"devices": [{"name": "H100 measured", "chip": "GH100", "patterns": ["H100"],
+             "fp64_flop_per_s": null, "fp32_flop_per_s": 60e12, "fp16_flop_per_s": 60e12,
+             "dram_bytes_per_s": 3e12, "citation": "test"}]})";
+  }
+  rf::analyzer::AnalyzeOptions measured = one;
+  measured.output_dir = dir / "measured";
+  measured.ceilings = dir / "measured.json";
+  int status = rf::analyzer::run_analysis(one, std::cerr);
+  if (status == 0) status = rf::analyzer::run_analysis(two, std::cerr);
+  if (status == 0) status = rf::analyzer::run_analysis(measured, std::cerr);
+  if (status != 0) return status;
+  // DIR/ops/report.html: the one-trace page with an "ops" section as summary.json gives it for
+  // emit_nvtx() traces: 2 ops (conv2d, relu), 1 layer; the page must show its ratios.
+  auto agg = [](double ns, double flop) {
+    return nlohmann::ordered_json{{"launches", 1}, {"duration_ns", ns}, {"fp32_flop", flop},
+                                  {"fp64_flop", nullptr}, {"fp16_flop", nullptr},
+                                  {"dram_read_bytes", flop / 4}, {"dram_write_bytes", flop / 4}};
+  };
+  nlohmann::ordered_json ops = {
+      {"overall", {{"forward", agg(3000, 3e9)}, {"backward", agg(6000, 6e9)},
+                   {"flop_ratio_backward_to_forward", 2.0}, {"time_ratio_backward_to_forward", 2.0}}},
+      {"by_op", {{{"op", "aten::conv2d"}, {"forward", agg(2000, 2e9)}, {"backward", agg(5000, 5e9)},
+                  {"flop_ratio_backward_to_forward", 2.5}, {"time_ratio_backward_to_forward", 2.5}},
+                 {{"op", "aten::relu<&>"}, {"forward", agg(1000, 1e9)}, {"backward", agg(1000, 1e9)},
+                  {"flop_ratio_backward_to_forward", 1.0}, {"time_ratio_backward_to_forward", nullptr}}}},
+      {"by_layer", {{{"layer", "model.conv1"}, {"forward", agg(3000, 3e9)}, {"backward", agg(6000, 6e9)},
+                     {"flop_ratio_backward_to_forward", 2.0}, {"time_ratio_backward_to_forward", 2.0}}}}};
+  nlohmann::ordered_json data = {{"tool", "rfanalyze"}, {"version", "test"}, {"traces", nlohmann::ordered_json::array()},
+                                 {"devices", nlohmann::ordered_json::array()}, {"points", nlohmann::ordered_json::array()},
+                                 {"ranges", nlohmann::ordered_json::array()}, {"phases", nlohmann::ordered_json::array()},
+                                 {"totals", {{"launches", 0}, {"duration_ns", 0}}}, {"above_roof_count", 0}, {"ops", ops}};
+  fs::create_directories(dir / "ops");
+  std::ofstream html(dir / "ops" / "report.html");
+  rf::analyzer::write_report_html(html, data);
+  return html ? 0 : 1;
+}

@@ -1,0 +1,127 @@
+// report.html in headless Chromium (CTest report_html_browser, no GPU). Usage:
+//   node report_browser_test.cjs FIXTURE_DIR CHROMIUM NODE_MODULES
+// FIXTURE_DIR holds report/ and scaling/ written by make_report_fixture, whose traces give the
+// expected counts below. Checks: no console errors or page errors, every roofline point drawn,
+// the phase filter hides the other phases, the hostile kernel name shown as text, the scaling
+// section present for two traces. Screenshots go to FIXTURE_DIR/*.png.
+'use strict';
+const path = require('path');
+const [fixture, chromium, nodeModules] = process.argv.slice(2).map((a) => path.resolve(a));
+const { chromium: pw } = require(path.resolve(nodeModules, 'playwright-core'));
+
+const failures = [];
+function check(cond, what) {
+  console.log((cond ? 'ok   ' : 'FAIL ') + what);
+  if (!cond) failures.push(what);
+}
+
+async function open(browser, dir) {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+  page.on('pageerror', (e) => errors.push('page error: ' + e.message));
+  page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) errors.push('network: ' + r.url()); });
+  await page.goto('file://' + path.join(fixture, dir, 'report.html'));
+  await page.waitForFunction(() => window.rfReport && window.rfReport.ready);
+  await page.evaluate(() => window.rfReport.ready);
+  return { page, errors };
+}
+
+/// Drawn roofline points (the circles of the rf_points_* layers) in the page.
+const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path').count();
+
+(async () => {
+  const args = process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [];
+  const browser = await pw.launch({ executablePath: chromium, headless: true, args });
+  try {
+    // One trace: 5 kernel groups (gemm forward, hostile name forward, gemm backward,
+    // relu_backward, adam_step), 2 of them in phase forward, 1 in range "step/optimizer".
+    const one = await open(browser, 'report');
+    check((await points(one.page)) === 5, 'one trace: 5 roofline points drawn, got ' + (await points(one.page)));
+    check((await one.page.locator('#rf-roofline g[class*="rf_points_"]').count()) === 1, 'one roofline chart');
+    check((await one.page.locator('#rf-roofline path[aria-roledescription="line mark"], #rf-roofline g.mark-line path').count()) > 0,
+          'roofs drawn as lines');
+    // Hover: the tooltip of the adam_step point (the only optimizer group) names kernel and numbers.
+    const adam = one.page.locator('#rf-roofline g[class*="rf_points_"] path[aria-label*="adam_step"]');
+    check((await adam.count()) === 1, 'adam_step point found by its aria label');
+    await adam.hover();
+    const tip = one.page.locator('#vg-tooltip-element');
+    await tip.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
+    const tipText = (await tip.count()) ? await tip.textContent() : '';
+    check(tipText.includes('adam_step') && tipText.includes('optimizer') && tipText.includes('FLOP/s') &&
+          tipText.includes('DRAM bytes') && tipText.includes('GPU time'), 'hover tooltip: ' + tipText);
+    // The hostile name's tooltip shows it as text: no <b> element made from it.
+    const relu = one.page.locator('#rf-roofline g[class*="rf_points_"] path[aria-label*="relu<"]');
+    check((await relu.count()) === 1, 'hostile-name point found');
+    await relu.hover();
+    await one.page.waitForFunction(() => (document.getElementById('vg-tooltip-element') || {}).textContent?.includes('relu'));
+    check((await tip.textContent()).includes('relu</script><b>&amp;') && (await tip.locator('b').count()) === 0,
+          'hostile name in the tooltip as text');
+    await one.page.screenshot({ path: path.join(fixture, 'report.png'), fullPage: true });
+    const selects = one.page.locator('.vega-bindings select');
+    check((await selects.count()) === 2, 'phase and range selects');
+    await selects.nth(0).selectOption('forward');
+    await one.page.waitForTimeout(200);
+    check((await points(one.page)) === 2, 'phase filter forward: 2 points, got ' + (await points(one.page)));
+    await one.page.screenshot({ path: path.join(fixture, 'report-forward.png'), fullPage: true });
+    await selects.nth(0).selectOption('(all)');
+    await selects.nth(1).selectOption('step/optimizer');
+    await one.page.waitForTimeout(200);
+    check((await points(one.page)) === 1, 'range filter step/optimizer: 1 point, got ' + (await points(one.page)));
+    const hostile = 'relu</script><b>&amp;';
+    check((await one.page.locator('#rf-top-kernels td', { hasText: hostile }).count()) === 1,
+          'hostile kernel name shown as text in the top kernels table');
+    check((await one.page.locator('#rf-top-kernels b').count()) === 0, 'no element injected by a kernel name');
+    check((await one.page.locator('#rf-top-kernels tr').count()) === 5, 'top kernels: header + 4 kernels');
+    check((await one.page.locator('#rf-phases tr').count()) === 4, 'phases table: header + 3 phases');
+    check(await one.page.locator('#rf-scaling-section').isHidden(), 'no scaling section for one trace');
+    check(one.errors.length === 0, 'one trace: no console/page errors ' + JSON.stringify(one.errors));
+
+    // Two traces (batch 8 and 32): two rooflines side by side and the scaling section.
+    const two = await open(browser, 'scaling');
+    check((await two.page.locator('#rf-roofline g[class*="rf_points_"]').count()) === 2, 'two roofline charts');
+    check((await points(two.page)) === 10, 'two traces: 10 points, got ' + (await points(two.page)));
+    check(await two.page.locator('#rf-scaling-section').isVisible(), 'scaling section shown');
+    check((await two.page.locator('#rf-scaling-table tr').count()) === 3, 'scaling table: header + 2 traces');
+    // FLOP/s, FLOP/byte and throughput against batch size: one line each.
+    check((await two.page.locator('#rf-scaling-chart g.mark-line path').count()) === 3, 'scaling chart: 3 lines');
+    await two.page.screenshot({ path: path.join(fixture, 'scaling.png'), fullPage: true });
+    check(two.errors.length === 0, 'two traces: no console/page errors ' + JSON.stringify(two.errors));
+
+    // User ceilings with FP32 = FP16 = 60 TFLOP/s: one roof for both; FP64 (null in the file)
+    // from the datasheet (34 TFLOP/s), as are the datasheet's tensor roofs (each drawn once).
+    const meas = await open(browser, 'measured');
+    const roofLabels = await meas.page.locator('#rf-roofline g.mark-text text').allTextContents();
+    const roofTexts = roofLabels.filter((t) => t.endsWith(' TFLOP/s'));
+    check(roofTexts.includes('fp32 / fp16 60.00 TFLOP/s') && roofTexts.includes('fp64 34.00 TFLOP/s') &&
+          roofTexts.includes('tensor_fp16 / tensor_bf16 989.4 TFLOP/s') &&
+          roofTexts.filter((t) => t.startsWith('fp32')).length === 1,
+          'measured: roofs fp64, "fp32 / fp16" once, tensor: ' + JSON.stringify(roofTexts));
+    check(roofLabels.some((t) => t.startsWith('dram bytes/s 3.000 TB/s')), 'measured: DRAM roof label');
+    check(meas.errors.length === 0, 'measured: no console/page errors ' + JSON.stringify(meas.errors));
+
+    // An "ops" section (summary.json of emit_nvtx() traces): op and layer tables with ratios.
+    const ops = await open(browser, 'ops');
+    check(await ops.page.locator('#rf-ops-section').isVisible(), 'ops section shown');
+    const opRows = await ops.page.locator('#rf-ops tr').allTextContents();
+    check(opRows.length === 3, 'ops table: header + 2 ops');
+    check(opRows.some((r) => r.includes('aten::conv2d') && r.includes('2.50')), 'conv2d backward/forward ratio 2.50');
+    // conv2d: forward 2e9 FLOP, DRAM bytes 1e9 (read 5e8 + write 5e8); backward 2.5e9 bytes.
+    check(opRows.some((r) => r.includes('aten::conv2d') && r.includes('1.000 GB') && r.includes('2.500 GB')),
+          'conv2d DRAM bytes forward 1 GB, backward 2.5 GB');
+    check(opRows.some((r) => r.includes('aten::relu<&>') && r.includes('1.00')), 'relu FLOP ratio 1.00, name as text');
+    check((await ops.page.locator('#rf-layers tr').count()) === 2, 'layers table: header + 1 layer');
+    check((await ops.page.locator('#rf-ops-overall td', { hasText: '2.00' }).count()) === 2, 'overall ratios 2.00');
+    await ops.page.screenshot({ path: path.join(fixture, 'ops.png'), fullPage: true });
+    check(ops.errors.length === 0, 'ops page: no console/page errors ' + JSON.stringify(ops.errors));
+  } finally {
+    await browser.close();
+  }
+  if (failures.length) {
+    console.error(failures.length + ' check(s) failed');
+    process.exit(1);
+  }
+})().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,135 @@
+// report.html and scaling.csv: page data read back from the page, escaping of hostile kernel
+// names, batch size and iteration parsing, scaling rows.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/html_report.h"
+
+namespace rf::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Counts;
+using testing::TempDir;
+using testing::TraceBuilder;
+
+const std::string kHostile = "relu</script><b>&amp;\"'";
+
+void write_trace(const fs::path& path, const std::string& command_line, uint64_t duration_ns) {
+  TraceBuilder t(path);
+  trace::ProcessInfo p;
+  p.pid = 7;
+  p.command_line = t.writer().intern(command_line);
+  p.mode = trace::CollectionMode::kCounters;
+  t.writer().append(p);
+  t.device(0, "NVIDIA H100 80GB HBM3", "GH100", 3352320000ull);
+  t.config(1, testing::roofline_metrics());
+  t.push(1, 100, 1000, "forward");
+  t.pop(1, 100, 2000);
+  Counts c;
+  c.ffma = 500;  // 1000 FP32 FLOP
+  c.read = 300;
+  c.write = 100;  // 400 bytes
+  for (uint32_t corr : {11u, 12u}) {
+    t.launch(corr, 0, 100, 1000 + corr);
+    t.kernel(corr, corr * 100000, corr * 100000 + duration_ns, corr == 11 ? kHostile : "gemm<float>");
+    t.counters(1, corr, c.values());
+  }
+  t.finish();
+}
+
+/// The JSON inside <script id="rf-data">...</script> of a page.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"rf-data\">";
+  auto b = html.find(open);
+  EXPECT_NE(b, std::string::npos);
+  b += open.size();
+  auto e = html.find("</script>", b);
+  EXPECT_NE(e, std::string::npos);
+  return nlohmann::json::parse(html.substr(b, e - b));
+}
+
+TEST(HtmlReport, BatchSizeAndIterationsFromCommandLine) {
+  EXPECT_EQ(batch_size_from_command_line("python train.py --batch-size 64 --lr 0.1"), 64u);
+  EXPECT_EQ(batch_size_from_command_line("python train.py --batch-size=256"), 256u);
+  EXPECT_EQ(batch_size_from_command_line("python train.py -b 1"), 1u);
+  EXPECT_EQ(batch_size_from_command_line("python train.py --batch_size 32"), 32u);
+  EXPECT_EQ(batch_size_from_command_line("python train.py -b"), std::nullopt);
+  EXPECT_EQ(batch_size_from_command_line("python train.py -b x12"), std::nullopt);
+  EXPECT_EQ(batch_size_from_command_line("python train.py --batch-size 0"), std::nullopt);
+  EXPECT_EQ(batch_size_from_command_line("python train.py --batch-sizes 4"), std::nullopt);
+  EXPECT_EQ(iterations_from_command_line("x --steps 10 -b 2"), 10u);
+  EXPECT_EQ(iterations_from_command_line("x --iterations=3"), 3u);
+  EXPECT_EQ(iterations_from_command_line("x --epochs 3"), std::nullopt);
+}
+
+TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
+  TempDir dir;
+  write_trace(dir.path / "a.rftrace", "python3 train.py --batch-size 8 --steps 2", 1000);
+  write_trace(dir.path / "b.rftrace", "python3 train.py", 4000);
+  AnalyzeOptions o;
+  o.traces = {dir.path / "a.rftrace", dir.path / "b.rftrace"};
+  o.output_dir = dir.path / "out";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+
+  const std::string html = testing::slurp(o.output_dir / "report.html");
+  // The hostile name never appears raw: only the template's own </script> tags close scripts.
+  EXPECT_EQ(html.find("relu</script>"), std::string::npos);
+  EXPECT_EQ(html.find("<b>&amp;"), std::string::npos);
+  EXPECT_NE(html.find("relu\\u003c/script\\u003e\\u003cb\\u003e\\u0026amp;"), std::string::npos);
+  EXPECT_NE(html.find("vegaEmbed"), std::string::npos);  // libraries inlined
+  EXPECT_EQ(html.find("@RF_"), std::string::npos);       // every marker replaced
+  EXPECT_EQ(html.find("<script src"), std::string::npos);  // nothing loaded from elsewhere
+
+  auto d = page_data(html);
+  ASSERT_EQ(d["traces"].size(), 2u);
+  EXPECT_EQ(d["traces"][0]["label"], "batch 8");
+  EXPECT_EQ(d["traces"][1]["label"], "b.rftrace");
+  // Trace a: 2 launches x 1000 FLOP in 2 x 1000 ns -> 1e9 FLOP/s; 2000 FLOP / 800 bytes = 2.5.
+  EXPECT_EQ(d["traces"][0]["launches"], 2);
+  EXPECT_EQ(d["traces"][0]["duration_ns"], 2000);
+  EXPECT_DOUBLE_EQ(d["traces"][0]["flop"].get<double>(), 2000.0);
+  EXPECT_DOUBLE_EQ(d["traces"][0]["flop_per_s"].get<double>(), 1e9);
+  EXPECT_DOUBLE_EQ(d["traces"][0]["arithmetic_intensity"].get<double>(), 2.5);
+  // 8 samples x 2 steps / 2 us = 8e6 samples/s; trace b has no batch size.
+  EXPECT_DOUBLE_EQ(d["traces"][0]["throughput_samples_per_s"].get<double>(), 8e6);
+  EXPECT_TRUE(d["traces"][1]["throughput_samples_per_s"].is_null());
+  EXPECT_DOUBLE_EQ(d["traces"][1]["flop_per_s"].get<double>(), 2.5e8);
+
+  // 2 traces x 2 kernels, all in phase forward, range "forward"; the hostile name intact.
+  ASSERT_EQ(d["points"].size(), 4u);
+  int hostile = 0;
+  for (const auto& p : d["points"]) {
+    EXPECT_EQ(p["phase"], "forward");
+    EXPECT_EQ(p["range"], "forward");
+    EXPECT_GE(p["device_index"].get<int>(), 0);
+    if (p["kernel"] == kHostile) ++hostile;
+  }
+  EXPECT_EQ(hostile, 2);
+  // Roofs from the device's ceilings: the H100 datasheet entry has FP32 and DRAM values.
+  ASSERT_EQ(d["devices"].size(), 2u);
+  bool fp32 = false, dram = false;
+  for (const auto& r : d["devices"][0]["roofs"]) {
+    if (r["name"] == "fp32_flop_per_s") fp32 = r["kind"] == "compute";
+    if (r["name"] == "dram_bytes_per_s") dram = r["kind"] == "bandwidth";
+  }
+  EXPECT_TRUE(fp32 && dram);
+  EXPECT_TRUE(d["ops"].is_null());  // summary.json without "ops"
+
+  const auto csv = testing::lines_of(o.output_dir / "scaling.csv");
+  ASSERT_EQ(csv.size(), 3u);
+  EXPECT_EQ(csv[0], "label,trace,batch_size,iterations,launches,gpu_time_ns,flop,flop_per_s,"
+                    "arithmetic_intensity,throughput_samples_per_s");
+  EXPECT_EQ(csv[1].substr(0, 8), "batch 8,");
+  EXPECT_NE(csv[1].find(",8,2,2,2000,2000,1000000000,2.5,8000000"), std::string::npos) << csv[1];
+  EXPECT_NE(csv[2].find("b.rftrace,"), std::string::npos);
+  EXPECT_NE(csv[2].find(",,,2,8000,2000,250000000,2.5,"), std::string::npos) << csv[2];
+}
+
+}  // namespace
+}  // namespace rf::analyzer
