@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 
 #include "cupti_call.h"
+#include "rfprof/collector/signal_finish.h"
 #include "driver_shim.h"
 #include "rfprof/collector/host_metrics.h"
 #include "rfprof/collector/messages.h"
@@ -160,7 +162,10 @@ void Session::write_error(trace::ErrorCode code, uint32_t window, uint64_t expec
 void Session::flush_loop() noexcept {
   const auto period = std::chrono::milliseconds(options_.flush_ms);
   std::unique_lock lock(flush_mutex_);
-  while (!flush_cv_.wait_for(lock, period, [this] { return flush_stop_; })) {
+  for (;;) {
+    flush_cv_.wait_for(lock, period, [this] { return flush_stop_ || flush_now_; });
+    if (flush_stop_) break;
+    flush_now_ = false;
     lock.unlock();
     // Default flush: only buffers whose records are all complete (cupti_activity.h).
     RF_CUPTI_TRY(cuptiActivityFlushAll(0));
@@ -174,6 +179,15 @@ void Session::flush_loop() noexcept {
     }
     lock.lock();
   }
+}
+
+void Session::request_flush() noexcept {
+  // Wakes the flush thread early: its next pass flushes activity buffers and the writer.
+  {
+    std::lock_guard lock(flush_mutex_);
+    flush_now_ = true;
+  }
+  flush_cv_.notify_all();
 }
 
 void Session::finish() noexcept {
@@ -242,6 +256,14 @@ bool start_session(const SessionOptions& options) noexcept {
   g_session.store(s);  // never deleted: callbacks and the exit handler may run until the very end
   std::atexit(exit_handler);
   ::pthread_atfork(nullptr, nullptr, fork_child_handler);
+  // SIGTERM (Slurm's time limit), SIGINT, SIGHUP: finish the trace before the default action
+  // kills the process; with the application's own handler, flush and let it decide (signal_finish.h).
+  install_signal_finish(
+      {SIGTERM, SIGINT, SIGHUP}, [] { exit_handler(); },
+      [] {
+        if (Session* live = g_session.load()) live->request_flush();
+      },
+      3000);
   result = 1;
   return true;
 }

@@ -43,6 +43,8 @@ class Session {
   void start();
   /// Process exit: closes the window, decodes counters, flushes activity, writes TraceEnd.
   void finish() noexcept;
+  /// Wakes the flush thread now (a signal the application handles: its records reach the file).
+  void request_flush() noexcept;
   /// pthread_atfork child handler: the child must not touch the parent's CUPTI state or trace.
   void disable_in_child() noexcept { state_.store(State::kDisabled); }
 
@@ -130,6 +132,7 @@ class Session {
   std::mutex flush_mutex_;
   std::condition_variable flush_cv_;
   bool flush_stop_ = false;
+  bool flush_now_ = false;  // request_flush(): flush before the period ends
 };
 
 /// The session of this process (nullptr before start_session succeeded).

@@ -1,0 +1,29 @@
+// Finishing the trace when the process is told to stop (SIGTERM from Slurm's time limit, SIGINT
+// from Ctrl-C, SIGHUP), without CUPTI: pure POSIX, tested with a helper process.
+//
+// The handlers do only async-signal-safe work: write() a byte to wake a watcher thread, poll() and
+// read() for its answer (bounded by a timeout), sigaction(), raise(). The watcher thread does the
+// real work. When the signal's previous disposition was the default action (the process is about
+// to die), the handler waits for `finish` (the trace gets its end record and its final name), then
+// restores the default action and re-raises the signal: the process dies of it as it would have.
+// When the application had installed its own handler (Python turns SIGINT into
+// KeyboardInterrupt), the handler wakes the watcher to run `flush` and calls the application's
+// handler at once: the application decides whether it exits (then the exit handler finishes the
+// trace). An ignored signal stays ignored. Limits: handlers the application installs after us
+// replace ours (its own handling then applies); a `finish` slower than the timeout is abandoned
+// (the trace keeps its flushed chunks, readable as truncated).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+namespace rf::collector {
+
+/// Installs the handlers for `signals` (once per process; later calls return false and change
+/// nothing). `finish` and `flush` run on a watcher thread; a dying handler waits at most
+/// `timeout_ms` for `finish`. Returns true when installed; false when already installed or when
+/// the pipe or thread cannot be created (nothing is installed then). Never throws.
+bool install_signal_finish(const std::vector<int>& signals, std::function<void()> finish,
+                           std::function<void()> flush, int timeout_ms) noexcept;
+
+}  // namespace rf::collector

@@ -1,0 +1,106 @@
+// Signal handlers that finish the trace before the process dies (rfprof/collector/signal_finish.h).
+#include "rfprof/collector/signal_finish.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <thread>
+
+namespace rf::collector {
+namespace {
+
+constexpr int kMaxSignal = 65;
+struct sigaction g_previous[kMaxSignal];
+int g_wake[2] = {-1, -1};  // handler -> watcher: the signal number
+int g_ack[2] = {-1, -1};   // watcher -> handler: finish done
+int g_timeout_ms = 3000;
+std::atomic<bool> g_finishing{false};
+std::function<void()>* g_finish = nullptr;
+std::function<void()>* g_flush = nullptr;
+
+bool dies_by_default(int sig) {
+  const struct sigaction& p = g_previous[sig];
+  return !(p.sa_flags & SA_SIGINFO) && p.sa_handler == SIG_DFL;
+}
+
+extern "C" void on_signal(int sig, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  if (sig > 0 && sig < kMaxSignal) {
+    const char byte = static_cast<char>(sig);
+    if (dies_by_default(sig)) {
+      if (!g_finishing.exchange(true)) {
+        if (::write(g_wake[1], &byte, 1) == 1) {
+          struct pollfd p = {g_ack[0], POLLIN, 0};
+          if (::poll(&p, 1, g_timeout_ms) > 0) {
+            char done;
+            (void)!::read(g_ack[0], &done, 1);
+          }
+        }
+      }
+      ::sigaction(sig, &g_previous[sig], nullptr);  // the default action, as before us
+      ::raise(sig);                                  // delivered when this handler returns
+    } else {
+      (void)!::write(g_wake[1], &byte, 1);  // flush, without waiting
+      const struct sigaction& p = g_previous[sig];
+      if (p.sa_flags & SA_SIGINFO) {
+        if (p.sa_sigaction) p.sa_sigaction(sig, info, context);
+      } else if (p.sa_handler != SIG_IGN && p.sa_handler != SIG_DFL) {
+        p.sa_handler(sig);
+      }
+    }
+  }
+  errno = saved_errno;
+}
+
+void watch() {
+  for (;;) {
+    char sig = 0;
+    const ssize_t n = ::read(g_wake[0], &sig, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1) return;
+    if (sig > 0 && sig < kMaxSignal && dies_by_default(sig)) {
+      (*g_finish)();
+      const char done = 1;
+      (void)!::write(g_ack[1], &done, 1);
+    } else {
+      (*g_flush)();
+    }
+  }
+}
+
+}  // namespace
+
+bool install_signal_finish(const std::vector<int>& signals, std::function<void()> finish, std::function<void()> flush,
+                           int timeout_ms) noexcept {
+  static std::atomic<bool> installed{false};
+  if (installed.exchange(true)) return false;
+  try {
+    if (::pipe2(g_wake, O_CLOEXEC) != 0) return false;
+    if (::pipe2(g_ack, O_CLOEXEC) != 0) return false;
+    g_finish = new std::function<void()>(std::move(finish));  // kept for the process's lifetime
+    g_flush = new std::function<void()>(std::move(flush));
+    g_timeout_ms = timeout_ms;
+    std::thread(watch).detach();
+  } catch (...) {
+    return false;
+  }
+  for (int sig : signals) {
+    if (sig <= 0 || sig >= kMaxSignal) continue;
+    struct sigaction now {};
+    if (::sigaction(sig, nullptr, &now) != 0) continue;
+    if (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN) continue;  // stays ignored
+    g_previous[sig] = now;
+    struct sigaction ours {};
+    ours.sa_sigaction = on_signal;
+    ours.sa_flags = SA_SIGINFO | SA_RESTART;
+    ::sigemptyset(&ours.sa_mask);
+    ::sigaction(sig, &ours, nullptr);
+  }
+  return true;
+}
+
+}  // namespace rf::collector

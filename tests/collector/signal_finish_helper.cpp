@@ -1,0 +1,61 @@
+// Helper process of test_signal_finish: writes a trace through rf::trace::Writer with the signal
+// handlers of signal_finish.h installed, prints "ready", appends records until a signal arrives.
+//   signal_finish_helper TRACE [app-handler MARKER]
+// With app-handler, an application SIGINT handler (installed before rfprof's, as Python's is)
+// writes MARKER and makes the loop stop: the process then exits normally, finishing the trace.
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "rfprof/collector/signal_finish.h"
+#include "rfprof/trace/writer.h"
+
+namespace {
+std::atomic<bool> g_stop{false};
+const char* g_marker = nullptr;
+extern "C" void app_handler(int) {
+  if (g_marker) {
+    const int fd = ::open(g_marker, O_CREAT | O_WRONLY, 0644);
+    if (fd >= 0) ::close(fd);
+  }
+  g_stop = true;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  if (argc == 4 && std::strcmp(argv[2], "app-handler") == 0) {
+    g_marker = argv[3];
+    ::signal(SIGINT, app_handler);
+  }
+  static rf::trace::Writer writer(argv[1], {.force_overwrite = true});
+  rf::collector::install_signal_finish(
+      {SIGTERM, SIGINT, SIGHUP}, [] { writer.finish(); }, [] { writer.flush(); }, 3000);
+  std::printf("ready\n");
+  std::fflush(stdout);
+  uint32_t corr = 0;
+  sigset_t stop_signals;
+  ::sigemptyset(&stop_signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) ::sigaddset(&stop_signals, s);
+  while (!g_stop) {
+    rf::trace::KernelActivity k;
+    k.correlation_id = ++corr;
+    k.start_ns = corr * 1000ull;
+    k.end_ns = k.start_ns + 500;
+    // A signal arriving while this thread holds the writer's lock would make finish() wait for
+    // it until the handler's timeout (docs/failure-modes.md): the helper keeps them out of it.
+    ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    writer.append(k);
+    ::pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
+    ::usleep(1000);
+  }
+  writer.finish();
+  return 0;
+}
