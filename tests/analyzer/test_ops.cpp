@@ -166,3 +166,50 @@ TEST(OpBreakdown, NoOpRangesNoOpsSection) {
 
 }  // namespace
 }  // namespace rf::analyzer
+
+namespace rf::analyzer {
+namespace {
+
+TEST(GraphAttribution, KernelsOfAGraphLaunchTakeTheRangeOfTheLaunchingThread) {
+  // cudaGraphLaunch inside "forward" and inside "backward": every kernel of a graph launch shares
+  // the launch's correlation id and is attributed where the launch API was called.
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(5, trace::CollectionMode::kTiming);
+    t.push(1, 1, 100, "forward");
+    t.launch(10, 9, 1, 150, 0, /*graph=*/true);
+    t.pop(1, 1, 200);
+    t.push(2, 1, 300, "backward");
+    t.launch(20, 19, 1, 350, 0, /*graph=*/true);
+    t.pop(2, 1, 400);
+    // The kernels run later, after the ranges closed; three for the first graph, two for the second.
+    t.kernel(9, 1000, 1100, "graph_fwd_a");
+    t.kernel(9, 1100, 1200, "graph_fwd_b");
+    t.kernel(9, 1200, 1300, "graph_fwd_c");
+    t.kernel(19, 2000, 2100, "graph_bwd_a");
+    t.kernel(19, 2100, 2200, "graph_bwd_b");
+    t.finish();
+  }
+  AnalyzeOptions o;
+  o.traces = {dir.path / "t.rftrace"};
+  o.output_dir = dir.path / "r";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  CsvTable k = CsvTable::read(dir.path / "r" / "kernels.csv");
+  ASSERT_EQ(k.rows.size(), 5u);
+  for (const char* name : {"graph_fwd_a", "graph_fwd_b", "graph_fwd_c"}) {
+    const size_t r = k.find("kernel", name);
+    ASSERT_LT(r, k.rows.size()) << name;
+    EXPECT_EQ(k.cell(r, "nvtx"), "forward") << name;
+    EXPECT_EQ(k.cell(r, "phase"), "forward") << name;
+  }
+  for (const char* name : {"graph_bwd_a", "graph_bwd_b"}) {
+    const size_t r = k.find("kernel", name);
+    ASSERT_LT(r, k.rows.size()) << name;
+    EXPECT_EQ(k.cell(r, "nvtx"), "backward") << name;
+  }
+}
+
+}  // namespace
+}  // namespace rf::analyzer
