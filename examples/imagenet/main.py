@@ -48,6 +48,12 @@ def build_parser():
     p.add_argument("--num-classes", type=int, default=1000, help="classes (default: 1000)")
     p.add_argument("--device", default="cuda", help="torch device (default: cuda)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--emit-nvtx", action="store_true",
+                   help="wrap training in torch.autograd.profiler.emit_nvtx(): one NVTX range per op, "
+                        "for rfanalyze's per-op forward/backward breakdown (ops.csv)")
+    p.add_argument("--nvtx-layers", action="store_true",
+                   help="push an NVTX range named after each leaf module around its forward "
+                        "(rfanalyze's per-layer breakdown, layers.csv)")
     return p
 
 
@@ -124,6 +130,16 @@ def flop_count(torch, model, criterion, images, labels, args):
             "flop_by_operator": by_op}
 
 
+def add_layer_ranges(torch, model):
+    """Pushes an NVTX range named after each leaf module (e.g. "layer1.0.conv1") around its
+    forward; backward ops are matched to these layers by rfanalyze through emit_nvtx's sequence
+    numbers."""
+    for name, module in model.named_modules():
+        if name and not any(True for _ in module.children()):
+            module.register_forward_pre_hook(lambda m, i, n=name: torch.cuda.nvtx.range_push(n))
+            module.register_forward_hook(lambda m, i, o: torch.cuda.nvtx.range_pop())
+
+
 def train(args):
     try:
         import torch
@@ -137,6 +153,8 @@ def train(args):
     if cuda and not torch.cuda.is_available():
         raise SystemExit("main.py: CUDA is not available; use a GPU machine or --device cpu")
     model = make_model(torch, torchvision, args)
+    if args.nvtx_layers and cuda:
+        add_layer_ranges(torch, model)
     criterion = torch.nn.CrossEntropyLoss().to(args.device)
     optimizer = torch.optim.SGD(model.parameters(), args.lr, momentum=args.momentum,
                                 weight_decay=args.weight_decay)
@@ -201,7 +219,12 @@ def train(args):
 
 def main(argv=None):
     args = parse_args(argv)
-    train(args)
+    if args.emit_nvtx:
+        import torch
+        with torch.autograd.profiler.emit_nvtx():
+            train(args)
+    else:
+        train(args)
     return 0
 
 

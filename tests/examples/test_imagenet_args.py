@@ -20,6 +20,12 @@ class ArgsTest(unittest.TestCase):
         self.assertFalse(a.amp)
         self.assertFalse(a.flop_count)
 
+    def test_nvtx_options(self):
+        a = main.parse_args(["--dummy"])
+        self.assertFalse(a.emit_nvtx or a.nvtx_layers)
+        a = main.parse_args(["--dummy", "--emit-nvtx", "--nvtx-layers"])
+        self.assertTrue(a.emit_nvtx and a.nvtx_layers)
+
     def test_short_options(self):
         a = main.parse_args(["-a", "resnet50", "-b", "32", "--dummy", "--iters", "8",
                              "--warmup", "3", "--profile-iters", "1", "--amp", "--flop-count"])
