@@ -4,30 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "rfprof/collector/host_metrics.h"
 #include "rfprof/trace/writer.h"
 
 namespace rf::bench {
 
 namespace {
-/// The default roofline metric list of the collector (scripts/default-metrics.txt).
-const std::vector<std::string>& metric_names() {
-  static const std::vector<std::string> names = {
-      "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
-      "dram__bytes_read.sum",
-      "dram__bytes_write.sum",
-      "gpu__time_duration.sum",
-      "lts__t_bytes.sum",
-      "l1tex__t_bytes.sum"};
-  return names;
-}
+/// The collector's default roofline metric list (rf::collector::default_metrics()).
+const std::vector<std::string>& metric_names() { return rf::collector::default_metrics(); }
 }  // namespace
 
 uint64_t write_synthetic_trace(const std::filesystem::path& path, const SyntheticShape& shape) {
