@@ -21,6 +21,7 @@ int g_timeout_ms = 3000;
 std::atomic<bool> g_finishing{false};
 std::function<void()>* g_finish = nullptr;
 std::function<void()>* g_flush = nullptr;
+pid_t g_owner_pid = 0;  // the process that installed the handlers (a forked child inherits them)
 
 bool dies_by_default(int sig) {
   const struct sigaction& p = g_previous[sig];
@@ -29,6 +30,14 @@ bool dies_by_default(int sig) {
 
 extern "C" void on_signal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
+  if (sig > 0 && sig < kMaxSignal && ::getpid() != g_owner_pid) {
+    // A forked child (a DataLoader worker): the watcher thread and the trace are the parent's.
+    // Behave as if rfprof had never installed a handler.
+    ::sigaction(sig, &g_previous[sig], nullptr);
+    ::raise(sig);
+    errno = saved_errno;
+    return;
+  }
   if (sig > 0 && sig < kMaxSignal) {
     const char byte = static_cast<char>(sig);
     if (dies_by_default(sig)) {
@@ -84,6 +93,7 @@ bool install_signal_finish(const std::vector<int>& signals, std::function<void()
     g_finish = new std::function<void()>(std::move(finish));  // kept for the process's lifetime
     g_flush = new std::function<void()>(std::move(flush));
     g_timeout_ms = timeout_ms;
+    g_owner_pid = ::getpid();
     std::thread(watch).detach();
   } catch (...) {
     return false;

@@ -1,6 +1,6 @@
 // Helper process of test_signal_finish: writes a trace through rf::trace::Writer with the signal
 // handlers of signal_finish.h installed, prints "ready", appends records until a signal arrives.
-//   signal_finish_helper TRACE [app-handler MARKER]
+//   signal_finish_helper TRACE [app-handler MARKER | fork-child]
 // With app-handler, an application SIGINT handler (installed before rfprof's, as Python's is)
 // writes MARKER and makes the loop stop: the process then exits normally, finishing the trace.
 #include <fcntl.h>
@@ -38,6 +38,13 @@ int main(int argc, char** argv) {
   static rf::trace::Writer writer(argv[1], {.force_overwrite = true});
   rf::collector::install_signal_finish(
       {SIGTERM, SIGINT, SIGHUP}, [] { writer.finish(); }, [] { writer.flush(); }, 3000);
+  if (argc == 3 && std::strcmp(argv[2], "fork-child") == 0) {
+    const pid_t child = ::fork();  // a DataLoader-like worker: inherits the handlers
+    if (child == 0) {
+      for (;;) ::pause();
+    }
+    std::printf("child %d\n", static_cast<int>(child));
+  }
   std::printf("ready\n");
   std::fflush(stdout);
   uint32_t corr = 0;

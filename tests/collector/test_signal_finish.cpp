@@ -24,8 +24,9 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
-/// Starts the helper, waits for its "ready" line; returns its pid.
-pid_t start_helper(const std::vector<std::string>& args) {
+/// Starts the helper, waits for its "ready" line; returns its pid. `first_line` gets the line
+/// before "ready" when the helper prints one ("child N").
+pid_t start_helper(const std::vector<std::string>& args, std::string* first_line = nullptr) {
   int out[2];
   if (::pipe(out) != 0) return -1;
   const pid_t pid = ::fork();
@@ -39,9 +40,11 @@ pid_t start_helper(const std::vector<std::string>& args) {
     ::_exit(127);
   }
   ::close(out[1]);
-  char buf[16] = {};
-  (void)!::read(out[0], buf, 6);  // "ready\n"
+  std::string text;
+  char c;
+  while (text.find("ready\n") == std::string::npos && ::read(out[0], &c, 1) == 1) text += c;
   ::close(out[0]);
+  if (first_line) *first_line = text.substr(0, text.find('\n'));
   ::usleep(50 * 1000);  // let it append a few records
   return pid;
 }
@@ -90,6 +93,37 @@ TEST(SignalFinish, ApplicationHandlerStillRunsAndDecides) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);  // the application's handler chose to stop and exit normally
   EXPECT_TRUE(fs::exists(marker));
+  EXPECT_GT(finished_kernels(trace), 0);
+}
+
+TEST(SignalFinish, ForkedChildDiesAsWithoutRfprofAndLeavesTheParentsTrace) {
+  TempDir dir;
+  const fs::path trace = dir.path / "t.rftrace";
+  std::string line;
+  const pid_t pid = start_helper({trace.string(), "fork-child"}, &line);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(line.rfind("child ", 0), 0u) << line;
+  const pid_t child = static_cast<pid_t>(std::stoi(line.substr(6)));
+  // The child is not our child: poll its /proc entry after SIGTERM.
+  ASSERT_EQ(::kill(child, SIGTERM), 0);
+  for (int i = 0; i < 100 && ::kill(child, 0) == 0; ++i) {
+    std::string stat;
+    if (FILE* f = std::fopen(("/proc/" + std::to_string(child) + "/stat").c_str(), "r")) {
+      char buf[256] = {};
+      (void)!std::fread(buf, 1, sizeof buf - 1, f);
+      std::fclose(f);
+      stat = buf;
+    }
+    if (stat.find(") Z") != std::string::npos) break;  // dead (a zombie of the helper)
+    ::usleep(10 * 1000);
+  }
+  ::usleep(300 * 1000);
+  EXPECT_TRUE(fs::exists(trace.string() + ".part")) << "the child's SIGTERM must not finish the parent's trace";
+  EXPECT_FALSE(fs::exists(trace));
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);  // now the parent: finished as usual
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
   EXPECT_GT(finished_kernels(trace), 0);
 }
 

@@ -9,7 +9,9 @@
 // When the application had installed its own handler (Python turns SIGINT into
 // KeyboardInterrupt), the handler wakes the watcher to run `flush` and calls the application's
 // handler at once: the application decides whether it exits (then the exit handler finishes the
-// trace). An ignored signal stays ignored. Limits: handlers the application installs after us
+// trace). An ignored signal stays ignored. In a forked child (which inherits the handlers but not
+// the watcher thread) the handler restores the previous disposition and re-raises: the child
+// behaves as without rfprof and never touches the parent's trace. Limits: handlers the application installs after us
 // replace ours (its own handling then applies); a `finish` slower than the timeout is abandoned
 // (the trace keeps its flushed chunks, readable as truncated).
 #pragma once
