@@ -1,6 +1,8 @@
 // Writer behaviour: no silent overwrite, .part until finished, a killed writer leaves a readable
 // prefix, concurrent appends are neither lost nor torn.
 #include <gtest/gtest.h>
+#include <csignal>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,6 +55,60 @@ TEST(TraceWriter, KilledWriterLeavesReadablePartFile) {
   while (r.next(rec)) kernels += std::holds_alternative<KernelActivity>(rec);
   EXPECT_TRUE(r.truncated());
   EXPECT_EQ(kernels, 20);
+}
+
+TEST(TraceWriter, FullDiskStopsWritingAndKeepsWhatWasWritten) {
+  // A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes write() fail with EFBIG as a full
+  // disk fails with ENOSPC: the writer throws once, stops, and the chunks before stay readable.
+  TempDir dir;
+  auto p = dir.path / "full.rftrace";
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(pipefd[0]);
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim {64 * 1024, 64 * 1024};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    Writer w(p, {.chunk_bytes = 4096});
+    int errors = 0, after = 0;
+    for (int i = 0; i < 2000; ++i) {
+      try {
+        testing::write_sample(w, 1);
+      } catch (const WriteError&) {
+        ++errors;
+      }
+      if (errors) ++after;
+    }
+    try {
+      w.finish();
+    } catch (const WriteError&) {
+      ++errors;
+    }
+    // Nothing more is buffered after the failure: every later append was dropped and counted.
+    if (w.dropped_after_failure() < static_cast<uint64_t>(after) - 1) errors += 100;
+    const int result[2] = {errors, after};
+    (void)!::write(pipefd[1], result, sizeof result);
+    _exit(0);
+  }
+  ::close(pipefd[1]);
+  int result[2] = {-1, -1};
+  ASSERT_EQ(::read(pipefd[0], result, sizeof result), static_cast<ssize_t>(sizeof result));
+  ::close(pipefd[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));  // not killed by SIGXFSZ: the process goes on
+  EXPECT_EQ(result[0], 1) << "one WriteError, then silence";
+  EXPECT_GT(result[1], 100) << "appends after the failure are accepted and dropped";
+  ASSERT_TRUE(std::filesystem::exists(p.string() + ".part"));
+  EXPECT_LE(std::filesystem::file_size(p.string() + ".part"), 64u * 1024);
+  Reader r(p.string() + ".part");
+  Record rec;
+  int kernels = 0;
+  while (r.next(rec)) kernels += std::holds_alternative<KernelActivity>(rec);
+  EXPECT_TRUE(r.truncated());
+  EXPECT_GT(kernels, 10);  // the chunks written before the limit
 }
 
 TEST(TraceWriter, ConcurrentAppendsAreAllReadBackInOrderPerThread) {

@@ -99,6 +99,10 @@ void Writer::append(const Record& record) {
 
 void Writer::append_locked(const Record& record) {
   if (finished_) return;
+  if (fd_ < 0) {  // writing failed earlier (disk full): drop, so that memory stays bounded
+    ++dropped_after_failure_;
+    return;
+  }
   encode_record(record, chunk_);
   ++chunk_records_;
   ++records_written_;

@@ -53,6 +53,11 @@ class Writer {
   const std::filesystem::path& path() const noexcept { return path_; }
   /// Records appended so far (strings included).
   uint64_t records_written() const;
+  /// Records dropped because an earlier write failed (the file is closed then; memory stays bounded).
+  uint64_t dropped_after_failure() const {
+    std::lock_guard lock(mutex_);
+    return dropped_after_failure_;
+  }
 
  private:
   void append_locked(const Record& record);
@@ -67,6 +72,7 @@ class Writer {
   std::vector<uint8_t> chunk_;   // encoded records of the open chunk
   uint32_t chunk_records_ = 0;
   uint64_t records_written_ = 0;
+  uint64_t dropped_after_failure_ = 0;
   /// Transparent hash: intern() looks up a string_view without building a std::string.
   struct StringHash {
     using is_transparent = void;
