@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <random>
 #include <thread>
 
 #include "rfprof/trace/reader.h"
@@ -55,6 +56,59 @@ TEST(TraceWriter, KilledWriterLeavesReadablePartFile) {
   while (r.next(rec)) kernels += std::holds_alternative<KernelActivity>(rec);
   EXPECT_TRUE(r.truncated());
   EXPECT_EQ(kernels, 20);
+}
+
+TEST(TraceWriter, SigkillAtRandomPointsKeepsEverythingFlushed) {
+  // A writer child appends kernels numbered 1, 2, 3, ... and flushes every 50 (as the session's
+  // flush thread does every RFPROF_FLUSH_MS), telling the parent each flushed count through a
+  // pipe; the parent SIGKILLs it after a seeded random delay. Afterwards every kernel up to the
+  // last flush reported must be in the .part, in order, and the trace must read as truncated.
+  std::mt19937 rng(20261122);
+  std::uniform_int_distribution<int> delay_us(1000, 40000);
+  for (int run = 0; run < 8; ++run) {
+    TempDir dir;
+    auto p = dir.path / "k.rftrace";
+    int pipefd[2];
+    ASSERT_EQ(::pipe(pipefd), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::close(pipefd[0]);
+      Writer w(p, {.chunk_bytes = 1u << 16});
+      for (uint32_t corr = 1;; ++corr) {
+        KernelActivity k;
+        k.correlation_id = corr;
+        k.start_ns = corr;
+        k.end_ns = corr + 1;
+        w.append(k);
+        if (corr % 50 == 0) {
+          w.flush();
+          (void)!::write(pipefd[1], &corr, sizeof corr);
+        }
+      }
+    }
+    ::close(pipefd[1]);
+    ::usleep(static_cast<useconds_t>(delay_us(rng)));
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    uint32_t flushed = 0, value = 0;
+    while (::read(pipefd[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value)) flushed = value;
+    ::close(pipefd[0]);
+    SCOPED_TRACE("run " + std::to_string(run) + ", last flush reported at kernel " + std::to_string(flushed));
+    ASSERT_TRUE(std::filesystem::exists(p.string() + ".part"));
+    Reader r(p.string() + ".part");
+    Record rec;
+    uint32_t expected = 1;
+    while (r.next(rec))
+      if (auto* k = std::get_if<KernelActivity>(&rec)) {
+        ASSERT_EQ(k->correlation_id, expected);  // nothing lost, torn or reordered
+        ++expected;
+      }
+    EXPECT_TRUE(r.truncated());
+    EXPECT_GE(expected - 1, flushed);  // every record older than the last flush is there
+  }
 }
 
 TEST(TraceWriter, FullDiskStopsWritingAndKeepsWhatWasWritten) {
