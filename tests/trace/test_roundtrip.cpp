@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -44,6 +45,8 @@ TEST(TraceRoundTrip, EveryRecordTypeKeepsItsFields) {
   EXPECT_EQ(counts[RecordType::kNvtx], 2);
   EXPECT_EQ(counts[RecordType::kEnd], 1);
   EXPECT_EQ(counts[RecordType::kProcess], 1);
+  EXPECT_EQ(counts[RecordType::kMemory], 2);
+  EXPECT_EQ(counts[RecordType::kCallStack], 2);
 
   const auto& p = std::get<ProcessInfo>(recs.at(4));  // 4 strings interned first
   EXPECT_EQ(p.pid, 4242u);
@@ -74,6 +77,20 @@ TEST(TraceRoundTrip, EveryRecordTypeKeepsItsFields) {
     } else if (auto* l = std::get_if<LaunchApi>(&rec)) {
       EXPECT_EQ(l->runtime_correlation_id, l->correlation_id + 10000);
       EXPECT_EQ(l->domain, ApiDomain::kDriver);
+      EXPECT_EQ(l->stack_id, 1u + (l->correlation_id - 100u) % 2u);
+    } else if (auto* m = std::get_if<MemoryActivity>(&rec)) {
+      EXPECT_EQ(m->memory_kind, MemoryKind::kDevice);
+      EXPECT_EQ(m->bytes, 2ull << 30);
+      EXPECT_EQ(m->address, 0x7f0000000000ull);
+      EXPECT_EQ(m->correlation_id, 55u);
+      EXPECT_EQ(m->operation, m->timestamp_ns == 2100 ? MemoryOperation::kAllocation
+                                                      : MemoryOperation::kRelease);
+    } else if (auto* cs = std::get_if<CallStack>(&rec)) {
+      ASSERT_EQ(cs->functions.size(), 2u);
+      ASSERT_EQ(cs->modules.size(), 2u);
+      EXPECT_EQ(r.string(cs->functions[0]), "at::native::cudnn_convolution");
+      EXPECT_EQ(r.string(cs->functions[1]), cs->stack_id == 1 ? "main" : "worker");
+      EXPECT_EQ(r.string(cs->modules[1]), "/usr/bin/python3");
     } else if (auto* err = std::get_if<CollectorError>(&rec)) {
       EXPECT_EQ(err->code, ErrorCode::kRangeLaunchMismatch);
       EXPECT_EQ(r.string(err->message), "2 ranges for 3 launches");
@@ -146,6 +163,57 @@ TEST(TraceRoundTrip, StringIdsInAnyOrderResolve) {
 
 TEST(TraceRoundTrip, UnknownRecordTypesAreSkipped) {
   EXPECT_FALSE(decode_record(999, "abcd", 0).has_value());
+}
+
+}  // namespace
+}  // namespace rf::trace
+
+namespace rf::trace {
+namespace {
+
+std::string payload_of(const Record& rec) {
+  std::vector<uint8_t> bytes;
+  encode_record(rec, bytes);
+  return std::string(reinterpret_cast<const char*>(bytes.data()) + 8, bytes.size() - 8);
+}
+
+TEST(TraceRoundTrip, FormatOneZeroLaunchWithoutStackIdReadsAsNoStack) {
+  LaunchApi l;
+  l.correlation_id = 7;
+  l.is_graph = true;
+  l.stack_id = 99;
+  std::string payload = payload_of(l);
+  payload.resize(payload.size() - sizeof(uint32_t));  // a 1.0 writer wrote no stack_id
+  auto back = decode_record(static_cast<uint16_t>(RecordType::kLaunch), payload, 0);
+  ASSERT_TRUE(back.has_value());
+  const auto& out = std::get<LaunchApi>(*back);
+  EXPECT_EQ(out.correlation_id, 7u);
+  EXPECT_TRUE(out.is_graph);
+  EXPECT_EQ(out.stack_id, 0u);
+}
+
+TEST(TraceRoundTrip, CallStackFrameCountBeyondItsBytesIsABadRecord) {
+  CallStack cs;
+  cs.stack_id = 3;
+  cs.functions = {5, 6};
+  cs.modules = {7, 8};
+  std::string payload = payload_of(cs);
+  const uint32_t huge = 0x40000000;  // 1 Gi frames in a 20-byte payload
+  std::memcpy(payload.data() + 4, &huge, sizeof huge);
+  try {
+    decode_record(static_cast<uint16_t>(RecordType::kCallStack), payload, 1000);
+    FAIL() << "expected TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
+    EXPECT_EQ(e.offset(), 1004u);
+  }
+}
+
+TEST(TraceRoundTrip, MemoryKindOutOfRangeIsABadRecord) {
+  MemoryActivity m;
+  std::string payload = payload_of(m);
+  payload[1] = 8;  // memory_kind: 0..7
+  EXPECT_THROW(decode_record(static_cast<uint16_t>(RecordType::kMemory), payload, 0), TraceError);
 }
 
 }  // namespace

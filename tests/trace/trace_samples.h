@@ -48,6 +48,7 @@ inline void write_sample(Writer& w, int launches) {
     l.cbid = 307; l.thread_id = 77; l.api_start_ns = 3000u + 10u * static_cast<uint64_t>(i);
     l.api_end_ns = l.api_start_ns + 5; l.window_id = 1; l.launch_index = static_cast<uint64_t>(i);
     l.kernel_name = w.intern("_Z9ffma_loopPfi"); l.grid[0] = 1024; l.block[0] = 256;
+    l.stack_id = 1 + static_cast<uint32_t>(i % 2);
     w.append(l);
     KernelActivity k;
     k.correlation_id = corr; k.device_id = 0; k.context_id = 1; k.stream_id = 7;
@@ -72,6 +73,20 @@ inline void write_sample(Writer& w, int launches) {
   e.code = ErrorCode::kRangeLaunchMismatch; e.window_id = 1; e.timestamp_ns = 9600; e.expected = 3;
   e.actual = 2; e.message = w.intern("2 ranges for 3 launches");
   w.append(e);
+  MemoryActivity m;
+  m.operation = MemoryOperation::kAllocation; m.memory_kind = MemoryKind::kDevice; m.device_id = 0;
+  m.context_id = 1; m.correlation_id = 55; m.address = 0x7f0000000000ull; m.bytes = 2ull << 30;
+  m.timestamp_ns = 2100;
+  w.append(m);
+  m.operation = MemoryOperation::kRelease; m.timestamp_ns = 9700;
+  w.append(m);
+  for (uint32_t id : {1u, 2u}) {
+    CallStack cs;
+    cs.stack_id = id;
+    cs.functions = {w.intern("at::native::cudnn_convolution"), w.intern(id == 1 ? "main" : "worker")};
+    cs.modules = {w.intern("/usr/lib/libtorch_cuda.so"), w.intern("/usr/bin/python3")};
+    w.append(cs);
+  }
 }
 
 }  // namespace rf::trace::testing

@@ -66,7 +66,7 @@ void encode_payload(const Record& record, wire::Out& o) {
             o.put(static_cast<uint8_t>(r.domain)); o.put(r.cbid); o.put(r.thread_id);
             o.put(r.api_start_ns); o.put(r.api_end_ns); o.put(r.window_id); o.put(r.launch_index);
             o.put(r.kernel_name); put_dim3(o, r.grid); put_dim3(o, r.block);
-            o.put(static_cast<uint8_t>(r.is_graph ? 1 : 0));
+            o.put(static_cast<uint8_t>(r.is_graph ? 1 : 0)); o.put(r.stack_id);
           },
           [&](const NvtxEvent& r) {
             o.put(r.id); o.put(static_cast<uint8_t>(r.kind)); o.put(static_cast<uint8_t>(r.style));
@@ -93,6 +93,18 @@ void encode_payload(const Record& record, wire::Out& o) {
           [&](const TraceEnd& r) {
             o.put(r.timestamp_ns); o.put(r.records_written); o.put(r.dropped_records);
           },
+          [&](const MemoryActivity& r) {
+            o.put(static_cast<uint8_t>(r.operation)); o.put(static_cast<uint8_t>(r.memory_kind));
+            o.put(r.device_id); o.put(r.context_id); o.put(r.stream_id); o.put(r.correlation_id);
+            o.put(r.address); o.put(r.bytes); o.put(r.timestamp_ns);
+          },
+          [&](const CallStack& r) {
+            o.put(r.stack_id); o.put(static_cast<uint32_t>(r.functions.size()));
+            for (size_t i = 0; i < r.functions.size(); ++i) {
+              o.put(r.functions[i]);
+              o.put(i < r.modules.size() ? r.modules[i] : StringId{0});
+            }
+          },
       },
       record);
 }
@@ -103,7 +115,8 @@ RecordType record_type(const Record& record) noexcept {
   static constexpr RecordType kTypes[] = {
       RecordType::kString, RecordType::kProcess,      RecordType::kDevice,   RecordType::kKernel,
       RecordType::kLaunch, RecordType::kNvtx,         RecordType::kMetricConfig,
-      RecordType::kCounters, RecordType::kWindow,     RecordType::kError,    RecordType::kEnd};
+      RecordType::kCounters, RecordType::kWindow,     RecordType::kError,    RecordType::kEnd,
+      RecordType::kMemory, RecordType::kCallStack};
   static_assert(std::size(kTypes) == std::variant_size_v<Record>);
   return kTypes[record.index()];
 }
@@ -189,6 +202,7 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
       r.kernel_name = in.get<uint32_t>("launch.kernel_name");
       get_dim3(in, r.grid, "launch.grid"); get_dim3(in, r.block, "launch.block");
       r.is_graph = get_bool(in, "launch.is_graph");
+      if (in.remaining() >= sizeof(uint32_t)) r.stack_id = in.get<uint32_t>("launch.stack_id");  // 1.1
       return r;
     }
     case RecordType::kNvtx: {
@@ -247,6 +261,31 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
       r.dropped_records = in.get<uint64_t>("end.dropped_records");
       return r;
     }
+    case RecordType::kMemory: {
+      MemoryActivity r;
+      r.operation = get_enum<MemoryOperation>(in, 1, "memory.operation");
+      r.memory_kind = get_enum<MemoryKind>(in, 7, "memory.memory_kind");
+      r.device_id = in.get<uint32_t>("memory.device_id");
+      r.context_id = in.get<uint32_t>("memory.context_id");
+      r.stream_id = in.get<uint32_t>("memory.stream_id");
+      r.correlation_id = in.get<uint32_t>("memory.correlation_id");
+      r.address = in.get<uint64_t>("memory.address");
+      r.bytes = in.get<uint64_t>("memory.bytes");
+      r.timestamp_ns = in.get<uint64_t>("memory.timestamp_ns");
+      return r;
+    }
+    case RecordType::kCallStack: {
+      CallStack r;
+      r.stack_id = in.get<uint32_t>("call_stack.stack_id");
+      uint32_t n = in.get_count(2 * sizeof(uint32_t), "call_stack.frames");
+      r.functions.reserve(n);
+      r.modules.reserve(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        r.functions.push_back(in.get<uint32_t>("call_stack.function"));
+        r.modules.push_back(in.get<uint32_t>("call_stack.module"));
+      }
+      return r;
+    }
   }
   return std::nullopt;  // unknown tag: a newer writer; the caller skips it
 }
@@ -270,6 +309,11 @@ void for_each_string_id(const Record& record, const std::function<void(StringId)
                  [&](const ProfilingWindow&) {},
                  [&](const CollectorError& r) { visit(r.message); },
                  [&](const TraceEnd&) {},
+                 [&](const MemoryActivity&) {},
+                 [&](const CallStack& r) {
+                   for (StringId id : r.functions) visit(id);
+                   for (StringId id : r.modules) visit(id);
+                 },
              },
              record);
 }

@@ -12,7 +12,7 @@ namespace rf::trace {
 
 /// Version of the trace format written by this build. Readers accept equal major versions.
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 0;
+inline constexpr uint16_t kFormatMinor = 1;
 
 /// Id of a string in the trace's string table. 0 means "no string".
 using StringId = uint32_t;
@@ -30,6 +30,8 @@ enum class RecordType : uint16_t {
   kWindow = 9,         ///< ProfilingWindow
   kError = 10,         ///< CollectorError
   kEnd = 11,           ///< TraceEnd
+  kMemory = 12,        ///< MemoryActivity (format 1.1)
+  kCallStack = 13,     ///< CallStack (format 1.1)
 };
 
 /// One string table entry: `id` maps to `value` (UTF-8 bytes, not NUL-terminated on disk).
@@ -114,6 +116,8 @@ struct LaunchApi {
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
   bool is_graph = false;                ///< cuGraphLaunch: one call, many kernels
+  /// CallStack::stack_id of the native call stack of this launch (format 1.1; 0: not recorded).
+  uint32_t stack_id = 0;
 };
 
 /// Kind of an NVTX event, from CUPTI_ACTIVITY_KIND_MARKER flags.
@@ -186,9 +190,50 @@ struct TraceEnd {
   uint64_t dropped_records = 0;  ///< records the collector could not write
 };
 
+/// Whether a MemoryActivity allocated or released memory.
+enum class MemoryOperation : uint8_t { kAllocation = 0, kRelease = 1 };
+
+/// Kind of memory of a MemoryActivity, as CUPTI's CUpti_ActivityMemoryKind (same values).
+enum class MemoryKind : uint8_t {
+  kUnknown = 0,
+  kPageable = 1,
+  kPinned = 2,
+  kDevice = 3,
+  kArray = 4,
+  kManaged = 5,
+  kDeviceStatic = 6,
+  kManagedStatic = 7,
+};
+
+/// One allocation or release of memory by the CUDA driver, from CUPTI_ACTIVITY_KIND_MEMORY2
+/// (format 1.1). A caching allocator (PyTorch's) appears as its large cudaMalloc blocks, i.e. the
+/// memory it reserved, not the tensors it hands out.
+struct MemoryActivity {
+  MemoryOperation operation = MemoryOperation::kAllocation;
+  MemoryKind memory_kind = MemoryKind::kUnknown;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;       ///< stream of an asynchronous (pool) allocation; 0 otherwise
+  uint32_t correlation_id = 0;  ///< the API call that allocated or released it
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  uint64_t timestamp_ns = 0;
+};
+
+/// One native call stack of kernel launches, written once per distinct stack when the process
+/// ends (symbolized then, not per launch; format 1.1). LaunchApi::stack_id refers to it.
+struct CallStack {
+  uint32_t stack_id = 0;  ///< 1, 2, ...
+  /// One frame per element, innermost (the launch API's caller) first: function name
+  /// (demangled; "module+0xOFFSET" when the symbol is unknown) and module (shared object path).
+  std::vector<StringId> functions;
+  std::vector<StringId> modules;  ///< same length as `functions`
+};
+
 /// Any record. The reader yields these; the writer accepts them.
 using Record = std::variant<StringDef, ProcessInfo, DeviceInfo, KernelActivity, LaunchApi, NvtxEvent,
-                            MetricConfig, RangeCounters, ProfilingWindow, CollectorError, TraceEnd>;
+                            MetricConfig, RangeCounters, ProfilingWindow, CollectorError, TraceEnd,
+                            MemoryActivity, CallStack>;
 
 /// On-disk tag of a record.
 RecordType record_type(const Record& record) noexcept;
