@@ -136,6 +136,8 @@ Config read_config(const EnvLookup& env) {
       bad("RFPROF_FORCE_OVERWRITE", *v, "0 or 1");
   }
   if (auto v = get(env, "RFPROF_FLUSH_MS")) c.flush_ms = parse_flush_ms(*v);
+  if (auto v = get(env, "RFPROF_CALLSTACKS")) c.call_stacks = parse_on_off("RFPROF_CALLSTACKS", *v);
+  if (auto v = get(env, "RFPROF_MEMORY")) c.memory = parse_on_off("RFPROF_MEMORY", *v);
   return c;
 }
 

@@ -44,6 +44,8 @@ struct Config {
   /// RFPROF_ROOT_PID: the process rfprof started; with application-only, others step aside.
   std::optional<uint32_t> root_pid;
   uint32_t flush_ms = 1000;          ///< RFPROF_FLUSH_MS: trace flush interval (ms), 1..60000
+  bool call_stacks = false;          ///< RFPROF_CALLSTACKS: native call stack of each launch
+  bool memory = false;               ///< RFPROF_MEMORY: device memory allocations and releases
 };
 
 /// Reads every RFPROF_* variable through `env`. Unset or empty variables keep their defaults.

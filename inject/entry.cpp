@@ -51,6 +51,8 @@ bool initialize_once() noexcept {
     options.force_overwrite = config.force_overwrite;
     options.disable_profiler_start_stop = config.disable_profiler_start_stop;
     options.flush_ms = config.flush_ms;
+    options.call_stacks = config.call_stacks;
+    options.memory = config.memory;
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
   } catch (const rf::inject::ConfigError& e) {
     std::fprintf(stderr, "%s; rfprof is disabled\n", e.what());

@@ -80,4 +80,30 @@ trace::DeviceInfo convert_device(const CUpti_ActivityDevice5& d, std::string_vie
   return out;
 }
 
+std::optional<trace::MemoryActivity> convert_memory(const CUpti_ActivityMemory4& m) {
+  trace::MemoryActivity r;
+  switch (m.memoryOperationType) {
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION:
+      r.operation = trace::MemoryOperation::kAllocation;
+      break;
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE:
+      r.operation = trace::MemoryOperation::kRelease;
+      break;
+    default:
+      return std::nullopt;
+  }
+  const auto kind = static_cast<uint32_t>(m.memoryKind);
+  r.memory_kind = kind <= static_cast<uint32_t>(trace::MemoryKind::kManagedStatic)
+                      ? static_cast<trace::MemoryKind>(kind)
+                      : trace::MemoryKind::kUnknown;
+  r.device_id = m.deviceId;
+  r.context_id = m.contextId;
+  r.stream_id = m.streamId;
+  r.correlation_id = m.correlationId;
+  r.address = m.address;
+  r.bytes = m.bytes;
+  r.timestamp_ns = m.timestamp;
+  return r;
+}
+
 }  // namespace rf::collector

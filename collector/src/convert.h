@@ -32,4 +32,8 @@ std::optional<trace::NvtxEvent> convert_marker(const CUpti_ActivityMarker2& m,
 trace::DeviceInfo convert_device(const CUpti_ActivityDevice5& d, std::string_view chip,
                                  const InternFn& intern);
 
+/// CUPTI_ACTIVITY_KIND_MEMORY2 (CUpti_ActivityMemory4) -> MemoryActivity, or nullopt for an
+/// invalid operation type. Memory kinds beyond the trace's known ones become kUnknown.
+std::optional<trace::MemoryActivity> convert_memory(const CUpti_ActivityMemory4& m);
+
 }  // namespace rf::collector

@@ -67,6 +67,7 @@ Session::Session(SessionOptions options)
       windows_(options_.profile_from_start),
       kernel_names_([this](std::string_view s) { return intern(s); }) {
   if (options_.metrics.empty()) options_.metrics = default_metrics();
+  if (options_.call_stacks) call_stacks_ = std::make_unique<CallStackTable>();
 }
 
 uint64_t Session::now_ns() noexcept {
@@ -159,6 +160,27 @@ void Session::write_error(trace::ErrorCode code, uint32_t window, uint64_t expec
   write(trace::CollectorError{code, window, now_ns(), expected, actual, intern(message)});
 }
 
+void Session::write_call_stacks() noexcept {
+  if (!call_stacks_) return;
+  try {
+    for (const auto& [id, frames] : call_stacks_->symbolize(is_launch_machinery)) {
+      trace::CallStack cs;
+      cs.stack_id = id;
+      for (const auto& f : frames) {
+        cs.functions.push_back(intern(f.function));
+        cs.modules.push_back(intern(f.module));
+      }
+      write(cs);
+    }
+    if (uint64_t lost = call_stacks_->overflowed())
+      write_error(trace::ErrorCode::kCallStacksDropped, 0, call_stacks_->size(), lost,
+                  std::to_string(lost) + " launches have no call stack: more than " +
+                      std::to_string(call_stacks_->size()) + " distinct stacks");
+  } catch (const std::exception& e) {
+    print_line(std::string("rfprof: could not write the launch call stacks: ") + e.what());
+  }
+}
+
 void Session::flush_loop() noexcept {
   const auto period = std::chrono::milliseconds(options_.flush_ms);
   std::unique_lock lock(flush_mutex_);
@@ -211,6 +233,7 @@ void Session::finish() noexcept {
     // Forced flush: every buffer, also those with incomplete records (at-exit use per CUPTI docs).
     RF_CUPTI_TRY(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     write_pending_devices(/*all=*/true);
+    write_call_stacks();
     state_.store(State::kFinished, std::memory_order_release);
     if (!write_failed_.load()) writer_->finish(now_ns(), dropped_records_.load());
   } catch (const std::exception& e) {

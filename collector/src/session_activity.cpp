@@ -1,4 +1,5 @@
-// CUPTI activity buffers: kernels (CONCURRENT_KERNEL), NVTX markers (MARKER), devices (DEVICE).
+// CUPTI activity buffers: kernels (CONCURRENT_KERNEL), NVTX markers (MARKER), devices (DEVICE),
+// memory allocations and releases (MEMORY2, with RFPROF_MEMORY).
 #include <cstdio>
 #include <cstdlib>
 
@@ -32,6 +33,7 @@ void Session::enable_activity() {
   activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_DEVICE);
   activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_MARKER);
+  if (options_.memory) activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_MEMORY2);
 }
 
 void Session::on_buffer_completed(uint8_t* buffer, size_t valid_size) noexcept {
@@ -81,6 +83,11 @@ void Session::handle_record(const CUpti_Activity* record) {
       std::lock_guard lock(activity_mutex_);
       auto ev = convert_marker(*m, nvtx_styles_, [this](std::string_view s) { return intern(s); });
       if (ev) write(*ev);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMORY2: {
+      // Process-wide, whatever the profiling windows: peaks need the memory held before a window.
+      if (auto m = convert_memory(*reinterpret_cast<const CUpti_ActivityMemory4*>(record))) write(*m);
       break;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {

@@ -330,6 +330,7 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   launch_dims(cbid, cb->functionParams, rec.grid, rec.block);
   std::string name = (!rec.is_graph && cb->symbolName) ? cb->symbolName : "";
   rec.kernel_name = name.empty() ? 0 : intern(name);
+  if (call_stacks_) rec.stack_id = call_stacks_->capture_and_intern();
   if (cp && cp->started()) {
     LaunchInfo info;
     info.correlation_id = t.correlation_id;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "guards.h"
+#include "rfprof/collector/call_stacks.h"
 #include "range_profiler.h"
 #include "rfprof/collector/correlation_filter.h"
 #include "rfprof/collector/messages.h"
@@ -64,6 +65,8 @@ class Session {
   void write_error(trace::ErrorCode code, uint32_t window, uint64_t expected, uint64_t actual,
                    const std::string& message) noexcept;
   void write_process_info() noexcept;
+  /// Symbolizes the launch call stacks and writes one CallStack record per stack (finish()).
+  void write_call_stacks() noexcept;
   void flush_loop() noexcept;
   static uint64_t now_ns() noexcept;
 
@@ -112,6 +115,7 @@ class Session {
   WindowTracker windows_;
   CorrelationFilter filter_;
   std::atomic<uint64_t> window_launches_{0};   // launch_index in timing mode
+  std::unique_ptr<CallStackTable> call_stacks_;  // options_.call_stacks: launch stacks -> ids
 
   // Activity conversion state (activity_mutex_).
   std::mutex activity_mutex_;

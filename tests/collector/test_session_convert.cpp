@@ -164,5 +164,47 @@ TEST(ConvertDevice, CopiesIdentityAndChip) {
   EXPECT_EQ(convert_device(d, "", intern).chip, 0u);
 }
 
+TEST(ConvertMemory, AllocationAndReleaseKeepEveryField) {
+  CUpti_ActivityMemory4 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.correlationId = 812;
+  m.address = 0x7f1234560000ull;
+  m.bytes = 20971520;
+  m.timestamp = 1700000123456ull;
+  m.deviceId = 1;
+  m.contextId = 3;
+  m.streamId = 14;
+  auto r = convert_memory(m);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->operation, trace::MemoryOperation::kAllocation);
+  EXPECT_EQ(r->memory_kind, trace::MemoryKind::kDevice);
+  EXPECT_EQ(r->correlation_id, 812u);
+  EXPECT_EQ(r->address, 0x7f1234560000ull);
+  EXPECT_EQ(r->bytes, 20971520u);
+  EXPECT_EQ(r->timestamp_ns, 1700000123456ull);
+  EXPECT_EQ(r->device_id, 1u);
+  EXPECT_EQ(r->context_id, 3u);
+  EXPECT_EQ(r->stream_id, 14u);
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
+  r = convert_memory(m);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->operation, trace::MemoryOperation::kRelease);
+  EXPECT_EQ(r->memory_kind, trace::MemoryKind::kManaged);
+}
+
+TEST(ConvertMemory, InvalidOperationIsSkippedAndUnknownKindsAreUnknown) {
+  CUpti_ActivityMemory4 m{};
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_INVALID;
+  EXPECT_FALSE(convert_memory(m).has_value());
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  m.memoryKind = static_cast<CUpti_ActivityMemoryKind>(42);
+  auto r = convert_memory(m);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->memory_kind, trace::MemoryKind::kUnknown);
+}
+
 }  // namespace
 }  // namespace rf::collector

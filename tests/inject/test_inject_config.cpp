@@ -150,6 +150,19 @@ TEST(ReadConfig, BadFlushMs) {
                  "an integer number of milliseconds from 1 to 60000");
 }
 
+TEST(ReadConfig, CallStacksAndMemoryAreOffUnlessAsked) {
+  Config none = read_config(env_of({}));
+  EXPECT_FALSE(none.call_stacks);
+  EXPECT_FALSE(none.memory);
+  Config both = read_config(env_of({{"RFPROF_CALLSTACKS", "on"}, {"RFPROF_MEMORY", " YES "}}));
+  EXPECT_TRUE(both.call_stacks);
+  EXPECT_TRUE(both.memory);
+  EXPECT_FALSE(read_config(env_of({{"RFPROF_CALLSTACKS", "0"}})).call_stacks);
+  for (const char* var : {"RFPROF_CALLSTACKS", "RFPROF_MEMORY"})
+    for (const char* v : {"2", "true", "native"})
+      expect_names(error_of(var, v), var, v, "one of on, off, yes, no, 1, 0");
+}
+
 TEST(ReadConfig, BadMetricsList) {
   for (const char* v : {"a,,b", "a,", ",a", "a, ,b"}) {
     std::string m = error_of("RFPROF_METRICS", v);

@@ -26,6 +26,11 @@ struct SessionOptions {
   bool disable_profiler_start_stop = false;
   uint32_t flush_ms = 1000;           ///< write buffered records at least this often (ms)
   uint32_t max_ranges_per_image = 2000;  ///< counter image capacity; decoded when full
+  /// Record the native call stack of each launch (libunwind; RFPROF_CALLSTACKS): LaunchApi
+  /// stack ids, and CallStack records symbolized when the trace is finished.
+  bool call_stacks = false;
+  /// Record device memory allocations and releases (CUPTI_ACTIVITY_KIND_MEMORY2; RFPROF_MEMORY).
+  bool memory = false;
 };
 
 /// Starts collecting in this process: subscribes to CUPTI callbacks, enables activity records,

@@ -171,6 +171,7 @@ enum class ErrorCode : uint32_t {
   kCountersUnavailable = 3,   ///< counters refused (privileges, busy, multiple subscribers)
   kDroppedRecords = 4,        ///< CUPTI dropped activity records
   kDecodeFailed = 5,
+  kCallStacksDropped = 6,     ///< launches without a call stack: the stack table was full (1.1)
 };
 
 /// Something the collector could not do, recorded instead of silently losing or shifting data.
