@@ -7,6 +7,8 @@
 
 #include "rfprof/analyzer/ceilings.h"
 #include "rfprof/analyzer/chrome_trace.h"
+#include "rfprof/analyzer/csv.h"
+#include "rfprof/analyzer/memory.h"
 #include "rfprof/analyzer/html_report.h"
 #include "rfprof/analyzer/ncu_import.h"
 #include "rfprof/analyzer/phases.h"
@@ -140,6 +142,8 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     std::ostream& counters_csv = out.open("counters.csv");
     Report report(sources, kernels_csv, counters_csv);
     ChromeTrace timeline(out.open("trace.json"));
+    std::ostream& memory_csv = out.open("memory.csv");
+    write_csv_row(memory_csv, memory_csv_header());
     ReportPage page;
     for (const auto& path : options.traces) {
       try {
@@ -156,6 +160,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
           page.add_launch(l.row);
         });
         report.end_trace(ctx, stats);
+        write_memory_rows(memory_csv, ctx.pid(), ctx.memory);
       } catch (const trace::TraceError& e) {
         err << "rfanalyze: " << trace_error_line(path, e) << "\n";
         return kExitBadInput;
@@ -195,6 +200,8 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     report.write_aggregates(out.open("ranges.csv"), out.open("phases.csv"));
     report.write_processes(out.open("processes.csv"));
     report.write_ops(out.open("ops.csv"), out.open("layers.csv"));
+    report.write_call_sites(out.open("callsites_time.folded"), out.open("callsites_flop.folded"),
+                            out.open("callsites.csv"));
     out.open("summary.json") << report.summary().dump(2) << "\n";
     out.open("roofline.svg") << render_roofline_svg(run_charts(report));
     page.write_scaling_csv(out.open("scaling.csv"));

@@ -1,6 +1,8 @@
 // Accumulation of a run's rows, sums, ceilings and above-roof launches (rfprof/analyzer/report.h).
 #include "rfprof/analyzer/report.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <sstream>
 
 #include "rfprof/analyzer/csv.h"
@@ -57,6 +59,8 @@ void Report::add_launch(const LaunchOutput& launch) {
   if (launch.nvtx_path) ops_.add(row, *launch.nvtx_path);
   ranges_[row.nvtx].add(row);
   phases_[row.phase].add(row);
+  call_sites_.add(row);
+  if (!row.nvtx.empty() && !path_phases_.contains(row.nvtx)) path_phases_.emplace(row.nvtx, row.phase);
 
   const DeviceCeilings* ceilings = nullptr;
   int64_t device_index = -1;
@@ -103,7 +107,26 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
   t.launches = current_launches_;
   t.nvtx_ranges = ctx.nvtx.range_count();
   t.nvtx_unmatched_ends = ctx.nvtx.unmatched_ends();
+  t.memory_events = ctx.memory.points().size();
+  t.memory_peak_bytes = ctx.memory.peak_bytes();
+  t.memory_peak_timestamp_ns = ctx.memory.peak_timestamp_ns();
+  t.call_stacks = ctx.call_stacks.size();
   t.stream = stats;
+  call_sites_.end_trace(ctx.call_stacks);
+  if (!ctx.memory.empty()) {
+    // Each range occurrence: its path (on its own thread, at its start, itself innermost) and the
+    // peak in use while it was open; a range never ended lasts to the last memory event.
+    const uint64_t last = ctx.memory.points().back().event.timestamp_ns;
+    for (const auto& r : ctx.nvtx.ranges()) {
+      const std::string& path = ctx.nvtx.path(ctx.nvtx.attribute(r.thread_id, r.start_ns)).joined;
+      if (path.empty()) continue;
+      const uint64_t end = r.end_ns == UINT64_MAX ? std::max(last, r.start_ns) : r.end_ns;
+      if (auto peak = ctx.memory.peak_between(r.start_ns, end)) {
+        uint64_t& p = range_peaks_[path];
+        p = std::max(p, *peak);
+      }
+    }
+  }
   traces_.push_back(std::move(t));
 
   ProcessRow p;
@@ -127,11 +150,36 @@ void Report::write_processes(std::ostream& out) const {
   for (const auto& p : processes_) write_csv_row(out, processes_csv_fields(p));
 }
 
+std::map<std::string, uint64_t> Report::phase_memory_peaks() const {
+  std::map<std::string, uint64_t> out;
+  for (const auto& [path, peak] : range_peaks_)
+    if (auto it = path_phases_.find(path); it != path_phases_.end()) {
+      uint64_t& p = out[it->second];
+      p = std::max(p, peak);
+    }
+  return out;
+}
+
 void Report::write_aggregates(std::ostream& ranges_csv, std::ostream& phases_csv) const {
-  write_csv_row(ranges_csv, aggregate_csv_header("nvtx"));
-  for (const auto& [key, agg] : ranges_) write_csv_row(ranges_csv, agg.csv_fields(key));
-  write_csv_row(phases_csv, aggregate_csv_header("phase"));
-  for (const auto& [key, agg] : phases_) write_csv_row(phases_csv, agg.csv_fields(key));
+  auto write = [](std::ostream& out, const std::string& key_column,
+                  const std::map<std::string, Aggregate>& rows, const std::map<std::string, uint64_t>& peaks) {
+    write_csv_row(out, range_csv_header(key_column));
+    for (const auto& [key, agg] : rows) {
+      auto fields = agg.csv_fields(key);
+      auto peak = peaks.find(key);
+      fields.push_back(peak == peaks.end() ? std::string() : std::to_string(peak->second));
+      write_csv_row(out, fields);
+    }
+  };
+  write(ranges_csv, "nvtx", ranges_, range_peaks_);
+  write(phases_csv, "phase", phases_, phase_memory_peaks());
+}
+
+void Report::write_call_sites(std::ostream& time_folded, std::ostream& flop_folded,
+                              std::ostream& csv) const {
+  call_sites_.write_folded_time(time_folded);
+  call_sites_.write_folded_flop(flop_folded);
+  call_sites_.write_csv(csv);
 }
 
 }  // namespace rf::analyzer

@@ -64,6 +64,12 @@ std::vector<std::string> aggregate_csv_header(const std::string& key_column) {
                       "flop_per_s"});
 }
 
+std::vector<std::string> range_csv_header(const std::string& key_column) {
+  auto h = aggregate_csv_header(key_column);
+  h.push_back("peak_memory_bytes");
+  return h;
+}
+
 std::optional<double> KernelRow::arithmetic_intensity() const {
   return rf::analyzer::arithmetic_intensity(metrics.total_flop(), metrics.dram_bytes());
 }
@@ -139,6 +145,36 @@ void Aggregate::add(const KernelRow& row) {
     rate_flop += *flop;
     rate_ns += *row.duration_ns;
   }
+}
+
+void Aggregate::merge(const Aggregate& o) {
+  launches += o.launches;
+  duration_ns += o.duration_ns;
+  timed_launches += o.timed_launches;
+  fp64_flop.merge(o.fp64_flop);
+  fp32_flop.merge(o.fp32_flop);
+  fp16_flop.merge(o.fp16_flop);
+  dram_read_bytes.merge(o.dram_read_bytes);
+  dram_write_bytes.merge(o.dram_write_bytes);
+  for (size_t p = 0; p < kTensorPrecisions; ++p) {
+    tensor_dense[p].merge(o.tensor_dense[p]);
+    tensor_sparse[p].merge(o.tensor_sparse[p]);
+  }
+  l2_bytes.merge(o.l2_bytes);
+  l1_bytes.merge(o.l1_bytes);
+  total_flop.merge(o.total_flop);
+  dram_bytes.merge(o.dram_bytes);
+  counted_launches += o.counted_launches;
+  l2_counted += o.l2_counted;
+  l1_counted += o.l1_counted;
+  l2_ai_flop += o.l2_ai_flop;
+  l2_ai_bytes += o.l2_ai_bytes;
+  l1_ai_flop += o.l1_ai_flop;
+  l1_ai_bytes += o.l1_ai_bytes;
+  ai_flop += o.ai_flop;
+  ai_bytes += o.ai_bytes;
+  rate_flop += o.rate_flop;
+  rate_ns += o.rate_ns;
 }
 
 std::optional<double> Aggregate::arithmetic_intensity() const {

@@ -40,6 +40,15 @@ TraceContext read_context(const std::filesystem::path& path) {
             ctx.nvtx.add(r, reader.string(r.name));
           } else if constexpr (std::is_same_v<T, trace::TraceEnd>) {
             ctx.end = r;
+          } else if constexpr (std::is_same_v<T, trace::MemoryActivity>) {
+            ctx.memory.add(r);
+          } else if constexpr (std::is_same_v<T, trace::CallStack>) {
+            CallStackFrames frames;
+            for (size_t i = 0; i < r.functions.size(); ++i) {
+              frames.functions.push_back(reader.string(r.functions[i]));
+              frames.modules.push_back(i < r.modules.size() ? reader.string(r.modules[i]) : std::string());
+            }
+            ctx.call_stacks[r.stack_id] = std::move(frames);
           }
         },
         rec);
@@ -47,6 +56,7 @@ TraceContext read_context(const std::filesystem::path& path) {
   ctx.truncated = reader.truncated();
   ctx.truncated_at = reader.truncated_at();
   ctx.nvtx.finalize();
+  ctx.memory.finalize();
   return ctx;
 }
 
@@ -97,7 +107,10 @@ class RowBuilder {
     }
 
     uint32_t path = NvtxIndex::kNoPath;
-    if (j.launch) row.thread_id = j.launch->thread_id;
+    if (j.launch) {
+      row.thread_id = j.launch->thread_id;
+      row.stack_id = j.launch->stack_id;
+    }
     if (j.launch) path = ctx_.nvtx.attribute(j.launch->thread_id, j.launch->api_start_ns);
     row.nvtx = ctx_.nvtx.path(path).joined;
     out.nvtx_path = &ctx_.nvtx.path(path).names;

@@ -144,8 +144,9 @@ class TraceBuilder {
     w_.append(mc);
   }
   void launch(uint32_t driver_corr, uint32_t runtime_corr, uint64_t thread, uint64_t t_ns,
-              uint32_t window = 0, bool graph = false) {
+              uint32_t window = 0, bool graph = false, uint32_t stack_id = 0) {
     trace::LaunchApi l;
+    l.stack_id = stack_id;
     l.correlation_id = driver_corr;
     l.runtime_correlation_id = runtime_corr;
     l.thread_id = thread;
@@ -208,6 +209,27 @@ class TraceBuilder {
     e.window_id = window;
     e.message = w_.intern(message);
     w_.append(e);
+  }
+  /// A MemoryActivity: `bytes` allocated (or released) at `address` on device 0.
+  void memory(bool allocation, uint64_t t_ns, uint64_t address, uint64_t bytes,
+              trace::MemoryKind kind = trace::MemoryKind::kDevice) {
+    trace::MemoryActivity m;
+    m.operation = allocation ? trace::MemoryOperation::kAllocation : trace::MemoryOperation::kRelease;
+    m.memory_kind = kind;
+    m.timestamp_ns = t_ns;
+    m.address = address;
+    m.bytes = bytes;
+    w_.append(m);
+  }
+  /// A CallStack: (function, module) frames, innermost first.
+  void call_stack(uint32_t id, const std::vector<std::pair<std::string, std::string>>& frames) {
+    trace::CallStack cs;
+    cs.stack_id = id;
+    for (const auto& [f, m] : frames) {
+      cs.functions.push_back(w_.intern(f));
+      cs.modules.push_back(w_.intern(m));
+    }
+    w_.append(cs);
   }
   void finish() { w_.finish(); }
 

@@ -178,7 +178,7 @@ TEST(EndToEnd, RangesPhasesAndSummary) {
 
   const CsvTable ranges = CsvTable::read(dir.path / "report" / "ranges.csv");
   ASSERT_EQ(ranges.rows.size(), 4u);
-  EXPECT_EQ(ranges.header, aggregate_csv_header("nvtx"));
+  EXPECT_EQ(ranges.header, range_csv_header("nvtx"));
   auto expect_cells = [](const CsvTable& t, size_t row, const std::vector<std::pair<std::string, std::string>>& cells) {
     ASSERT_LT(row, t.rows.size());
     EXPECT_EQ(t.rows[row].size(), t.header.size());
@@ -197,7 +197,7 @@ TEST(EndToEnd, RangesPhasesAndSummary) {
   expect_cells(ranges, ranges.find("nvtx", "iteration/forward"), forward);
   const CsvTable phases = CsvTable::read(dir.path / "report" / "phases.csv");
   ASSERT_EQ(phases.rows.size(), 4u);
-  EXPECT_EQ(phases.header, aggregate_csv_header("phase"));
+  EXPECT_EQ(phases.header, range_csv_header("phase"));
   EXPECT_EQ(phases.cell(0, "phase"), "backward");
   EXPECT_EQ(phases.cell(0, "launches"), "1");
   expect_cells(phases, phases.find("phase", "forward"), forward);

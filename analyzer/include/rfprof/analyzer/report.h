@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rfprof/analyzer/callsites.h"
 #include "rfprof/analyzer/ceilings.h"
 #include "rfprof/analyzer/ops.h"
 #include "rfprof/analyzer/roof.h"
@@ -49,6 +50,10 @@ struct TraceSummary {
   uint64_t launches = 0;                    ///< kernels.csv rows from this trace
   uint64_t nvtx_ranges = 0;
   uint64_t nvtx_unmatched_ends = 0;
+  uint64_t memory_events = 0;               ///< MemoryActivity records
+  uint64_t memory_peak_bytes = 0;           ///< MemoryTimeline::peak_bytes()
+  uint64_t memory_peak_timestamp_ns = 0;
+  uint64_t call_stacks = 0;                 ///< CallStack records
   StreamStats stream;
 };
 
@@ -86,7 +91,17 @@ class Report {
   void end_trace(const TraceContext& ctx, const StreamStats& stats);
 
   /// Writes ranges.csv (by NVTX path) and phases.csv (by phase), headers included, sorted by key.
+  /// Their last column, peak_memory_bytes, is the highest GPU memory in use while a range with
+  /// that path was open (memory.h), the highest of its paths for a phase; empty without memory
+  /// records or for launches outside every range.
   void write_aggregates(std::ostream& ranges_csv, std::ostream& phases_csv) const;
+  /// callsites_time.folded, callsites_flop.folded and callsites.csv (callsites.h).
+  void write_call_sites(std::ostream& time_folded, std::ostream& flop_folded, std::ostream& csv) const;
+  const CallSites& call_sites() const noexcept { return call_sites_; }
+  /// Peak GPU memory in use (bytes) by NVTX range path, over every trace with memory records.
+  const std::map<std::string, uint64_t>& range_memory_peaks() const noexcept { return range_peaks_; }
+  /// Peak GPU memory in use (bytes) by phase: the highest of the phase's range paths.
+  std::map<std::string, uint64_t> phase_memory_peaks() const;
   /// ops.csv and layers.csv (emit_nvtx breakdown, ops.h), headers included.
   void write_ops(std::ostream& ops_csv, std::ostream& layers_csv) const;
   const OpBreakdown& ops() const noexcept { return ops_; }
@@ -122,6 +137,9 @@ class Report {
   std::map<KernelGroupKey, Aggregate> kernel_groups_;
   std::vector<ProcessRow> processes_;
   OpBreakdown ops_;
+  CallSites call_sites_;
+  std::map<std::string, uint64_t> range_peaks_;  // by NVTX path
+  std::map<std::string, std::string> path_phases_;  // NVTX path -> phase of its launches
   Aggregate current_totals_;
   Aggregate totals_;
   std::string current_path_;

@@ -18,6 +18,8 @@ const std::vector<std::string>& kernels_csv_header();
 const std::vector<std::string>& counters_csv_header();
 /// Header of ranges.csv (`key_column` "nvtx") and phases.csv (`key_column` "phase").
 std::vector<std::string> aggregate_csv_header(const std::string& key_column);
+/// Header of ranges.csv and phases.csv: aggregate_csv_header(key_column), then peak_memory_bytes.
+std::vector<std::string> range_csv_header(const std::string& key_column);
 
 /// One launch, as written to kernels.csv. Absent values are written as empty fields.
 struct KernelRow {
@@ -32,6 +34,7 @@ struct KernelRow {
   std::optional<uint64_t> duration_ns;          ///< kernel end - start (ns), as the kernel really ran
   std::optional<uint64_t> start_ns;             ///< kernel start (CUPTI timestamp, ns); not a CSV column
   std::optional<uint64_t> thread_id;            ///< thread that launched it (trace.json's flow); not a CSV column
+  uint32_t stack_id = 0;                        ///< LaunchApi::stack_id (0: none); not a CSV column
   LaunchMetrics metrics;                        ///< FLOP per precision, DRAM bytes
   std::string nvtx;                             ///< range path ("" outside every range)
   std::string phase;
@@ -53,6 +56,11 @@ struct OptionalSum {
       sum += *v;
       ++count;
     }
+  }
+  /// Adds another sum (as if its launches had been added here).
+  void merge(const OptionalSum& o) {
+    sum += o.sum;
+    count += o.count;
   }
   std::optional<double> value() const { return count ? std::optional<double>(sum) : std::nullopt; }
 };
@@ -78,6 +86,8 @@ struct Aggregate {
   uint64_t rate_ns = 0;
 
   void add(const KernelRow& row);
+  /// Adds the launches summed in `other` (the same result as adding each of them here).
+  void merge(const Aggregate& other);
   /// total FLOP / DRAM bytes over the counted launches (FLOP/byte); absent when bytes are 0.
   std::optional<double> arithmetic_intensity() const;
   /// total FLOP / L2 bytes (lts__t_bytes.sum) over launches that have both (FLOP/byte).

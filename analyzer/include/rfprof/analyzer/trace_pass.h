@@ -1,6 +1,6 @@
 // The two passes over one trace. Pass 1 (read_context) keeps what is small and needed to
-// interpret launches: the process, devices, metric lists and every NVTX range (memory: the number
-// of ranges). Pass 2 (stream_launches) streams launches, kernels and counters through the
+// interpret launches: the process, devices, metric lists, every NVTX range, memory event and call
+// stack (memory: the number of ranges, memory events and distinct stacks). Pass 2 (stream_launches) streams launches, kernels and counters through the
 // LaunchJoiner and hands each joined launch to a sink as a KernelRow; its memory is bounded by the
 // joiner's buffer (rfprof/analyzer/join.h), not by the number of launches.
 #pragma once
@@ -14,8 +14,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rfprof/analyzer/callsites.h"
 #include "rfprof/analyzer/flops.h"
 #include "rfprof/analyzer/join.h"
+#include "rfprof/analyzer/memory.h"
 #include "rfprof/analyzer/nvtx_attribution.h"
 #include "rfprof/analyzer/phases.h"
 #include "rfprof/analyzer/rows.h"
@@ -46,6 +48,8 @@ struct TraceContext {
   std::map<uint32_t, DeviceRecord> devices;   ///< by device id
   std::map<uint32_t, MetricList> configs;     ///< by config id
   NvtxIndex nvtx;                             ///< finalized
+  MemoryTimeline memory;                      ///< finalized; empty without MemoryActivity records
+  CallStackMap call_stacks;                   ///< CallStack records (empty: none recorded)
   bool truncated = false;
   uint64_t truncated_at = 0;                  ///< byte offset where the readable part stops
   uint64_t records = 0;                       ///< records read (strings included)
