@@ -7,7 +7,10 @@
 
 namespace rf::analyzer {
 
-NvtxIndex::NvtxIndex() { paths_.push_back(RangePath{}); }
+NvtxIndex::NvtxIndex() {
+  paths_.push_back(RangePath{});
+  path_names_.emplace_back();
+}
 
 uint32_t NvtxIndex::intern_name(std::string_view name) {
   auto it = name_ids_.find(std::string(name));
@@ -30,6 +33,7 @@ uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names) {
   }
   auto id = static_cast<uint32_t>(paths_.size());
   paths_.push_back(std::move(p));
+  path_names_.push_back(names);
   path_ids_.emplace(names, id);
   return id;
 }
@@ -156,19 +160,37 @@ const NvtxIndex::Transition* NvtxIndex::state_at(const std::vector<Transition>& 
   return &*std::prev(it);
 }
 
-uint32_t NvtxIndex::attribute(uint64_t thread_id, uint64_t time_ns) const {
+uint32_t NvtxIndex::attribute(uint64_t thread_id, uint64_t start_ns, uint64_t end_ns) const {
+  if (end_ns < start_ns) end_ns = start_ns;
   if (auto it = timelines_.find(thread_id); it != timelines_.end()) {
-    const Transition* own = state_at(it->second, time_ns);
+    const Transition* own = state_at(it->second, start_ns);
     if (own && own->path != kNoPath) return own->path;
   }
-  const Transition* best = nullptr;
+  const Transition* best = nullptr;  // innermost range spans the call, started last
+  uint32_t partial = kNoPath;        // only outer ranges span the call (first such thread)
   for (const auto& [tid, timeline] : timelines_) {  // ascending thread id: ties keep the lowest
     if (tid == thread_id) continue;
-    const Transition* s = state_at(timeline, time_ns);
+    const Transition* s = state_at(timeline, start_ns);
     if (!s || s->path == kNoPath) continue;
-    if (!best || s->innermost_start_ns > best->innermost_start_ns) best = s;
+    const Transition* e = state_at(timeline, end_ns);
+    if (s == e) {
+      if (!best || s->innermost_start_ns > best->innermost_start_ns) best = s;
+      continue;
+    }
+    if (best || partial != kNoPath) continue;
+    // The thread's ranges changed during the call: keep the names open at every transition in
+    // between (the common prefix of their paths).
+    std::vector<uint32_t> common = path_names_[s->path];
+    for (const Transition* t = s + 1; t <= e && !common.empty(); ++t) {
+      const auto& names = path_names_[t->path];
+      size_t n = 0;
+      while (n < common.size() && n < names.size() && common[n] == names[n]) ++n;
+      common.resize(n);
+    }
+    if (common.empty()) continue;
+    if (auto p = path_ids_.find(common); p != path_ids_.end()) partial = p->second;
   }
-  return best ? best->path : kNoPath;
+  return best ? best->path : partial;
 }
 
 }  // namespace rf::analyzer

@@ -111,7 +111,8 @@ class RowBuilder {
       row.thread_id = j.launch->thread_id;
       row.stack_id = j.launch->stack_id;
     }
-    if (j.launch) path = ctx_.nvtx.attribute(j.launch->thread_id, j.launch->api_start_ns);
+    if (j.launch)
+      path = ctx_.nvtx.attribute(j.launch->thread_id, j.launch->api_start_ns, j.launch->api_end_ns);
     row.nvtx = ctx_.nvtx.path(path).joined;
     out.nvtx_path = &ctx_.nvtx.path(path).names;
     row.phase = phase_of(path);

@@ -27,6 +27,10 @@ struct Index {
     nvtx.add(ev(id, NvtxEventKind::kEnd, thread, end), "");
   }
   std::string at(uint64_t thread, uint64_t t) const { return nvtx.path(nvtx.attribute(thread, t)).joined; }
+  /// The path of a launch API call by `thread` from t0 to t1.
+  std::string call(uint64_t thread, uint64_t t0, uint64_t t1) const {
+    return nvtx.path(nvtx.attribute(thread, t0, t1)).joined;
+  }
 };
 
 TEST(NvtxAttribution, NestedRangesOnTheLaunchingThread) {
@@ -126,6 +130,49 @@ TEST(NvtxAttribution, RepeatedPathsShareOneId) {
   EXPECT_EQ(x.nvtx.attribute(5, 12), x.nvtx.attribute(5, 9992));
   EXPECT_EQ(x.nvtx.path_count(), 2u);  // "" and "forward"
   EXPECT_EQ(x.at(5, 7), "");
+}
+
+TEST(NvtxAttribution, OtherThreadsRangeMustContainTheWholeCall) {
+  Index x;
+  x.range(1, 100, 1000, 2000, "backward");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.call(200, 1500, 1600), "backward");
+  EXPECT_EQ(x.call(200, 1000, 1999), "backward");
+  EXPECT_EQ(x.call(200, 1990, 2010), "");  // the call outlives the range: not inside it
+  EXPECT_EQ(x.call(200, 900, 1010), "");   // began before the range
+  EXPECT_EQ(x.call(200, 1500, 1400), "backward");  // an end before the start counts as the start
+}
+
+TEST(NvtxAttribution, RaceWithTheEndOfAnInnerRangeKeepsTheOuterOne) {
+  Index x;
+  x.range(1, 100, 0, 10000, "step 3");
+  x.range(2, 100, 1000, 2000, "backward");
+  x.range(3, 100, 2000, 3000, "optimizer");
+  x.nvtx.finalize();
+  // A launch by another thread spanning the switch from backward to optimizer: only "step 3" was
+  // open through the whole call.
+  EXPECT_EQ(x.call(200, 1990, 2010), "step 3");
+  EXPECT_EQ(x.call(200, 1500, 1600), "step 3/backward");
+  EXPECT_EQ(x.call(200, 2500, 2600), "step 3/optimizer");
+}
+
+TEST(NvtxAttribution, AThreadWhoseInnermostRangeSpansTheCallBeatsAChangingOne) {
+  Index x;
+  x.range(1, 100, 0, 10000, "train");
+  x.range(2, 100, 1000, 2000, "backward");  // thread 100 changes at 2000, during the call
+  x.range(3, 300, 500, 5000, "dataloader"); // thread 300 holds one range through it
+  x.nvtx.finalize();
+  EXPECT_EQ(x.call(200, 1990, 2010), "dataloader");
+  EXPECT_EQ(x.call(200, 1500, 1600), "train/backward");  // started last (1000 > 500)
+}
+
+TEST(NvtxAttribution, LatestStartedAmongContainingRangesWins) {
+  Index x;
+  x.range(1, 100, 1000, 9000, "backward");
+  x.range(2, 300, 3000, 4000, "allreduce");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.call(200, 3100, 3200), "allreduce");  // both contain the call; allreduce started last
+  EXPECT_EQ(x.call(200, 3900, 4100), "backward");   // allreduce ends during the call
 }
 
 }  // namespace

@@ -3,11 +3,15 @@
 // Rule (docs/analyzer.md, "NVTX attribution"): a range belongs to the thread that pushed or
 // started it, and is open on that thread from its kStart timestamp (inclusive) to its kEnd
 // timestamp (exclusive), whichever thread ended it; a range never ended stays open to the end of
-// the trace. The range path of a launch made by thread T at time t is the names of the ranges
-// open on T at t, outermost (earliest started) first, joined with "/". When T has no open range,
-// the launch takes the path of the same process's other thread whose innermost open range started
-// last before t (ties: lowest thread id). That is how kernels launched by PyTorch's autograd
-// threads, which push no ranges, get the "backward" range the main thread holds open.
+// the trace. The range path of a launch whose API call by thread T ran from t0 to t1 is the names
+// of the ranges open on T at t0, outermost (earliest started) first, joined with "/". When T has
+// no open range, the launch takes a path of the same process's other threads whose ranges contain
+// the whole call [t0, t1]: among the threads whose open ranges did not change during the call, the
+// one whose innermost range started last (ties: lowest thread id); failing that, the ranges that
+// stayed open through the call on a thread whose inner ranges changed during it. That is how
+// kernels launched by PyTorch's autograd threads, which push no ranges, get the "backward" range
+// the main thread holds open, and why a launch racing the end of a range on another thread is not
+// given that range.
 #pragma once
 
 #include <cstdint>
@@ -53,9 +57,14 @@ class NvtxIndex {
   /// Builds the per-thread timelines. Call once, after the last add().
   void finalize();
 
-  /// Path id of a launch by `thread_id` at `time_ns` under the rule above; kNoPath when no range
-  /// is open in the process. Only valid after finalize().
-  uint32_t attribute(uint64_t thread_id, uint64_t time_ns) const;
+  /// Path id of a launch whose API call by `thread_id` ran from `start_ns` to `end_ns` (ns) under
+  /// the rule above; kNoPath when no range qualifies. `end_ns` below `start_ns` counts as
+  /// `start_ns`. Only valid after finalize().
+  uint32_t attribute(uint64_t thread_id, uint64_t start_ns, uint64_t end_ns) const;
+  /// attribute(thread_id, time_ns, time_ns): a call of no duration.
+  uint32_t attribute(uint64_t thread_id, uint64_t time_ns) const {
+    return attribute(thread_id, time_ns, time_ns);
+  }
   /// The path with `id` (from attribute()); id kNoPath is the empty path.
   const RangePath& path(uint32_t id) const { return paths_.at(id); }
   /// Number of distinct paths, the empty path included.
@@ -101,6 +110,7 @@ class NvtxIndex {
   uint64_t seq_ = 0;
   std::map<std::vector<uint32_t>, uint32_t> path_ids_;
   std::vector<RangePath> paths_;
+  std::vector<std::vector<uint32_t>> path_names_;  // by path id: name ids, outermost first
   std::map<uint64_t, std::vector<Transition>> timelines_;  // by thread id
   uint64_t range_count_ = 0;
   uint64_t unmatched_ends_ = 0;
