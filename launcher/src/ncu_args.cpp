@@ -86,7 +86,8 @@ const std::vector<std::string>& long_options() {
   static const std::vector<std::string> opts = {
       "help", "metrics", "section", "set", "csv", "page", "log-file", "export", "force-overwrite", "import",
       "profile-from-start", "disable-profiler-start-stop", "target-processes", "nvtx", "kernel-name",
-      "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip"};
+      "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
+      "call-stack", "call-stack-type", "cuda-memory-usage"};
   return opts;
 }
 
@@ -96,7 +97,7 @@ Plan parse_args(const std::vector<std::string>& raw) {
   // tokens before the application are looked at: the first token that is neither an option nor an
   // option's value starts the application's command line.
   static const std::vector<std::string> kNoValue = {"help", "csv", "force-overwrite", "disable-profiler-start-stop",
-                                                    "nvtx", "list-sets"};
+                                                    "nvtx", "list-sets", "call-stack"};
   static const std::vector<std::string> kShortWithValue = {"-o", "-i", "-k", "-s", "-c"};
   std::vector<std::string> all = long_options();
   for (const auto& [flag, why] : unsupported_flags())
@@ -144,7 +145,8 @@ Plan parse_args(const std::vector<std::string>& raw) {
   Plan plan;
   std::string metrics, section, set, page = "details", log_file, export_pattern, import, from_start,
       targets = "all", kernel_name, replay = "kernel";
-  bool force = false, no_start_stop = false, nvtx = false;
+  bool force = false, no_start_stop = false, nvtx = false, call_stack = false;
+  std::string call_stack_type = "native", memory_usage;
   uint64_t skip = 0, count = 0;
   app.add_option("--metrics", metrics, "metrics to collect, comma-separated, spelled as NVIDIA spells them");
   app.add_option("--section", section, "a roofline section (SpeedOfLight_RooflineChart, ...)");
@@ -164,6 +166,10 @@ Plan parse_args(const std::vector<std::string>& raw) {
   app.add_option("-s,--launch-skip", skip, "kernel launches to skip before printing");
   app.add_option("-c,--launch-count", count, "kernel launches to print")->check(CLI::PositiveNumber);
   app.add_option("--replay-mode", replay, "kernel (the only mode)")->check(CLI::IsMember({"kernel"}));
+  app.add_flag("--call-stack", call_stack, "record the native call stack of each launch (RFPROF_CALLSTACKS)");
+  app.add_option("--call-stack-type", call_stack_type, "native (the only type)");
+  app.add_option("--cuda-memory-usage", memory_usage,
+                 "true|false: record GPU memory allocations (RFPROF_MEMORY; the nsys flag)");
   std::string list_chip;
   bool list_sets = false;
   app.add_flag("--list-sets", list_sets, "list rfprof's metric sets for --chip and exit");
@@ -200,6 +206,14 @@ Plan parse_args(const std::vector<std::string>& raw) {
     plan.env["RFPROF_PROFILE_FROM_START"] = on_off("--profile-from-start", from_start) ? "on" : "off";
   if (no_start_stop) plan.env["RFPROF_DISABLE_PROFILER_START_STOP"] = "1";
   if (force) plan.env["RFPROF_FORCE_OVERWRITE"] = "1";
+  if (call_stack_type != "native")
+    fail("--call-stack-type " + call_stack_type + ": only native call stacks are recorded (python: not supported)");
+  if (call_stack) plan.env["RFPROF_CALLSTACKS"] = "1";
+  if (!memory_usage.empty()) {
+    const std::string m = lower(memory_usage);
+    if (m != "true" && m != "false") fail("--cuda-memory-usage " + memory_usage + ": expected true or false");
+    if (m == "true") plan.env["RFPROF_MEMORY"] = "1";
+  }
   plan.env["RFPROF_TARGET_PROCESSES"] = targets;
   plan.output_pattern = export_pattern.empty() ? "rfprof_%p" : export_pattern;
   if (plan.output_pattern.size() < 8 || plan.output_pattern.compare(plan.output_pattern.size() - 8, 8, ".rftrace") != 0)

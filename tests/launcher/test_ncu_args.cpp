@@ -52,6 +52,19 @@ TEST(NcuArgs, UniquePrefixesOfLongOptionsAsInNcu) {
   EXPECT_NE(error_of({"--pr", "on", "./app"}).find("ambiguous"), std::string::npos);  // profile-..., print-...
 }
 
+TEST(NcuArgs, CallStackAndMemoryUsage) {
+  Plan none = parse({"./app"});
+  EXPECT_FALSE(none.env.count("RFPROF_CALLSTACKS"));
+  EXPECT_FALSE(none.env.count("RFPROF_MEMORY"));
+  Plan p = parse({"--call-stack", "--call-stack-type", "native", "--cuda-memory-usage", "true", "./app", "--call-stack"});
+  EXPECT_EQ(p.env.at("RFPROF_CALLSTACKS"), "1");
+  EXPECT_EQ(p.env.at("RFPROF_MEMORY"), "1");
+  EXPECT_EQ(p.command, (std::vector<std::string>{"./app", "--call-stack"}));  // the app's own flag
+  EXPECT_FALSE(parse({"--cuda-memory-usage", "false", "./app"}).env.count("RFPROF_MEMORY"));
+  EXPECT_NE(error_of({"--call-stack-type", "python", "./app"}).find("only native call stacks"), std::string::npos);
+  EXPECT_NE(error_of({"--cuda-memory-usage", "maybe", "./app"}).find("expected true or false"), std::string::npos);
+}
+
 TEST(NcuArgs, ProfileFromStartSpellings) {
   for (auto [v, want] : std::vector<std::pair<std::string, std::string>>{
            {"on", "on"}, {"yes", "on"}, {"1", "on"}, {"off", "off"}, {"no", "off"}, {"0", "off"}})
