@@ -78,6 +78,10 @@ void ChromeTrace::begin_trace(const TraceContext& ctx) {
     if (open) e["args"] = {{"never_ended", true}};
     write_event(e);
   }
+  // GPU memory in use (RFPROF_MEMORY): a counter track of the process, one sample per event.
+  for (const auto& p : ctx.memory.points())
+    write_event({{"ph", "C"}, {"name", "GPU memory in use (bytes)"}, {"pid", pid_},
+                 {"ts", us(p.event.timestamp_ns)}, {"args", {{"in_use_bytes", p.in_use_bytes}}}});
 }
 
 void ChromeTrace::add_launch(const KernelRow& row) {

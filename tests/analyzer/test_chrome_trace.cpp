@@ -89,3 +89,36 @@ TEST(ChromeTrace, KernelsOnStreamTracksAndNvtxOnThreadTracks) {
 
 }  // namespace
 }  // namespace rf::analyzer
+
+namespace rf::analyzer {
+namespace {
+
+TEST(ChromeTrace, GpuMemoryInUseIsACounterTrackOfTheProcess) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, trace::CollectionMode::kTiming);
+    t.memory(true, 2000, 0x10, 1000);
+    t.memory(true, 3000, 0x20, 500);
+    t.memory(false, 4000, 0x10, 0);
+    t.finish();
+  }
+  AnalyzeOptions o;
+  o.traces = {dir.path / "t.rftrace"};
+  o.output_dir = dir.path / "out";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  std::ifstream in(dir.path / "out" / "trace.json");
+  json doc = json::parse(in);
+  auto counters = events(doc, "C");
+  ASSERT_EQ(counters.size(), 3u);
+  EXPECT_EQ(counters[0]["pid"], 4242);
+  EXPECT_EQ(counters[0]["name"], "GPU memory in use (bytes)");
+  EXPECT_DOUBLE_EQ(counters[1]["ts"].get<double>(), 3.0);
+  EXPECT_EQ(counters[0]["args"]["in_use_bytes"], 1000);
+  EXPECT_EQ(counters[1]["args"]["in_use_bytes"], 1500);
+  EXPECT_EQ(counters[2]["args"]["in_use_bytes"], 500);
+}
+
+}  // namespace
+}  // namespace rf::analyzer
