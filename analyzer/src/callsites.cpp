@@ -46,7 +46,11 @@ std::string call_site_of(const CallStackFrames& stack) {
 }
 
 void CallSites::add(const KernelRow& row) {
-  Sum& s = current_[{row.stack_id, row.kernel}];
+  if (!active_) return;
+  auto& kernels = current_[row.stack_id];
+  auto it = kernels.find(std::string_view(row.kernel));
+  if (it == kernels.end()) it = kernels.emplace(row.kernel, Sum{}).first;
+  Sum& s = it->second;
   if (row.duration_ns) s.duration_ns += *row.duration_ns;
   if (auto flop = row.metrics.total_flop()) {
     s.flop += *flop;
@@ -75,12 +79,13 @@ void CallSites::end_trace(const CallStackMap& stacks) {
       }
       return prefix.emplace(id, std::move(p)).first->second;
     };
-    for (const auto& [key, sum] : current_) {
-      Sum& f = folded_[prefix_of(key.first) + ";" + folded_frame(key.second)];
-      f.duration_ns += sum.duration_ns;
-      f.flop += sum.flop;
-      f.flop_launches += sum.flop_launches;
-    }
+    for (const auto& [id, kernels] : current_)
+      for (const auto& [kernel, sum] : kernels) {
+        Sum& f = folded_[prefix_of(id) + ";" + folded_frame(kernel)];
+        f.duration_ns += sum.duration_ns;
+        f.flop += sum.flop;
+        f.flop_launches += sum.flop_launches;
+      }
     for (const auto& [id, agg] : current_sites_) {
       std::string site = id == 0 ? kNoStack : kUnsymbolized;
       if (auto s = stacks.find(id); id != 0 && s != stacks.end()) site = call_site_of(s->second);
@@ -89,6 +94,7 @@ void CallSites::end_trace(const CallStackMap& stacks) {
   }
   current_.clear();
   current_sites_.clear();
+  active_ = false;
 }
 
 void CallSites::write_folded_time(std::ostream& out) const {

@@ -21,6 +21,8 @@ void Report::begin_trace(const TraceContext& ctx) {
   current_totals_ = Aggregate{};
   current_launches_ = 0;
   current_path_ = ctx.path.string();
+  current_has_memory_ = !ctx.memory.empty();
+  call_sites_.begin_trace(!ctx.call_stacks.empty());
   const size_t trace_index = traces_.size();
   for (const auto& [id, dev] : ctx.devices) {
     DeviceSummary d;
@@ -60,7 +62,8 @@ void Report::add_launch(const LaunchOutput& launch) {
   ranges_[row.nvtx].add(row);
   phases_[row.phase].add(row);
   call_sites_.add(row);
-  if (!row.nvtx.empty() && !path_phases_.contains(row.nvtx)) path_phases_.emplace(row.nvtx, row.phase);
+  if (current_has_memory_ && !row.nvtx.empty() && !path_phases_.contains(row.nvtx))
+    path_phases_.emplace(row.nvtx, row.phase);
 
   const DeviceCeilings* ceilings = nullptr;
   int64_t device_index = -1;

@@ -40,7 +40,11 @@ std::string call_site_of(const CallStackFrames& stack);
 /// names), not O(launches).
 class CallSites {
  public:
-  /// One launch of the current trace (row.stack_id; 0: no stack recorded).
+  /// Starts a trace; `has_call_stacks`: it holds CallStack records (pass 1 saw them). Launches of
+  /// a trace without them are not looked at (add() returns at once).
+  void begin_trace(bool has_call_stacks) noexcept { active_ = has_call_stacks; }
+  /// One launch of the current trace (row.stack_id; 0: no stack recorded). No allocation for a
+  /// (stack, kernel) pair already seen.
   void add(const KernelRow& row);
   /// Ends the current trace: resolves its stack ids through `stacks` (empty: the trace recorded no
   /// call stacks, and its launches are left out). Launches without a stack count under
@@ -63,7 +67,9 @@ class CallSites {
     double flop = 0.0;
     uint64_t flop_launches = 0;
   };
-  std::map<std::pair<uint32_t, std::string>, Sum> current_;  // (stack id, kernel), current trace
+  bool active_ = false;
+  // Current trace: stack id -> kernel -> sums (transparent lookup by the row's kernel name).
+  std::unordered_map<uint32_t, std::map<std::string, Sum, std::less<>>> current_;
   std::map<uint32_t, Aggregate> current_sites_;               // stack id, current trace
   std::map<std::string, Sum> folded_;                         // folded line without value
   std::map<std::string, Aggregate> sites_;

@@ -139,7 +139,8 @@ class Report {
   OpBreakdown ops_;
   CallSites call_sites_;
   std::map<std::string, uint64_t> range_peaks_;  // by NVTX path
-  std::map<std::string, std::string> path_phases_;  // NVTX path -> phase of its launches
+  std::map<std::string, std::string> path_phases_;  // NVTX path -> phase (traces with memory records)
+  bool current_has_memory_ = false;
   Aggregate current_totals_;
   Aggregate totals_;
   std::string current_path_;
