@@ -222,9 +222,13 @@
   });
   table('rf-top-kernels', [{ title: 'kernel', get: (k) => k.kernel, name: true },
     { title: '% GPU time', get: (k) => ((100 * k.duration_ns) / total).toFixed(1) }, ...sumColumns], top);
-  table('rf-phases', [{ title: 'phase', get: (r) => r.phase, name: true }, ...sumColumns], data.phases);
+  // Peak GPU memory (RFPROF_MEMORY traces only): the column is shown when a row has a value.
+  const memoryColumn = (rows) => (rows.some((r) => r.peak_memory_bytes != null)
+    ? [{ title: 'peak GPU memory', get: (r) => fmt(r.peak_memory_bytes, 'B') }] : []);
+  table('rf-phases', [{ title: 'phase', get: (r) => r.phase, name: true }, ...sumColumns,
+    ...memoryColumn(data.phases)], data.phases);
   table('rf-ranges', [{ title: 'NVTX range', get: (r) => r.range || '(outside every range)', name: true },
-    ...sumColumns], data.ranges);
+    ...sumColumns, ...memoryColumn(data.ranges)], data.ranges);
 
   // Forward/backward by op and by layer (summary.json "ops", when present).
   const aggFlop = (a) => {

@@ -186,16 +186,23 @@ json ReportPage::data(const Report& report) const {
     points.push_back(std::move(p));
   }
 
+  auto peak_of = [](const std::map<std::string, uint64_t>& peaks, const std::string& key) {
+    auto it = peaks.find(key);
+    return it == peaks.end() ? json(nullptr) : json(it->second);
+  };
   json ranges = json::array();
   for (const auto& [key, a] : report.ranges()) {
     json r = {{"range", key}};
     r.update(sums(a));
+    r["peak_memory_bytes"] = peak_of(report.range_memory_peaks(), key);
     ranges.push_back(std::move(r));
   }
   json phases = json::array();
+  const auto phase_peaks = report.phase_memory_peaks();
   for (const auto& [key, a] : report.phases()) {
     json r = {{"phase", key}};
     r.update(sums(a));
+    r["peak_memory_bytes"] = peak_of(phase_peaks, key);
     phases.push_back(std::move(r));
   }
   json totals = sums(report.totals());

@@ -27,7 +27,7 @@ using rf::analyzer::testing::TraceBuilder;
 namespace {
 
 void write_trace(const fs::path& path, const std::string& command_line, double time_scale,
-                 double count_scale) {
+                 double count_scale, bool with_memory = false) {
   TraceBuilder t(path);
   rf::trace::ProcessInfo p;
   p.pid = 4242;
@@ -57,6 +57,11 @@ void write_trace(const fs::path& path, const std::string& command_line, double t
   t.pop(3, 100, 2900);
   t.pop(4, 100, 3900);
   t.pop(1, 100, 4000);
+  if (with_memory) {  // 2 GiB before the step, 6 GiB more in forward, released in backward
+    t.memory(true, 900, 0x1000, 2ull << 30);
+    t.memory(true, 1500, 0x2000, 6ull << 30);
+    t.memory(false, 2500, 0x2000, 0);
+  }
   uint32_t corr = 10;
   for (const auto& k : kernels) {
     ++corr;
@@ -81,7 +86,7 @@ int main(int argc, char** argv) {
   }
   const fs::path dir = argv[1];
   fs::create_directories(dir);
-  write_trace(dir / "train.rftrace", "python3 train.py --epochs 1", 1.0, 1.0);
+  write_trace(dir / "train.rftrace", "python3 train.py --epochs 1", 1.0, 1.0, /*with_memory=*/true);
   write_trace(dir / "b8.rftrace", "python3 train.py --batch-size 8 --steps 1", 1.0, 1.0);
   write_trace(dir / "b32.rftrace", "python3 train.py -b 32 --steps 1", 3.0, 4.0);
   rf::analyzer::AnalyzeOptions one;

@@ -74,6 +74,10 @@ const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path'
     check((await one.page.locator('#rf-top-kernels b').count()) === 0, 'no element injected by a kernel name');
     check((await one.page.locator('#rf-top-kernels tr').count()) === 5, 'top kernels: header + 4 kernels');
     check((await one.page.locator('#rf-phases tr').count()) === 4, 'phases table: header + 3 phases');
+    check((await one.page.locator('#rf-phases th', { hasText: 'peak GPU memory' }).count()) === 1,
+          'phases table: peak GPU memory column (trace with memory records)');
+    check((await one.page.locator('#rf-ranges th', { hasText: 'peak GPU memory' }).count()) === 1,
+          'ranges table: peak GPU memory column');
     check(await one.page.locator('#rf-scaling-section').isHidden(), 'no scaling section for one trace');
     check(one.errors.length === 0, 'one trace: no console/page errors ' + JSON.stringify(one.errors));
 
@@ -83,6 +87,8 @@ const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path'
     check((await points(two.page)) === 10, 'two traces: 10 points, got ' + (await points(two.page)));
     check(await two.page.locator('#rf-scaling-section').isVisible(), 'scaling section shown');
     check((await two.page.locator('#rf-scaling-table tr').count()) === 3, 'scaling table: header + 2 traces');
+    check((await two.page.locator('#rf-phases th', { hasText: 'peak GPU memory' }).count()) === 0,
+          'no peak GPU memory column without memory records');
     // FLOP/s, FLOP/byte and throughput against batch size: one line each.
     check((await two.page.locator('#rf-scaling-chart g.mark-line path').count()) === 3, 'scaling chart: 3 lines');
     await two.page.screenshot({ path: path.join(fixture, 'scaling.png'), fullPage: true });

@@ -29,6 +29,7 @@ void write_trace(const fs::path& path, const std::string& command_line, uint64_t
   t.device(0, "NVIDIA H100 80GB HBM3", "GH100", 3352320000ull);
   t.config(1, testing::roofline_metrics());
   t.push(1, 100, 1000, "forward");
+  if (duration_ns == 4000) t.memory(true, 1500, 0x100, 5ull << 30);  // trace b only
   t.pop(1, 100, 2000);
   Counts c;
   c.ffma = 500;  // 1000 FP32 FLOP
@@ -120,6 +121,12 @@ TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   }
   EXPECT_TRUE(fp32 && dram);
   EXPECT_TRUE(d["ops"].is_null());  // summary.json without "ops"
+  // Trace b holds 5 GiB while "forward" is open; trace a has no memory records.
+  ASSERT_EQ(d["ranges"].size(), 1u);
+  EXPECT_EQ(d["ranges"][0]["peak_memory_bytes"], 5ull << 30);
+  ASSERT_EQ(d["phases"].size(), 1u);
+  EXPECT_EQ(d["phases"][0]["phase"], "forward");
+  EXPECT_EQ(d["phases"][0]["peak_memory_bytes"], 5ull << 30);
 
   const auto csv = testing::lines_of(o.output_dir / "scaling.csv");
   ASSERT_EQ(csv.size(), 3u);
