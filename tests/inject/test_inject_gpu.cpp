@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -171,6 +172,74 @@ TEST_F(InjectGpu, NvtxStepRangeIsRecorded) {
   ASSERT_NE(end, events.end());
   EXPECT_LT(start->timestamp_ns, end->timestamp_ns);
   EXPECT_NE(start->style, NvtxRangeStyle::kStartEnd);
+}
+
+// ---- RFPROF_CALLSTACKS=1 RFPROF_MEMORY=1 in timing mode, profiling from the start ----
+
+class InjectGpuStacksMemory : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("rfinject_gpu_sm_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    trace_path_ = dir_ / "app.rftrace";
+    std::string cmd = std::string("env CUDA_INJECTION64_PATH='") + RFINJECT_PATH +
+                      "' NVTX_INJECTION64_PATH='" + RFINJECT_PATH + "' RFPROF_OUTPUT='" +
+                      trace_path_.string() +
+                      "' RFPROF_MODE=timing RFPROF_CALLSTACKS=1 RFPROF_MEMORY=1 '" + GPU_APP_PATH +
+                      "' > '" + (dir_ / "out").string() + "' 2> '" + (dir_ / "err").string() + "'";
+    exit_status_ = std::system(cmd.c_str());
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  static inline fs::path dir_, trace_path_;
+  static inline int exit_status_ = -1;
+};
+
+TEST_F(InjectGpuStacksMemory, TheBufferAllocationAndItsReleaseAreRecorded) {
+  ASSERT_EQ(exit_status_, 0);
+  Trace t = read_trace(trace_path_);
+  constexpr uint64_t kBytes = 8 * 128 * sizeof(float);  // gpu_app's cudaMalloc
+  std::optional<MemoryActivity> alloc, release;
+  for (const auto& m : t.all<MemoryActivity>()) {
+    if (m.memory_kind != MemoryKind::kDevice) continue;
+    if (m.operation == MemoryOperation::kAllocation && m.bytes == kBytes) alloc = m;
+    if (m.operation == MemoryOperation::kRelease && alloc && m.address == alloc->address) release = m;
+  }
+  ASSERT_TRUE(alloc.has_value());
+  ASSERT_TRUE(release.has_value());
+  EXPECT_LT(alloc->timestamp_ns, release->timestamp_ns);
+}
+
+TEST_F(InjectGpuStacksMemory, LaunchesFromOneCallSiteShareAStackSymbolizedToMain) {
+  ASSERT_EQ(exit_status_, 0);
+  Trace t = read_trace(trace_path_);
+  std::map<uint32_t, CallStack> stacks;
+  for (const auto& cs : t.all<CallStack>()) stacks[cs.stack_id] = cs;
+  ASSERT_FALSE(stacks.empty());
+  std::vector<uint32_t> loop_ids;  // the 5 scale<<<g, 128>>> launches of the loop
+  uint32_t before_id = 0;
+  for (const auto& l : t.all<LaunchApi>()) {
+    EXPECT_NE(l.stack_id, 0u) << t.str(l.kernel_name);
+    EXPECT_TRUE(stacks.count(l.stack_id)) << l.stack_id;
+    const std::string name = t.str(l.kernel_name);
+    if (name.find("before_window") != std::string::npos) before_id = l.stack_id;
+    if (name.find("scale") != std::string::npos && l.grid[0] >= 1 && l.grid[0] <= 5 && loop_ids.size() < 5)
+      loop_ids.push_back(l.stack_id);
+  }
+  ASSERT_EQ(loop_ids.size(), 5u);
+  for (uint32_t id : loop_ids) EXPECT_EQ(id, loop_ids[0]);
+  EXPECT_NE(before_id, 0u);
+  EXPECT_NE(before_id, loop_ids[0]);
+  const CallStack& cs = stacks.at(loop_ids[0]);
+  ASSERT_FALSE(cs.functions.empty());
+  // The launch machinery is left out: the innermost frame is the CUDA runtime or the app.
+  const std::string first_module = t.str(cs.modules[0]);
+  for (const char* m : {"librfinject", "libcupti", "libcuda.so"})
+    EXPECT_EQ(first_module.find(m), std::string::npos) << first_module;
+  bool has_main = false;
+  for (auto f : cs.functions) has_main = has_main || t.str(f) == "main";
+  EXPECT_TRUE(has_main) << "gpu_app is linked with -rdynamic; main must be named";
 }
 
 }  // namespace
