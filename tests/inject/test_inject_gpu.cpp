@@ -51,20 +51,24 @@ Trace read_trace(const fs::path& p) {
   return t;
 }
 
+/// Runs gpu_app under librfinject with the RFPROF_* settings `env` ("VAR=value ..."), writing
+/// DIR/app.rftrace, DIR/out and DIR/err in a fresh DIR; returns std::system's status.
+int run_app(const fs::path& dir, const std::string& env) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string cmd = std::string("env CUDA_INJECTION64_PATH='") + RFINJECT_PATH + "' NVTX_INJECTION64_PATH='" +
+                    RFINJECT_PATH + "' RFPROF_OUTPUT='" + (dir / "app.rftrace").string() + "' " + env + " '" +
+                    GPU_APP_PATH + "' > '" + (dir / "out").string() + "' 2> '" + (dir / "err").string() + "'";
+  return std::system(cmd.c_str());
+}
+
 class InjectGpu : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / ("rfinject_gpu_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     trace_path_ = dir_ / "app.rftrace";
-    std::string cmd = std::string("env CUDA_INJECTION64_PATH='") + RFINJECT_PATH +
-                      "' NVTX_INJECTION64_PATH='" + RFINJECT_PATH + "' RFPROF_OUTPUT='" +
-                      trace_path_.string() +
-                      "' RFPROF_PROFILE_FROM_START=off RFPROF_MODE=counters RFPROF_METRICS=" + kFfma +
-                      ",gpu__time_duration.sum '" + GPU_APP_PATH + "' > '" + (dir_ / "out").string() +
-                      "' 2> '" + (dir_ / "err").string() + "'";
-    exit_status_ = std::system(cmd.c_str());
+    exit_status_ = run_app(dir_, std::string("RFPROF_PROFILE_FROM_START=off RFPROF_MODE=counters RFPROF_METRICS=") +
+                                     kFfma + ",gpu__time_duration.sum");
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
@@ -180,15 +184,8 @@ class InjectGpuStacksMemory : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / ("rfinject_gpu_sm_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     trace_path_ = dir_ / "app.rftrace";
-    std::string cmd = std::string("env CUDA_INJECTION64_PATH='") + RFINJECT_PATH +
-                      "' NVTX_INJECTION64_PATH='" + RFINJECT_PATH + "' RFPROF_OUTPUT='" +
-                      trace_path_.string() +
-                      "' RFPROF_MODE=timing RFPROF_CALLSTACKS=1 RFPROF_MEMORY=1 '" + GPU_APP_PATH +
-                      "' > '" + (dir_ / "out").string() + "' 2> '" + (dir_ / "err").string() + "'";
-    exit_status_ = std::system(cmd.c_str());
+    exit_status_ = run_app(dir_, "RFPROF_MODE=timing RFPROF_CALLSTACKS=1 RFPROF_MEMORY=1");
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
