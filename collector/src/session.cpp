@@ -64,7 +64,9 @@ Session* current_session() noexcept { return g_session.load(); }
 
 Session::Session(SessionOptions options)
     : options_(std::move(options)),
-      windows_(options_.profile_from_start),
+      launch_log_(options_.profile_from_start,
+                  LaunchSink{[this](const trace::Record& r) { write(r); },
+                             [this](std::string_view s) { return intern(s); }}),
       kernel_names_([this](std::string_view s) { return intern(s); }) {
   if (options_.metrics.empty()) options_.metrics = default_metrics();
 }
@@ -95,10 +97,7 @@ void Session::start() {
   wo.force_overwrite = options_.force_overwrite;
   writer_ = std::make_unique<trace::Writer>(options_.output, wo);
   write_process_info();
-  {
-    std::lock_guard lock(mutex_);
-    if (auto w = windows_.process_start()) write(trace::ProfilingWindow{*w, true, now_ns(), 0});
-  }
+  (void)launch_log_.process_start(now_ns());
   state_.store(State::kRunning, std::memory_order_release);
   flush_thread_ = std::thread([this] { flush_loop(); });
 }
@@ -195,11 +194,7 @@ void Session::finish() noexcept {
   if (!state_.compare_exchange_strong(expected, State::kFinishing)) return;
   if (static_cast<int>(::getpid()) != owner_pid_) return;  // a forked child never writes
   try {
-    std::optional<uint32_t> closed;
-    {
-      std::lock_guard lock(mutex_);
-      closed = windows_.close();
-    }
+    const std::optional<uint32_t> closed = launch_log_.close_window();
     flush_all_images(/*at_exit=*/true);
     if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});
     {

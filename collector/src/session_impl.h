@@ -20,12 +20,11 @@
 
 #include "guards.h"
 #include "range_profiler.h"
-#include "rfprof/collector/correlation_filter.h"
+#include "rfprof/collector/launch_log.h"
 #include "rfprof/collector/messages.h"
 #include "rfprof/collector/names.h"
 #include "rfprof/collector/nvtx_style.h"
 #include "rfprof/collector/session.h"
-#include "rfprof/collector/window.h"
 #include "rfprof/trace/writer.h"
 
 namespace rf::collector {
@@ -107,11 +106,8 @@ class Session {
   std::vector<CallbackGuard> callbacks_;
   std::vector<ActivityKindGuard> activity_kinds_;
 
-  // Windows and the kernel-record filter (mutex_).
-  std::mutex mutex_;
-  WindowTracker windows_;
-  CorrelationFilter filter_;
-  std::atomic<uint64_t> window_launches_{0};   // launch_index in timing mode
+  // Windows, the kernel-record filter and launch indices in timing mode (thread-safe).
+  LaunchLog launch_log_;
 
   // Activity conversion state (activity_mutex_).
   std::mutex activity_mutex_;
