@@ -78,9 +78,8 @@ uint64_t Session::now_ns() noexcept {
 }
 
 void Session::start() {
-  owner_pid_ = static_cast<int>(::getpid());
   // First CUPTI call that can be refused: another client, or no usable driver. Callbacks and
-  // buffers that arrive before state_ is kRunning are ignored, so the trace is created last and
+  // buffers that arrive before the state is kRunning are ignored, so the trace is created last and
   // nothing is left on disk when CUPTI refuses.
   subscriber_ = SubscriberGuard(callback_trampoline, this, &other_client_);
   RF_CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
@@ -98,7 +97,7 @@ void Session::start() {
   writer_ = std::make_unique<trace::Writer>(options_.output, wo);
   write_process_info();
   (void)launch_log_.process_start(now_ns());
-  state_.store(State::kRunning, std::memory_order_release);
+  owner_.set_running();  // this process owns the trace
   flush_thread_ = std::thread([this] { flush_loop(); });
 }
 
@@ -190,9 +189,7 @@ void Session::request_flush() noexcept {
 }
 
 void Session::finish() noexcept {
-  State expected = State::kRunning;
-  if (!state_.compare_exchange_strong(expected, State::kFinishing)) return;
-  if (static_cast<int>(::getpid()) != owner_pid_) return;  // a forked child never writes
+  if (!owner_.begin_finish()) return;  // once, and a forked child never writes
   try {
     const std::optional<uint32_t> closed = launch_log_.close_window();
     flush_all_images(/*at_exit=*/true);
@@ -206,13 +203,13 @@ void Session::finish() noexcept {
     // Forced flush: every buffer, also those with incomplete records (at-exit use per CUPTI docs).
     RF_CUPTI_TRY(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     write_pending_devices(/*all=*/true);
-    state_.store(State::kFinished, std::memory_order_release);
+    owner_.set_finished();
     if (!write_failed_.load()) writer_->finish(now_ns(), dropped_records_.load());
   } catch (const std::exception& e) {
-    state_.store(State::kFinished, std::memory_order_release);
+    owner_.set_finished();
     print_line(std::string("rfprof: could not finish the trace: ") + e.what());
   } catch (...) {
-    state_.store(State::kFinished, std::memory_order_release);
+    owner_.set_finished();
     print_line("rfprof: could not finish the trace (unknown error)");
   }
 }
@@ -249,8 +246,7 @@ bool start_session(const SessionOptions& options) noexcept {
     return false;
   }
   g_session.store(s);  // never deleted: callbacks and the exit handler may run until the very end
-  std::atexit(exit_handler);
-  ::pthread_atfork(nullptr, nullptr, fork_child_handler);
+  install_exit_and_fork_handlers(exit_handler, fork_child_handler);
   // SIGTERM (Slurm's time limit), SIGINT, SIGHUP: finish the trace before the default action
   // kills the process; with the application's own handler, flush and let it decide (signal_finish.h).
   install_signal_finish(
