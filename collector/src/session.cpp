@@ -64,7 +64,9 @@ Session* current_session() noexcept { return g_session.load(); }
 
 Session::Session(SessionOptions options)
     : options_(std::move(options)),
-      windows_(options_.profile_from_start),
+      launch_log_(options_.profile_from_start,
+                  LaunchSink{[this](const trace::Record& r) { write(r); },
+                             [this](std::string_view s) { return intern(s); }}),
       kernel_names_([this](std::string_view s) { return intern(s); }) {
   if (options_.metrics.empty()) options_.metrics = default_metrics();
   if (options_.call_stacks) call_stacks_ = std::make_unique<CallStackTable>();
@@ -77,9 +79,8 @@ uint64_t Session::now_ns() noexcept {
 }
 
 void Session::start() {
-  owner_pid_ = static_cast<int>(::getpid());
   // First CUPTI call that can be refused: another client, or no usable driver. Callbacks and
-  // buffers that arrive before state_ is kRunning are ignored, so the trace is created last and
+  // buffers that arrive before the state is kRunning are ignored, so the trace is created last and
   // nothing is left on disk when CUPTI refuses.
   subscriber_ = SubscriberGuard(callback_trampoline, this, &other_client_);
   RF_CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
@@ -96,11 +97,8 @@ void Session::start() {
   wo.force_overwrite = options_.force_overwrite;
   writer_ = std::make_unique<trace::Writer>(options_.output, wo);
   write_process_info();
-  {
-    std::lock_guard lock(mutex_);
-    if (auto w = windows_.process_start()) write(trace::ProfilingWindow{*w, true, now_ns(), 0});
-  }
-  state_.store(State::kRunning, std::memory_order_release);
+  (void)launch_log_.process_start(now_ns());
+  owner_.set_running();  // this process owns the trace
   flush_thread_ = std::thread([this] { flush_loop(); });
 }
 
@@ -213,15 +211,9 @@ void Session::request_flush() noexcept {
 }
 
 void Session::finish() noexcept {
-  State expected = State::kRunning;
-  if (!state_.compare_exchange_strong(expected, State::kFinishing)) return;
-  if (static_cast<int>(::getpid()) != owner_pid_) return;  // a forked child never writes
+  if (!owner_.begin_finish()) return;  // once, and a forked child never writes
   try {
-    std::optional<uint32_t> closed;
-    {
-      std::lock_guard lock(mutex_);
-      closed = windows_.close();
-    }
+    const std::optional<uint32_t> closed = launch_log_.close_window();
     flush_all_images(/*at_exit=*/true);
     if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});
     {
@@ -234,13 +226,13 @@ void Session::finish() noexcept {
     RF_CUPTI_TRY(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     write_pending_devices(/*all=*/true);
     write_call_stacks();
-    state_.store(State::kFinished, std::memory_order_release);
+    owner_.set_finished();
     if (!write_failed_.load()) writer_->finish(now_ns(), dropped_records_.load());
   } catch (const std::exception& e) {
-    state_.store(State::kFinished, std::memory_order_release);
+    owner_.set_finished();
     print_line(std::string("rfprof: could not finish the trace: ") + e.what());
   } catch (...) {
-    state_.store(State::kFinished, std::memory_order_release);
+    owner_.set_finished();
     print_line("rfprof: could not finish the trace (unknown error)");
   }
 }
@@ -277,8 +269,7 @@ bool start_session(const SessionOptions& options) noexcept {
     return false;
   }
   g_session.store(s);  // never deleted: callbacks and the exit handler may run until the very end
-  std::atexit(exit_handler);
-  ::pthread_atfork(nullptr, nullptr, fork_child_handler);
+  install_exit_and_fork_handlers(exit_handler, fork_child_handler);
   // SIGTERM (Slurm's time limit), SIGINT, SIGHUP: finish the trace before the default action
   // kills the process; with the application's own handler, flush and let it decide (signal_finish.h).
   install_signal_finish(

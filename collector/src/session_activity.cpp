@@ -66,10 +66,7 @@ void Session::handle_record(const CUpti_Activity* record) {
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      {
-        std::lock_guard lock(mutex_);
-        if (!filter_.contains(k->correlationId)) return;  // launched outside every window
-      }
+      if (!launch_log_.kernel_kept(k->correlationId)) return;  // launched outside every window
       trace::KernelActivity rec;
       {
         std::lock_guard lock(activity_mutex_);

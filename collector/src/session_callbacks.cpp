@@ -62,10 +62,9 @@ bool is_graph(CUpti_CallbackId cbid) {
 /// The launch of the current driver launch call of this thread, from API entry to exit.
 struct ThreadLaunch {
   bool active = false;
-  bool in_window = false;
+  LaunchTicket ticket;  // LaunchLog's decision at entry (inside a window, which one)
   uint32_t correlation_id = 0;
   uint32_t runtime_correlation_id = 0;
-  uint32_t window = 0;
   uint64_t start_ns = 0;
 };
 thread_local ThreadLaunch t_launch;
@@ -247,6 +246,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
     t_locked.reset();
   }
   ThreadLaunch& t = t_launch;
+  launch_log_.exit(t.ticket, std::nullopt);  // the previous launch's exit never came
   t = ThreadLaunch{};
   // A launch into a stream being captured into a CUDA graph runs no kernel now (its kernels run,
   // under the graph launch's correlation id, when the graph is launched): not a launch to record.
@@ -255,19 +255,9 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   t.correlation_id = cb->correlationId;
   t.runtime_correlation_id = t_runtime_correlation_id;
   t.start_ns = now_ns();
-  {
-    std::lock_guard lock(mutex_);
-    auto w = windows_.current();
-    if (!w) {
-      filter_.reject(t.runtime_correlation_id);
-      filter_.reject(t.correlation_id);
-      return;
-    }
-    t.in_window = true;
-    t.window = *w;
-    filter_.accept(t.runtime_correlation_id);
-    filter_.accept(t.correlation_id);
-  }
+  t.ticket = launch_log_.enter(t.correlation_id, t.runtime_correlation_id);
+  if (!t.ticket.in_window) return;
+  const uint32_t window = t.ticket.window;
   if (options_.mode != trace::CollectionMode::kCounters || !cb->context) return;
   std::shared_ptr<ContextProfiler> cp = profiler_for(cb->context);
   if (!cp) return;
@@ -278,7 +268,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   LaunchRangeMap& launches = cp->launches();
   const bool graph = is_graph(cbid);
   if (cp->started() &&
-      (cp->window_id() != t.window || launches.size() >= cp->max_ranges() || launches.has_graph() ||
+      (cp->window_id() != window || launches.size() >= cp->max_ranges() || launches.has_graph() ||
        (graph && !launches.empty()))) {
     // Decode before the image overflows, and keep every graph launch in an image of its own so
     // that its unknowable range count spoils no other launch's counters.
@@ -286,9 +276,9 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   }
   if (!cp->started()) {
     try {
-      cp->start(t.window);
+      cp->start(window);
     } catch (const CuptiError& e) {
-      counters_failed(cb->context, t.window, "cuptiRangeProfiler start on device " +
+      counters_failed(cb->context, window, "cuptiRangeProfiler start on device " +
                                                  std::to_string(cp->device_id()) + " (" + cp->chip() +
                                                  "): " + e.what(),
                       static_cast<int>(e.result()));
@@ -310,12 +300,15 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
       if (p) p->mutex().unlock();
     }
   } unlock{cp.get()};
-  if (!t.active || t.correlation_id != cb->correlationId || !t.in_window) return;
+  if (!t.active || !t.ticket.in_window) return;
   const State s = state();
-  if (s != State::kRunning && s != State::kFinishing) return;
   const bool ok = cb->functionReturnValue &&
                   *static_cast<const CUresult*>(cb->functionReturnValue) == CUDA_SUCCESS;
-  if (!ok) return;  // no kernel ran, no range was made: nothing to join
+  // A failed launch ran no kernel and made no range: nothing to join, nothing written.
+  if (t.correlation_id != cb->correlationId || (s != State::kRunning && s != State::kFinishing) || !ok) {
+    launch_log_.exit(t.ticket, std::nullopt);
+    return;
+  }
 
   trace::LaunchApi rec;
   rec.correlation_id = t.correlation_id;
@@ -325,42 +318,32 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   rec.thread_id = system_thread_id();
   rec.api_start_ns = t.start_ns;
   rec.api_end_ns = now_ns();
-  rec.window_id = t.window;
   rec.is_graph = is_graph(cbid);
   launch_dims(cbid, cb->functionParams, rec.grid, rec.block);
   std::string name = (!rec.is_graph && cb->symbolName) ? cb->symbolName : "";
-  rec.kernel_name = name.empty() ? 0 : intern(name);
   if (call_stacks_) rec.stack_id = call_stacks_->capture_and_intern();
-  if (cp && cp->started()) {
+  const bool counters = cp && cp->started();
+  if (counters) {
     LaunchInfo info;
     info.correlation_id = t.correlation_id;
-    info.kernel_name = std::move(name);
     for (int i = 0; i < 3; ++i) {
       info.grid[i] = rec.grid[i];
       info.block[i] = rec.block[i];
     }
     info.is_graph = rec.is_graph;
+    info.kernel_name = name;
     rec.launch_index = cp->launches().record(std::move(info));
-  } else {
-    rec.launch_index = window_launches_.fetch_add(1, std::memory_order_relaxed);
   }
-  write(rec);
+  // kernel_name, window_id and (timing mode) launch_index are LaunchLog's (launch_log.h).
+  launch_log_.exit(t.ticket, rec, name, /*keep_index=*/counters);
 }
 
 void Session::open_window(uint32_t cbid) {
-  std::lock_guard lock(mutex_);
-  auto id = windows_.open();
-  if (!id) return;  // nested or duplicate start
-  window_launches_.store(0, std::memory_order_relaxed);
-  write(trace::ProfilingWindow{*id, true, now_ns(), cbid});
+  (void)launch_log_.open_window(now_ns(), cbid);  // nullopt: nested or duplicate start
 }
 
 void Session::close_window(uint32_t cbid) {
-  std::optional<uint32_t> id;
-  {
-    std::lock_guard lock(mutex_);
-    id = windows_.close();
-  }
+  const std::optional<uint32_t> id = launch_log_.close_window();
   if (!id) return;  // no window open
   flush_all_images(/*at_exit=*/false);
   write(trace::ProfilingWindow{*id, false, now_ns(), cbid});

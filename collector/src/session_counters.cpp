@@ -9,8 +9,7 @@
 namespace rf::collector {
 
 uint32_t Session::current_window() noexcept {
-  std::lock_guard lock(mutex_);
-  return windows_.current().value_or(0);
+  return launch_log_.current_window().value_or(0);
 }
 
 std::string Session::chip_locked(uint32_t device_id) {

@@ -21,19 +21,19 @@
 #include "guards.h"
 #include "rfprof/collector/call_stacks.h"
 #include "range_profiler.h"
-#include "rfprof/collector/correlation_filter.h"
+#include "rfprof/collector/launch_log.h"
 #include "rfprof/collector/messages.h"
 #include "rfprof/collector/names.h"
 #include "rfprof/collector/nvtx_style.h"
 #include "rfprof/collector/session.h"
-#include "rfprof/collector/window.h"
+#include "rfprof/collector/trace_owner.h"
 #include "rfprof/trace/writer.h"
 
 namespace rf::collector {
 
 class Session {
  public:
-  enum class State : int { kStarting, kRunning, kFinishing, kFinished, kDisabled };
+  using State = TraceOwner::State;
 
   explicit Session(SessionOptions options);
   Session(const Session&) = delete;
@@ -47,10 +47,10 @@ class Session {
   /// Wakes the flush thread now (a signal the application handles: its records reach the file).
   void request_flush() noexcept;
   /// pthread_atfork child handler: the child must not touch the parent's CUPTI state or trace.
-  void disable_in_child() noexcept { state_.store(State::kDisabled); }
+  void disable_in_child() noexcept { owner_.disable_in_child(); }
 
-  State state() const noexcept { return state_.load(std::memory_order_acquire); }
-  bool running() const noexcept { return state() == State::kRunning; }
+  State state() const noexcept { return owner_.state(); }
+  bool running() const noexcept { return owner_.running(); }
   /// CUPTI's name of the subscriber that made start() fail, if CUPTI reported one.
   const std::string& other_client() const noexcept { return other_client_; }
 
@@ -99,8 +99,7 @@ class Session {
   uint32_t current_window() noexcept;
 
   SessionOptions options_;
-  std::atomic<State> state_{State::kStarting};
-  int owner_pid_ = 0;
+  TraceOwner owner_;   // state, and the process that may finish the trace (trace_owner.h)
   std::string other_client_;   // CUPTI's name of the subscriber that refused us, if any
   std::unique_ptr<trace::Writer> writer_;
   std::atomic<uint64_t> dropped_records_{0};   // activity records lost (CUPTI drops + write errors)
@@ -110,11 +109,8 @@ class Session {
   std::vector<CallbackGuard> callbacks_;
   std::vector<ActivityKindGuard> activity_kinds_;
 
-  // Windows and the kernel-record filter (mutex_).
-  std::mutex mutex_;
-  WindowTracker windows_;
-  CorrelationFilter filter_;
-  std::atomic<uint64_t> window_launches_{0};   // launch_index in timing mode
+  // Windows, the kernel-record filter and launch indices in timing mode (thread-safe).
+  LaunchLog launch_log_;
   std::unique_ptr<CallStackTable> call_stacks_;  // options_.call_stacks: launch stacks -> ids
 
   // Activity conversion state (activity_mutex_).

@@ -62,6 +62,25 @@ TEST(CorrelationFilter, RejectInsideAnAcceptedIntervalSplitsIt) {
   EXPECT_TRUE(f.contains(19));
 }
 
+TEST(CorrelationFilter, AcceptDoesNotGrowOverAnIdRejectedEarlier) {
+  // Threads reach the launch callback in another order than CUPTI gave them their ids: id 11 is
+  // rejected before the window opens, then ids 10 and 12 (their threads were slower) are accepted.
+  // Growing [10,10] to [10,12] would keep the kernel of 11, launched outside the window (found by
+  // test_launch_stress).
+  CorrelationFilter f;
+  f.reject(11);
+  f.accept(10);
+  f.accept(12);
+  EXPECT_TRUE(f.contains(10));
+  EXPECT_FALSE(f.contains(11));
+  EXPECT_TRUE(f.contains(12));
+  f.accept(13);  // past every rejected id: the last interval grows again
+  f.accept(20);
+  EXPECT_TRUE(f.contains(13));
+  EXPECT_TRUE(f.contains(17));
+  EXPECT_EQ(f.intervals(), 2u);
+}
+
 TEST(CorrelationFilter, IdZeroIsNeverKept) {
   CorrelationFilter f;
   f.accept(0);

@@ -5,7 +5,8 @@
 // tell this filter (accept or reject); the buffer callback keeps a kernel record only if its
 // correlation id was accepted. CUPTI hands out correlation ids from one increasing counter, so
 // accepted ids are stored as closed intervals: an accept extends the last interval as long as no
-// reject came in between. Memory is one interval per window transition, not one entry per launch.
+// reject came in between and no rejected id lies in the gap (threads reach the callbacks in another
+// order than they got their ids). Memory is one interval per window transition, not one entry per launch.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +35,7 @@ class CorrelationFilter {
   };
   std::vector<Range> ranges_;  // sorted by lo, disjoint
   bool last_open_ = false;     // ranges_.back() may grow: no reject since it was last extended
+  uint32_t highest_rejected_ = 0;  // it never grows over a rejected id
 };
 
 }  // namespace rf::collector
