@@ -72,6 +72,52 @@ uint32_t parse_flush_ms(const std::string& value) {
   return static_cast<uint32_t>(ms);
 }
 
+uint64_t parse_count(const char* var, const std::string& value, uint64_t min) {
+  uint64_t n = 0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, n);
+  if (ec != std::errc() || ptr != end || n < min)
+    bad(var, value, min == 0 ? "a number of launches (0 or more)" : "a number of launches (1 or more)");
+  return n;
+}
+
+/// ';'-separated NVTX rules (ncu's --nvtx-include/--nvtx-exclude syntax).
+std::vector<std::string> split_rules(const char* var, const std::string& value) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (true) {
+    const size_t semi = value.find(';', pos);
+    std::string rule = trim(std::string_view(value).substr(pos, semi == std::string::npos ? semi : semi - pos));
+    if (rule.empty()) bad(var, value, "NVTX rules in ncu's syntax separated by ';', without empty items");
+    out.push_back(std::move(rule));
+    if (semi == std::string::npos) break;
+    pos = semi + 1;
+  }
+  return out;
+}
+
+/// The launch filters: kernel name, NVTX rules, skip and count (docs/inject-env.md).
+void read_filters(const EnvLookup& env, Config& c) {
+  if (auto v = get(env, "RFPROF_KERNEL_NAME")) c.filter.kernel_name = *v;
+  if (auto v = get(env, "RFPROF_KERNEL_NAME_BASE")) c.filter.kernel_name_base = lower(*v);
+  if (auto v = get(env, "RFPROF_NVTX_INCLUDE")) c.filter.nvtx_include = split_rules("RFPROF_NVTX_INCLUDE", *v);
+  if (auto v = get(env, "RFPROF_NVTX_EXCLUDE")) c.filter.nvtx_exclude = split_rules("RFPROF_NVTX_EXCLUDE", *v);
+  if (auto v = get(env, "RFPROF_LAUNCH_SKIP")) c.launch_skip = parse_count("RFPROF_LAUNCH_SKIP", *v, 0);
+  if (auto v = get(env, "RFPROF_LAUNCH_COUNT")) c.launch_count = parse_count("RFPROF_LAUNCH_COUNT", *v, 1);
+  try {
+    collector::LaunchFilter check(c.filter);
+  } catch (const collector::FilterError& e) {
+    const char* var = "RFPROF_NVTX_INCLUDE";
+    const std::string what = e.what();
+    if (what.rfind("kernel name base", 0) == 0) var = "RFPROF_KERNEL_NAME_BASE";
+    else if (what.rfind("kernel name", 0) == 0) var = "RFPROF_KERNEL_NAME";
+    else
+      for (const auto& r : c.filter.nvtx_exclude)
+        if (what.find("\"" + r + "\"") != std::string::npos) var = "RFPROF_NVTX_EXCLUDE";
+    throw ConfigError("rfprof: " + std::string(var) + ": " + what);
+  }
+}
+
 }  // namespace
 
 EnvLookup process_environment() {
@@ -138,6 +184,7 @@ Config read_config(const EnvLookup& env) {
   if (auto v = get(env, "RFPROF_FLUSH_MS")) c.flush_ms = parse_flush_ms(*v);
   if (auto v = get(env, "RFPROF_CALLSTACKS")) c.call_stacks = parse_on_off("RFPROF_CALLSTACKS", *v);
   if (auto v = get(env, "RFPROF_MEMORY")) c.memory = parse_on_off("RFPROF_MEMORY", *v);
+  read_filters(env, c);
   return c;
 }
 

@@ -2,6 +2,7 @@
 // Every variable is documented in docs/inject-env.md; the launcher (rfprof) sets them.
 #pragma once
 
+#include "rfprof/collector/launch_filter.h"
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -46,6 +47,11 @@ struct Config {
   uint32_t flush_ms = 1000;          ///< RFPROF_FLUSH_MS: trace flush interval (ms), 1..60000
   bool call_stacks = false;          ///< RFPROF_CALLSTACKS: native call stack of each launch
   bool memory = false;               ///< RFPROF_MEMORY: device memory allocations and releases
+  /// RFPROF_KERNEL_NAME, RFPROF_KERNEL_NAME_BASE, RFPROF_NVTX_INCLUDE, RFPROF_NVTX_EXCLUDE
+  /// (rules separated by ';'), checked by building a collector::LaunchFilter.
+  collector::LaunchFilterOptions filter;
+  uint64_t launch_skip = 0;                 ///< RFPROF_LAUNCH_SKIP
+  std::optional<uint64_t> launch_count;     ///< RFPROF_LAUNCH_COUNT (>= 1)
 };
 
 /// Reads every RFPROF_* variable through `env`. Unset or empty variables keep their defaults.

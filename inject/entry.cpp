@@ -53,6 +53,9 @@ bool initialize_once() noexcept {
     options.flush_ms = config.flush_ms;
     options.call_stacks = config.call_stacks;
     options.memory = config.memory;
+    options.filter = config.filter;
+    options.launch_skip = config.launch_skip;
+    options.launch_count = config.launch_count;
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
   } catch (const rf::inject::ConfigError& e) {
     std::fprintf(stderr, "%s; rfprof is disabled\n", e.what());

@@ -41,10 +41,20 @@ std::optional<uint32_t> LaunchLog::current_window() const {
   return windows_.current();
 }
 
-LaunchTicket LaunchLog::enter(uint32_t correlation_id, uint32_t runtime_correlation_id) {
+void LaunchLog::set_launch_range(uint64_t skip, std::optional<uint64_t> count) {
+  std::lock_guard lock(mutex_);
+  skip_ = skip;
+  count_ = count;
+}
+
+LaunchTicket LaunchLog::enter(uint32_t correlation_id, uint32_t runtime_correlation_id, bool selected) {
   std::lock_guard lock(mutex_);
   auto w = windows_.current();
-  if (!w) {
+  if (w && selected && (skip_ > 0 || count_)) {
+    const uint64_t ordinal = selected_++;
+    selected = ordinal >= skip_ && (!count_ || ordinal - skip_ < *count_);
+  }
+  if (!w || !selected) {
     filter_.reject(runtime_correlation_id);
     filter_.reject(correlation_id);
     return {};

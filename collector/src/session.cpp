@@ -70,6 +70,10 @@ Session::Session(SessionOptions options)
       kernel_names_([this](std::string_view s) { return intern(s); }) {
   if (options_.metrics.empty()) options_.metrics = default_metrics();
   if (options_.call_stacks) call_stacks_ = std::make_unique<CallStackTable>();
+  // Throws FilterError for a bad regex or NVTX rule (inject/config.cpp checks them first).
+  auto filter = std::make_unique<LaunchFilter>(options_.filter);
+  if (filter->active()) launch_filter_ = std::move(filter);
+  launch_log_.set_launch_range(options_.launch_skip, options_.launch_count);
 }
 
 uint64_t Session::now_ns() noexcept {

@@ -183,6 +183,7 @@ void Session::enable_callbacks() {
   } catch (const CuptiError&) {
     // Styles stay "unknown" (nvtx_style.h); everything else is collected.
   }
+  enable_nvtx_filter_callbacks();  // NVTX rules need these: a failure here stops the session
 }
 
 void Session::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept {
@@ -255,7 +256,11 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   t.correlation_id = cb->correlationId;
   t.runtime_correlation_id = t_runtime_correlation_id;
   t.start_ns = now_ns();
-  t.ticket = launch_log_.enter(t.correlation_id, t.runtime_correlation_id);
+  const bool selected =
+      !launch_filter_ ||
+      launch_filter_->selects(cb->symbolName ? cb->symbolName : "",
+                              launch_filter_->uses_nvtx() ? static_cast<uint64_t>(::syscall(SYS_gettid)) : 0);
+  t.ticket = launch_log_.enter(t.correlation_id, t.runtime_correlation_id, selected);
   if (!t.ticket.in_window) return;
   const uint32_t window = t.ticket.window;
   if (options_.mode != trace::CollectionMode::kCounters || !cb->context) return;
@@ -365,6 +370,7 @@ void Session::on_resource(CUpti_CallbackId cbid, const void* data) {
 
 void Session::on_nvtx(CUpti_CallbackId cbid, const void* data) {
   const auto* n = static_cast<const CUpti_NvtxData*>(data);
+  feed_nvtx_filter(cbid, n);
   if (in(kNvtxStarts, cbid)) {
     // nvtxRangeId_t is uint64_t (nvToolsExt.h).
     uint64_t id = n->functionReturnValue ? *static_cast<const uint64_t*>(n->functionReturnValue) : 0;

@@ -20,6 +20,7 @@
 
 #include "guards.h"
 #include "rfprof/collector/call_stacks.h"
+#include "rfprof/collector/launch_filter.h"
 #include "range_profiler.h"
 #include "rfprof/collector/launch_log.h"
 #include "rfprof/collector/messages.h"
@@ -81,6 +82,12 @@ class Session {
   void on_resource(CUpti_CallbackId cbid, const void* data);
   void on_nvtx(CUpti_CallbackId cbid, const void* data);
 
+  // session_nvtx_filter.cpp
+  /// Subscribes the NVTX callbacks the launch filter's NVTX rules need (none without rules).
+  void enable_nvtx_filter_callbacks();
+  /// Keeps the launch filter's per-thread push/pop stacks and open start/end ranges.
+  void feed_nvtx_filter(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
+
   // session_activity.cpp
   void enable_activity();
   void handle_record(const CUpti_Activity* record);
@@ -112,6 +119,9 @@ class Session {
   // Windows, the kernel-record filter and launch indices in timing mode (thread-safe).
   LaunchLog launch_log_;
   std::unique_ptr<CallStackTable> call_stacks_;  // options_.call_stacks: launch stacks -> ids
+  std::unique_ptr<LaunchFilter> launch_filter_;  // -k, --nvtx-include/exclude (null: none set)
+  std::mutex nvtx_domains_mutex_;
+  std::unordered_map<const void*, std::string> nvtx_domains_;  // nvtxDomainHandle_t -> name
 
   // Activity conversion state (activity_mutex_).
   std::mutex activity_mutex_;

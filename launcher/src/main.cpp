@@ -40,8 +40,11 @@ int list_sets(const std::string& chip) {
 
 /// Prints the CSV page of `traces` to --log-file or stdout. Returns false (after one message) on
 /// an unreadable trace or output.
-bool print_csv(const launcher::Plan& plan, const std::vector<fs::path>& traces) {
-  analyzer::NcuFilter filter{plan.kernel_name, plan.launch_skip, plan.launch_count};
+/// `filtered`: apply -k/-s/-c while printing (-i: an existing trace); after a run the collector has
+/// applied them already.
+bool print_csv(const launcher::Plan& plan, const std::vector<fs::path>& traces, bool filtered) {
+  analyzer::NcuFilter filter;
+  if (filtered) filter = analyzer::NcuFilter{plan.kernel_name, plan.launch_skip, plan.launch_count};
   std::ofstream file;
   if (plan.log_file) {
     file.open(*plan.log_file, std::ios::trunc);
@@ -77,7 +80,7 @@ int main(int argc, char** argv) {
   if (plan.list_sets_chip) return list_sets(*plan.list_sets_chip);
   if (!plan.import_files.empty()) {
     std::vector<fs::path> traces(plan.import_files.begin(), plan.import_files.end());
-    return print_csv(plan, traces) ? 0 : 2;
+    return print_csv(plan, traces, /*filtered=*/true) ? 0 : 2;
   }
 
   std::error_code ec;
@@ -95,7 +98,7 @@ int main(int argc, char** argv) {
     if (traces.empty())
       std::cerr << "rfprof: no trace matching " << plan.output_pattern << " was written (no CUDA work profiled?)\n";
     else
-      print_csv(plan, traces);
+      print_csv(plan, traces, /*filtered=*/false);
   }
   return status;
 }

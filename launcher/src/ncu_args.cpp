@@ -1,4 +1,5 @@
 // ncu flags -> rfprof plan (rfprof/launcher/ncu_args.h).
+#include "rfprof/collector/launch_filter.h"
 #include "rfprof/launcher/ncu_args.h"
 
 #include <CLI/CLI.hpp>
@@ -59,10 +60,7 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"graph-profiling", "graphs are profiled per kernel (node); --graph-profiling is not supported"},
       {"cache-control", "rfprof never flushes caches: kernels run as in the application"},
       {"clock-control", "rfprof never changes clocks: kernels run at the application's clocks"},
-      {"nvtx-include", "NVTX filters are not supported yet: profile everything, then filter by the nvtx column"},
-      {"nvtx-exclude", "NVTX filters are not supported yet: profile everything, then filter by the nvtx column"},
       {"kernel-id", "use -k/--kernel-name with -s/-c instead"},
-      {"kernel-name-base", "kernel names are matched as demangled names"},
       {"devices", "device selection is not supported: every device is profiled"},
       {"mode", "the interactive modes (launch-and-attach, attach) are not supported"},
       {"hostname", "remote attach is not supported"},
@@ -87,7 +85,7 @@ const std::vector<std::string>& long_options() {
       "help", "metrics", "section", "set", "csv", "page", "log-file", "export", "force-overwrite", "import",
       "profile-from-start", "disable-profiler-start-stop", "target-processes", "nvtx", "kernel-name",
       "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
-      "call-stack", "call-stack-type", "cuda-memory-usage"};
+      "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude"};
   return opts;
 }
 
@@ -146,7 +144,8 @@ Plan parse_args(const std::vector<std::string>& raw) {
   std::string metrics, section, set, page = "details", log_file, export_pattern, import, from_start,
       targets = "all", kernel_name, replay = "kernel";
   bool force = false, no_start_stop = false, nvtx = false, call_stack = false;
-  std::string call_stack_type = "native", memory_usage;
+  std::string call_stack_type = "native", memory_usage, name_base;
+  std::vector<std::string> nvtx_include, nvtx_exclude;
   uint64_t skip = 0, count = 0;
   app.add_option("--metrics", metrics, "metrics to collect, comma-separated, spelled as NVIDIA spells them");
   app.add_option("--section", section, "a roofline section (SpeedOfLight_RooflineChart, ...)");
@@ -163,8 +162,16 @@ Plan parse_args(const std::vector<std::string>& raw) {
       ->check(CLI::IsMember({"application-only", "all"}));
   app.add_flag("--nvtx", nvtx, "record NVTX ranges (always on in rfprof)");
   app.add_option("-k,--kernel-name", kernel_name, "kernel name filter: exact, or regex:EXPR");
-  app.add_option("-s,--launch-skip", skip, "kernel launches to skip before printing");
-  app.add_option("-c,--launch-count", count, "kernel launches to print")->check(CLI::PositiveNumber);
+  app.add_option("-s,--launch-skip", skip, "selected kernel launches to skip before profiling");
+  app.add_option("-c,--launch-count", count, "selected kernel launches to profile")->check(CLI::PositiveNumber);
+  app.add_option("--kernel-name-base", name_base, "what -k compares: function (default), demangled, mangled")
+      ->check(CLI::IsMember({"function", "demangled", "mangled"}));
+  app.add_option("--nvtx-include", nvtx_include, "profile launches inside this NVTX range rule (repeatable)")
+      ->type_size(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--nvtx-exclude", nvtx_exclude, "do not profile launches inside this NVTX range rule (repeatable)")
+      ->type_size(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--replay-mode", replay, "kernel (the only mode)")->check(CLI::IsMember({"kernel"}));
   app.add_flag("--call-stack", call_stack, "record the native call stack of each launch (RFPROF_CALLSTACKS)");
   app.add_option("--call-stack-type", call_stack_type, "native (the only type)");
@@ -233,6 +240,27 @@ Plan parse_args(const std::vector<std::string>& raw) {
   }
   plan.launch_skip = skip;
   if (count > 0) plan.launch_count = count;
+  // The filters act in the collector (launch_filter.h): filtered-out launches are not profiled.
+  if (!kernel_name.empty()) plan.env["RFPROF_KERNEL_NAME"] = kernel_name;
+  if (!name_base.empty()) plan.env["RFPROF_KERNEL_NAME_BASE"] = name_base;
+  if (skip > 0) plan.env["RFPROF_LAUNCH_SKIP"] = std::to_string(skip);
+  if (count > 0) plan.env["RFPROF_LAUNCH_COUNT"] = std::to_string(count);
+  auto rules = [&](const char* flag, const char* var, const std::vector<std::string>& list) {
+    std::string joined;
+    for (const auto& r : list) {
+      if (r.find(';') != std::string::npos)
+        fail(std::string(flag) + " " + r + ": rfprof cannot pass a rule containing ';' to the collector");
+      try {
+        (void)collector::NvtxRule::parse(r);
+      } catch (const collector::FilterError& e) {
+        fail(std::string(flag) + " " + r + ": " + e.what());
+      }
+      joined += (joined.empty() ? "" : ";") + r;
+    }
+    if (!joined.empty()) plan.env[var] = joined;
+  };
+  rules("--nvtx-include", "RFPROF_NVTX_INCLUDE", nvtx_include);
+  rules("--nvtx-exclude", "RFPROF_NVTX_EXCLUDE", nvtx_exclude);
   return plan;
 }
 

@@ -106,5 +106,39 @@ TEST(LaunchLog, FailedLaunchesTakeNoIndexAndCountersModeKeepsItsOwn) {
   EXPECT_TRUE(rec.strings.empty());
 }
 
+TEST(LaunchLog, SkipAndCountApplyToSelectedLaunchesInsideWindows) {
+  Recorded rec;
+  LaunchLog log(false, rec.sink());
+  log.set_launch_range(2, 3);  // ncu -s 2 -c 3
+  uint32_t corr = 100;
+  auto launch = [&](bool selected) {
+    const uint32_t c = ++corr;
+    LaunchTicket t = log.enter(c, 0, selected);
+    trace::LaunchApi l;
+    l.correlation_id = c;
+    log.exit(t, l, "k");
+    return t.in_window;
+  };
+  EXPECT_FALSE(launch(true));   // outside every window: not counted
+  ASSERT_TRUE(log.open_window(1, 0).has_value());
+  EXPECT_FALSE(launch(true));   // selected #0: skipped
+  EXPECT_FALSE(launch(false));  // refused by the filters: not counted
+  EXPECT_FALSE(launch(true));   // #1: skipped
+  EXPECT_TRUE(launch(true));    // #2
+  EXPECT_TRUE(launch(false) == false);
+  EXPECT_TRUE(launch(true));    // #3
+  log.close_window();
+  EXPECT_FALSE(launch(true));   // between windows: not counted
+  ASSERT_TRUE(log.open_window(2, 0).has_value());
+  EXPECT_TRUE(launch(true));    // #4: the third and last
+  EXPECT_FALSE(launch(true));   // #5: past the count
+  std::vector<uint32_t> recorded;
+  for (const auto& l : rec.launches()) recorded.push_back(l.correlation_id);
+  EXPECT_EQ(recorded, (std::vector<uint32_t>{105, 107, 109}));
+  EXPECT_FALSE(log.kernel_kept(102));  // skipped launches' kernels are not kept either
+  EXPECT_TRUE(log.kernel_kept(105));
+  EXPECT_FALSE(log.kernel_kept(110));
+}
+
 }  // namespace
 }  // namespace rf::collector

@@ -1,5 +1,7 @@
 // RFPROF_* configuration and RFPROF_OUTPUT placeholders (docs/inject-env.md).
 #include <gtest/gtest.h>
+
+#include <optional>
 #include <unistd.h>
 
 #include <fstream>
@@ -161,6 +163,43 @@ TEST(ReadConfig, CallStacksAndMemoryAreOffUnlessAsked) {
   for (const char* var : {"RFPROF_CALLSTACKS", "RFPROF_MEMORY"})
     for (const char* v : {"2", "true", "native"})
       expect_names(error_of(var, v), var, v, "one of on, off, yes, no, 1, 0");
+}
+
+TEST(ReadConfig, LaunchFilters) {
+  Config none = read_config(env_of({}));
+  EXPECT_TRUE(none.filter.kernel_name.empty());
+  EXPECT_EQ(none.filter.kernel_name_base, "function");
+  EXPECT_EQ(none.launch_skip, 0u);
+  EXPECT_FALSE(none.launch_count.has_value());
+  Config c = read_config(env_of({{"RFPROF_KERNEL_NAME", "regex:gemm"},
+                                 {"RFPROF_KERNEL_NAME_BASE", "Demangled"},
+                                 {"RFPROF_LAUNCH_SKIP", "3"},
+                                 {"RFPROF_LAUNCH_COUNT", "2"},
+                                 {"RFPROF_NVTX_INCLUDE", "train/*/forward/; Dom@epoch 2"},
+                                 {"RFPROF_NVTX_EXCLUDE", "[warmup/"}}));
+  EXPECT_EQ(c.filter.kernel_name, "regex:gemm");
+  EXPECT_EQ(c.filter.kernel_name_base, "demangled");
+  EXPECT_EQ(c.launch_skip, 3u);
+  EXPECT_EQ(c.launch_count, std::optional<uint64_t>(2));
+  EXPECT_EQ(c.filter.nvtx_include, (std::vector<std::string>{"train/*/forward/", "Dom@epoch 2"}));
+  EXPECT_EQ(c.filter.nvtx_exclude, (std::vector<std::string>{"[warmup/"}));
+}
+
+TEST(ReadConfig, BadLaunchFilters) {
+  for (const char* v : {"-1", "x", "1.5"})
+    expect_names(error_of("RFPROF_LAUNCH_SKIP", v), "RFPROF_LAUNCH_SKIP", v, "a number of launches (0 or more)");
+  for (const char* v : {"0", "ten"})
+    expect_names(error_of("RFPROF_LAUNCH_COUNT", v), "RFPROF_LAUNCH_COUNT", v, "a number of launches (1 or more)");
+  expect_names(error_of("RFPROF_NVTX_INCLUDE", "A/;;B/"), "RFPROF_NVTX_INCLUDE", "A/;;B/",
+               "NVTX rules in ncu's syntax separated by ';', without empty items");
+  const std::string bad_regex = error_of("RFPROF_KERNEL_NAME", "regex:(x");
+  EXPECT_NE(bad_regex.find("RFPROF_KERNEL_NAME:"), std::string::npos) << bad_regex;
+  EXPECT_NE(bad_regex.find("not a valid regular expression"), std::string::npos) << bad_regex;
+  const std::string bad_rule = error_of("RFPROF_NVTX_EXCLUDE", "A//B");
+  EXPECT_NE(bad_rule.find("RFPROF_NVTX_EXCLUDE:"), std::string::npos) << bad_rule;
+  EXPECT_NE(bad_rule.find("empty range name"), std::string::npos) << bad_rule;
+  const std::string bad_base = error_of("RFPROF_KERNEL_NAME_BASE", "short");
+  EXPECT_NE(bad_base.find("RFPROF_KERNEL_NAME_BASE:"), std::string::npos) << bad_base;
 }
 
 TEST(ReadConfig, BadMetricsList) {

@@ -91,9 +91,29 @@ TEST(NcuArgs, KernelFiltersAndReplayMode) {
   EXPECT_EQ(p.kernel_name, "regex:gemm.*");
   EXPECT_EQ(p.launch_skip, 5u);
   EXPECT_EQ(p.launch_count, 10u);
+  // The collector applies them (RFPROF_* variables, inject/config.cpp).
+  EXPECT_EQ(p.env.at("RFPROF_KERNEL_NAME"), "regex:gemm.*");
+  EXPECT_EQ(p.env.at("RFPROF_LAUNCH_SKIP"), "5");
+  EXPECT_EQ(p.env.at("RFPROF_LAUNCH_COUNT"), "10");
+  EXPECT_FALSE(p.env.count("RFPROF_KERNEL_NAME_BASE"));
+  EXPECT_FALSE(parse({"a"}).env.count("RFPROF_LAUNCH_SKIP"));
+  EXPECT_EQ(parse({"--kernel-name-base", "mangled", "-k", "_Z5scalePfffi", "a"}).env.at("RFPROF_KERNEL_NAME_BASE"),
+            "mangled");
+  EXPECT_NE(error_of({"--kernel-name-base", "short", "a"}), "");
   EXPECT_NE(error_of({"--replay-mode", "application", "a"}).find("only --replay-mode kernel"), std::string::npos);
   EXPECT_NE(error_of({"-k", "regex:(", "a"}).find("not a valid regular expression"), std::string::npos);
   EXPECT_NE(error_of({"-c", "0", "a"}), "");
+}
+
+TEST(NcuArgs, NvtxIncludeAndExcludeRulesGoToTheCollector) {
+  Plan p = parse({"--nvtx", "--nvtx-include", "train/*/forward/", "--nvtx-include", "Dom@epoch 2",
+                  "--nvtx-exclude", "[warmup/", "python", "main.py", "--nvtx-include", "x"});
+  EXPECT_EQ(p.env.at("RFPROF_NVTX_INCLUDE"), "train/*/forward/;Dom@epoch 2");
+  EXPECT_EQ(p.env.at("RFPROF_NVTX_EXCLUDE"), "[warmup/");
+  EXPECT_EQ(p.command, (std::vector<std::string>{"python", "main.py", "--nvtx-include", "x"}));
+  EXPECT_EQ(parse({"--nvtx-incl", "A/", "a"}).env.at("RFPROF_NVTX_INCLUDE"), "A/");  // unique prefix
+  EXPECT_NE(error_of({"--nvtx-include", "A//B", "a"}).find("empty range name"), std::string::npos);
+  EXPECT_NE(error_of({"--nvtx-exclude", "a;b/", "a"}).find("';'"), std::string::npos);
 }
 
 TEST(NcuArgs, UnsupportedFlagsAreNamedNeverIgnored) {
@@ -104,7 +124,7 @@ TEST(NcuArgs, UnsupportedFlagsAreNamedNeverIgnored) {
     EXPECT_EQ(msg.rfind("rfprof: --" + flag, 0), 0u) << msg;
     EXPECT_NE(msg.find("is not supported: " + why), std::string::npos) << msg;
   }
-  EXPECT_NE(error_of({"--nvtx-include", "A/", "app"}).find("NVTX filters are not supported yet"), std::string::npos);
+  EXPECT_EQ(error_of({"--nvtx-include", "A/", "app"}), "");  // supported since the collector filters
   EXPECT_NE(error_of({"--frobnicate", "app"}).find("unknown option --frobnicate"), std::string::npos);
 }
 

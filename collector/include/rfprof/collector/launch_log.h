@@ -51,8 +51,14 @@ class LaunchLog {
   /// Id of the open window, or nullopt.
   std::optional<uint32_t> current_window() const;
 
+  /// ncu's -s/-c: of the selected launches inside windows, skip the first `skip`, then record at
+  /// most `count` (nullopt: no limit); later launches are treated as outside every window.
+  void set_launch_range(uint64_t skip, std::optional<uint64_t> count);
+
   /// Launch API entry: inside a window or not; the filter accepts or rejects both ids (0 = none).
-  LaunchTicket enter(uint32_t correlation_id, uint32_t runtime_correlation_id);
+  /// `selected` false (the kernel name or NVTX filter refused it, launch_filter.h) or a launch
+  /// outside the -s/-c range is treated as a launch outside every window: nothing is recorded.
+  LaunchTicket enter(uint32_t correlation_id, uint32_t runtime_correlation_id, bool selected = true);
   /// Launch API exit for a ticket from enter(). With `launch` (the launch succeeded), writes it:
   /// kernel_name = intern(`kernel_name`) (0 for ""), window_id = the ticket's window, and, unless
   /// `keep_index` (counters mode: the Range Profiler's index), launch_index = the next index of
@@ -76,6 +82,9 @@ class LaunchLog {
   WindowTracker windows_;
   CorrelationFilter filter_;
   std::map<uint32_t, WindowCount> counts_;  // open window and closed ones with launches in flight
+  uint64_t skip_ = 0;                       // -s
+  std::optional<uint64_t> count_;           // -c
+  uint64_t selected_ = 0;                   // selected launches inside windows so far
 };
 
 }  // namespace rf::collector

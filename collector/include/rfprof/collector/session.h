@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "rfprof/collector/launch_filter.h"
 #include "rfprof/trace/records.h"
 
 namespace rf::collector {
@@ -31,6 +33,11 @@ struct SessionOptions {
   bool call_stacks = false;
   /// Record device memory allocations and releases (CUPTI_ACTIVITY_KIND_MEMORY2; RFPROF_MEMORY).
   bool memory = false;
+  /// Kernel name and NVTX filters (ncu's -k, --kernel-name-base, --nvtx-include/exclude): a launch
+  /// they refuse is neither recorded nor replayed (launch_filter.h).
+  LaunchFilterOptions filter;
+  uint64_t launch_skip = 0;                ///< ncu's -s: selected launches skipped first
+  std::optional<uint64_t> launch_count;    ///< ncu's -c: selected launches recorded at most
 };
 
 /// Starts collecting in this process: subscribes to CUPTI callbacks, enables activity records,

@@ -1,0 +1,129 @@
+// Which kernel launches are profiled: ncu's -k/--kernel-name, --kernel-name-base and
+// --nvtx-include/--nvtx-exclude, decided in the collector at the launch API's entry, so that a
+// launch filtered out is neither recorded nor replayed (docs/collector.md, "Filters"). Launch
+// skip/count (-s/-c) are counted by LaunchLog over the launches selected here. CUPTI-free.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace rf::collector {
+
+/// A bad filter (an invalid regular expression or NVTX rule); what() names it and says why.
+class FilterError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// The NVTX ranges open in a process as the filter sees them: a push/pop stack per thread and
+/// NVTX domain, and the open start/end ranges. Fed from the NVTX callbacks; thread-safe.
+class NvtxState {
+ public:
+  /// nvtx(Domain)RangePush on `thread` in `domain` ("" = the default domain).
+  void push(uint64_t thread, std::string_view domain, std::string_view name);
+  /// nvtx(Domain)RangePop on `thread`; a pop of an empty stack is ignored.
+  void pop(uint64_t thread, std::string_view domain);
+  /// nvtx(Domain)RangeStart returning `id`.
+  void start(uint64_t id, std::string_view domain, std::string_view name);
+  /// nvtxRangeEnd(id) (any thread); an unknown id is ignored.
+  void end(uint64_t id);
+
+  /// The push/pop stack of `thread` in `domain`, outermost first (a copy).
+  std::vector<std::string> stack(uint64_t thread, std::string_view domain) const;
+  /// True when a start/end range named `name` is open in `domain`.
+  bool start_end_open(std::string_view domain, std::string_view name) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::pair<uint64_t, std::string>, std::vector<std::string>> stacks_;  // (thread, domain)
+  struct Open {
+    std::string domain, name;
+  };
+  std::unordered_map<uint64_t, Open> open_;  // start/end ranges by id
+};
+
+/// One --nvtx-include / --nvtx-exclude rule in ncu's syntax:
+///   [DOMAIN@]A/B/       push/pop: A and then B directly inside it, anywhere in the stack
+///   [DOMAIN@]A/*/B/     push/pop: `*` stands for any number of ranges (none included)
+///   [DOMAIN@][A/B]/     `[` anchors the pattern at the bottom of the stack, `]` at its top
+///   [DOMAIN@]A          start/end: a start/end range named A is open (no `/`)
+/// The trailing `/` of a push/pop rule may be left out when it has two or more names. Without
+/// `DOMAIN@` the rule concerns the default domain.
+struct NvtxRule {
+  std::string domain;
+  bool push_pop = false;
+  std::vector<std::string> names;  ///< push/pop: names and "*", outermost first; start/end: one
+  bool bottom = false, top = false;  ///< `[` / `]` anchors (push/pop)
+
+  /// Parses `text`. Throws FilterError naming the rule when it is empty or malformed.
+  static NvtxRule parse(std::string_view text);
+  /// Whether the rule holds for a launch by `thread` in `state`.
+  bool matches(const NvtxState& state, uint64_t thread) const;
+};
+
+/// True when `pattern` (names and "*", with the anchors) matches the push/pop `stack`.
+bool stack_matches(const std::vector<std::string>& pattern, bool bottom, bool top,
+                   const std::vector<std::string>& stack);
+
+/// Settings of a LaunchFilter (from RFPROF_KERNEL_NAME, RFPROF_KERNEL_NAME_BASE,
+/// RFPROF_NVTX_INCLUDE, RFPROF_NVTX_EXCLUDE).
+struct LaunchFilterOptions {
+  std::string kernel_name;                 ///< exact name or "regex:EXPR"; "" = every kernel
+  std::string kernel_name_base = "function";  ///< function, demangled or mangled
+  std::vector<std::string> nvtx_include;   ///< launches inside one of these (if any) ...
+  std::vector<std::string> nvtx_exclude;   ///< ... and inside none of these
+};
+
+/// Decides per launch whether it is profiled. Thread-safe. Memory: one cache entry per distinct
+/// kernel symbol when a kernel name filter is set.
+class LaunchFilter {
+ public:
+  /// Throws FilterError for a bad regular expression, base or NVTX rule.
+  explicit LaunchFilter(const LaunchFilterOptions& options);
+
+  /// True when some filter is set (false: every launch is selected, nothing to ask).
+  bool active() const noexcept { return has_name_ || !include_.empty() || !exclude_.empty(); }
+  /// True when NVTX rules are set: the session then feeds nvtx() from the NVTX callbacks.
+  bool uses_nvtx() const noexcept { return !include_.empty() || !exclude_.empty(); }
+  NvtxState& nvtx() noexcept { return nvtx_; }
+
+  /// Whether a launch of the kernel with mangled symbol `symbol` ("" for a graph launch, which
+  /// has none and never matches a kernel name filter) by `thread` is selected.
+  bool selects(std::string_view symbol, uint64_t thread);
+  /// The kernel name filter alone, on a mangled symbol (cached per symbol).
+  bool name_matches(std::string_view symbol);
+
+ private:
+  bool has_name_ = false;
+  std::string exact_;  // -k NAME
+  std::optional<std::regex> regex_;
+  std::string base_;
+  std::vector<NvtxRule> include_, exclude_;
+  NvtxState nvtx_;
+  std::mutex cache_mutex_;
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, bool, Hash, std::equal_to<>> name_cache_;
+};
+
+/// The function name of a demangled kernel name: without return type, template arguments and
+/// parameter list, namespaces kept ("void ns::gemm<float, 2>(float*)" -> "ns::gemm").
+std::string function_name_of(std::string_view demangled);
+
+/// Whether exact name `wanted` (-k NAME) names the kernel with mangled `symbol` for `base`:
+/// "mangled" compares the symbol, "demangled" the demangled name, "function" (ncu's default) the
+/// function name with or without its namespaces, or the whole demangled name.
+bool kernel_name_equals(std::string_view symbol, std::string_view base, std::string_view wanted);
+
+}  // namespace rf::collector

@@ -1,0 +1,216 @@
+// Kernel name and NVTX filters of launches (rfprof/collector/launch_filter.h).
+#include "rfprof/collector/launch_filter.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+
+namespace rf::collector {
+namespace {
+
+std::string demangled(std::string_view symbol) {
+  const std::string s(symbol);
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> d(abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status),
+                                                &std::free);
+  return status == 0 && d ? std::string(d.get()) : s;
+}
+
+[[noreturn]] void bad_rule(std::string_view text, const std::string& why) {
+  throw FilterError("NVTX rule \"" + std::string(text) + "\": " + why);
+}
+
+/// Does `pattern[p..]` match `stack[s..]` exactly (to the end of both)? `*` spans any number.
+bool match_from(const std::vector<std::string>& pattern, size_t p, const std::vector<std::string>& stack,
+                size_t s) {
+  if (p == pattern.size()) return s == stack.size();
+  if (pattern[p] == "*") {
+    for (size_t k = s; k <= stack.size(); ++k)
+      if (match_from(pattern, p + 1, stack, k)) return true;
+    return false;
+  }
+  return s < stack.size() && stack[s] == pattern[p] && match_from(pattern, p + 1, stack, s + 1);
+}
+
+}  // namespace
+
+// ---- NvtxState ----
+
+void NvtxState::push(uint64_t thread, std::string_view domain, std::string_view name) {
+  std::lock_guard lock(mutex_);
+  stacks_[{thread, std::string(domain)}].emplace_back(name);
+}
+
+void NvtxState::pop(uint64_t thread, std::string_view domain) {
+  std::lock_guard lock(mutex_);
+  auto it = stacks_.find({thread, std::string(domain)});
+  if (it == stacks_.end() || it->second.empty()) return;
+  it->second.pop_back();
+  if (it->second.empty()) stacks_.erase(it);
+}
+
+void NvtxState::start(uint64_t id, std::string_view domain, std::string_view name) {
+  std::lock_guard lock(mutex_);
+  open_[id] = Open{std::string(domain), std::string(name)};
+}
+
+void NvtxState::end(uint64_t id) {
+  std::lock_guard lock(mutex_);
+  open_.erase(id);
+}
+
+std::vector<std::string> NvtxState::stack(uint64_t thread, std::string_view domain) const {
+  std::lock_guard lock(mutex_);
+  auto it = stacks_.find({thread, std::string(domain)});
+  return it == stacks_.end() ? std::vector<std::string>{} : it->second;
+}
+
+bool NvtxState::start_end_open(std::string_view domain, std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, r] : open_)
+    if (r.domain == domain && r.name == name) return true;
+  return false;
+}
+
+// ---- NvtxRule ----
+
+bool stack_matches(const std::vector<std::string>& pattern, bool bottom, bool top,
+                   const std::vector<std::string>& stack) {
+  // Unanchored ends behave as a `*` there.
+  std::vector<std::string> full;
+  if (!bottom) full.emplace_back("*");
+  full.insert(full.end(), pattern.begin(), pattern.end());
+  if (!top) full.emplace_back("*");
+  return match_from(full, 0, stack, 0);
+}
+
+NvtxRule NvtxRule::parse(std::string_view text) {
+  NvtxRule r;
+  std::string_view rest = text;
+  if (auto at = rest.find('@'); at != std::string_view::npos) {
+    r.domain = std::string(rest.substr(0, at));
+    if (r.domain.empty()) bad_rule(text, "an empty domain before @");
+    rest.remove_prefix(at + 1);
+  }
+  if (rest.empty()) bad_rule(text, "no range name");
+  r.push_pop = rest.find('/') != std::string_view::npos;
+  if (!r.push_pop) {
+    r.names.emplace_back(rest);
+    return r;
+  }
+  if (rest.front() == '[') {
+    r.bottom = true;
+    rest.remove_prefix(1);
+  }
+  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  if (!rest.empty() && rest.back() == ']') {
+    r.top = true;
+    rest.remove_suffix(1);
+  }
+  size_t pos = 0;
+  while (true) {
+    const size_t slash = rest.find('/', pos);
+    const std::string_view name = rest.substr(pos, slash == std::string_view::npos ? slash : slash - pos);
+    if (name.empty()) bad_rule(text, "an empty range name between slashes");
+    r.names.emplace_back(name);
+    if (slash == std::string_view::npos) break;
+    pos = slash + 1;
+  }
+  return r;
+}
+
+bool NvtxRule::matches(const NvtxState& state, uint64_t thread) const {
+  if (!push_pop) return state.start_end_open(domain, names.front());
+  return stack_matches(names, bottom, top, state.stack(thread, domain));
+}
+
+// ---- LaunchFilter ----
+
+std::string function_name_of(std::string_view d) {
+  static constexpr std::string_view kAnon = "(anonymous namespace)";
+  std::string out;
+  int depth = 0;
+  for (size_t i = 0; i < d.size(); ++i) {
+    const char c = d[i];
+    if (d.substr(i, kAnon.size()) == kAnon) {  // a namespace, not a parameter list
+      if (depth == 0) out += kAnon;
+      i += kAnon.size() - 1;
+    } else if (c == '<') {
+      ++depth;
+    } else if (c == '>') {
+      if (depth > 0) --depth;
+    } else if (depth == 0) {
+      if (c == '(') break;  // the parameter list
+      if (c == ' ') {
+        out.clear();  // what came before was the return type
+        continue;
+      }
+      out += c;
+    }
+  }
+  return out;
+}
+
+bool kernel_name_equals(std::string_view symbol, std::string_view base, std::string_view wanted) {
+  if (base == "mangled") return symbol == wanted;
+  const std::string d = demangled(symbol);
+  if (d == wanted || base == "demangled") return d == wanted;
+  const std::string f = function_name_of(d);
+  if (f == wanted) return true;
+  const size_t colons = f.rfind("::");
+  return colons != std::string::npos && std::string_view(f).substr(colons + 2) == wanted;
+}
+
+LaunchFilter::LaunchFilter(const LaunchFilterOptions& options) : base_(options.kernel_name_base) {
+  if (base_ != "function" && base_ != "demangled" && base_ != "mangled")
+    throw FilterError("kernel name base \"" + base_ + "\": expected function, demangled or mangled");
+  if (!options.kernel_name.empty()) {
+    has_name_ = true;
+    if (options.kernel_name.rfind("regex:", 0) == 0) {
+      try {
+        regex_.emplace(options.kernel_name.substr(6), std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        throw FilterError("kernel name \"" + options.kernel_name + "\": not a valid regular expression (" +
+                          e.what() + ")");
+      }
+    } else {
+      exact_ = options.kernel_name;
+    }
+  }
+  for (const auto& t : options.nvtx_include) include_.push_back(NvtxRule::parse(t));
+  for (const auto& t : options.nvtx_exclude) exclude_.push_back(NvtxRule::parse(t));
+}
+
+bool LaunchFilter::name_matches(std::string_view symbol) {
+  if (!has_name_) return true;
+  if (symbol.empty()) return false;  // a graph launch has no kernel name
+  {
+    std::lock_guard lock(cache_mutex_);
+    if (auto it = name_cache_.find(symbol); it != name_cache_.end()) return it->second;
+  }
+  bool match = false;
+  if (regex_) {  // searched in the demangled name (the symbol itself with base "mangled")
+    const std::string name = base_ == "mangled" ? std::string(symbol) : demangled(symbol);
+    match = std::regex_search(name, *regex_);
+  } else {
+    match = kernel_name_equals(symbol, base_, exact_);
+  }
+  std::lock_guard lock(cache_mutex_);
+  name_cache_.emplace(std::string(symbol), match);
+  return match;
+}
+
+bool LaunchFilter::selects(std::string_view symbol, uint64_t thread) {
+  if (!name_matches(symbol)) return false;
+  if (!include_.empty()) {
+    bool any = false;
+    for (const auto& r : include_) any = any || r.matches(nvtx_, thread);
+    if (!any) return false;
+  }
+  for (const auto& r : exclude_)
+    if (r.matches(nvtx_, thread)) return false;
+  return true;
+}
+
+}  // namespace rf::collector

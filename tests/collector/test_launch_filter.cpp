@@ -1,0 +1,156 @@
+// LaunchFilter (launch_filter.h): ncu's -k (exact, regex:, name bases) and --nvtx-include/exclude
+// rules (push/pop patterns with wildcards and anchors, start/end ranges, domains), per thread.
+#include <gtest/gtest.h>
+
+#include "rfprof/collector/launch_filter.h"
+
+namespace rf::collector {
+namespace {
+
+constexpr const char* kScale = "_Z5scalePfffi";                                  // scale(float*, float, float, int)
+constexpr const char* kGemm = "_Z4gemmIfEvPT_";                                  // void gemm<float>(float*)
+constexpr const char* kAnon = "_ZN2at6native12_GLOBAL__N_16kernelIfLi4EEEvPKT_i";  // void at::native::(anonymous namespace)::kernel<float, 4>(float const*, int)
+
+LaunchFilter filter(std::string name, std::vector<std::string> include = {}, std::vector<std::string> exclude = {},
+                    std::string base = "function") {
+  LaunchFilterOptions o;
+  o.kernel_name = std::move(name);
+  o.kernel_name_base = std::move(base);
+  o.nvtx_include = std::move(include);
+  o.nvtx_exclude = std::move(exclude);
+  return LaunchFilter(o);
+}
+
+TEST(LaunchFilter, FunctionNames) {
+  EXPECT_EQ(function_name_of("scale(float*, float, float, int)"), "scale");
+  EXPECT_EQ(function_name_of("void gemm<float>(float*)"), "gemm");
+  EXPECT_EQ(function_name_of("void at::native::(anonymous namespace)::kernel<float, 4>(float const*, int)"),
+            "at::native::(anonymous namespace)::kernel");
+  EXPECT_EQ(function_name_of("void ns::f<(anonymous namespace)::T>(int)"), "ns::f");
+  EXPECT_EQ(function_name_of("plain_c_kernel"), "plain_c_kernel");
+}
+
+TEST(LaunchFilter, ExactNamesPerBase) {
+  EXPECT_TRUE(kernel_name_equals(kScale, "function", "scale"));
+  EXPECT_TRUE(kernel_name_equals(kScale, "function", "scale(float*, float, float, int)"));
+  EXPECT_FALSE(kernel_name_equals(kScale, "function", "scal"));
+  EXPECT_TRUE(kernel_name_equals(kGemm, "function", "gemm"));
+  EXPECT_TRUE(kernel_name_equals(kAnon, "function", "kernel"));  // without its namespaces
+  EXPECT_TRUE(kernel_name_equals(kAnon, "function", "at::native::(anonymous namespace)::kernel"));
+  EXPECT_FALSE(kernel_name_equals(kGemm, "demangled", "gemm"));
+  EXPECT_TRUE(kernel_name_equals(kGemm, "demangled", "void gemm<float>(float*)"));
+  EXPECT_TRUE(kernel_name_equals(kGemm, "mangled", kGemm));
+  EXPECT_FALSE(kernel_name_equals(kGemm, "mangled", "gemm"));
+}
+
+TEST(LaunchFilter, KernelNameFilterExactAndRegex) {
+  LaunchFilter none = filter("");
+  EXPECT_FALSE(none.active());
+  EXPECT_TRUE(none.selects(kScale, 1));
+  LaunchFilter exact = filter("gemm");
+  EXPECT_TRUE(exact.active());
+  EXPECT_FALSE(exact.uses_nvtx());
+  EXPECT_TRUE(exact.selects(kGemm, 1));
+  EXPECT_FALSE(exact.selects(kScale, 1));
+  EXPECT_FALSE(exact.selects("", 1));  // a graph launch has no name
+  EXPECT_TRUE(exact.selects(kGemm, 2));  // cached answer, same result
+  LaunchFilter re = filter("regex:^void g.*<float>");
+  EXPECT_TRUE(re.selects(kGemm, 1));
+  EXPECT_FALSE(re.selects(kScale, 1));
+  LaunchFilter part = filter("regex:cal");  // searched, not anchored
+  EXPECT_TRUE(part.selects(kScale, 1));
+  LaunchFilter mangled = filter("regex:^_Z5", {}, {}, "mangled");
+  EXPECT_TRUE(mangled.selects(kScale, 1));
+  EXPECT_FALSE(mangled.selects(kGemm, 1));
+}
+
+TEST(LaunchFilter, BadRegexBaseOrRuleIsAFilterError) {
+  EXPECT_THROW(filter("regex:(unclosed"), FilterError);
+  EXPECT_THROW(filter("", {}, {}, "short"), FilterError);
+  EXPECT_THROW(filter("", {"A//B"}), FilterError);
+  EXPECT_THROW(filter("", {"@A"}), FilterError);
+  EXPECT_THROW(filter("", {}, {"D@"}), FilterError);
+  try {
+    filter("", {"A//B"});
+  } catch (const FilterError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"A//B\""), std::string::npos) << e.what();
+  }
+}
+
+TEST(LaunchFilter, RuleSyntax) {
+  NvtxRule r = NvtxRule::parse("A/");
+  EXPECT_TRUE(r.push_pop);
+  EXPECT_EQ(r.names, (std::vector<std::string>{"A"}));
+  r = NvtxRule::parse("Dom@[A/*/B]/");
+  EXPECT_EQ(r.domain, "Dom");
+  EXPECT_TRUE(r.bottom);
+  EXPECT_TRUE(r.top);
+  EXPECT_EQ(r.names, (std::vector<std::string>{"A", "*", "B"}));
+  r = NvtxRule::parse("A/B");  // two names: push/pop without the trailing slash
+  EXPECT_TRUE(r.push_pop);
+  EXPECT_EQ(r.names.size(), 2u);
+  r = NvtxRule::parse("epoch 3");
+  EXPECT_FALSE(r.push_pop);
+  EXPECT_EQ(r.names, (std::vector<std::string>{"epoch 3"}));
+}
+
+TEST(LaunchFilter, StackPatterns) {
+  const std::vector<std::string> stack = {"step", "forward", "conv1", "aten::conv2d"};
+  auto m = [&](const char* rule) {
+    NvtxRule r = NvtxRule::parse(rule);
+    return stack_matches(r.names, r.bottom, r.top, stack);
+  };
+  EXPECT_TRUE(m("forward/"));
+  EXPECT_TRUE(m("forward/conv1/"));
+  EXPECT_FALSE(m("forward/aten::conv2d/"));  // not directly inside
+  EXPECT_TRUE(m("forward/*/aten::conv2d/"));
+  EXPECT_TRUE(m("step/*/forward/"));          // * spans no range too
+  EXPECT_TRUE(m("[step/"));
+  EXPECT_FALSE(m("[forward/"));
+  EXPECT_TRUE(m("aten::conv2d]/"));
+  EXPECT_FALSE(m("conv1]/"));
+  EXPECT_TRUE(m("[step/*/aten::conv2d]/"));
+  EXPECT_FALSE(m("backward/"));
+}
+
+TEST(LaunchFilter, NvtxIncludeExcludePerThreadAndDomain) {
+  LaunchFilter f = filter("", {"forward/", "Dom@timed/"}, {"forward/skip_me/"});
+  EXPECT_TRUE(f.uses_nvtx());
+  NvtxState& s = f.nvtx();
+  EXPECT_FALSE(f.selects(kScale, 1));  // no range open: no include matches
+  s.push(1, "", "step");
+  s.push(1, "", "forward");
+  EXPECT_TRUE(f.selects(kScale, 1));
+  EXPECT_FALSE(f.selects(kScale, 2));  // thread 2 has its own (empty) stack
+  s.push(1, "", "skip_me");
+  EXPECT_FALSE(f.selects(kScale, 1));  // excluded
+  s.pop(1, "");
+  EXPECT_TRUE(f.selects(kScale, 1));
+  s.push(2, "Other", "timed");
+  EXPECT_FALSE(f.selects(kScale, 2));  // wrong domain
+  s.push(2, "Dom", "timed");
+  EXPECT_TRUE(f.selects(kScale, 2));
+  s.pop(2, "Dom");
+  s.pop(2, "Dom");  // popping an empty stack is ignored
+  EXPECT_FALSE(f.selects(kScale, 2));
+  s.pop(1, "");
+  s.pop(1, "");
+  EXPECT_FALSE(f.selects(kScale, 1));
+}
+
+TEST(LaunchFilter, StartEndRangesAreProcessWide) {
+  LaunchFilter f = filter("gemm", {"epoch 2"});
+  NvtxState& s = f.nvtx();
+  EXPECT_FALSE(f.selects(kGemm, 7));
+  s.start(11, "", "epoch 1");
+  EXPECT_FALSE(f.selects(kGemm, 7));
+  s.start(12, "", "epoch 2");  // started on one thread ...
+  EXPECT_TRUE(f.selects(kGemm, 7));   // ... selects launches of any thread
+  EXPECT_FALSE(f.selects(kScale, 7));  // the name filter still applies
+  s.end(12);
+  EXPECT_FALSE(f.selects(kGemm, 7));
+  s.end(99);  // unknown id: ignored
+}
+
+}  // namespace
+}  // namespace rf::collector
