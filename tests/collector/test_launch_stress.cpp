@@ -60,7 +60,9 @@ TEST(LaunchStress, ManyThreadsLaunchingLoseTearAndReorderNothing) {
   log.process_start(0);
 
   std::atomic<uint32_t> next_id{1};  // CUPTI's correlation ids: one increasing counter
-  std::atomic<uint64_t> entered{0};
+  std::atomic<uint64_t> entered{0};   // launches past LaunchLog::enter
+  std::atomic<uint64_t> allowed{0};   // launches may start while entered < allowed (window thread)
+  std::atomic<bool> windows_done{false};
   std::atomic<int> launching{kThreads};
   std::vector<std::vector<Made>> made(kThreads, std::vector<Made>(kLaunches));
 
@@ -69,6 +71,9 @@ TEST(LaunchStress, ManyThreadsLaunchingLoseTearAndReorderNothing) {
     threads.emplace_back([&, t] {
       for (uint32_t s = 0; s < kLaunches; ++s) {
         Made& m = made[t][s];
+        // Paced by the window thread, so that every run has launches inside and outside windows
+        // (up to 16 threads are past this point when a window opens or closes).
+        while (entered.load() >= allowed.load() && !windows_done.load()) std::this_thread::yield();
         // A runtime launch (its id first) around the driver launch, for two launches in three.
         if (s % 3 != 0) m.runtime_correlation_id = next_id.fetch_add(1);
         m.correlation_id = next_id.fetch_add(1);
@@ -95,19 +100,20 @@ TEST(LaunchStress, ManyThreadsLaunchingLoseTearAndReorderNothing) {
       launching.fetch_sub(1);
     });
   }
-  // cu(da)ProfilerStart/Stop: a window at a time, each spanning a few hundred launches, and gaps.
+  // cu(da)ProfilerStart/Stop: 200 launches outside, then a window of 300, and so on.
   std::thread windows([&] {
     uint64_t ts = 1;
-    auto wait_launches = [&](uint64_t n) {
-      const uint64_t until = entered.load() + n;
+    auto let_launch = [&](uint64_t n) {
+      const uint64_t until = allowed.fetch_add(n) + n;
       while (launching.load() > 0 && entered.load() < until) std::this_thread::yield();
     };
     while (launching.load() > 0) {
+      let_launch(200);
       log.open_window(ts++, 1);
-      wait_launches(300);
+      let_launch(300);
       if (auto w = log.close_window()) writer.append(ProfilingWindow{*w, false, ts++, 2});
-      wait_launches(200);
     }
+    windows_done = true;
   });
   std::atomic<bool> stop{false};
   std::thread flusher([&] {
