@@ -239,4 +239,29 @@ TEST_F(InjectGpuStacksMemory, LaunchesFromOneCallSiteShareAStackSymbolizedToMain
   EXPECT_TRUE(has_main) << "gpu_app is linked with -rdynamic; main must be named";
 }
 
+// ---- filters in the collector: -k scale -s 1 -c 2 --nvtx-include step/ (counters mode) ----
+
+TEST(InjectGpuFilters, OnlySelectedLaunchesAreRecordedAndReplayed) {
+  const fs::path dir = fs::temp_directory_path() / ("rfinject_gpu_filter_" + std::to_string(::getpid()));
+  const int status = run_app(dir, std::string("RFPROF_MODE=counters RFPROF_METRICS=") + kFfma +
+                                      " RFPROF_KERNEL_NAME=scale RFPROF_LAUNCH_SKIP=1 RFPROF_LAUNCH_COUNT=2"
+                                      " RFPROF_NVTX_INCLUDE=step/");
+  ASSERT_EQ(status, 0);
+  Trace t = read_trace(dir / "app.rftrace");
+  // Inside "step": scale<<<1..5>>>, a graph (no kernel name: not selected), scale<<<7>>>. Skip 1,
+  // keep 2: the grid-2 and grid-3 launches; before_window/after_window are outside "step".
+  auto launches = t.all<LaunchApi>();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].grid[0], 2);
+  EXPECT_EQ(launches[1].grid[0], 3);
+  std::set<uint32_t> ids;
+  for (const auto& l : launches) ids.insert(l.correlation_id);
+  auto kernels = t.all<KernelActivity>();
+  EXPECT_EQ(kernels.size(), 2u);
+  auto counters = t.all<RangeCounters>();
+  ASSERT_EQ(counters.size(), 2u);  // only the selected launches were replayed
+  for (const auto& c : counters) EXPECT_TRUE(ids.count(c.correlation_id)) << c.correlation_id;
+  fs::remove_all(dir);
+}
+
 }  // namespace
