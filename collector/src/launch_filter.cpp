@@ -21,16 +21,17 @@ std::string demangled(std::string_view symbol) {
   throw FilterError("NVTX rule \"" + std::string(text) + "\": " + why);
 }
 
-/// Does `pattern[p..]` match `stack[s..]` exactly (to the end of both)? `*` spans any number.
+/// Does `pattern[p..]` match `stack[s..]`, to the end of the stack when `to_top`, else ending
+/// anywhere? `*` spans any number of ranges, none included.
 bool match_from(const std::vector<std::string>& pattern, size_t p, const std::vector<std::string>& stack,
-                size_t s) {
-  if (p == pattern.size()) return s == stack.size();
+                size_t s, bool to_top) {
+  if (p == pattern.size()) return !to_top || s == stack.size();
   if (pattern[p] == "*") {
     for (size_t k = s; k <= stack.size(); ++k)
-      if (match_from(pattern, p + 1, stack, k)) return true;
+      if (match_from(pattern, p + 1, stack, k, to_top)) return true;
     return false;
   }
-  return s < stack.size() && stack[s] == pattern[p] && match_from(pattern, p + 1, stack, s + 1);
+  return s < stack.size() && stack[s] == pattern[p] && match_from(pattern, p + 1, stack, s + 1, to_top);
 }
 
 }  // namespace
@@ -39,15 +40,19 @@ bool match_from(const std::vector<std::string>& pattern, size_t p, const std::ve
 
 void NvtxState::push(uint64_t thread, std::string_view domain, std::string_view name) {
   std::lock_guard lock(mutex_);
-  stacks_[{thread, std::string(domain)}].emplace_back(name);
+  DomainStacks& d = stacks_[thread];
+  auto it = d.find(domain);
+  if (it == d.end()) it = d.emplace(std::string(domain), std::vector<std::string>{}).first;
+  it->second.emplace_back(name);
 }
 
 void NvtxState::pop(uint64_t thread, std::string_view domain) {
   std::lock_guard lock(mutex_);
-  auto it = stacks_.find({thread, std::string(domain)});
-  if (it == stacks_.end() || it->second.empty()) return;
-  it->second.pop_back();
-  if (it->second.empty()) stacks_.erase(it);
+  auto t = stacks_.find(thread);
+  if (t == stacks_.end()) return;
+  auto it = t->second.find(domain);
+  if (it == t->second.end() || it->second.empty()) return;
+  it->second.pop_back();  // an empty stack is kept: the thread will push again
 }
 
 void NvtxState::start(uint64_t id, std::string_view domain, std::string_view name) {
@@ -62,8 +67,20 @@ void NvtxState::end(uint64_t id) {
 
 std::vector<std::string> NvtxState::stack(uint64_t thread, std::string_view domain) const {
   std::lock_guard lock(mutex_);
-  auto it = stacks_.find({thread, std::string(domain)});
-  return it == stacks_.end() ? std::vector<std::string>{} : it->second;
+  auto t = stacks_.find(thread);
+  if (t == stacks_.end()) return {};
+  auto it = t->second.find(domain);
+  return it == t->second.end() ? std::vector<std::string>{} : it->second;
+}
+
+bool NvtxState::stack_matches(uint64_t thread, std::string_view domain, const std::vector<std::string>& pattern,
+                              bool bottom, bool top) const {
+  static const std::vector<std::string> kEmpty;
+  std::lock_guard lock(mutex_);
+  const std::vector<std::string>* stack = &kEmpty;
+  if (auto t = stacks_.find(thread); t != stacks_.end())
+    if (auto it = t->second.find(domain); it != t->second.end()) stack = &it->second;
+  return rf::collector::stack_matches(pattern, bottom, top, *stack);
 }
 
 bool NvtxState::start_end_open(std::string_view domain, std::string_view name) const {
@@ -77,12 +94,11 @@ bool NvtxState::start_end_open(std::string_view domain, std::string_view name) c
 
 bool stack_matches(const std::vector<std::string>& pattern, bool bottom, bool top,
                    const std::vector<std::string>& stack) {
-  // Unanchored ends behave as a `*` there.
-  std::vector<std::string> full;
-  if (!bottom) full.emplace_back("*");
-  full.insert(full.end(), pattern.begin(), pattern.end());
-  if (!top) full.emplace_back("*");
-  return match_from(full, 0, stack, 0);
+  // An unanchored bottom: the pattern may start at any depth; an unanchored top: it may end below
+  // the top (match_from with `top` false accepts leftover stack entries).
+  for (size_t start = 0; start <= (bottom ? 0 : stack.size()); ++start)
+    if (match_from(pattern, 0, stack, start, top)) return true;
+  return false;
 }
 
 NvtxRule NvtxRule::parse(std::string_view text) {
@@ -122,7 +138,7 @@ NvtxRule NvtxRule::parse(std::string_view text) {
 
 bool NvtxRule::matches(const NvtxState& state, uint64_t thread) const {
   if (!push_pop) return state.start_end_open(domain, names.front());
-  return stack_matches(names, bottom, top, state.stack(thread, domain));
+  return state.stack_matches(thread, domain, names, bottom, top);
 }
 
 // ---- LaunchFilter ----

@@ -325,7 +325,7 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   rec.api_end_ns = now_ns();
   rec.is_graph = is_graph(cbid);
   launch_dims(cbid, cb->functionParams, rec.grid, rec.block);
-  std::string name = (!rec.is_graph && cb->symbolName) ? cb->symbolName : "";
+  const std::string_view name = (!rec.is_graph && cb->symbolName) ? cb->symbolName : "";
   if (call_stacks_) rec.stack_id = call_stacks_->capture_and_intern();
   const bool counters = cp && cp->started();
   if (counters) {
@@ -336,7 +336,7 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
       info.block[i] = rec.block[i];
     }
     info.is_graph = rec.is_graph;
-    info.kernel_name = name;
+    info.kernel_name = std::string(name);  // counters mode only: no allocation in timing mode
     rec.launch_index = cp->launches().record(std::move(info));
   }
   // kernel_name, window_id and (timing mode) launch_index are LaunchLog's (launch_log.h).

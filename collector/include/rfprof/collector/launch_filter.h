@@ -39,12 +39,16 @@ class NvtxState {
 
   /// The push/pop stack of `thread` in `domain`, outermost first (a copy).
   std::vector<std::string> stack(uint64_t thread, std::string_view domain) const;
+  /// stack_matches() on the stack of `thread` in `domain`, in place (no copy, no allocation).
+  bool stack_matches(uint64_t thread, std::string_view domain, const std::vector<std::string>& pattern,
+                     bool bottom, bool top) const;
   /// True when a start/end range named `name` is open in `domain`.
   bool start_end_open(std::string_view domain, std::string_view name) const;
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::pair<uint64_t, std::string>, std::vector<std::string>> stacks_;  // (thread, domain)
+  using DomainStacks = std::map<std::string, std::vector<std::string>, std::less<>>;
+  std::unordered_map<uint64_t, DomainStacks> stacks_;  // thread -> domain -> stack
   struct Open {
     std::string domain, name;
   };

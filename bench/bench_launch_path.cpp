@@ -1,0 +1,100 @@
+// Cost per launch of the launch callbacks' work above the CUPTI seam (bench/README.md), in
+// timing mode: LaunchLog::enter at the API entry, then LaunchLog::exit writing the LaunchApi
+// record through the real rf::trace::Writer (kernel name interned), as Session does.
+//   BM_LaunchEnterExit:        no filter, no call stack; Threads(1..4): the locks under contention
+//   BM_LaunchWithKernelFilter: plus LaunchFilter::selects with a -k filter (cached per symbol)
+//   BM_LaunchWithNvtxFilter:   plus an NVTX include rule over a 3-deep push/pop stack
+//   BM_LaunchWithCallStack:    plus CallStackTable::capture_and_intern (RFPROF_CALLSTACKS=1)
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "rfprof/collector/call_stacks.h"
+#include "rfprof/collector/launch_filter.h"
+#include "rfprof/collector/launch_log.h"
+#include "rfprof/trace/writer.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace rf;
+
+constexpr const char* kSymbol = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_";
+
+/// One process's launch path: a writer into the temp dir and a LaunchLog with window 0 open.
+struct Path {
+  fs::path file = fs::temp_directory_path() / ("rfprof-bench-launch-" + std::to_string(::getpid()) + ".rftrace");
+  trace::Writer writer{file, trace::WriterOptions{.chunk_bytes = 1u << 20, .force_overwrite = true}};
+  collector::LaunchLog log{true, collector::LaunchSink{[this](const trace::Record& r) { writer.append(r); },
+                                                       [this](std::string_view s) { return writer.intern(s); }}};
+  std::atomic<uint32_t> corr{1};
+  Path() { log.process_start(1); }
+  ~Path() {
+    std::error_code ec;
+    fs::remove(file.string() + ".part", ec);
+    fs::remove(file, ec);
+  }
+  /// One launch: entry, then exit with its record (timing mode: LaunchLog numbers it).
+  void launch(bool selected, uint32_t stack_id) {
+    const uint32_t c = corr.fetch_add(1, std::memory_order_relaxed);
+    collector::LaunchTicket t = log.enter(c, 0, selected);
+    trace::LaunchApi l;
+    l.correlation_id = c;
+    l.thread_id = 100;
+    l.api_start_ns = c * 1000ull;
+    l.api_end_ns = l.api_start_ns + 400;
+    l.grid[0] = 1024;
+    l.block[0] = 256;
+    l.stack_id = stack_id;
+    log.exit(t, l, kSymbol);
+  }
+};
+
+Path& shared_path() {
+  static Path p;
+  return p;
+}
+
+void BM_LaunchEnterExit(benchmark::State& state) {
+  Path& p = shared_path();
+  for (auto _ : state) p.launch(true, 0);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LaunchEnterExit)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
+
+void BM_LaunchWithKernelFilter(benchmark::State& state) {
+  Path& p = shared_path();
+  collector::LaunchFilterOptions o;
+  o.kernel_name = "regex:elementwise";
+  collector::LaunchFilter filter(o);
+  for (auto _ : state) p.launch(filter.selects(kSymbol, 100), 0);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LaunchWithKernelFilter);
+
+void BM_LaunchWithNvtxFilter(benchmark::State& state) {
+  Path& p = shared_path();
+  collector::LaunchFilterOptions o;
+  o.nvtx_include = {"step/*/forward/"};
+  collector::LaunchFilter filter(o);
+  for (const char* n : {"step", "forward", "aten::fill_"}) filter.nvtx().push(100, "", n);
+  for (auto _ : state) p.launch(filter.selects(kSymbol, 100), 0);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LaunchWithNvtxFilter);
+
+void BM_LaunchWithCallStack(benchmark::State& state) {
+  Path& p = shared_path();
+  collector::CallStackTable stacks;
+  for (auto _ : state) p.launch(true, stacks.capture_and_intern());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LaunchWithCallStack);
+
+}  // namespace
+
+BENCHMARK_MAIN();
