@@ -74,6 +74,7 @@ Session::Session(SessionOptions options)
   auto filter = std::make_unique<LaunchFilter>(options_.filter);
   if (filter->active()) launch_filter_ = std::move(filter);
   launch_log_.set_launch_range(options_.launch_skip, options_.launch_count);
+  filters_set_ = launch_filter_ || options_.launch_skip > 0 || options_.launch_count.has_value();
 }
 
 uint64_t Session::now_ns() noexcept {

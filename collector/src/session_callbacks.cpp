@@ -261,7 +261,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
       launch_filter_->selects(cb->symbolName ? cb->symbolName : "",
                               launch_filter_->uses_nvtx() ? static_cast<uint64_t>(::syscall(SYS_gettid)) : 0);
   t.ticket = launch_log_.enter(t.correlation_id, t.runtime_correlation_id, selected);
-  if (!t.ticket.in_window) return;
+  if (!t.ticket.in_window && !filters_set_) return;  // outside windows no Range Profiler runs
   const uint32_t window = t.ticket.window;
   if (options_.mode != trace::CollectionMode::kCounters || !cb->context) return;
   std::shared_ptr<ContextProfiler> cp = profiler_for(cb->context);
@@ -270,6 +270,14 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   // LaunchRangeMap::record is the order of the ranges CUPTI writes (kernel replay serializes them).
   cp->mutex().lock();
   t_locked = cp;
+  if (!t.ticket.in_window) {
+    // Filtered out inside a window (-k, -s/-c, NVTX rules): a started Range Profiler (auto range)
+    // would profile and replay this kernel too and shift every later range onto the wrong launch.
+    // Decode what the image holds, so the kernel runs once with the profiler stopped, as outside a
+    // window; the next selected launch starts a fresh image.
+    if (cp->started()) flush_image(*cp);
+    return;
+  }
   LaunchRangeMap& launches = cp->launches();
   const bool graph = is_graph(cbid);
   if (cp->started() &&

@@ -120,6 +120,7 @@ class Session {
   LaunchLog launch_log_;
   std::unique_ptr<CallStackTable> call_stacks_;  // options_.call_stacks: launch stacks -> ids
   std::unique_ptr<LaunchFilter> launch_filter_;  // -k, --nvtx-include/exclude (null: none set)
+  bool filters_set_ = false;  // a launch filter or -s/-c: in-window launches may be refused
   std::mutex nvtx_domains_mutex_;
   std::unordered_map<const void*, std::string> nvtx_domains_;  // nvtxDomainHandle_t -> name
 
