@@ -101,6 +101,7 @@ Plan parse_args(const std::vector<std::string>& raw) {
   for (const auto& [flag, why] : unsupported_flags())
     if (std::find(all.begin(), all.end(), flag) == all.end()) all.push_back(flag);
   std::vector<std::string> args;
+  std::vector<std::string> nvtx_include, nvtx_exclude;  // NVTX rules, in order
   size_t i = 0;
   for (; i < raw.size(); ++i) {
     const std::string& a = raw[i];
@@ -125,6 +126,13 @@ Plan parse_args(const std::vector<std::string>& raw) {
         if (!(name == "replay-mode" && value == "kernel"))  // what rfprof does: accepted
           fail("--" + name + (value.empty() ? "" : " " + value) + " is not supported: " + it->second);
       }
+      if (name == "nvtx-include" || name == "nvtx-exclude") {
+        // Taken here, not by CLI11, which would read "[A/B]" as a list and drop its brackets.
+        if (attached.empty() && i + 1 >= raw.size()) fail("--" + name + " needs an NVTX rule");
+        (name == "nvtx-include" ? nvtx_include : nvtx_exclude).push_back(value);
+        if (attached.empty()) ++i;
+        continue;
+      }
       args.push_back("--" + name + attached);
       if (takes_value && attached.empty() && i + 1 < raw.size()) args.push_back(raw[++i]);
     } else if (a.size() > 1 && a[0] == '-') {
@@ -145,7 +153,6 @@ Plan parse_args(const std::vector<std::string>& raw) {
       targets = "all", kernel_name, replay = "kernel";
   bool force = false, no_start_stop = false, nvtx = false, call_stack = false;
   std::string call_stack_type = "native", memory_usage, name_base;
-  std::vector<std::string> nvtx_include, nvtx_exclude;
   uint64_t skip = 0, count = 0;
   app.add_option("--metrics", metrics, "metrics to collect, comma-separated, spelled as NVIDIA spells them");
   app.add_option("--section", section, "a roofline section (SpeedOfLight_RooflineChart, ...)");
@@ -166,12 +173,11 @@ Plan parse_args(const std::vector<std::string>& raw) {
   app.add_option("-c,--launch-count", count, "selected kernel launches to profile")->check(CLI::PositiveNumber);
   app.add_option("--kernel-name-base", name_base, "what -k compares: function (default), demangled, mangled")
       ->check(CLI::IsMember({"function", "demangled", "mangled"}));
-  app.add_option("--nvtx-include", nvtx_include, "profile launches inside this NVTX range rule (repeatable)")
-      ->type_size(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--nvtx-exclude", nvtx_exclude, "do not profile launches inside this NVTX range rule (repeatable)")
-      ->type_size(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // --nvtx-include/--nvtx-exclude RULE (repeatable) are taken before CLI11 parses (above); listed
+  // here for --help only.
+  std::vector<std::string> help_only;
+  app.add_option("--nvtx-include", help_only, "profile launches inside this NVTX range rule (repeatable)");
+  app.add_option("--nvtx-exclude", help_only, "do not profile launches inside this NVTX range rule (repeatable)");
   app.add_option("--replay-mode", replay, "kernel (the only mode)")->check(CLI::IsMember({"kernel"}));
   app.add_flag("--call-stack", call_stack, "record the native call stack of each launch (RFPROF_CALLSTACKS)");
   app.add_option("--call-stack-type", call_stack_type, "native (the only type)");
@@ -202,6 +208,9 @@ Plan parse_args(const std::vector<std::string>& raw) {
     fail("no application given (expected: rfprof [options] application [arguments], or -i TRACE)");
   if (!plan.command.empty() && !plan.import_files.empty())
     fail("-i/--import reads a trace instead of running; drop the application or -i");
+  if (!plan.import_files.empty() && (!nvtx_include.empty() || !nvtx_exclude.empty()))
+    fail("--nvtx-include/--nvtx-exclude select launches while profiling; with -i, use rfanalyze's "
+         "ranges.csv or the nvtx column of kernels.csv instead");
 
   if (!metrics.empty() && (!set.empty() || !section.empty()))
     fail("--metrics with --set/--section: give one of them");
