@@ -114,7 +114,9 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
       const KernelRow& r = l.row;
       if (filter.kernel_name) {
         const bool ok = re ? std::regex_search(r.kernel, *re)
-                           : (r.kernel == *filter.kernel_name || function_name(r.kernel) == *filter.kernel_name);
+                         : filter.name_equals
+                             ? filter.name_equals(r.kernel, *filter.kernel_name)
+                             : (r.kernel == *filter.kernel_name || function_name(r.kernel) == *filter.kernel_name);
         if (!ok) return;
       }
       if (matched++ < filter.launch_skip) return;

@@ -168,14 +168,19 @@ std::string function_name_of(std::string_view d) {
   return out;
 }
 
-bool kernel_name_equals(std::string_view symbol, std::string_view base, std::string_view wanted) {
-  if (base == "mangled") return symbol == wanted;
-  const std::string d = demangled(symbol);
-  if (d == wanted || base == "demangled") return d == wanted;
-  const std::string f = function_name_of(d);
+bool function_name_matches(std::string_view demangled_name, std::string_view wanted) {
+  if (demangled_name == wanted) return true;
+  const std::string f = function_name_of(demangled_name);
   if (f == wanted) return true;
   const size_t colons = f.rfind("::");
   return colons != std::string::npos && std::string_view(f).substr(colons + 2) == wanted;
+}
+
+bool kernel_name_equals(std::string_view symbol, std::string_view base, std::string_view wanted) {
+  if (base == "mangled") return symbol == wanted;
+  const std::string d = demangled(symbol);
+  if (base == "demangled") return d == wanted;
+  return function_name_matches(d, wanted);
 }
 
 LaunchFilter::LaunchFilter(const LaunchFilterOptions& options) : base_(options.kernel_name_base) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "rfprof/collector/launch_filter.h"
 #include "rfprof/analyzer/ncu_csv.h"
 #include "rfprof/collector/metric_sets.h"
 #include "rfprof/launcher/ncu_args.h"
@@ -44,7 +45,12 @@ int list_sets(const std::string& chip) {
 /// applied them already.
 bool print_csv(const launcher::Plan& plan, const std::vector<fs::path>& traces, bool filtered) {
   analyzer::NcuFilter filter;
-  if (filtered) filter = analyzer::NcuFilter{plan.kernel_name, plan.launch_skip, plan.launch_count};
+  if (filtered) {
+    filter.kernel_name = plan.kernel_name;
+    filter.launch_skip = plan.launch_skip;
+    filter.launch_count = plan.launch_count;
+    filter.name_equals = collector::function_name_matches;  // the collector's -k rule
+  }
   std::ofstream file;
   if (plan.log_file) {
     file.open(*plan.log_file, std::ios::trunc);

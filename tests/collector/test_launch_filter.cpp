@@ -30,6 +30,14 @@ TEST(LaunchFilter, FunctionNames) {
   EXPECT_EQ(function_name_of("plain_c_kernel"), "plain_c_kernel");
 }
 
+TEST(LaunchFilter, FunctionNameMatchesOnDemangledNames) {  // rfprof -i -k NAME uses this rule
+  EXPECT_TRUE(function_name_matches("void gemm<float>(float*)", "gemm"));
+  EXPECT_TRUE(function_name_matches("void gemm<float>(float*)", "void gemm<float>(float*)"));
+  EXPECT_FALSE(function_name_matches("void gemm<float>(float*)", "void gemm<float>"));
+  EXPECT_TRUE(function_name_matches("void at::native::k<4>(int)", "k"));
+  EXPECT_FALSE(function_name_matches("void at::native::k<4>(int)", "native"));
+}
+
 TEST(LaunchFilter, ExactNamesPerBase) {
   EXPECT_TRUE(kernel_name_equals(kScale, "function", "scale"));
   EXPECT_TRUE(kernel_name_equals(kScale, "function", "scale(float*, float, float, int)"));

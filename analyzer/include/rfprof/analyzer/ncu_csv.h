@@ -12,7 +12,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <functional>
 #include <ostream>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,9 @@ struct NcuFilter {
   /// Exact kernel function name (the demangled name up to its parameter list, or the whole
   /// demangled name), or "regex:<ECMAScript regex>" searched in the demangled name.
   std::optional<std::string> kernel_name;
+  /// When set, decides an exact kernel_name instead of the comparison above: (demangled name of
+  /// the launch, kernel_name) -> match. rfprof passes the collector's rule (launch_filter.h).
+  std::function<bool(std::string_view, std::string_view)> name_equals;
   uint64_t launch_skip = 0;              ///< matching launches skipped first
   std::optional<uint64_t> launch_count;  ///< matching launches printed at most
 };

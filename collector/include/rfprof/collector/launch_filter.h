@@ -125,6 +125,10 @@ class LaunchFilter {
 /// parameter list, namespaces kept ("void ns::gemm<float, 2>(float*)" -> "ns::gemm").
 std::string function_name_of(std::string_view demangled);
 
+/// Whether exact name `wanted` (-k NAME, base "function") names the kernel whose demangled name is
+/// `demangled`: its function name with or without namespaces, or the whole demangled name.
+bool function_name_matches(std::string_view demangled, std::string_view wanted);
+
 /// Whether exact name `wanted` (-k NAME) names the kernel with mangled `symbol` for `base`:
 /// "mangled" compares the symbol, "demangled" the demangled name, "function" (ncu's default) the
 /// function name with or without its namespaces, or the whole demangled name.
