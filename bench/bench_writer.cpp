@@ -2,13 +2,17 @@
 //   BM_AppendLaunch:   one launch as the collector writes it (LaunchApi, KernelActivity and
 //                      RangeCounters with the 14 default metrics) through rf::trace::Writer,
 //                      chunks written to a file in the temp dir; items = launches
+//   BM_AppendLaunchWaitingChunks: the same with full chunks written by a flush thread
 //   BM_AppendLaunchMT: the same from several threads at once (the writer's mutex under contention)
 //   BM_InternKnown:    Writer::intern of a kernel name already in the string table (every launch
 //                      after the first of a kernel)
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 #include <string>
 
 #include "rfprof/trace/writer.h"
@@ -64,6 +68,47 @@ void BM_AppendLaunch(benchmark::State& state) {
   fs::remove(path);
 }
 
+/// BM_AppendLaunch with full chunks left waiting for a flush thread (what the collector does:
+/// WriterOptions::max_pending_chunks = 8): the appending thread does no file I/O. The flush thread
+/// here is woken by on_chunk_pending, as the collector's is.
+void BM_AppendLaunchWaitingChunks(benchmark::State& state) {
+  const fs::path path = temp_trace("writer-pending");
+  {
+    std::mutex m;
+    std::condition_variable cv;
+    bool wake = false, stop = false;
+    WriterOptions o{.chunk_bytes = 1u << 20, .force_overwrite = true, .max_pending_chunks = 8,
+                    .on_chunk_pending = [&] {
+                      std::lock_guard lock(m);
+                      wake = true;
+                      cv.notify_one();
+                    }};
+    Writer w(path, o);
+    std::thread flusher([&] {
+      std::unique_lock lock(m);
+      while (!stop) {
+        cv.wait(lock, [&] { return wake || stop; });
+        wake = false;
+        lock.unlock();
+        w.flush();
+        lock.lock();
+      }
+    });
+    const StringId name = w.intern("_Z11ffma_kernelPfi");
+    uint32_t corr = 1;
+    for (auto _ : state) append_launch(w, corr++, name);
+    state.SetItemsProcessed(state.iterations());
+    {
+      std::lock_guard lock(m);
+      stop = true;
+      cv.notify_one();
+    }
+    flusher.join();
+    w.finish();
+  }
+  fs::remove(path);
+}
+
 void BM_AppendLaunchMT(benchmark::State& state) {
   Writer& w = shared_writer();
   const StringId name = w.intern("_Z11ffma_kernelPfi");
@@ -88,6 +133,7 @@ void BM_InternKnown(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_AppendLaunch);
+BENCHMARK(BM_AppendLaunchWaitingChunks);
 BENCHMARK(BM_AppendLaunchMT)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 BENCHMARK(BM_InternKnown);
 

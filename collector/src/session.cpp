@@ -100,6 +100,10 @@ void Session::start() {
                             "RFPROF_OUTPUT, or RFPROF_FORCE_OVERWRITE=1 for a stale file)");
   trace::WriterOptions wo;
   wo.force_overwrite = options_.force_overwrite;
+  // Full chunks wait for the flush thread, woken at once, so launching threads do no file I/O;
+  // past 8 waiting chunks (8 MiB) the appending thread writes them itself (bounded memory).
+  wo.max_pending_chunks = 8;
+  wo.on_chunk_pending = [this] { request_flush(); };
   writer_ = std::make_unique<trace::Writer>(options_.output, wo);
   write_process_info();
   (void)launch_log_.process_start(now_ns());

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <random>
 #include <thread>
 
@@ -195,6 +196,93 @@ TEST(TraceWriter, ConcurrentAppendsAreAllReadBackInOrderPerThread) {
       EXPECT_EQ(static_cast<int64_t>(l->launch_index), last[l->thread_id] + 1);
       last[l->thread_id] = static_cast<int64_t>(l->launch_index);
       EXPECT_EQ(r.string(l->kernel_name), "k" + std::to_string(l->launch_index % 7));
+      ++total;
+    }
+  }
+  EXPECT_FALSE(r.truncated());
+  EXPECT_EQ(total, kThreads * kPerThread);
+}
+
+/// Complete chunks' records readable in `path` (a live writer's .part file) and whether it ends
+/// truncated.
+int readable_launches(const std::filesystem::path& path) {
+  Reader r(path);
+  Record rec;
+  int n = 0;
+  while (r.next(rec)) n += std::holds_alternative<LaunchApi>(rec);
+  return n;
+}
+
+TEST(TraceWriter, WaitingChunksAreWrittenByFlushNotByTheAppendingThread) {
+  TempDir dir;
+  auto p = dir.path / "w.rftrace";
+  const std::string part = p.string() + ".part";
+  int woken = 0;
+  Writer w(p, {.chunk_bytes = 1024, .max_pending_chunks = 4, .on_chunk_pending = [&] { ++woken; }});
+  auto append = [&](int from, int to) {
+    for (int i = from; i < to; ++i) {
+      LaunchApi l;
+      l.launch_index = static_cast<uint64_t>(i);
+      w.append(l);
+    }
+  };
+  append(0, 40);  // 40 launches of 90 bytes: 3 full chunks of 12 wait, 4 launches in the open one
+  EXPECT_EQ(std::filesystem::file_size(part), 16u) << "only the file header: the appending thread wrote nothing";
+  EXPECT_EQ(woken, 1) << "the owner is woken when the first chunk starts waiting";
+  w.flush();
+  EXPECT_EQ(readable_launches(part), 40);
+  append(40, 200);  // past 4 waiting chunks the appending thread writes them itself
+  EXPECT_GT(readable_launches(part), 40) << "bounded: the fifth full chunk was written inline";
+  EXPECT_GE(woken, 2);
+  w.finish();
+  Reader r(p);
+  Record rec;
+  uint64_t next = 0;
+  while (r.next(rec)) {
+    if (auto* l = std::get_if<LaunchApi>(&rec)) {
+      EXPECT_EQ(l->launch_index, next++);
+    }
+  }
+  EXPECT_EQ(next, 200u);
+  EXPECT_FALSE(r.truncated());
+}
+
+TEST(TraceWriter, FlushThreadAndAppendingThreadsKeepEveryRecordInOrder) {
+  TempDir dir;
+  auto p = dir.path / "f.rftrace";
+  constexpr int kThreads = 6, kPerThread = 6000;
+  {
+    Writer w(p, {.chunk_bytes = 2048, .max_pending_chunks = 3});
+    std::atomic<bool> stop{false};
+    std::thread flusher([&] {
+      while (!stop.load()) w.flush();
+    });
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kPerThread; ++i) {
+          LaunchApi l;
+          l.thread_id = static_cast<uint64_t>(t);
+          l.launch_index = static_cast<uint64_t>(i);
+          l.kernel_name = w.intern("k" + std::to_string(i % 5));
+          w.append(l);
+        }
+      });
+    for (auto& th : threads) th.join();
+    stop = true;
+    flusher.join();
+    w.finish();
+  }
+  Reader r(p);
+  Record rec;
+  std::vector<int64_t> last(kThreads, -1);
+  int total = 0;
+  while (r.next(rec)) {
+    if (auto* l = std::get_if<LaunchApi>(&rec)) {
+      ASSERT_LT(l->thread_id, static_cast<uint64_t>(kThreads));
+      EXPECT_EQ(static_cast<int64_t>(l->launch_index), last[l->thread_id] + 1);
+      last[l->thread_id] = static_cast<int64_t>(l->launch_index);
+      EXPECT_EQ(r.string(l->kernel_name), "k" + std::to_string(l->launch_index % 5));
       ++total;
     }
   }

@@ -83,56 +83,116 @@ Writer::~Writer() {
 
 StringId Writer::intern(std::string_view value) {
   if (value.size() > wire::kMaxStringBytes) value = value.substr(0, wire::kMaxStringBytes);
-  std::lock_guard lock(mutex_);
-  auto it = strings_.find(value);  // no allocation when the string is already interned
-  if (it != strings_.end()) return it->second;
-  auto id = static_cast<StringId>(strings_.size() + 1);
-  strings_.emplace(std::string(value), id);
-  append_locked(StringDef{id, std::string(value)});
+  bool started = false;
+  StringId id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = strings_.find(value);  // no allocation when the string is already interned
+    if (it != strings_.end()) return it->second;
+    id = static_cast<StringId>(strings_.size() + 1);
+    strings_.emplace(std::string(value), id);
+    started = append_locked(StringDef{id, std::string(value)});
+  }
+  if (started && options_.on_chunk_pending) options_.on_chunk_pending();
   return id;
 }
 
 void Writer::append(const Record& record) {
-  std::lock_guard lock(mutex_);
-  append_locked(record);
+  bool started = false;
+  {
+    std::lock_guard lock(mutex_);
+    started = append_locked(record);
+  }
+  if (started && options_.on_chunk_pending) options_.on_chunk_pending();
 }
 
-void Writer::append_locked(const Record& record) {
-  if (finished_) return;
+bool Writer::append_locked(const Record& record) {
+  if (finished_) return false;
   if (fd_ < 0) {  // writing failed earlier (disk full): drop, so that memory stays bounded
     ++dropped_after_failure_;
-    return;
+    return false;
   }
   encode_record(record, chunk_);
   ++chunk_records_;
   ++records_written_;
-  if (chunk_.size() >= options_.chunk_bytes) flush_locked();
+  if (chunk_.size() < options_.chunk_bytes) return false;
+  if (options_.max_pending_chunks == 0 || pending_.size() >= options_.max_pending_chunks) {
+    flush_locked();  // inline mode, or the bound is reached: this thread writes
+    return false;
+  }
+  close_chunk_locked();
+  return pending_.size() == 1;
 }
 
-void Writer::flush() {
-  std::lock_guard lock(mutex_);
-  flush_locked();
-}
-
-void Writer::flush_locked() {
-  if (chunk_records_ == 0 || fd_ < 0) return;
-  std::vector<uint8_t> header;
-  wire::Out o(header);
+void Writer::close_chunk_locked() {
+  if (chunk_records_ == 0) return;
+  Pending p;
+  wire::Out o(p.header);
   o.put(wire::kChunkMagic);
   o.put(static_cast<uint32_t>(chunk_.size()));
   o.put(chunk_records_);
   o.put(static_cast<uint32_t>(0));
-  struct iovec iov[2] = {{header.data(), header.size()}, {chunk_.data(), chunk_.size()}};
-  int err = write_all(fd_, iov, 2);
-  chunk_.clear();
+  p.records = chunk_records_;
+  p.body.swap(chunk_);
+  pending_.push_back(std::move(p));
+  chunk_.reserve(options_.chunk_bytes + 4096);
   chunk_records_ = 0;
-  if (err) {
-    // A partial chunk may be on disk: stop writing so the complete prefix stays readable.
+}
+
+int Writer::write_batch_locked(int fd, std::vector<Pending>& batch) {
+  for (auto& p : batch) {
+    if (io_failed_) return EIO;
+    struct iovec iov[2] = {{p.header.data(), p.header.size()}, {p.body.data(), p.body.size()}};
+    if (int err = write_all(fd, iov, 2)) {
+      io_failed_ = true;  // a partial chunk may be on disk: nothing may follow it
+      return err;
+    }
+  }
+  return 0;
+}
+
+void Writer::fail_locked(int err) {
+  if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
-    throw WriteError("rfprof: cannot write trace " + part_path_.string() + ": " + errno_text(err) +
-                     "; the trace keeps what was written before");
   }
+  pending_.clear();
+  chunk_.clear();
+  chunk_records_ = 0;
+  throw WriteError("rfprof: cannot write trace " + part_path_.string() + ": " + errno_text(err) +
+                   "; the trace keeps what was written before");
+}
+
+void Writer::flush() {
+  std::unique_lock lock(mutex_);
+  if (fd_ < 0) return;
+  close_chunk_locked();
+  if (pending_.empty()) return;
+  std::vector<Pending> batch;
+  batch.swap(pending_);
+  std::unique_lock io(io_mutex_);  // taken before mutex_ is released: batches keep their order
+  const int fd = fd_;
+  lock.unlock();  // appending threads go on while this thread writes
+  const int err = write_batch_locked(fd, batch);
+  io.unlock();
+  if (err) {
+    lock.lock();
+    fail_locked(err);
+  }
+}
+
+void Writer::flush_locked() {
+  if (fd_ < 0) return;
+  close_chunk_locked();
+  if (pending_.empty()) return;
+  std::vector<Pending> batch;
+  batch.swap(pending_);
+  int err = 0;
+  {
+    std::lock_guard io(io_mutex_);
+    err = write_batch_locked(fd_, batch);
+  }
+  if (err) fail_locked(err);
 }
 
 void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {

@@ -2,6 +2,8 @@
 // Format: docs/trace-format.md. Thread-safe: every public member may be called from any thread.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -27,6 +29,13 @@ struct WriterOptions {
   uint32_t chunk_bytes = 1u << 20;
   /// Overwrite an existing file at the final path (ncu's -f). Without it, open() throws.
   bool force_overwrite = false;
+  /// 0: a full chunk is written at once by the appending thread. N > 0: up to N full chunks wait
+  /// in memory for flush() (the collector's flush thread), so appending threads do no file I/O;
+  /// once N wait, the appending thread writes them itself (memory stays bounded by N chunks).
+  uint32_t max_pending_chunks = 0;
+  /// Called (outside the writer's lock, by the appending thread) when a chunk starts waiting and
+  /// none waited before: the owner wakes its flush thread. Must not call back into the Writer.
+  std::function<void()> on_chunk_pending = nullptr;
 };
 
 /// Streams records into `<path>.part`, renamed to `<path>` by finish().
@@ -44,7 +53,8 @@ class Writer {
   StringId intern(std::string_view value);
   /// Appends one record (StringDef records are written by intern(); passing one is allowed).
   void append(const Record& record);
-  /// Closes the current chunk and write()s it to the file (no fsync). Throws WriteError.
+  /// Closes the current chunk and write()s it, after every waiting chunk, to the file (no fsync).
+  /// The writing happens outside the lock appending threads take. Throws WriteError.
   void flush();
   /// Appends TraceEnd, flushes, closes and renames `<path>.part` to `<path>`. Idempotent.
   void finish(uint64_t timestamp_ns = 0, uint64_t dropped_records = 0);
@@ -60,13 +70,31 @@ class Writer {
   }
 
  private:
-  void append_locked(const Record& record);
+  /// A closed chunk waiting to be written.
+  struct Pending {
+    std::vector<uint8_t> header;  // chunk header (16 bytes)
+    std::vector<uint8_t> body;    // its records
+    uint32_t records = 0;
+  };
+  /// Returns true when a chunk started waiting (the caller runs on_chunk_pending after unlocking).
+  bool append_locked(const Record& record);
+  /// Moves the open chunk, if any, to pending_.
+  void close_chunk_locked();
+  /// Writes `batch` in order to `fd` unless an earlier write failed; caller holds io_mutex_.
+  /// Returns 0 or an errno (then io_failed_ is set and nothing more is ever written).
+  int write_batch_locked(int fd, std::vector<Pending>& batch);
+  /// Closes the file after a failed write and throws WriteError; caller holds mutex_ only.
+  [[noreturn]] void fail_locked(int err);
+  /// Writes the open chunk and every pending one, holding mutex_ (finish, inline mode, bound).
   void flush_locked();
 
   std::filesystem::path path_;
   std::filesystem::path part_path_;
   WriterOptions options_;
   mutable std::mutex mutex_;
+  std::mutex io_mutex_;           // held while writing, taken after mutex_: chunks stay in order
+  std::vector<Pending> pending_;  // closed chunks not written yet (at most max_pending_chunks)
+  bool io_failed_ = false;        // (io_mutex_) a write failed: nothing more is written
   int fd_ = -1;
   bool finished_ = false;
   std::vector<uint8_t> chunk_;   // encoded records of the open chunk
