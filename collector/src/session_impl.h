@@ -1,7 +1,8 @@
 // The collector session of one process (internal; public entry points: session.h).
 // Files: session.cpp (life cycle, exit, fork, flush thread), session_callbacks.cpp (CUPTI
 // callbacks: launches, windows, contexts, NVTX), session_activity.cpp (activity buffers),
-// session_counters.cpp (Range Profiler per context, RangeCounters).
+// session_counters.cpp (Range Profiler per context, RangeCounters), session_nvtx_filter.cpp (NVTX
+// callbacks feeding the launch filter's NVTX rules).
 #pragma once
 
 #include <cupti.h>
