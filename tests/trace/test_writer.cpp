@@ -166,6 +166,27 @@ TEST(TraceWriter, FullDiskStopsWritingAndKeepsWhatWasWritten) {
   EXPECT_GT(kernels, 10);  // the chunks written before the limit
 }
 
+/// Reads a finished trace of LaunchApi records written by `threads` threads, `per_thread` each
+/// (thread_id = thread, launch_index = 0, 1, ..., kernel "k<index % names>"), and checks that
+/// every one is there once, in order per thread, untorn.
+void expect_launches_in_order(const std::filesystem::path& p, int threads, int per_thread, int names) {
+  Reader r(p);
+  Record rec;
+  std::vector<int64_t> last(static_cast<size_t>(threads), -1);
+  int total = 0;
+  while (r.next(rec)) {
+    if (auto* l = std::get_if<LaunchApi>(&rec)) {
+      ASSERT_LT(l->thread_id, static_cast<uint64_t>(threads));
+      EXPECT_EQ(static_cast<int64_t>(l->launch_index), last[l->thread_id] + 1);
+      last[l->thread_id] = static_cast<int64_t>(l->launch_index);
+      EXPECT_EQ(r.string(l->kernel_name), "k" + std::to_string(l->launch_index % static_cast<uint64_t>(names)));
+      ++total;
+    }
+  }
+  EXPECT_FALSE(r.truncated());
+  EXPECT_EQ(total, threads * per_thread);
+}
+
 TEST(TraceWriter, ConcurrentAppendsAreAllReadBackInOrderPerThread) {
   TempDir dir;
   auto p = dir.path / "c.rftrace";
@@ -186,21 +207,7 @@ TEST(TraceWriter, ConcurrentAppendsAreAllReadBackInOrderPerThread) {
     for (auto& th : threads) th.join();
     w.finish();
   }
-  Reader r(p);
-  Record rec;
-  std::vector<int64_t> last(kThreads, -1);
-  int total = 0;
-  while (r.next(rec)) {
-    if (auto* l = std::get_if<LaunchApi>(&rec)) {
-      ASSERT_LT(l->thread_id, static_cast<uint64_t>(kThreads));
-      EXPECT_EQ(static_cast<int64_t>(l->launch_index), last[l->thread_id] + 1);
-      last[l->thread_id] = static_cast<int64_t>(l->launch_index);
-      EXPECT_EQ(r.string(l->kernel_name), "k" + std::to_string(l->launch_index % 7));
-      ++total;
-    }
-  }
-  EXPECT_FALSE(r.truncated());
-  EXPECT_EQ(total, kThreads * kPerThread);
+  expect_launches_in_order(p, kThreads, kPerThread, 7);
 }
 
 /// Complete chunks' records readable in `path` (a live writer's .part file) and whether it ends
@@ -273,21 +280,7 @@ TEST(TraceWriter, FlushThreadAndAppendingThreadsKeepEveryRecordInOrder) {
     flusher.join();
     w.finish();
   }
-  Reader r(p);
-  Record rec;
-  std::vector<int64_t> last(kThreads, -1);
-  int total = 0;
-  while (r.next(rec)) {
-    if (auto* l = std::get_if<LaunchApi>(&rec)) {
-      ASSERT_LT(l->thread_id, static_cast<uint64_t>(kThreads));
-      EXPECT_EQ(static_cast<int64_t>(l->launch_index), last[l->thread_id] + 1);
-      last[l->thread_id] = static_cast<int64_t>(l->launch_index);
-      EXPECT_EQ(r.string(l->kernel_name), "k" + std::to_string(l->launch_index % 5));
-      ++total;
-    }
-  }
-  EXPECT_FALSE(r.truncated());
-  EXPECT_EQ(total, kThreads * kPerThread);
+  expect_launches_in_order(p, kThreads, kPerThread, 5);
 }
 
 }  // namespace
