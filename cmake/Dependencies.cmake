@@ -29,9 +29,23 @@ target_include_directories(rfprof_nvtx3 SYSTEM INTERFACE ${RFPROF_NVTX3_INCLUDE_
 target_link_libraries(rfprof_nvtx3 INTERFACE ${CMAKE_DL_LIBS})
 add_library(rfprof::nvtx3 ALIAS rfprof_nvtx3)
 
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(RFPROF_UNWIND REQUIRED IMPORTED_TARGET libunwind)
-add_library(rfprof::unwind ALIAS PkgConfig::RFPROF_UNWIND)
+# libunwind through pkg-config; where there is no pkg-config or no libunwind.pc (a prefix unpacked
+# from .deb files by scripts/gpu-deps, found through CMAKE_PREFIX_PATH), header and library directly.
+find_package(PkgConfig QUIET)
+if(PKG_CONFIG_FOUND)
+  pkg_check_modules(RFPROF_UNWIND QUIET IMPORTED_TARGET libunwind)
+endif()
+if(TARGET PkgConfig::RFPROF_UNWIND)
+  add_library(rfprof::unwind ALIAS PkgConfig::RFPROF_UNWIND)
+else()
+  find_path(RFPROF_UNWIND_INCLUDE_DIR libunwind.h REQUIRED)
+  find_library(RFPROF_UNWIND_LIBRARY unwind REQUIRED)
+  add_library(rfprof_unwind_fallback UNKNOWN IMPORTED GLOBAL)
+  set_target_properties(rfprof_unwind_fallback PROPERTIES IMPORTED_LOCATION ${RFPROF_UNWIND_LIBRARY})
+  target_include_directories(rfprof_unwind_fallback SYSTEM INTERFACE ${RFPROF_UNWIND_INCLUDE_DIR})
+  add_library(rfprof::unwind ALIAS rfprof_unwind_fallback)
+  message(STATUS "rfprof: libunwind ${RFPROF_UNWIND_LIBRARY} (no pkg-config module)")
+endif()
 
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)

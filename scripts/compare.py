@@ -199,7 +199,9 @@ def align(rf, nc):
 def compare_workload(name, rf, nc):
     """compare.csv rows and problems of one workload."""
     rows, problems = [], []
-    metrics = sorted({m for x in rf for m in x["metrics"]} | {m for x in nc for m in x["metrics"]})
+    # The metrics rfprof collected: ncu's raw page adds device attributes and sub-metrics
+    # (.avg/.min/.max of each .sum requested) that rfprof was not asked for.
+    metrics = sorted({m for x in rf for m in x["metrics"]})
     for index, (a, b) in enumerate(align(rf, nc)):
         if a is None or b is None:
             only = "ncu" if a is None else "rfprof"

@@ -103,6 +103,15 @@ MetricLayout::MetricLayout(const std::vector<std::string>& names)
   }
 }
 
+bool MetricLayout::uses(size_t index) const noexcept {
+  for (const Index& i : {dadd_, dmul_, dfma_, fadd_, fmul_, ffma_, hadd_, hmul_, hfma_, read_, write_, time_, l2_, l1_})
+    if (i == index) return true;
+  for (const auto& t : tensor_terms_)
+    for (size_t i : t.indices)
+      if (i == index) return true;
+  return false;
+}
+
 LaunchMetrics MetricLayout::evaluate(std::span<const double> values) const {
   LaunchMetrics m;
   m.fp64_flop = precision_flop(values, dadd_, dmul_, dfma_, kScalarWeights);

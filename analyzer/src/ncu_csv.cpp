@@ -63,7 +63,7 @@ std::string ncu_number(double value) {
 
 std::string ncu_unit(const std::string& m) {
   auto has = [&](const char* x) { return m.find(x) != std::string::npos; };
-  if (has("__time_duration")) return "nsecond";
+  if (has("__time_duration")) return "ns";  // ncu 2025.3 (CUDA 13), seen on an H100; older ncu: "nsecond"
   if (has("bytes")) return "byte";
   if (has("sectors")) return "sector";
   if (has("inst_executed")) return "inst";

@@ -91,6 +91,7 @@ std::optional<double> ncu_cell_value(const std::string& cell, const std::string&
   static const std::map<std::string, double> scale = {
       {"", 1},          {"byte", 1},       {"Kbyte", 1e3},    {"Mbyte", 1e6},   {"Gbyte", 1e9},
       {"Tbyte", 1e12},  {"nsecond", 1},    {"usecond", 1e3},  {"msecond", 1e6}, {"second", 1e9},
+      {"ns", 1},        {"us", 1e3},       {"ms", 1e6},       {"s", 1e9},  // ncu 2025.3 (seen on an H100)
       {"inst", 1},      {"Kinst", 1e3},    {"Minst", 1e6},    {"Ginst", 1e9},   {"sector", 1},
       {"Ksector", 1e3}, {"Msector", 1e6},  {"cycle", 1},      {"Kcycle", 1e3},  {"Mcycle", 1e6},
       {"Gcycle", 1e9},  {"%", 1},          {"math_op", 1},    {"Kmath_op", 1e3}, {"Mmath_op", 1e6},
@@ -150,7 +151,14 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
     std::vector<double> values(out.metric_names.size(), std::numeric_limits<double>::quiet_NaN());
     for (size_t i = 0; i < values.size(); ++i) {
       const std::string cell_where = where + ":" + std::to_string(kIdentColumns + i + 1);
-      if (auto v = ncu_cell_value(f[kIdentColumns + i], units[i], cell_where)) values[i] = *v;
+      try {
+        if (auto v = ncu_cell_value(f[kIdentColumns + i], units[i], cell_where)) values[i] = *v;
+      } catch (const NcuImportError&) {
+        // ncu's raw page also holds text columns (device__attribute_display_name,
+        // device__attribute_confidential_computing_mode "No-CC") and units such as "block" or
+        // "register/thread": only the metrics that enter a formula must be numbers in known units.
+        if (layout->uses(i)) throw;
+      }
     }
     r.metrics = layout->evaluate(values);
     if (time_col && !std::isnan(values[*time_col])) r.duration_ns = static_cast<uint64_t>(std::llround(values[*time_col]));

@@ -1,6 +1,7 @@
 // Pass 1 (context, NVTX) and pass 2 (streamed, joined launches) over one trace.
 #include "rfprof/analyzer/trace_pass.h"
 
+#include <cmath>
 #include <map>
 #include <type_traits>
 #include <utility>
@@ -105,6 +106,12 @@ class RowBuilder {
         out.metric_values = &j.counters->values;
       }
     }
+    // Under the Range Profiler's kernel replay CUPTI gives the kernel's activity record no
+    // timestamps (start = end = 0, seen on an H100 with CUPTI 13.0): the duration is then
+    // gpu__time_duration.sum, measured during replay, which is what ncu reports as Duration.
+    if ((!row.duration_ns || *row.duration_ns == 0) && row.metrics.gpu_time_ns &&
+        *row.metrics.gpu_time_ns > 0)
+      row.duration_ns = static_cast<uint64_t>(std::llround(*row.metrics.gpu_time_ns));
 
     uint32_t path = NvtxIndex::kNoPath;
     if (j.launch) {

@@ -45,9 +45,10 @@ std::string counters_unavailable_message(CountersFailure failure, std::string_vi
              "https://developer.nvidia.com/ERR_NVGPUCTRPERM): run as root or load the NVIDIA "
              "driver with NVreg_RestrictProfilingToAdminUsers=0 (" + d + ")" + tail;
     case CountersFailure::kBusy:
-      return "rfprof: GPU performance counters are busy: DCGM or another profiler holds them; run "
-             "`dcgmi profile --pause` before profiling and `dcgmi profile --resume` after (" + d +
-             ")" + tail;
+      return "rfprof: GPU performance counters are busy: another process is collecting counters on "
+             "this GPU (another process of this run with --target-processes all, or another "
+             "profiler), or DCGM holds them (then run `dcgmi profile --pause` before profiling and "
+             "`dcgmi profile --resume` after) (" + d + ")" + tail;
     case CountersFailure::kUnsupported:
       return "rfprof: GPU performance counters are not supported on this device or configuration "
              "(MIG, MPS, vGPU, WSL, confidential computing or a GPU older than Volta?) (" + d + ")" +

@@ -30,4 +30,8 @@ std::pair<uint32_t, uint32_t> KernelNameCache::ids(std::string_view mangled) {
   return pos->second;
 }
 
+bool is_replay_tool_kernel(std::string_view mangled) noexcept {
+  return mangled == "tools_memcmp";
+}
+
 }  // namespace rf::collector

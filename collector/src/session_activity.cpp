@@ -67,6 +67,7 @@ void Session::handle_record(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       if (!launch_log_.kernel_kept(k->correlationId)) return;  // launched outside every window
+      if (k->name && is_replay_tool_kernel(k->name)) return;     // CUPTI's own, during graph replay
       trace::KernelActivity rec;
       {
         std::lock_guard lock(activity_mutex_);

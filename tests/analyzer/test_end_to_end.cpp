@@ -170,6 +170,37 @@ TEST(EndToEnd, KernelRowsJoinCountersAndNvtx) {
             counters.end());
 }
 
+// Counters mode on an H100: the replayed kernel's activity record has no timestamps, so its
+// duration (and FLOP/s) comes from gpu__time_duration.sum; a kernel with timestamps keeps them.
+TEST(EndToEnd, CountersModeDurationFallsBackToGpuTimeDuration) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(1, CollectionMode::kCounters);
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    t.config(1, testing::roofline_metrics());
+    Counts c;
+    c.ffma = 1000;
+    c.read = 500;
+    c.gpu_time = 4000;
+    t.counters(1, 11, c.values());
+    t.counters(1, 12, c.values());
+    t.launch(11, 0, kMain, 100);
+    t.launch(12, 0, kMain, 200);
+    t.kernel(11, 0, 0);
+    t.kernel(12, 1000, 3000);
+    t.finish();
+  }
+  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const CsvTable kt = CsvTable::read(dir.path / "report" / "kernels.csv");
+  ASSERT_EQ(kt.rows.size(), 2u);
+  EXPECT_EQ(kt.cell(0, "id"), "11");
+  EXPECT_EQ(kt.cell(0, "duration_ns"), "4000");
+  EXPECT_EQ(kt.cell(0, "flop_per_s"), "500000000");  // 2000 FLOP in 4000 ns
+  EXPECT_EQ(kt.cell(1, "duration_ns"), "2000");
+}
+
 TEST(EndToEnd, RangesPhasesAndSummary) {
   TempDir dir;
   write_training_trace(dir.path / "t.rftrace");

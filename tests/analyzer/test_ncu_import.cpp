@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -37,6 +39,8 @@ TEST(NcuImport, CellValuesInBaseUnits) {
   EXPECT_EQ(ncu_cell_value("1,234,567", "byte", "w"), 1234567.0);
   EXPECT_EQ(ncu_cell_value("1.5", "Mbyte", "w"), 1.5e6);
   EXPECT_EQ(ncu_cell_value("12.5", "usecond", "w"), 12500.0);
+  EXPECT_EQ(ncu_cell_value("3,264", "ns", "w"), 3264.0);  // ncu 2025.3's base time unit
+  EXPECT_EQ(ncu_cell_value("1.5", "ms", "w"), 1.5e6);
   EXPECT_EQ(ncu_cell_value("2", "Ginst", "w"), 2e9);
   EXPECT_FALSE(ncu_cell_value("", "byte", "w"));
   EXPECT_FALSE(ncu_cell_value("n/a", "byte", "w"));
@@ -83,6 +87,25 @@ TEST(NcuImport, ErrorsNameLineAndColumn) {
   } catch (const NcuImportError& e) {
     EXPECT_NE(std::string(e.what()).find("short.csv:2:1: 2 fields, expected 12"), std::string::npos) << e.what();
   }
+}
+
+// A raw CSV written by ncu 2025.3.1 on an H100 (tests/data/h100-2026-11-23): besides the metrics
+// it has ~200 device__attribute_* columns, some of them text ("NVIDIA H100 80GB HBM3", "No-CC"),
+// and units such as "ns", "block" and "register/thread"; the columns no formula uses are ignored.
+TEST(NcuImport, RealNcuCsvWithTextAttributeColumns) {
+  const auto path = kData / ".." / ".." / "data" / "h100-2026-11-23" / "examples" / "ffma.ncu.csv";
+  NcuImport imp = read_ncu_csv(path);
+  ASSERT_EQ(imp.rows.size(), 1u);
+  auto col = [&](const std::string& name) {
+    auto it = std::find(imp.metric_names.begin(), imp.metric_names.end(), name);
+    EXPECT_NE(it, imp.metric_names.end()) << name;
+    return static_cast<size_t>(it - imp.metric_names.begin());
+  };
+  EXPECT_TRUE(std::isnan(imp.values[0][col("device__attribute_display_name")]));  // text
+  const double ffma = imp.values[0][col("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum")];
+  EXPECT_EQ(ffma, 2147483648.0);  // the example's analytic count (ffma.expected.json)
+  EXPECT_EQ(*imp.rows[0].metrics.fp32_flop, 2 * ffma);
+  EXPECT_GT(*imp.rows[0].duration_ns, 0u);
 }
 
 TEST(NcuImport, RfanalyzeWritesTheRooflineOutputsFromIt) {

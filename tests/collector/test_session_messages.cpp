@@ -34,6 +34,8 @@ TEST(Messages, PrivilegesNameErrNvgpuctrpermAndGoOnWithTiming) {
 TEST(Messages, BusyNamesDcgmiPause) {
   std::string m = counters_unavailable_message(CountersFailure::kBusy, "x");
   EXPECT_NE(m.find("dcgmi profile --pause"), std::string::npos);
+  // Seen on an H100: two processes of one `--target-processes all` run on one GPU.
+  EXPECT_NE(m.find("another process of this run with --target-processes all"), std::string::npos);
   EXPECT_NE(m.find("timing only"), std::string::npos);
   EXPECT_TRUE(one_line(m));
 }

@@ -43,5 +43,16 @@ TEST(KernelNameCache, InternsEachDistinctNameOnce) {
   EXPECT_EQ(cache.ids(""), std::make_pair(0u, 0u));
 }
 
+// CUPTI's own kernel seen on an H100 (CUPTI 13.0) while it replayed a CUDA graph under the Range
+// Profiler, carrying the graph launch's correlation id: dropped; application kernels are kept,
+// including ones whose names merely contain the word.
+TEST(ReplayToolKernel, OnlyCuptisMemcmpIsDropped) {
+  EXPECT_TRUE(is_replay_tool_kernel("tools_memcmp"));
+  EXPECT_FALSE(is_replay_tool_kernel("_Z5scalePfffi"));
+  EXPECT_FALSE(is_replay_tool_kernel("tools_memcmp_mine"));
+  EXPECT_FALSE(is_replay_tool_kernel("my_tools_memcmp"));
+  EXPECT_FALSE(is_replay_tool_kernel(""));
+}
+
 }  // namespace
 }  // namespace rf::collector

@@ -121,7 +121,10 @@ TEST_F(InjectGpu, EveryKernelJoinsALaunch) {
   EXPECT_GE(kernels.size(), 8u);  // 5 + 2 (graph) + 1; kernel replay may add no others
   for (const auto& k : kernels) {
     EXPECT_TRUE(ids.count(k.correlation_id)) << "kernel " << t.str(k.demangled_name);
-    EXPECT_NE(t.str(k.demangled_name).find("scale"), std::string::npos);
+    EXPECT_NE(t.str(k.demangled_name).find("scale"), std::string::npos)
+        << "mangled '" << t.str(k.mangled_name) << "' demangled '" << t.str(k.demangled_name)
+        << "' grid " << k.grid[0] << " correlation " << k.correlation_id << " graph node "
+        << k.graph_node_id;
   }
 }
 

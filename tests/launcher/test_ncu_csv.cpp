@@ -63,7 +63,7 @@ TEST(NcuCsv, NumbersAsNcuPrintsThem) {
   EXPECT_EQ(ncu_number(0), "0");
   EXPECT_EQ(ncu_number(NAN), "");
   EXPECT_EQ(ncu_unit("dram__bytes_read.sum"), "byte");
-  EXPECT_EQ(ncu_unit("gpu__time_duration.sum"), "nsecond");
+  EXPECT_EQ(ncu_unit("gpu__time_duration.sum"), "ns");
   EXPECT_EQ(ncu_unit("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"), "inst");
 }
 

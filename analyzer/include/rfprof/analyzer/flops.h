@@ -107,6 +107,9 @@ class MetricLayout {
   /// Evaluates the formulas on `values` (RangeCounters::values, same order as the names). A value
   /// missing because `values` is shorter than the names counts as absent.
   LaunchMetrics evaluate(std::span<const double> values) const;
+  /// True when the value at `index` enters a formula (FLOP, bytes, time); false for any other
+  /// metric of the list (e.g. ncu's device__attribute_* columns, some of them text).
+  bool uses(size_t index) const noexcept;
 
  private:
   using Index = std::optional<size_t>;

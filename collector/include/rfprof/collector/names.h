@@ -16,6 +16,12 @@ namespace rf::collector {
 /// (C kernels, "") or demangling fails. Never throws except std::bad_alloc.
 std::string demangle(std::string_view mangled);
 
+/// True for a kernel that CUPTI itself launches while it replays a CUDA graph under the Range
+/// Profiler ("tools_memcmp", seen on an H100 with CUPTI 13.0 in the activity stream with the
+/// correlation id of the application's cudaGraphLaunch). It is no work of the application and is
+/// not written to the trace.
+bool is_replay_tool_kernel(std::string_view mangled) noexcept;
+
 /// Caches, per distinct mangled kernel name, the string-table ids of the mangled and demangled
 /// names, so abi::__cxa_demangle runs once per name and not once per kernel record.
 /// Not thread-safe; the activity buffer callback owns one.

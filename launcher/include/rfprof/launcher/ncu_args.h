@@ -3,6 +3,7 @@
 // process is started here, so every flag is tested without a GPU.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>

@@ -1,0 +1,179 @@
+"""rfanalyze on what rfprof and ncu recorded on an H100 (tests/data/h100-2026-11-23/README.md).
+
+Every check compares rfprof with an independent count of the same run: ncu's raw CSV, the
+examples' analytic counts, 2*n^3 for cuBLAS GEMMs, or PyTorch's FlopCounterMode.
+RFANALYZE and RFPROF name the rfanalyze and rfprof executables.
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+DATA = os.path.join(ROOT, "tests", "data", "h100-2026-11-23")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import check_flops  # noqa: E402
+import compare  # noqa: E402
+
+EXAMPLES = ["dfma", "fadd_fmul", "ffma", "hfma2", "sgemm_naive", "stream_copy"]
+SASS = compare.SASS_PREFIX
+
+
+def rfanalyze(args, out):
+    run = subprocess.run([os.environ["RFANALYZE"]] + args + ["-o", out], capture_output=True,
+                         text=True, timeout=240)
+    if run.returncode != 0:
+        raise AssertionError(f"rfanalyze {args} exited {run.returncode}: {run.stderr}")
+    return out
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+class RecordedH100(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = cls.tmp.name
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def analysis(self, name, *traces):
+        out = os.path.join(self.out, name)
+        if not os.path.isdir(out):
+            rfanalyze(list(traces), out)
+        return out
+
+    def test_examples_match_ncu_and_their_analytic_counts(self):
+        for ex in EXAMPLES:
+            with self.subTest(example=ex):
+                out = self.analysis(ex, os.path.join(DATA, "examples", ex + ".rftrace"))
+                rf = compare.read_rfprof_counters(os.path.join(out, "counters.csv"))
+                nc = compare.read_ncu_raw(os.path.join(DATA, "examples", ex + ".ncu.csv"))
+                cmp_rows, problems = compare.compare_workload(ex, rf, nc)
+                self.assertEqual(problems, [])
+                self.assertEqual(len(rf), 1)
+                sass = [r for r in cmp_rows if r[3].startswith(SASS)]
+                self.assertEqual(len(sass), 9)
+                self.assertTrue(all(r[4] == r[5] for r in sass), sass)
+                with open(os.path.join(DATA, "examples", ex + ".expected.json")) as f:
+                    expected = json.load(f)
+                flops = compare.read_rfprof_flops(os.path.join(out, "kernels.csv"))
+                _, problems = compare.check_expected(ex, expected, rf, flops, nc)
+                self.assertEqual(problems, [])
+
+    def test_counters_mode_durations_come_from_gpu_time_duration(self):
+        out = self.analysis("ffma", os.path.join(DATA, "examples", "ffma.rftrace"))
+        k = rows(os.path.join(out, "kernels.csv"))[0]
+        c = {r["metric"]: float(r["value"]) for r in rows(os.path.join(out, "counters.csv"))}
+        self.assertEqual(int(k["duration_ns"]), round(c["gpu__time_duration.sum"]))
+        self.assertGreater(float(k["flop_per_s"]), 0)
+
+    def test_resnet18_step_matches_ncu_launch_by_launch(self):
+        out = self.analysis("resnet18", os.path.join(DATA, "resnet18", "resnet18.rftrace"))
+        rf = compare.read_rfprof_counters(os.path.join(out, "counters.csv"))
+        nc = compare.read_ncu_raw(os.path.join(DATA, "resnet18", "resnet18.ncu.csv"))
+        self.assertEqual(len(rf), 387)
+        self.assertEqual(len(nc), 387)
+        cmp_rows, problems = compare.compare_workload("resnet18", rf, nc)
+        self.assertEqual(problems, [])
+        sass = [r for r in cmp_rows if r[3].startswith(SASS)]
+        self.assertEqual(len(sass), 387 * 9)
+        phases = {r["phase"]: r for r in rows(os.path.join(out, "phases.csv"))}
+        self.assertEqual(set(phases), {"forward", "backward", "optimizer"})
+
+    def test_ncu_import_of_the_same_step_gives_the_same_flop(self):
+        trace_out = self.analysis("resnet18", os.path.join(DATA, "resnet18", "resnet18.rftrace"))
+        ncu_out = os.path.join(self.out, "resnet18-ncu")
+        rfanalyze(["--import-ncu", os.path.join(DATA, "resnet18", "resnet18.ncu.csv")], ncu_out)
+        # kernels.csv is in join order; correlation ids, like ncu's IDs, follow launch order.
+        a = sorted(rows(os.path.join(trace_out, "kernels.csv")), key=lambda r: int(r["id"]))
+        b = sorted(rows(os.path.join(ncu_out, "kernels.csv")), key=lambda r: int(r["id"]))
+        self.assertEqual(len(a), len(b))
+        for col in ("fp32_flop", "fp16_flop", "fp64_flop"):
+            self.assertEqual([float(x[col] or 0) for x in a], [float(x[col] or 0) for x in b], col)
+        self.assertGreater(sum(float(x["fp32_flop"] or 0) for x in a), 8e9)
+
+    def test_cublas_gemms_count_two_n_cubed_tensor_flop(self):
+        out = self.analysis("gemm", os.path.join(DATA, "gemm", "gemm.rftrace"))
+        kernels = rows(os.path.join(out, "kernels.csv"))
+        tensor = [k for k in kernels if any(float(k[c] or 0) > 0 for c in check_flops.TENSOR)]
+        self.assertEqual(len(tensor), 10)  # 2 runs of fp64, tf32, fp16, bf16, int8
+        self.assertEqual(check_flops.gemm(os.path.join(out, "kernels.csv"), 2048, 1024), 0)
+        seen = {c for k in tensor for c in check_flops.TENSOR if float(k[c] or 0) > 0}
+        self.assertEqual(seen, {"tensor_fp64_flop", "tensor_tf32_flop", "tensor_fp16_flop",
+                                "tensor_bf16_flop", "tensor_int8_ops"})
+
+    def test_demo_trace_tensor_flop_against_flop_counter_mode(self):
+        out = self.analysis("demo", os.path.join(ROOT, "examples", "traces", "resnet18-h100.rftrace"))
+        with open(os.path.join(ROOT, "examples", "traces", "resnet18-h100.flop_count.json")) as f:
+            fcm = json.load(f)
+        phases = {r["phase"]: r for r in rows(os.path.join(out, "phases.csv"))}
+        tensor = {p: sum(float(r[c] or 0) for c in check_flops.TENSOR) for p, r in phases.items()}
+        # cuDNN's TF32 convolution kernels do 5% (forward) and 11% (backward) more tensor-core
+        # math than the convolutions' nominal FLOP (measured on this run).
+        self.assertGreaterEqual(tensor["forward"] / fcm["flop_forward"], 1.0)
+        self.assertLess(tensor["forward"] / fcm["flop_forward"], 1.1)
+        self.assertGreaterEqual(tensor["backward"] / fcm["flop_backward"], 1.0)
+        self.assertLess(tensor["backward"] / fcm["flop_backward"], 1.2)
+        self.assertEqual(tensor["optimizer"], 0)
+
+    def test_two_processes_two_traces_merged(self):
+        mp = os.path.join(DATA, "multiprocess")
+        out = self.analysis("mp", os.path.join(mp, "all_parent.rftrace"), os.path.join(mp, "all_child.rftrace"))
+        procs = rows(os.path.join(out, "processes.csv"))
+        self.assertEqual(sorted(int(p["pid"]) for p in procs), [6897, 6914])
+        self.assertTrue(all(int(p["launches"]) == 5 for p in procs))
+        kernels = rows(os.path.join(out, "kernels.csv"))
+        gemms = [k for k in kernels if k["pid"] == "6897" and "gemm" in k["kernel"]]
+        # 1024^3 matmul in FP32 (FFMA): 2*M*N*K plus the 2*M*N of the epilogue.
+        self.assertEqual([float(k["fp32_flop"]) for k in gemms], [2 * 1024 ** 3 + 2 * 1024 ** 2] * 3)
+        with open(os.path.join(out, "summary.json")) as f:
+            errors = json.load(f)["collector_errors"]
+        self.assertEqual([(e["pid"], e["code_name"]) for e in errors], [(6914, "counters_unavailable")])
+
+    def test_rfprof_csv_has_ncus_layout_units_and_values(self):
+        # rfprof -i TRACE --csv --page raw against what ncu 2025.3 printed for the same kernel.
+        for ex in EXAMPLES:
+            with self.subTest(example=ex):
+                run = subprocess.run([os.environ["RFPROF"], "-i", os.path.join(DATA, "examples", ex + ".rftrace"),
+                                      "--csv", "--page", "raw"], capture_output=True, text=True, timeout=60)
+                self.assertEqual(run.returncode, 0, run.stderr)
+                ours = list(csv.reader(run.stdout.splitlines()))
+                with open(os.path.join(DATA, "examples", ex + ".ncu.csv"), newline="") as f:
+                    theirs = list(csv.reader(ln for ln in f if not ln.startswith("==")))
+                self.assertEqual(ours[0][:11], theirs[0][:11])
+                self.assertEqual(len(ours), 3)  # header, units, one launch
+                col = {name: i for i, name in enumerate(theirs[0])}
+                for i, name in enumerate(ours[0][11:], start=11):
+                    j = col[name]
+                    self.assertEqual(ours[1][i], theirs[1][j], name)  # unit
+                    if name.startswith(SASS):
+                        self.assertEqual(ours[2][i], theirs[2][j], name)  # "2,147,483,648"
+                for c in ("Block Size", "Grid Size", "Device", "CC"):
+                    self.assertEqual(ours[2][col[c]], theirs[2][col[c]], c)
+
+    def test_timing_and_stack_traces(self):
+        out = self.analysis("timing", os.path.join(DATA, "resnet18", "resnet18.timing.rftrace"))
+        kernels = rows(os.path.join(out, "kernels.csv"))
+        self.assertEqual(len(kernels), 387)
+        self.assertTrue(all(int(k["duration_ns"]) > 0 for k in kernels))
+        out = self.analysis("stacks", os.path.join(DATA, "resnet18", "resnet18.stacks.rftrace"))
+        sites = rows(os.path.join(out, "callsites.csv"))
+        self.assertTrue(any("cudnn_batch_norm" in s.get("call_site", "") for s in sites),
+                        [s.get("call_site") for s in sites][:10])
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+        self.assertGreater(summary["traces"][0]["memory"]["peak_bytes"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
