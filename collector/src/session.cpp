@@ -109,6 +109,7 @@ void Session::start() {
   (void)launch_log_.process_start(now_ns());
   owner_.set_running();  // this process owns the trace
   flush_thread_ = std::thread([this] { flush_loop(); });
+  activity_flush_thread_ = std::thread([this] { activity_flush_loop(); });
 }
 
 void Session::write_process_info() noexcept {
@@ -189,6 +190,9 @@ void Session::write_call_stacks() noexcept {
 }
 
 void Session::flush_loop() noexcept {
+  // Writes what was appended at least every flush_ms, whatever CUPTI does: on an H100 under a
+  // busy PyTorch loop, a SIGKILL after 13 s left only the first second's records when this loop
+  // also waited in cuptiActivityFlushAll (now on its own thread, activity_flush_loop).
   const auto period = std::chrono::milliseconds(options_.flush_ms);
   std::unique_lock lock(flush_mutex_);
   for (;;) {
@@ -196,8 +200,6 @@ void Session::flush_loop() noexcept {
     if (flush_stop_) break;
     flush_now_ = false;
     lock.unlock();
-    // Default flush: only buffers whose records are all complete (cupti_activity.h).
-    RF_CUPTI_TRY(cuptiActivityFlushAll(0));
     if (!write_failed_.load(std::memory_order_relaxed)) {
       try {
         writer_->flush();
@@ -210,8 +212,23 @@ void Session::flush_loop() noexcept {
   }
 }
 
+void Session::activity_flush_loop() noexcept {
+  // Every flush_ms, CUPTI hands over the activity buffers whose records are all complete
+  // (cuptiActivityFlushAll(0), cupti_activity.h); their records reach the writer, which the
+  // loop above writes out.
+  const auto period = std::chrono::milliseconds(options_.flush_ms);
+  std::unique_lock lock(flush_mutex_);
+  for (;;) {
+    flush_cv_.wait_for(lock, period, [this] { return flush_stop_; });
+    if (flush_stop_) break;
+    lock.unlock();
+    RF_CUPTI_TRY(cuptiActivityFlushAll(0));
+    lock.lock();
+  }
+}
+
 void Session::request_flush() noexcept {
-  // Wakes the flush thread early: its next pass flushes activity buffers and the writer.
+  // Wakes the writer's flush thread early (a full chunk waits, or a signal asks for a flush).
   {
     std::lock_guard lock(flush_mutex_);
     flush_now_ = true;
@@ -231,6 +248,7 @@ void Session::finish() noexcept {
     }
     flush_cv_.notify_all();
     if (flush_thread_.joinable()) flush_thread_.join();
+    if (activity_flush_thread_.joinable()) activity_flush_thread_.join();
     // Forced flush: every buffer, also those with incomplete records (at-exit use per CUPTI docs).
     RF_CUPTI_TRY(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     write_pending_devices(/*all=*/true);

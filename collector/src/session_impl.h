@@ -69,7 +69,8 @@ class Session {
   void write_process_info() noexcept;
   /// Symbolizes the launch call stacks and writes one CallStack record per stack (finish()).
   void write_call_stacks() noexcept;
-  void flush_loop() noexcept;
+  void flush_loop() noexcept;           ///< writer_->flush() every flush_ms or on request
+  void activity_flush_loop() noexcept;  ///< cuptiActivityFlushAll(0) every flush_ms
   static uint64_t now_ns() noexcept;
 
   // session_callbacks.cpp
@@ -141,6 +142,7 @@ class Session {
 
   // Flush thread.
   std::thread flush_thread_;
+  std::thread activity_flush_thread_;
   std::mutex flush_mutex_;
   std::condition_variable flush_cv_;
   bool flush_stop_ = false;

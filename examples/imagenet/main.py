@@ -39,8 +39,11 @@ def build_parser():
                    help="automatic mixed precision (float16 autocast with a gradient scaler)")
     p.add_argument("--flop-count", action="store_true",
                    help="print the FLOPs of one training step as an RFPROF_EXPECTED JSON line")
+    p.add_argument("--fake-data", action="store_true",
+                   help="random images from torchvision's FakeData, decoded and transformed on the "
+                        "CPU by --num-workers DataLoader worker processes, as real data would be")
     p.add_argument("--num-workers", type=int, default=4,
-                   help="data loading workers for real data (default: 4)")
+                   help="data loading workers for real data and --fake-data (default: 4)")
     p.add_argument("--lr", type=float, default=0.1, help="SGD learning rate (default: 0.1)")
     p.add_argument("--momentum", type=float, default=0.9, help="SGD momentum (default: 0.9)")
     p.add_argument("--weight-decay", type=float, default=1e-4, help="SGD weight decay (default: 1e-4)")
@@ -70,8 +73,10 @@ def parse_args(argv=None):
     if args.warmup + args.profile_iters > args.iters:
         p.error(f"--warmup ({args.warmup}) + --profile-iters ({args.profile_iters}) must not "
                 f"exceed --iters ({args.iters})")
-    if not args.dummy and args.data is None:
-        p.error("give the ImageNet folder DATA or --dummy for synthetic data")
+    if args.dummy and args.fake_data:
+        p.error("--dummy and --fake-data exclude each other")
+    if not args.dummy and not args.fake_data and args.data is None:
+        p.error("give the ImageNet folder DATA, or --dummy or --fake-data for synthetic data")
     return args
 
 
@@ -96,10 +101,14 @@ def batches(torch, torchvision, args):
             yield images, labels
     import os
     t = torchvision.transforms
-    dataset = torchvision.datasets.ImageFolder(
-        os.path.join(args.data, "train"),
-        t.Compose([t.RandomResizedCrop(args.image_size), t.RandomHorizontalFlip(), t.ToTensor(),
-                   t.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])]))
+    transform = t.Compose([t.RandomResizedCrop(args.image_size), t.RandomHorizontalFlip(), t.ToTensor(),
+                           t.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])])
+    if args.fake_data:
+        dataset = torchvision.datasets.FakeData(
+            size=args.batch_size * args.iters, image_size=(3, args.image_size, args.image_size),
+            num_classes=args.num_classes, transform=transform, random_offset=args.seed)
+    else:
+        dataset = torchvision.datasets.ImageFolder(os.path.join(args.data, "train"), transform)
     loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, shuffle=True,
                                          num_workers=args.num_workers, pin_memory=True,
                                          drop_last=True)

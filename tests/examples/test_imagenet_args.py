@@ -46,6 +46,14 @@ class ArgsTest(unittest.TestCase):
 
     def test_data_or_dummy(self):
         self.refused([], "--dummy")
+        self.refused([], "--fake-data")
+        self.refused(["--dummy", "--fake-data"], "exclude each other")
+
+    def test_fake_data_with_workers(self):
+        a = main.parse_args(["--fake-data", "--num-workers", "8"])
+        self.assertTrue(a.fake_data)
+        self.assertFalse(a.dummy)
+        self.assertEqual(a.num_workers, 8)
 
     def test_positive_sizes(self):
         self.refused(["--dummy", "-b", "0"], "--batch-size must be at least 1")

@@ -161,6 +161,22 @@ class RecordedH100(unittest.TestCase):
                 for c in ("Block Size", "Grid Size", "Device", "CC"):
                     self.assertEqual(ours[2][col[c]], theirs[2][col[c]], c)
 
+    def test_traces_of_killed_runs_are_analyzable(self):
+        # ResNet-18 with 8 DataLoader workers (--fake-data), SIGKILLed mid-run: the .part trace is
+        # analyzed as far as it is readable, and rfanalyze says it is truncated.
+        for name, launches in (("resnet18-timing-sigkill", 159), ("resnet18-counters-sigkill", 177)):
+            with self.subTest(trace=name):
+                out = os.path.join(self.out, name)
+                run = subprocess.run([os.environ["RFANALYZE"], os.path.join(DATA, "kill", name + ".part.rftrace"),
+                                      "-o", out], capture_output=True, text=True, timeout=120)
+                self.assertEqual(run.returncode, 0, run.stderr)
+                self.assertIn("is truncated at byte", run.stderr)
+                with open(os.path.join(out, "summary.json")) as f:
+                    t = json.load(f)["traces"][0]
+                self.assertTrue(t["truncated"])
+                self.assertEqual(t["launches"], launches)
+                self.assertEqual(len(rows(os.path.join(out, "kernels.csv"))), launches)
+
     def test_timing_and_stack_traces(self):
         out = self.analysis("timing", os.path.join(DATA, "resnet18", "resnet18.timing.rftrace"))
         kernels = rows(os.path.join(out, "kernels.csv"))
