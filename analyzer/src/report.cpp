@@ -81,6 +81,7 @@ void Report::add_launch(const LaunchOutput& launch) {
   RoofCheck check = check_roof(row.metrics, row.duration_ns, *ceilings);
   if (!check.above()) return;
   ++above_roof_count_;
+  if (!check.only_measured_ceilings_exceeded) ++above_roof_errors_;
   if (above_roof_.size() >= kMaxAboveRoofListed) return;
   AboveRoof a;
   a.trace = current_path_;

@@ -27,6 +27,24 @@ std::optional<double> mix_peak_flop_per_s(const LaunchMetrics& m, const DeviceCe
   return *total / seconds_at_peak;
 }
 
+namespace {
+
+/// True when every ceiling in the peak of `m`'s precision mix is measured.
+bool mix_ceilings_measured(const LaunchMetrics& m, const DeviceCeilings& c) {
+  for (size_t p = 0; p < kTensorPrecisions; ++p) {
+    if (p == kTensorInt8) continue;
+    const bool used = (m.tensor_dense[p] && *m.tensor_dense[p] > 0.0) ||
+                      (m.tensor_sparse[p] && *m.tensor_sparse[p] > 0.0);
+    if (used && !c.tensor[p].measured) return false;
+  }
+  for (auto [flop, ceiling] : {std::pair{m.fp64_flop, &c.fp64}, std::pair{m.fp32_flop, &c.fp32},
+                               std::pair{m.fp16_flop, &c.fp16}})
+    if (flop && *flop > 0.0 && !ceiling->measured) return false;
+  return true;
+}
+
+}  // namespace
+
 RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& duration_ns,
                      const DeviceCeilings& c) {
   RoofCheck r;
@@ -49,6 +67,19 @@ RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& dura
   r.above_compute = r.achieved_flop_per_s && r.compute_peak_flop_per_s &&
                     *r.achieved_flop_per_s > *r.compute_peak_flop_per_s;
   r.above_memory = r.dram_bytes_per_s && c.dram.value && *r.dram_bytes_per_s > *c.dram.value;
+  if (!r.above()) return r;
+
+  bool measured = true;
+  if (r.above_compute) {
+    r.excess = std::max(r.excess, *r.achieved_flop_per_s / *r.compute_peak_flop_per_s);
+    measured = mix_ceilings_measured(m, c);
+  }
+  if (r.above_memory) {
+    r.excess = std::max(r.excess, *r.dram_bytes_per_s / *c.dram.value);
+    measured = measured && c.dram.measured &&
+               (!c.dram.datasheet || *r.dram_bytes_per_s <= *c.dram.datasheet);
+  }
+  r.only_measured_ceilings_exceeded = measured && r.excess <= kMeasuredCeilingMargin;
   return r;
 }
 

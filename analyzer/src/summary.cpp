@@ -143,7 +143,12 @@ json above_roof_json(const AboveRoof& a) {
   if (a.check.above_compute) reason = "FLOP/s above the compute ceiling of its precision mix";
   if (a.check.above_memory)
     reason += std::string(reason.empty() ? "" : "; ") + "DRAM bytes/s above the DRAM bandwidth ceiling";
-  return {{"severity", "error"},
+  if (a.check.only_measured_ceilings_exceeded)
+    reason += " (measured ceilings, exceeded by at most " +
+              std::to_string(static_cast<int>((kMeasuredCeilingMargin - 1.0) * 100.0 + 0.5)) +
+              " %: the benchmark did not reach the hardware's peak)";
+  return {{"severity", a.check.severity()},
+          {"excess", a.check.excess},
           {"trace", a.trace},
           {"id", a.id},
           {"pid", a.pid},
@@ -205,6 +210,7 @@ nlohmann::ordered_json Report::summary() const {
           {"collector_error_count", error_count},
           {"collector_errors", errors},
           {"above_roof_count", above_roof_count_},
+          {"above_roof_errors", above_roof_errors_},
           {"above_roof_listed_max", kMaxAboveRoofListed},
           {"above_roof", above}};
   if (ops_.any()) out["ops"] = ops_.summary([](const Aggregate& a) { return aggregate(a); });

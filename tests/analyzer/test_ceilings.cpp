@@ -209,6 +209,39 @@ TEST(Roof, AboveTheBandwidthCeiling) {
   EXPECT_LT(*r.attainable_flop_per_s, *r.achieved_flop_per_s);  // AI * bandwidth is the roof
 }
 
+// A measured (rfbench) ceiling is a lower bound of the peak: a launch up to 10 % above it is a
+// warning, further above it or above a datasheet ceiling an error.
+TEST(Roof, SlightlyAboveMeasuredCeilingsIsAWarning) {
+  DeviceCeilings c = toy_ceilings();
+  c.dram.measured = true;
+  c.dram.datasheet = 1.2e11;
+  // 1.05e8 bytes in 1 ms = 1.05e11 bytes/s: 5 % above the measured 1e11, below the datasheet.
+  RoofCheck r = check_roof(metrics(0, 10, 0, 1.05e8), uint64_t{1000000}, c);
+  EXPECT_TRUE(r.above_memory);
+  EXPECT_DOUBLE_EQ(r.excess, 1.05);
+  EXPECT_TRUE(r.only_measured_ceilings_exceeded);
+  EXPECT_STREQ(r.severity(), "warning");
+  // 15 % above: an error.
+  r = check_roof(metrics(0, 10, 0, 1.15e8), uint64_t{1000000}, c);
+  EXPECT_STREQ(r.severity(), "error");
+  // Within 10 % of the measured value but above the datasheet's: an error.
+  c.dram.datasheet = 1.02e11;
+  r = check_roof(metrics(0, 10, 0, 1.05e8), uint64_t{1000000}, c);
+  EXPECT_STREQ(r.severity(), "error");
+  // The same point against a datasheet (not measured) ceiling: an error.
+  DeviceCeilings d = toy_ceilings();
+  r = check_roof(metrics(0, 10, 0, 1.05e8), uint64_t{1000000}, d);
+  EXPECT_TRUE(r.above_memory);
+  EXPECT_STREQ(r.severity(), "error");
+  // Compute: 2.1e12 FP32 FLOP/s against a measured 2e12 is a warning, against a datasheet one an error.
+  d.fp32.measured = true;
+  r = check_roof(metrics(0, 2.1e9, 0, 1e3), uint64_t{1000000}, d);
+  EXPECT_TRUE(r.above_compute);
+  EXPECT_STREQ(r.severity(), "warning");
+  r = check_roof(metrics(1e6, 2.1e9, 0, 1e3), uint64_t{1000000}, d);  // FP64 ceiling not measured
+  EXPECT_STREQ(r.severity(), "error");
+}
+
 TEST(Roof, UnknownsFlagNothing) {
   DeviceCeilings c = toy_ceilings();
   EXPECT_FALSE(check_roof(metrics(0, 4e9, 0, 1e9), std::nullopt, c).above());

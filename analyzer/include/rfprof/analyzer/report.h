@@ -113,6 +113,8 @@ class Report {
   nlohmann::ordered_json summary() const;
 
   uint64_t above_roof_count() const noexcept { return above_roof_count_; }
+  /// Launches above their roof with severity "error" (RoofCheck::severity).
+  uint64_t above_roof_errors() const noexcept { return above_roof_errors_; }
   const Aggregate& totals() const noexcept { return totals_; }
   const std::vector<AboveRoof>& above_roof() const noexcept { return above_roof_; }
   const std::vector<TraceSummary>& traces() const noexcept { return traces_; }
@@ -147,6 +149,7 @@ class Report {
   uint64_t current_launches_ = 0;
   uint64_t launches_without_ceilings_ = 0;
   uint64_t above_roof_count_ = 0;
+  uint64_t above_roof_errors_ = 0;
   std::vector<AboveRoof> above_roof_;
 };
 

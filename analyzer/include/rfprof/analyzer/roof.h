@@ -22,8 +22,23 @@ struct RoofCheck {
   std::optional<double> dram_bytes_per_s;         ///< achieved DRAM bandwidth
   bool above_compute = false;                     ///< achieved FLOP/s > compute peak
   bool above_memory = false;                      ///< achieved DRAM bytes/s > DRAM bandwidth
+  /// Largest achieved / ceiling among the exceeded ceilings (1 when none is exceeded).
+  double excess = 1.0;
+  /// Every exceeded ceiling is measured (rfbench), none by more than kMeasuredCeilingMargin, and
+  /// DRAM bytes/s stay within the datasheet's bandwidth where one is known.
+  bool only_measured_ceilings_exceeded = false;
   bool above() const noexcept { return above_compute || above_memory; }
+  /// "warning" for a launch only slightly above measured ceilings: a benchmark gives a lower
+  /// bound of the hardware's peak, and a real kernel can beat it (on an H100 a ReLU backward kernel
+  /// read DRAM at 2.85 TB/s where rfbench's float4 copy reached 2.82 TB/s). "error" otherwise:
+  /// a point above its roof is a measurement or formula error.
+  const char* severity() const noexcept {
+    return only_measured_ceilings_exceeded ? "warning" : "error";
+  }
 };
+
+/// How far a launch may exceed measured ceilings before it is an error (10 %).
+inline constexpr double kMeasuredCeilingMargin = 1.10;
 
 /// Peak FLOP/s of the mix of `m` (FLOP per precision, tensor terms included: dense at their
 /// ceiling, sparse at twice it); absent when total FLOP is absent or 0, or a term with FLOP > 0
