@@ -91,4 +91,10 @@ WindowVerdict StepReplay::end() {
   return v;
 }
 
+void StepReplay::restart_group() {
+  ++discarded_;
+  next_pass_ = 0;
+  reference_.clear();
+}
+
 }  // namespace rf::collector

@@ -67,6 +67,10 @@ class StepReplay {
   /// The open window closes. Returns the verdict; the next begin() continues accordingly.
   WindowVerdict end();
 
+  /// Starts the current group over at pass 0 (the decoded counters could not be used, e.g. their
+  /// range count differs from the reference's); counts as a discarded window.
+  void restart_group();
+
   /// The reference kernel sequence of the current group (the first kept window's).
   const std::vector<LaunchIdentity>& reference() const noexcept { return reference_; }
   uint32_t passes() const noexcept { return passes_; }

@@ -1,0 +1,77 @@
+// Replay across steps, the session's side (pure logic, no CUPTI): StepReplay (step_replay.h) plus
+// what lives between windows: the counters decoded after a group's last pass, and the correlation
+// ids of the group's timing window, to which those counters are attached. The session asks it
+// what to do with the Range Profiler (user replay, auto range) and the trace at each window.
+//
+// A group of a metric configuration with N passes:
+//   window 1..N  kPass: the Range Profiler runs pass i (started at the window's first launch,
+//                stopped when the window closes); nothing of these windows is recorded, since the
+//                instrumentation distorts durations. After pass N: decode and evaluate.
+//   window N+1   kTiming: recorded as usual (launches, kernels with uninstrumented durations);
+//                when it closes, range i's counters are written for its launch i.
+// docs/collector.md, "Replay across steps".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rfprof/collector/host_metrics.h"
+#include "rfprof/collector/step_replay.h"
+
+namespace rf::collector {
+
+/// Counters of one launch of a complete group, for one RangeCounters record.
+struct StepRangeCounters {
+  uint32_t range_index = 0;     ///< index of the launch in the window (= range index)
+  uint32_t correlation_id = 0;  ///< the timing window's launch with that index
+  RangeValues range;            ///< CUPTI's range name and the metric values
+};
+
+/// What the session must do when a window closes.
+struct StepWindowClosed {
+  WindowVerdict verdict;
+  bool stop_pass = false;       ///< the window ran a pass: cuptiRangeProfilerStop
+  bool decode = false;          ///< then DecodeData + evaluate, handed to counters_decoded()
+  bool reset_profiler = false;  ///< the image's passes are void: fresh image and config at pass 0
+  /// kGroupTimed: the group's counters, range i with the timing window's launch i.
+  std::vector<StepRangeCounters> counters;
+};
+
+/// Not thread-safe: the session serializes calls (one mutex for windows and launches).
+class StepReplayCollector {
+ public:
+  /// `passes` of the metric configuration, `groups` to collect (>= 1 each); throws
+  /// std::invalid_argument for 0.
+  StepReplayCollector(uint32_t passes, uint32_t groups) : replay_(passes, groups) {}
+
+  /// A window opens (cudaProfilerStart). kPass: profile, record nothing; kTiming: record, do not
+  /// profile; kDone: neither.
+  WindowRole open_window();
+  /// Role of the open window (kDone when none is open).
+  WindowRole current() const noexcept { return open_ ? role_ : WindowRole{}; }
+  /// A kernel (or graph) launch in the open window, in launch order, with the correlation id its
+  /// LaunchApi record carries (used for the timing window's launches).
+  void on_launch(const LaunchIdentity& launch, uint32_t correlation_id);
+  /// The open window closes (cudaProfilerStop).
+  StepWindowClosed close_window();
+  /// After StepWindowClosed::decode: the evaluated ranges of the group's image and whether CUPTI
+  /// said every pass was submitted. Returns "" when kept; otherwise why the group restarts (range
+  /// count differs from the reference's launch count, passes missing) and the caller must reset
+  /// the profiler's image.
+  std::string counters_decoded(std::vector<RangeValues> ranges, bool all_passes_submitted);
+
+  const StepReplay& replay() const noexcept { return replay_; }
+  /// Counters decoded and waiting for the group's timing window.
+  bool counters_pending() const noexcept { return pending_.has_value(); }
+
+ private:
+  StepReplay replay_;
+  bool open_ = false;
+  WindowRole role_;
+  std::vector<uint32_t> timing_correlation_ids_;
+  std::optional<std::vector<RangeValues>> pending_;
+};
+
+}  // namespace rf::collector

@@ -1,0 +1,70 @@
+// Replay across steps, the session's side (rfprof/collector/step_replay_collector.h).
+#include "rfprof/collector/step_replay_collector.h"
+
+#include <utility>
+
+namespace rf::collector {
+
+WindowRole StepReplayCollector::open_window() {
+  role_ = replay_.begin();
+  open_ = true;
+  timing_correlation_ids_.clear();
+  return role_;
+}
+
+void StepReplayCollector::on_launch(const LaunchIdentity& launch, uint32_t correlation_id) {
+  if (!open_ || role_.kind == WindowRole::kDone) return;
+  replay_.on_launch(launch);
+  if (role_.kind == WindowRole::kTiming) timing_correlation_ids_.push_back(correlation_id);
+}
+
+StepWindowClosed StepReplayCollector::close_window() {
+  StepWindowClosed c;
+  if (!open_) return c;  // kIgnored
+  open_ = false;
+  const WindowRole role = role_;
+  c.verdict = replay_.end();
+  if (role.kind == WindowRole::kPass) {
+    c.stop_pass = true;
+    switch (c.verdict.kind) {
+      case WindowVerdict::kGroupCounters:
+        c.decode = true;
+        break;
+      case WindowVerdict::kDiscarded:
+        c.reset_profiler = true;  // the group restarts at pass 0
+        pending_.reset();
+        break;
+      default:
+        break;
+    }
+  } else if (role.kind == WindowRole::kTiming && c.verdict.kind == WindowVerdict::kGroupTimed) {
+    if (pending_) {
+      const size_t n = std::min(pending_->size(), timing_correlation_ids_.size());
+      c.counters.reserve(n);
+      for (size_t i = 0; i < n; ++i)
+        c.counters.push_back(
+            StepRangeCounters{static_cast<uint32_t>(i), timing_correlation_ids_[i], std::move((*pending_)[i])});
+      pending_.reset();
+    }
+  }
+  timing_correlation_ids_.clear();
+  return c;
+}
+
+std::string StepReplayCollector::counters_decoded(std::vector<RangeValues> ranges, bool all_passes_submitted) {
+  std::string why;
+  if (!all_passes_submitted)
+    why = "cuptiRangeProfilerStop reports that not all passes were submitted";
+  else if (ranges.size() != replay_.reference().size())
+    why = std::to_string(ranges.size()) + " ranges decoded for " + std::to_string(replay_.reference().size()) +
+          " launches per window (a CUDA graph or a kernel CUPTI did not profile)";
+  if (!why.empty()) {
+    pending_.reset();
+    replay_.restart_group();
+    return why + "; the group restarts at pass 0";
+  }
+  pending_ = std::move(ranges);
+  return "";
+}
+
+}  // namespace rf::collector

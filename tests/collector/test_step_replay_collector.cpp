@@ -1,0 +1,119 @@
+// Replay across steps, the session's side (step_replay_collector.h): what the session does with
+// the Range Profiler and the trace at each window, and which launch each decoded range goes to.
+#include "rfprof/collector/step_replay_collector.h"
+
+#include <gtest/gtest.h>
+
+namespace rf::collector {
+namespace {
+
+LaunchIdentity k(const std::string& name, int32_t gx = 1024) { return {name, {gx, 1, 1}, {256, 1, 1}}; }
+
+const std::vector<LaunchIdentity> kStep = {k("conv"), k("relu"), k("gemm", 64)};
+
+/// Runs one window launching `seq` with correlation ids first_id, first_id + 1, ...
+StepWindowClosed window(StepReplayCollector& c, const std::vector<LaunchIdentity>& seq, uint32_t first_id,
+                        WindowRole* role = nullptr) {
+  WindowRole r = c.open_window();
+  if (role) *role = r;
+  for (size_t i = 0; i < seq.size(); ++i) c.on_launch(seq[i], first_id + static_cast<uint32_t>(i));
+  return c.close_window();
+}
+
+std::vector<RangeValues> ranges(size_t n, double base) {
+  std::vector<RangeValues> out;
+  for (size_t i = 0; i < n; ++i) out.push_back({std::to_string(i), {base + static_cast<double>(i)}});
+  return out;
+}
+
+TEST(StepReplayCollector, CountersOfTheLastPassGoToTheTimingWindowsLaunches) {
+  StepReplayCollector c(2, 1);
+  WindowRole role;
+  StepWindowClosed w0 = window(c, kStep, 100, &role);  // pass 0: correlation ids 100..102
+  EXPECT_EQ(role.kind, WindowRole::kPass);
+  EXPECT_TRUE(w0.stop_pass);
+  EXPECT_FALSE(w0.decode);
+  StepWindowClosed w1 = window(c, kStep, 200, &role);  // pass 1
+  EXPECT_EQ(role.pass, 1u);
+  EXPECT_TRUE(w1.stop_pass);
+  ASSERT_TRUE(w1.decode);
+  EXPECT_EQ(c.counters_decoded(ranges(3, 10.0), true), "");
+  EXPECT_TRUE(c.counters_pending());
+  StepWindowClosed w2 = window(c, kStep, 300, &role);  // timing window
+  EXPECT_EQ(role.kind, WindowRole::kTiming);
+  EXPECT_FALSE(w2.stop_pass);
+  EXPECT_EQ(w2.verdict.kind, WindowVerdict::kGroupTimed);
+  ASSERT_EQ(w2.counters.size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(w2.counters[i].range_index, i);
+    EXPECT_EQ(w2.counters[i].correlation_id, 300 + i);  // the recorded launches, not the passes'
+    EXPECT_EQ(w2.counters[i].range.values, std::vector<double>{10.0 + i});
+  }
+  EXPECT_FALSE(c.counters_pending());
+  window(c, kStep, 400, &role);
+  EXPECT_EQ(role.kind, WindowRole::kDone);
+}
+
+TEST(StepReplayCollector, MismatchedPassResetsTheProfilerAndTheGroupRestarts) {
+  StepReplayCollector c(2, 1);
+  window(c, kStep, 100);
+  StepWindowClosed w = window(c, {k("conv"), k("relu")}, 200);  // one launch short
+  EXPECT_EQ(w.verdict.kind, WindowVerdict::kDiscarded);
+  EXPECT_TRUE(w.stop_pass);
+  EXPECT_TRUE(w.reset_profiler);
+  EXPECT_FALSE(w.decode);
+  EXPECT_NE(w.verdict.message.find("2 launches, expected 3"), std::string::npos) << w.verdict.message;
+  WindowRole role;
+  window(c, kStep, 300, &role);
+  EXPECT_EQ(role.kind, WindowRole::kPass);
+  EXPECT_EQ(role.pass, 0u);
+}
+
+TEST(StepReplayCollector, DecodedRangeCountMustMatchTheLaunches) {
+  StepReplayCollector c(1, 1);
+  StepWindowClosed w = window(c, kStep, 100);
+  ASSERT_TRUE(w.decode);
+  std::string why = c.counters_decoded(ranges(5, 0.0), true);  // e.g. a graph launched 3 kernels
+  EXPECT_NE(why.find("5 ranges decoded for 3 launches"), std::string::npos) << why;
+  EXPECT_FALSE(c.counters_pending());
+  WindowRole role;
+  StepWindowClosed again = window(c, kStep, 200, &role);
+  EXPECT_EQ(role.kind, WindowRole::kPass);  // not the timing window: the group starts over
+  EXPECT_TRUE(again.decode);
+  EXPECT_EQ(c.replay().discarded(), 1u);
+}
+
+TEST(StepReplayCollector, PassesNotAllSubmittedRestartTheGroup) {
+  StepReplayCollector c(1, 1);
+  window(c, kStep, 100);
+  std::string why = c.counters_decoded(ranges(3, 0.0), false);
+  EXPECT_NE(why.find("not all passes were submitted"), std::string::npos) << why;
+  EXPECT_FALSE(c.counters_pending());
+}
+
+TEST(StepReplayCollector, MismatchedTimingWindowKeepsTheCountersForTheNextOne) {
+  StepReplayCollector c(1, 1);
+  window(c, kStep, 100);
+  ASSERT_EQ(c.counters_decoded(ranges(3, 1.0), true), "");
+  StepWindowClosed bad = window(c, {k("conv"), k("relu"), k("gemm", 65)}, 200);
+  EXPECT_EQ(bad.verdict.kind, WindowVerdict::kDiscarded);
+  EXPECT_FALSE(bad.stop_pass);
+  EXPECT_FALSE(bad.reset_profiler);
+  EXPECT_TRUE(bad.counters.empty());
+  EXPECT_TRUE(c.counters_pending());
+  StepWindowClosed good = window(c, kStep, 300);
+  ASSERT_EQ(good.counters.size(), 3u);
+  EXPECT_EQ(good.counters[2].correlation_id, 302u);
+}
+
+TEST(StepReplayCollector, LaunchesOutsideWindowsAndCloseWithoutOpenAreIgnored) {
+  StepReplayCollector c(1, 1);
+  c.on_launch(k("conv"), 1);
+  EXPECT_EQ(c.close_window().verdict.kind, WindowVerdict::kIgnored);
+  EXPECT_EQ(c.current().kind, WindowRole::kDone);
+  c.open_window();
+  EXPECT_EQ(c.current().kind, WindowRole::kPass);
+}
+
+}  // namespace
+}  // namespace rf::collector
