@@ -118,6 +118,34 @@ void read_filters(const EnvLookup& env, Config& c) {
   }
 }
 
+/// RFPROF_REPLAY and RFPROF_REPLAY_GROUPS (after the mode, the window and the filters are read).
+void read_replay(const EnvLookup& env, Config& c) {
+  if (auto v = get(env, "RFPROF_REPLAY")) {
+    const std::string r = lower(trim(*v));
+    if (r == "step") c.replay_across_steps = true;
+    else if (r != "kernel") bad("RFPROF_REPLAY", *v, "kernel or step");
+  }
+  if (auto v = get(env, "RFPROF_REPLAY_GROUPS")) {
+    uint32_t g = 0;
+    auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), g);
+    if (ec != std::errc() || ptr != v->data() + v->size() || g < 1 || g > 1000)
+      bad("RFPROF_REPLAY_GROUPS", *v, "a number of groups from 1 to 1000");
+    c.replay_groups = g;
+  }
+  if (!c.replay_across_steps) return;
+  const std::string v = "step";
+  if (c.mode != trace::CollectionMode::kCounters)
+    bad("RFPROF_REPLAY", v, "counters mode with it (timing mode runs no passes to replay)");
+  if (c.profile_from_start)
+    bad("RFPROF_REPLAY", v,
+        "RFPROF_PROFILE_FROM_START=off with it: each cudaProfilerStart/Stop window (one training step) "
+        "is one pass");
+  if (!c.filter.kernel_name.empty() || !c.filter.nvtx_include.empty() || !c.filter.nvtx_exclude.empty() ||
+      c.launch_skip > 0 || c.launch_count)
+    bad("RFPROF_REPLAY", v,
+        "no kernel, NVTX or launch filter with it (every kernel of a window runs the pass)");
+}
+
 }  // namespace
 
 EnvLookup process_environment() {
@@ -185,6 +213,7 @@ Config read_config(const EnvLookup& env) {
   if (auto v = get(env, "RFPROF_CALLSTACKS")) c.call_stacks = parse_on_off("RFPROF_CALLSTACKS", *v);
   if (auto v = get(env, "RFPROF_MEMORY")) c.memory = parse_on_off("RFPROF_MEMORY", *v);
   read_filters(env, c);
+  read_replay(env, c);
   return c;
 }
 

@@ -52,6 +52,11 @@ struct Config {
   collector::LaunchFilterOptions filter;
   uint64_t launch_skip = 0;                 ///< RFPROF_LAUNCH_SKIP
   std::optional<uint64_t> launch_count;     ///< RFPROF_LAUNCH_COUNT (>= 1)
+  /// RFPROF_REPLAY=step: replay across steps (one pass per profiling window, user replay) instead
+  /// of kernel replay ("kernel", the default). Needs counters mode, RFPROF_PROFILE_FROM_START=off
+  /// and no launch filter.
+  bool replay_across_steps = false;
+  uint32_t replay_groups = 1;               ///< RFPROF_REPLAY_GROUPS (1..1000): groups to collect
 };
 
 /// Reads every RFPROF_* variable through `env`. Unset or empty variables keep their defaults.

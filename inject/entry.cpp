@@ -56,6 +56,8 @@ bool initialize_once() noexcept {
     options.filter = config.filter;
     options.launch_skip = config.launch_skip;
     options.launch_count = config.launch_count;
+    options.replay_across_steps = config.replay_across_steps;
+    options.replay_groups = config.replay_groups;
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
   } catch (const rf::inject::ConfigError& e) {
     std::fprintf(stderr, "%s; rfprof is disabled\n", e.what());

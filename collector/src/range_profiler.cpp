@@ -50,12 +50,13 @@ std::string device_chip_name(uint32_t device_id) {
 }
 
 ContextProfiler::ContextProfiler(CUcontext ctx, uint32_t device_id, std::string chip,
-                                 std::vector<std::string> metrics, size_t max_ranges)
+                                 std::vector<std::string> metrics, size_t max_ranges, ReplayMode replay)
     : ctx_(ctx),
       device_id_(device_id),
       chip_(std::move(chip)),
       metrics_(std::move(metrics)),
-      max_ranges_(max_ranges == 0 ? 1 : max_ranges) {
+      max_ranges_(max_ranges == 0 ? 1 : max_ranges),
+      replay_(replay) {
   for (const auto& m : metrics_) metric_ptrs_.push_back(m.c_str());
   initialize_profiler_once();
 
@@ -132,8 +133,10 @@ void ContextProfiler::set_config() {
   p.pConfig = config_image_.data();
   p.counterDataImageSize = counter_data_.size();
   p.pCounterDataImage = counter_data_.data();
-  p.range = CUPTI_AutoRange;         // one range per kernel
-  p.replayMode = CUPTI_KernelReplay; // CUPTI replays each kernel inside its launch, once per pass
+  p.range = CUPTI_AutoRange;  // one range per kernel
+  // Kernel replay: CUPTI replays each kernel inside its launch, once per pass. User replay: each
+  // Start/Stop runs the next pass; rfprof's windows (training steps) are the replays.
+  p.replayMode = replay_ == ReplayMode::kStep ? CUPTI_UserReplay : CUPTI_KernelReplay;
   p.maxRangesPerPass = max_ranges_;
   p.numNestingLevels = 1;            // auto range: must be 1 (cupti_range_profiler.h)
   p.minNestingLevel = 1;
@@ -164,6 +167,37 @@ DecodedImage ContextProfiler::stop_and_decode() {
   initialize_image();
   set_config();
   return out;
+}
+
+bool ContextProfiler::stop_pass() {
+  if (!started_) return false;
+  started_ = false;
+  CUpti_RangeProfiler_Stop_Params stop{};
+  stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+  stop.pRangeProfilerObject = profiler_.get();
+  RF_CUPTI_CALL(cuptiRangeProfilerStop(&stop));
+  return stop.isAllPassSubmitted != 0;
+}
+
+DecodedImage ContextProfiler::decode_passes() {
+  DecodedImage out;
+  if (!profiler_.get() || counter_data_.empty()) return out;
+  CUpti_RangeProfiler_DecodeData_Params decode{};
+  decode.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
+  decode.pRangeProfilerObject = profiler_.get();
+  RF_CUPTI_CALL(cuptiRangeProfilerDecodeData(&decode));
+  out.dropped_ranges = decode.numOfRangeDropped;
+  out.ranges = host_->evaluate(counter_data_, metrics_);
+  initialize_image();
+  set_config();  // pass 0 of the next group
+  return out;
+}
+
+void ContextProfiler::reset_passes() {
+  if (started_) (void)stop_pass();
+  if (!profiler_.get() || counter_data_.empty()) return;
+  initialize_image();
+  set_config();
 }
 
 void ContextProfiler::disable() noexcept {

@@ -1,4 +1,5 @@
-// The CUPTI Range Profiler of one CUDA context, driven in auto range + kernel replay mode.
+// The CUPTI Range Profiler of one CUDA context, driven in auto range mode with kernel replay
+// (default) or user replay (replay across steps: one pass per profiling window, step_replay.h).
 //
 // Life of a context (docs/collector.md, "Range Profiler"):
 //   prepare (constructor, at context creation or first launch): cuptiProfilerInitialize (once per
@@ -34,13 +35,21 @@ struct DecodedImage {
   bool all_passes_submitted = true; ///< cuptiRangeProfilerStop isAllPassSubmitted
 };
 
+/// How the Range Profiler gets every pass of a configuration with several passes.
+enum class ReplayMode {
+  kKernel,  ///< CUPTI replays each kernel inside its launch, saving and restoring memory
+  kStep,    ///< user replay: each profiling window runs one pass (replay across steps)
+};
+
 class ContextProfiler {
  public:
   /// Prepares counters for `ctx` on CUDA device `device_id` whose chip is `chip` (e.g. "GH100").
+  /// `max_ranges`: kernels per image (kKernel) or per window (kStep).
   /// Throws CuptiError (device unsupported: CUPTI_ERROR_NOT_SUPPORTED, counter availability
   /// refused, ...), MetricError (metrics invalid for the chip) or HostApiError.
   ContextProfiler(CUcontext ctx, uint32_t device_id, std::string chip,
-                  std::vector<std::string> metrics, size_t max_ranges);
+                  std::vector<std::string> metrics, size_t max_ranges,
+                  ReplayMode replay = ReplayMode::kKernel);
   ~ContextProfiler();
   ContextProfiler(const ContextProfiler&) = delete;
   ContextProfiler& operator=(const ContextProfiler&) = delete;
@@ -56,8 +65,18 @@ class ContextProfiler {
   /// Stops collecting, decodes and evaluates every range, and re-initializes the image so that
   /// start() can be called again. Throws CuptiError or HostApiError; the profiler is then stopped.
   DecodedImage stop_and_decode();
+  /// kStep: ends the current pass (cuptiRangeProfilerStop) without decoding. Returns
+  /// isAllPassSubmitted: true after the configuration's last pass. Throws CuptiError.
+  bool stop_pass();
+  /// kStep: decodes and evaluates the image after its last pass, then prepares a fresh image for
+  /// pass 0 of the next group. Throws CuptiError or HostApiError.
+  DecodedImage decode_passes();
+  /// kStep: drops the passes collected so far (stopping first if started); the next start() runs
+  /// pass 0 on a fresh image. Throws CuptiError.
+  void reset_passes();
   /// Disables the range profiler of the context (before the context is destroyed, or at exit).
   void disable() noexcept;
+  ReplayMode replay() const noexcept { return replay_; }
 
   CUcontext context() const noexcept { return ctx_; }
   uint32_t device_id() const noexcept { return device_id_; }
@@ -85,6 +104,7 @@ class ContextProfiler {
   std::vector<std::string> metrics_;
   std::vector<const char*> metric_ptrs_;
   size_t max_ranges_;
+  ReplayMode replay_;
   std::unique_ptr<MetricHost> host_;
   std::vector<uint8_t> config_image_;
   size_t num_passes_ = 0;

@@ -239,6 +239,7 @@ void Session::request_flush() noexcept {
 void Session::finish() noexcept {
   if (!owner_.begin_finish()) return;  // once, and a forked child never writes
   try {
+    if (step_mode()) step_finish();
     const std::optional<uint32_t> closed = launch_log_.close_window();
     flush_all_images(/*at_exit=*/true);
     if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});

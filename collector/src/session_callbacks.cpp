@@ -66,6 +66,7 @@ struct ThreadLaunch {
   uint32_t correlation_id = 0;
   uint32_t runtime_correlation_id = 0;
   uint64_t start_ns = 0;
+  bool step = false;  // part of the step sequence (replay across steps): identity at exit
 };
 thread_local ThreadLaunch t_launch;
 // The context profiler whose mutex this thread holds from launch entry to exit (or null).
@@ -220,7 +221,7 @@ void Session::on_runtime_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   if (in(kRuntimeLaunches, cbid)) {
     t_runtime_correlation_id = enter ? cb->correlationId : 0;
   } else if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) {
-    if (!enter && running()) open_window(cbid);  // launches after the call are inside
+    if (!enter && running()) open_window(cbid, cb->context);  // launches after the call are inside
   } else if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) {
     if (enter && running()) close_window(cbid);  // nothing after the call is inside
   }
@@ -235,7 +236,7 @@ void Session::on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb)
       on_launch_exit(cbid, cb);  // always: it releases what the entry took
     }
   } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) {
-    if (!enter && running()) open_window(cbid);
+    if (!enter && running()) open_window(cbid, cb->context);
   } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
     if (enter && running()) close_window(cbid);
   }
@@ -261,6 +262,14 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
       launch_filter_->selects(cb->symbolName ? cb->symbolName : "",
                               launch_filter_->uses_nvtx() ? static_cast<uint64_t>(::syscall(SYS_gettid)) : 0);
   t.ticket = launch_log_.enter(t.correlation_id, t.runtime_correlation_id, selected);
+  if (step_mode()) {  // replay across steps: pass windows are not LaunchLog windows
+    if (!cb->context) return;
+    if (std::shared_ptr<ContextProfiler> cp = step_launch_enter(cb->context)) {
+      t_locked = std::move(cp);
+      t.step = true;
+    }
+    return;
+  }
   if (!t.ticket.in_window && !filters_set_) return;  // outside windows no Range Profiler runs
   const uint32_t window = t.ticket.window;
   if (options_.mode != trace::CollectionMode::kCounters || !cb->context) return;
@@ -313,10 +322,21 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
       if (p) p->mutex().unlock();
     }
   } unlock{cp.get()};
-  if (!t.active || !t.ticket.in_window) return;
-  const State s = state();
   const bool ok = cb->functionReturnValue &&
                   *static_cast<const CUresult*>(cb->functionReturnValue) == CUDA_SUCCESS;
+  if (t.active && t.step && ok && t.correlation_id == cb->correlationId) {
+    LaunchIdentity identity;
+    int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+    launch_dims(cbid, cb->functionParams, grid, block);
+    identity.kernel = is_graph(cbid) ? "[CUDA graph]" : (cb->symbolName ? cb->symbolName : "");
+    for (int i = 0; i < 3; ++i) {
+      identity.grid[i] = grid[i];
+      identity.block[i] = block[i];
+    }
+    step_launch_exit(identity, t.correlation_id);
+  }
+  if (!t.active || !t.ticket.in_window) return;
+  const State s = state();
   // A failed launch ran no kernel and made no range: nothing to join, nothing written.
   if (t.correlation_id != cb->correlationId || (s != State::kRunning && s != State::kFinishing) || !ok) {
     launch_log_.exit(t.ticket, std::nullopt);
@@ -335,7 +355,7 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   launch_dims(cbid, cb->functionParams, rec.grid, rec.block);
   const std::string_view name = (!rec.is_graph && cb->symbolName) ? cb->symbolName : "";
   if (call_stacks_) rec.stack_id = call_stacks_->capture_and_intern();
-  const bool counters = cp && cp->started();
+  const bool counters = cp && cp->started() && cp->replay() == ReplayMode::kKernel;
   if (counters) {
     LaunchInfo info;
     info.correlation_id = t.correlation_id;
@@ -351,11 +371,13 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   launch_log_.exit(t.ticket, rec, name, /*keep_index=*/counters);
 }
 
-void Session::open_window(uint32_t cbid) {
+void Session::open_window(uint32_t cbid, CUcontext ctx) {
+  if (step_mode()) return step_open_window(cbid, ctx);
   (void)launch_log_.open_window(now_ns(), cbid);  // nullopt: nested or duplicate start
 }
 
 void Session::close_window(uint32_t cbid) {
+  if (step_mode()) return step_close_window(cbid);
   const std::optional<uint32_t> id = launch_log_.close_window();
   if (!id) return;  // no window open
   flush_all_images(/*at_exit=*/false);

@@ -87,7 +87,8 @@ std::shared_ptr<ContextProfiler> Session::profiler_for(CUcontext ctx) {
     if (!options_.metric_set.empty())  // planned for this chip with the host API (metric_sets.h)
       metrics = plan_metric_set(MetricHost(chip), options_.metric_set).metrics;
     auto cp = std::make_shared<ContextProfiler>(ctx, device, chip, std::move(metrics),
-                                                options_.max_ranges_per_image);
+                                                options_.max_ranges_per_image,
+                                                step_mode() ? ReplayMode::kStep : ReplayMode::kKernel);
     cp->set_config_id(config_id_locked(*cp));
     counters_refused_.erase(ctx);
     profilers_[ctx] = cp;
@@ -105,6 +106,11 @@ std::shared_ptr<ContextProfiler> Session::profiler_for(CUcontext ctx) {
 
 void Session::flush_image(ContextProfiler& cp) noexcept {
   try {
+    if (cp.replay() == ReplayMode::kStep) {  // passes of a group are decoded by step_close_window
+      if (cp.started()) (void)cp.stop_pass();
+      cp.launches().reset();
+      return;
+    }
     if (!cp.started()) {
       cp.launches().reset();
       return;

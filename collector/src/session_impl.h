@@ -2,7 +2,7 @@
 // Files: session.cpp (life cycle, exit, fork, flush thread), session_callbacks.cpp (CUPTI
 // callbacks: launches, windows, contexts, NVTX), session_activity.cpp (activity buffers),
 // session_counters.cpp (Range Profiler per context, RangeCounters), session_nvtx_filter.cpp (NVTX
-// callbacks feeding the launch filter's NVTX rules).
+// callbacks feeding the launch filter's NVTX rules), session_step_replay.cpp (replay across steps).
 #pragma once
 
 #include <cupti.h>
@@ -28,6 +28,7 @@
 #include "rfprof/collector/names.h"
 #include "rfprof/collector/nvtx_style.h"
 #include "rfprof/collector/session.h"
+#include "rfprof/collector/step_replay_collector.h"
 #include "rfprof/collector/trace_owner.h"
 #include "rfprof/trace/writer.h"
 
@@ -79,7 +80,7 @@ class Session {
   void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
-  void open_window(uint32_t cbid);
+  void open_window(uint32_t cbid, CUcontext ctx);
   void close_window(uint32_t cbid);
   void on_resource(CUpti_CallbackId cbid, const void* data);
   void on_nvtx(CUpti_CallbackId cbid, const void* data);
@@ -94,6 +95,25 @@ class Session {
   void enable_activity();
   void handle_record(const CUpti_Activity* record);
   void write_pending_devices(bool all) noexcept;
+
+  // session_step_replay.cpp: replay across steps (options_.replay_across_steps)
+  bool step_mode() const noexcept {
+    return options_.replay_across_steps && options_.mode == trace::CollectionMode::kCounters;
+  }
+  /// A window opens: a pass (Range Profiler, nothing recorded), the timing window (recorded), or
+  /// nothing once every group is collected. Falls back to an ordinary recorded window when the
+  /// context has no counters.
+  void step_open_window(uint32_t cbid, CUcontext ctx);
+  void step_close_window(uint32_t cbid);
+  /// At a launch's entry: the step context's profiler, locked until the exit callback (launch
+  /// order = range order), the pass started if needed; null when the launch is not part of the
+  /// step sequence (no window, another context).
+  std::shared_ptr<ContextProfiler> step_launch_enter(CUcontext ctx);
+  /// At the exit of a successful launch taken by step_launch_enter.
+  void step_launch_exit(const LaunchIdentity& launch, uint32_t correlation_id);
+  /// Process exit: says so when no group was completed.
+  void step_finish() noexcept;
+  void step_failed(const std::string& detail, int cupti_result) noexcept;
 
   // session_counters.cpp
   std::shared_ptr<ContextProfiler> profiler_for(CUcontext ctx);
@@ -139,6 +159,14 @@ class Session {
   std::map<uint32_t, std::string> chips_;                  // device id -> chip name
   std::map<std::string, uint32_t> config_ids_;             // chip -> MetricConfig id
   std::atomic<bool> counters_message_printed_{false};
+
+  // Replay across steps. Lock order: step_cp_->mutex(), then step_mutex_.
+  std::mutex step_mutex_;
+  std::unique_ptr<StepReplayCollector> step_;        // created at the first window
+  std::shared_ptr<ContextProfiler> step_cp_;         // the context whose kernels form the step
+  std::atomic<int> step_role_{WindowRole::kDone};    // role of the open window
+  std::atomic<bool> step_off_{false};                // counters failed: windows are recorded plainly
+  bool step_plain_window_ = false;                   // the open window is an ordinary recorded one
 
   // Flush thread.
   std::thread flush_thread_;

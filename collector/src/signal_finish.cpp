@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -28,13 +29,20 @@ bool dies_by_default(int sig) {
   return !(p.sa_flags & SA_SIGINFO) && p.sa_handler == SIG_DFL;
 }
 
+/// raise(sig) as the kernel does it (tgkill to this thread). ThreadSanitizer intercepts raise()
+/// inside a handler and defers the signal to a handler table that now says SIG_DFL, where it was
+/// lost: test_signal_finish's helper then ran on after SIGTERM (seen once in CI's TSan block).
+void reraise(int sig) {
+  (void)::syscall(SYS_tgkill, ::getpid(), static_cast<pid_t>(::syscall(SYS_gettid)), sig);
+}
+
 extern "C" void on_signal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   if (sig > 0 && sig < kMaxSignal && ::getpid() != g_owner_pid) {
     // A forked child (a DataLoader worker): the watcher thread and the trace are the parent's.
     // Behave as if rfprof had never installed a handler.
     ::sigaction(sig, &g_previous[sig], nullptr);
-    ::raise(sig);
+    reraise(sig);
     errno = saved_errno;
     return;
   }
@@ -51,7 +59,7 @@ extern "C" void on_signal(int sig, siginfo_t* info, void* context) {
         }
       }
       ::sigaction(sig, &g_previous[sig], nullptr);  // the default action, as before us
-      ::raise(sig);                                  // delivered when this handler returns
+      reraise(sig);                                  // delivered when this handler returns
     } else {
       (void)!::write(g_wake[1], &byte, 1);  // flush, without waiting
       const struct sigaction& p = g_previous[sig];

@@ -6,7 +6,8 @@ Each training step i is the NVTX range "step i" holding the ranges "forward" (mo
 "backward" (loss.backward()) and "optimizer" (SGD step + zero_grad). cudaProfilerStart is called
 before step --warmup and cudaProfilerStop after step --warmup + --profile-iters - 1, so a profiler
 started with profile-from-start off (ncu --profile-from-start off, RFPROF_PROFILE_FROM_START=off)
-sees exactly --profile-iters steps after warm-up.
+sees exactly --profile-iters steps after warm-up. With --window-per-step each of those steps is
+its own start/stop window (rfprof --replay-mode step runs one pass per window).
 
 --flop-count prints the analytic FLOPs of one training step (forward + backward), counted by
 torch.utils.flop_counter.FlopCounterMode, as one line "RFPROF_EXPECTED {json}" before training.
@@ -37,6 +38,9 @@ def build_parser():
                    help="steps between cudaProfilerStart and cudaProfilerStop (default: 2)")
     p.add_argument("--amp", action="store_true",
                    help="automatic mixed precision (float16 autocast with a gradient scaler)")
+    p.add_argument("--window-per-step", action="store_true",
+                   help="one cudaProfilerStart/Stop window around each profiled step instead of one "
+                        "around all of them (rfprof --replay-mode step: one pass per window)")
     p.add_argument("--flop-count", action="store_true",
                    help="print the FLOPs of one training step as an RFPROF_EXPECTED JSON line")
     p.add_argument("--fake-data", action="store_true",
@@ -193,7 +197,8 @@ def train(args):
     profiled = []
     for i in range(args.iters):
         images, labels = next(data)
-        if i == args.warmup and args.profile_iters > 0 and cuda:
+        in_window = args.warmup <= i < args.warmup + args.profile_iters
+        if cuda and in_window and (i == args.warmup or args.window_per_step):
             sync()
             torch.cuda.profiler.start()
         sync()
@@ -215,10 +220,9 @@ def train(args):
         pop()
         sync()
         ms = (time.perf_counter() - t0) * 1e3
-        in_window = args.warmup <= i < args.warmup + args.profile_iters
         if in_window:
             profiled.append(ms)
-        if i == args.warmup + args.profile_iters - 1 and args.profile_iters > 0 and cuda:
+        if cuda and in_window and (i == args.warmup + args.profile_iters - 1 or args.window_per_step):
             torch.cuda.profiler.stop()
         print(f"step {i}: {ms:.2f} ms, loss {loss.item():.4f}{' (profiled)' if in_window else ''}",
               flush=True)

@@ -52,7 +52,7 @@ bool on_off(const std::string& flag, const std::string& value) {
 
 const std::map<std::string, std::string>& unsupported_flags() {
   static const std::map<std::string, std::string> flags = {
-      {"replay-mode", "only --replay-mode kernel is supported"},
+      {"replay-mode", "rfprof replays by kernel (--replay-mode kernel) or across training steps (--replay-mode step)"},
       {"app-replay-buffer", "application replay is not supported (rfprof uses kernel replay)"},
       {"app-replay-match", "application replay is not supported"},
       {"app-replay-mode", "application replay is not supported"},
@@ -85,7 +85,7 @@ const std::vector<std::string>& long_options() {
       "help", "metrics", "section", "set", "csv", "page", "log-file", "export", "force-overwrite", "import",
       "profile-from-start", "disable-profiler-start-stop", "target-processes", "nvtx", "kernel-name",
       "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
-      "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude"};
+      "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups"};
   return opts;
 }
 
@@ -123,7 +123,7 @@ Plan parse_args(const std::vector<std::string>& raw) {
       const bool takes_value = std::find(kNoValue.begin(), kNoValue.end(), name) == kNoValue.end();
       const std::string value = !attached.empty() ? attached.substr(1) : (takes_value && i + 1 < raw.size() ? raw[i + 1] : "");
       if (auto it = unsupported_flags().find(name); it != unsupported_flags().end() && !it->second.empty()) {
-        if (!(name == "replay-mode" && value == "kernel"))  // what rfprof does: accepted
+        if (!(name == "replay-mode" && (value == "kernel" || value == "step")))  // rfprof's modes
           fail("--" + name + (value.empty() ? "" : " " + value) + " is not supported: " + it->second);
       }
       if (name == "nvtx-include" || name == "nvtx-exclude") {
@@ -178,7 +178,14 @@ Plan parse_args(const std::vector<std::string>& raw) {
   std::vector<std::string> help_only;
   app.add_option("--nvtx-include", help_only, "profile launches inside this NVTX range rule (repeatable)");
   app.add_option("--nvtx-exclude", help_only, "do not profile launches inside this NVTX range rule (repeatable)");
-  app.add_option("--replay-mode", replay, "kernel (the only mode)")->check(CLI::IsMember({"kernel"}));
+  app.add_option("--replay-mode", replay,
+                 "kernel (ncu's default), or step: replay across training steps, one pass per "
+                 "cudaProfilerStart/Stop window (rfprof's own; docs/collector.md)")
+      ->check(CLI::IsMember({"kernel", "step"}));
+  uint32_t replay_groups = 0;
+  app.add_option("--replay-groups", replay_groups,
+                 "with --replay-mode step: groups (passes + one timing window) to collect (default 1)")
+      ->check(CLI::Range(1, 1000));
   app.add_flag("--call-stack", call_stack, "record the native call stack of each launch (RFPROF_CALLSTACKS)");
   app.add_option("--call-stack-type", call_stack_type, "native (the only type)");
   app.add_option("--cuda-memory-usage", memory_usage,
@@ -254,6 +261,15 @@ Plan parse_args(const std::vector<std::string>& raw) {
   if (!name_base.empty()) plan.env["RFPROF_KERNEL_NAME_BASE"] = name_base;
   if (skip > 0) plan.env["RFPROF_LAUNCH_SKIP"] = std::to_string(skip);
   if (count > 0) plan.env["RFPROF_LAUNCH_COUNT"] = std::to_string(count);
+  if (replay == "step") {
+    plan.env["RFPROF_REPLAY"] = "step";
+    // Each window is one step: the profile window does not start with the process.
+    if (!plan.env.count("RFPROF_PROFILE_FROM_START")) plan.env["RFPROF_PROFILE_FROM_START"] = "off";
+  }
+  if (replay_groups > 0) {
+    if (replay != "step") fail("--replay-groups needs --replay-mode step");
+    plan.env["RFPROF_REPLAY_GROUPS"] = std::to_string(replay_groups);
+  }
   auto rules = [&](const char* flag, const char* var, const std::vector<std::string>& list) {
     std::string joined;
     for (const auto& r : list) {

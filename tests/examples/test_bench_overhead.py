@@ -82,12 +82,29 @@ class OverheadTest(unittest.TestCase):
         self.assertIsNone(ncu["RFPROF_MODE"])
         with open(os.path.join(out, "README.md")) as f:
             readme = f.read()
-        self.assertIn("roofline-step-replay: replay across steps is not wired", readme)
+        self.assertIn("roofline-step-replay: replay across steps needs a workload with one cudaProfilerStart/Stop", readme)
         self.assertIn("| fake | ncu |", readme)
         with open(os.path.join(out, "runs.csv")) as f:
             runs = list(csv.DictReader(f))
         self.assertEqual(len(runs), 4)
         self.assertIn("RFPROF_MODE=counters", runs[2]["command"])
+
+    def test_step_replay_mode_runs_each_step_as_a_window(self):
+        sys.path.insert(0, os.path.join(ROOT, "bench"))
+        try:
+            import overhead
+        finally:
+            sys.path.pop(0)
+        args = type("Args", (), {"inject": "/x/librfinject.so", "ncu": "ncu"})()
+        argv, env = overhead.command_for("roofline-step-replay", "resnet18", ["python3", "main.py", "--dummy"],
+                                         False, args, self.tmp)
+        self.assertEqual(argv, ["python3", "main.py", "--dummy", "--window-per-step"])
+        self.assertEqual(env["RFPROF_REPLAY"], "step")
+        self.assertEqual(env["RFPROF_MODE"], "counters")
+        self.assertEqual(env["RFPROF_PROFILE_FROM_START"], "off")
+        argv, env = overhead.command_for("roofline", "resnet18", ["python3", "main.py"], False, args, self.tmp)
+        self.assertNotIn("RFPROF_REPLAY", env)
+        self.assertEqual(argv, ["python3", "main.py"])
 
     def test_failed_runs_are_not_results_and_are_reported(self):
         bad = self.script("bad.py", "import sys; sys.exit(3)")

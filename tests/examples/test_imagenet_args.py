@@ -49,6 +49,10 @@ class ArgsTest(unittest.TestCase):
         self.refused([], "--fake-data")
         self.refused(["--dummy", "--fake-data"], "exclude each other")
 
+    def test_window_per_step(self):
+        self.assertFalse(main.parse_args(["--dummy"]).window_per_step)
+        self.assertTrue(main.parse_args(["--dummy", "--window-per-step"]).window_per_step)
+
     def test_fake_data_with_workers(self):
         a = main.parse_args(["--fake-data", "--num-workers", "8"])
         self.assertTrue(a.fake_data)

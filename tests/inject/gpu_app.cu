@@ -7,11 +7,14 @@
 //             scale<<<7, 128>>>                       (n = 896 FFMAs)
 //             NVTX pop
 //   outside:  after_window<<<>>>                       (must not be collected)
+// `gpu_app steps N` instead runs N windows of 5 scale kernels each (see steps()).
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 __global__ void before_window(float* x) { x[threadIdx.x] += 1.0f; }
 __global__ void after_window(float* x) { x[threadIdx.x] -= 1.0f; }
@@ -31,11 +34,26 @@ __global__ void scale(float* x, float a, float b, int n) {
     }                                                                            \
   } while (0)
 
-int main() {
+// `gpu_app steps N`: N "training steps", each its own cudaProfilerStart/Stop window launching
+// scale<<<g, 128>>> for g = 1..5 (replay across steps: one pass per window).
+int steps(float* x, int n) {
+  for (int i = 0; i < n; ++i) {
+    CHECK(cudaProfilerStart());
+    for (int g = 1; g <= 5; ++g) scale<<<g, 128>>>(x, 1.5f, 0.5f, g * 128);
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaProfilerStop());
+  }
+  CHECK(cudaFree(x));
+  std::printf("gpu_app steps done\n");
+  return 0;
+}
+
+int main(int argc, char** argv) {
   const int kMax = 8 * 128;
   float* x = nullptr;
   CHECK(cudaMalloc(&x, kMax * sizeof(float)));
   CHECK(cudaMemset(x, 0, kMax * sizeof(float)));
+  if (argc == 3 && std::string(argv[1]) == "steps") return steps(x, std::atoi(argv[2]));
   before_window<<<1, 32>>>(x);
   CHECK(cudaDeviceSynchronize());
 

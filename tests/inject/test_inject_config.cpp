@@ -202,6 +202,41 @@ TEST(ReadConfig, BadLaunchFilters) {
   EXPECT_NE(bad_base.find("RFPROF_KERNEL_NAME_BASE:"), std::string::npos) << bad_base;
 }
 
+TEST(ReadConfig, ReplayAcrossSteps) {
+  Config d = read_config(env_of({}));
+  EXPECT_FALSE(d.replay_across_steps);
+  EXPECT_EQ(d.replay_groups, 1u);
+  Config c = read_config(env_of({{"RFPROF_REPLAY", "Step"}, {"RFPROF_PROFILE_FROM_START", "off"},
+                                 {"RFPROF_REPLAY_GROUPS", "3"}}));
+  EXPECT_TRUE(c.replay_across_steps);
+  EXPECT_EQ(c.replay_groups, 3u);
+  EXPECT_FALSE(read_config(env_of({{"RFPROF_REPLAY", "kernel"}})).replay_across_steps);
+}
+
+TEST(ReadConfig, BadReplayAcrossSteps) {
+  expect_names(error_of("RFPROF_REPLAY", "application"), "RFPROF_REPLAY", "application", "kernel or step");
+  for (const char* v : {"0", "1001", "two", "-1"})
+    expect_names(error_of("RFPROF_REPLAY_GROUPS", v), "RFPROF_REPLAY_GROUPS", v,
+                 "a number of groups from 1 to 1000");
+  auto error_with = [](std::map<std::string, std::string> vars) {
+    vars["RFPROF_REPLAY"] = "step";
+    try {
+      read_config(env_of(std::move(vars)));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // The window must be a step: profile-from-start would make the whole run window 0.
+  EXPECT_NE(error_with({}).find("RFPROF_PROFILE_FROM_START=off with it"), std::string::npos);
+  EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_MODE", "timing"}}).find("counters mode"),
+            std::string::npos);
+  EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_KERNEL_NAME", "gemm"}}).find("no kernel, NVTX or launch filter"),
+            std::string::npos);
+  EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_LAUNCH_COUNT", "5"}}).find("filter"),
+            std::string::npos);
+}
+
 TEST(ReadConfig, BadMetricsList) {
   for (const char* v : {"a,,b", "a,", ",a", "a, ,b"}) {
     std::string m = error_of("RFPROF_METRICS", v);

@@ -53,12 +53,12 @@ Trace read_trace(const fs::path& p) {
 
 /// Runs gpu_app under librfinject with the RFPROF_* settings `env` ("VAR=value ..."), writing
 /// DIR/app.rftrace, DIR/out and DIR/err in a fresh DIR; returns std::system's status.
-int run_app(const fs::path& dir, const std::string& env) {
+int run_app(const fs::path& dir, const std::string& env, const std::string& args = "") {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::string cmd = std::string("env CUDA_INJECTION64_PATH='") + RFINJECT_PATH + "' NVTX_INJECTION64_PATH='" +
                     RFINJECT_PATH + "' RFPROF_OUTPUT='" + (dir / "app.rftrace").string() + "' " + env + " '" +
-                    GPU_APP_PATH + "' > '" + (dir / "out").string() + "' 2> '" + (dir / "err").string() + "'";
+                    GPU_APP_PATH + "' " + args + " > '" + (dir / "out").string() + "' 2> '" + (dir / "err").string() + "'";
   return std::system(cmd.c_str());
 }
 
@@ -264,6 +264,41 @@ TEST(InjectGpuFilters, OnlySelectedLaunchesAreRecordedAndReplayed) {
   auto counters = t.all<RangeCounters>();
   ASSERT_EQ(counters.size(), 2u);  // only the selected launches were replayed
   for (const auto& c : counters) EXPECT_TRUE(ids.count(c.correlation_id)) << c.correlation_id;
+  fs::remove_all(dir);
+}
+
+// Replay across steps: `gpu_app steps 4` runs 4 windows of scale<<<1..5, 128>>>. The FFMA metric
+// (instrumented) and gpu__time_duration (hardware) need 2 passes: windows 1 and 2 run them and are
+// not recorded, window 3 is recorded without instrumentation and gets the counters, window 4 is
+// past the one group asked for. Counts must equal kernel replay's: g * 128 FFMAs.
+TEST(InjectGpuStepReplay, TwoPassWindowsThenATimingWindowWithTheCounters) {
+  const fs::path dir = fs::temp_directory_path() / ("rfinject_gpu_steps_" + std::to_string(::getpid()));
+  const int status = run_app(dir, std::string("RFPROF_MODE=counters RFPROF_PROFILE_FROM_START=off RFPROF_REPLAY=step "
+                                              "RFPROF_METRICS=") + kFfma + ",gpu__time_duration.sum",
+                             "steps 4");
+  ASSERT_EQ(status, 0);
+  Trace t = read_trace(dir / "app.rftrace");
+  for (const auto& e : t.all<CollectorError>()) ADD_FAILURE() << t.str(e.message);
+  auto configs = t.all<MetricConfig>();
+  ASSERT_EQ(configs.size(), 1u);
+  EXPECT_EQ(configs[0].num_passes, 2u);
+  auto windows = t.all<ProfilingWindow>();
+  ASSERT_EQ(windows.size(), 2u);  // only the timing window is recorded
+  auto launches = t.all<LaunchApi>();
+  ASSERT_EQ(launches.size(), 5u);
+  std::map<uint32_t, int32_t> grid_of;
+  for (const auto& l : launches) grid_of[l.correlation_id] = l.grid[0];
+  auto kernels = t.all<KernelActivity>();
+  EXPECT_EQ(kernels.size(), 5u);
+  for (const auto& k : kernels) EXPECT_GT(k.end_ns, k.start_ns);  // uninstrumented durations
+  auto counters = t.all<RangeCounters>();
+  ASSERT_EQ(counters.size(), 5u);
+  for (const auto& c : counters) {
+    ASSERT_TRUE(grid_of.count(c.correlation_id)) << c.correlation_id;
+    ASSERT_FALSE(c.values.empty());
+    EXPECT_EQ(c.values[0], grid_of[c.correlation_id] * 128.0) << "grid " << grid_of[c.correlation_id];
+    EXPECT_EQ(c.window_id, windows[0].window_id);
+  }
   fs::remove_all(dir);
 }
 

@@ -100,9 +100,23 @@ TEST(NcuArgs, KernelFiltersAndReplayMode) {
   EXPECT_EQ(parse({"--kernel-name-base", "mangled", "-k", "_Z5scalePfffi", "a"}).env.at("RFPROF_KERNEL_NAME_BASE"),
             "mangled");
   EXPECT_NE(error_of({"--kernel-name-base", "short", "a"}), "");
-  EXPECT_NE(error_of({"--replay-mode", "application", "a"}).find("only --replay-mode kernel"), std::string::npos);
+  EXPECT_NE(error_of({"--replay-mode", "application", "a"}).find("--replay-mode step"), std::string::npos);
+  EXPECT_FALSE(p.env.count("RFPROF_REPLAY"));
   EXPECT_NE(error_of({"-k", "regex:(", "a"}).find("not a valid regular expression"), std::string::npos);
   EXPECT_NE(error_of({"-c", "0", "a"}), "");
+}
+
+TEST(NcuArgs, ReplayAcrossSteps) {
+  Plan p = parse({"--replay-mode", "step", "--replay-groups", "2", "python", "main.py"});
+  EXPECT_EQ(p.env.at("RFPROF_REPLAY"), "step");
+  EXPECT_EQ(p.env.at("RFPROF_REPLAY_GROUPS"), "2");
+  EXPECT_EQ(p.env.at("RFPROF_PROFILE_FROM_START"), "off");  // each window is one step
+  // An explicit --profile-from-start is passed on (the collector then says what is wrong).
+  EXPECT_EQ(parse({"--replay-mode", "step", "--profile-from-start", "on", "a"}).env.at("RFPROF_PROFILE_FROM_START"),
+            "on");
+  EXPECT_NE(error_of({"--replay-groups", "2", "a"}).find("--replay-groups needs --replay-mode step"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--replay-mode", "step", "--replay-groups", "0", "a"}), "");
 }
 
 TEST(NcuArgs, NvtxIncludeAndExcludeRulesGoToTheCollector) {

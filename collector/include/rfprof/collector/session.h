@@ -38,6 +38,11 @@ struct SessionOptions {
   LaunchFilterOptions filter;
   uint64_t launch_skip = 0;                ///< ncu's -s: selected launches skipped first
   std::optional<uint64_t> launch_count;    ///< ncu's -c: selected launches recorded at most
+  /// Replay across steps (RFPROF_REPLAY=step, step_replay_collector.h): each cudaProfilerStart/Stop
+  /// window runs one pass of the Range Profiler's user replay; after the last pass one window is
+  /// recorded without instrumentation and gets the counters. Counters mode only.
+  bool replay_across_steps = false;
+  uint32_t replay_groups = 1;  ///< groups (passes + timing window) to collect
 };
 
 /// Starts collecting in this process: subscribes to CUPTI callbacks, enables activity records,

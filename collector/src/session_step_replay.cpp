@@ -1,0 +1,148 @@
+// Replay across steps in the session: the Range Profiler in user replay, one pass per profiling
+// window, the group's counters attached to its uninstrumented timing window (the decisions are
+// StepReplayCollector's, step_replay_collector.h; docs/collector.md, "Replay across steps").
+#include <cstdio>
+
+#include "driver_shim.h"
+#include "session_impl.h"
+
+namespace rf::collector {
+
+void Session::step_failed(const std::string& detail, int cupti_result) noexcept {
+  step_off_.store(true);
+  step_role_.store(WindowRole::kDone);
+  counters_unavailable(0, classify_counters_failure(cupti_result),
+                       "replay across steps: " + detail + "; windows are recorded without counters");
+}
+
+void Session::step_open_window(uint32_t cbid, CUcontext ctx) {
+  std::shared_ptr<ContextProfiler> cp = step_cp_;
+  if (!cp && ctx && !step_off_.load()) cp = profiler_for(ctx);
+  if (!cp || step_off_.load()) {  // no counters on this context: an ordinary recorded window
+    std::lock_guard lock(step_mutex_);
+    step_plain_window_ = launch_log_.open_window(now_ns(), cbid).has_value();
+    return;
+  }
+  std::lock_guard<std::timed_mutex> cp_lock(cp->mutex());
+  std::lock_guard lock(step_mutex_);
+  if (!step_) {
+    step_ = std::make_unique<StepReplayCollector>(static_cast<uint32_t>(cp->num_passes()),
+                                                  options_.replay_groups);
+    step_cp_ = cp;
+  }
+  const WindowRole role = step_->open_window();
+  if (role.kind == WindowRole::kTiming) (void)launch_log_.open_window(now_ns(), cbid);
+  step_role_.store(role.kind);
+}
+
+std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx) {
+  if (step_role_.load() == WindowRole::kDone) return nullptr;
+  std::shared_ptr<ContextProfiler> cp = step_cp_;  // set before any role other than kDone
+  if (!cp || cp->context() != ctx) return nullptr;
+  cp->mutex().lock();
+  const int role = step_role_.load();  // the window may have closed while this thread waited
+  if (role == WindowRole::kDone) {
+    cp->mutex().unlock();
+    return nullptr;
+  }
+  if (role == WindowRole::kPass && !cp->started()) {
+    try {
+      cp->start(0);  // in the launch's entry callback: its context is current
+    } catch (const CuptiError& e) {
+      cp->mutex().unlock();
+      step_failed("cuptiRangeProfilerStart on device " + std::to_string(cp->device_id()) + " (" + cp->chip() +
+                      "): " + e.what(),
+                  static_cast<int>(e.result()));
+      return nullptr;
+    }
+  }
+  return cp;
+}
+
+void Session::step_launch_exit(const LaunchIdentity& launch, uint32_t correlation_id) {
+  std::lock_guard lock(step_mutex_);
+  if (step_) step_->on_launch(launch, correlation_id);
+}
+
+void Session::step_close_window(uint32_t cbid) {
+  std::shared_ptr<ContextProfiler> cp = step_cp_;
+  if (!cp || !step_) {
+    std::lock_guard lock(step_mutex_);
+    if (!step_plain_window_) return;
+    step_plain_window_ = false;
+    if (const std::optional<uint32_t> id = launch_log_.close_window())
+      write(trace::ProfilingWindow{*id, false, now_ns(), cbid});
+    return;
+  }
+  std::lock_guard<std::timed_mutex> cp_lock(cp->mutex());
+  std::lock_guard lock(step_mutex_);
+  if (step_plain_window_) {  // opened after counters failed
+    step_plain_window_ = false;
+    if (const std::optional<uint32_t> id = launch_log_.close_window())
+      write(trace::ProfilingWindow{*id, false, now_ns(), cbid});
+    return;
+  }
+  const WindowRole role = step_->current();
+  step_role_.store(WindowRole::kDone);
+  StepWindowClosed closed = step_->close_window();
+  std::optional<uint32_t> timing_window;
+  if (role.kind == WindowRole::kTiming) timing_window = launch_log_.close_window();
+  const std::string device = "device " + std::to_string(cp->device_id()) + " (" + cp->chip() + ")";
+
+  if (!step_off_.load() && (closed.stop_pass || closed.reset_profiler)) {
+    try {
+      driver::ScopedContext scope(cp->context());
+      bool all_submitted = true;
+      if (closed.stop_pass) all_submitted = cp->stop_pass();
+      if (closed.decode) {
+        DecodedImage image = cp->decode_passes();
+        const std::string why = step_->counters_decoded(std::move(image.ranges), all_submitted);
+        if (!why.empty()) {
+          write_error(trace::ErrorCode::kRangeLaunchMismatch, 0, step_->replay().reference().size(), 0,
+                      "replay across steps on " + device + ", group " + std::to_string(role.group) + ": " + why);
+          cp->reset_passes();
+        }
+      }
+      if (closed.reset_profiler) cp->reset_passes();
+    } catch (const CuptiError& e) {
+      step_failed("ending pass " + std::to_string(role.pass) + " on " + device + ": " + e.what(),
+                  static_cast<int>(e.result()));
+    } catch (const std::exception& e) {
+      step_failed("decoding the passes on " + device + ": " + e.what(), 0);
+    }
+  }
+  if (closed.verdict.kind == WindowVerdict::kDiscarded)
+    write_error(trace::ErrorCode::kRangeLaunchMismatch, timing_window.value_or(0),
+                step_->replay().reference().size(), 0,
+                "replay across steps on " + device + ": a " +
+                    (role.kind == WindowRole::kPass ? "pass " + std::to_string(role.pass) : std::string("timing")) +
+                    " window was discarded because its kernels differ from the first window's: " +
+                    closed.verdict.message);
+  for (StepRangeCounters& c : closed.counters) {
+    trace::RangeCounters rc;
+    rc.config_id = cp->config_id();
+    rc.window_id = timing_window.value_or(0);
+    rc.range_index = c.range_index;
+    rc.correlation_id = c.correlation_id;
+    rc.range_name = intern(c.range.range_name);
+    rc.values = std::move(c.range.values);
+    write(rc);
+  }
+  if (timing_window) write(trace::ProfilingWindow{*timing_window, false, now_ns(), cbid});
+}
+
+void Session::step_finish() noexcept {
+  try {
+    std::lock_guard lock(step_mutex_);
+    if (!step_ || step_->replay().groups_done() > 0 || step_off_.load()) return;
+    const std::string line =
+        "rfprof: replay across steps collected no counters: a group needs " +
+        std::to_string(step_->replay().passes()) + " windows (one per pass) and then one timing window, "
+        "each launching the same kernels; run more profiled steps (one cudaProfilerStart/Stop window each)";
+    if (!counters_message_printed_.exchange(true)) std::fprintf(stderr, "%s\n", line.c_str());
+    write_error(trace::ErrorCode::kCountersUnavailable, 0, 0, 0, line);
+  } catch (...) {
+  }
+}
+
+}  // namespace rf::collector

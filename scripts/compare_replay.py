@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Replay across steps against kernel replay (issue 8): the same training step profiled both
+ways must give equal instruction counts, launch by launch.
+
+  compare_replay.py KERNEL_REPLAY_ANALYSIS STEP_REPLAY_ANALYSIS
+
+Each argument is an rfanalyze output folder (counters.csv). Launches are aligned by kernel base
+name as scripts/compare.py aligns rfprof with ncu; every smsp__sass_* count must be equal.
+Prints a summary; exit status 1 on any difference or launch on one side only, 2 on bad input.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        kernel = compare.read_rfprof_counters(os.path.join(argv[0], "counters.csv"))
+        step = compare.read_rfprof_counters(os.path.join(argv[1], "counters.csv"))
+    except compare.BadInput as e:
+        print(f"compare_replay: {e}", file=sys.stderr)
+        return 2
+    rows, problems = compare.compare_workload("step-vs-kernel-replay", step, kernel)
+    sass = [r for r in rows if r[3].startswith(compare.SASS_PREFIX) and r[4] is not None and r[5] is not None]
+    equal = sum(1 for r in sass if r[4] == r[5])
+    print(f"launches: kernel replay {len(kernel)}, step replay {len(step)}")
+    print(f"smsp__sass_* counts compared: {len(sass)}, equal: {equal}")
+    print(f"problems: {len(problems)}")
+    for p in problems[:50]:
+        print("  " + p)
+    return 1 if problems or not sass else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
