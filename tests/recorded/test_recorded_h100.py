@@ -90,6 +90,28 @@ class RecordedH100(unittest.TestCase):
         phases = {r["phase"]: r for r in rows(os.path.join(out, "phases.csv"))}
         self.assertEqual(set(phases), {"forward", "backward", "optimizer"})
 
+    def test_compare_replay_finds_a_changed_count(self):
+        # scripts/compare_replay.py (step replay against kernel replay on a GPU), on this real
+        # step: equal to itself; one instruction count changed by 1 is found.
+        out = self.analysis("resnet18", os.path.join(DATA, "resnet18", "resnet18.rftrace"))
+        script = os.path.join(ROOT, "scripts", "compare_replay.py")
+        same = subprocess.run([sys.executable, script, out, out], capture_output=True, text=True, timeout=120)
+        self.assertEqual(same.returncode, 0, same.stdout + same.stderr)
+        self.assertIn("smsp__sass_* counts compared: 3483, equal: 3483", same.stdout)
+        changed = os.path.join(self.out, "resnet18-changed")
+        os.makedirs(changed, exist_ok=True)
+        with open(os.path.join(out, "counters.csv"), newline="") as f:
+            table = list(csv.reader(f))
+        header = table[0]
+        metric, value = header.index("metric"), header.index("value")
+        row = next(r for r in table[1:] if r[metric].endswith("ffma_pred_on.sum") and float(r[value]) > 0)
+        row[value] = str(int(float(row[value])) + 1)
+        with open(os.path.join(changed, "counters.csv"), "w", newline="") as f:
+            csv.writer(f).writerows(table)
+        diff = subprocess.run([sys.executable, script, out, changed], capture_output=True, text=True, timeout=120)
+        self.assertEqual(diff.returncode, 1, diff.stdout)
+        self.assertIn("problems: 1", diff.stdout)
+
     def test_ncu_import_of_the_same_step_gives_the_same_flop(self):
         trace_out = self.analysis("resnet18", os.path.join(DATA, "resnet18", "resnet18.rftrace"))
         ncu_out = os.path.join(self.out, "resnet18-ncu")
