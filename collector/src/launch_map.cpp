@@ -47,4 +47,9 @@ void LaunchRangeMap::reset() noexcept {
   has_graph_ = false;
 }
 
+bool image_must_be_decoded(const ImageState& image, uint32_t window, bool graph, uint64_t max_age_ns) noexcept {
+  return image.image_window != window || image.launches >= image.max_ranges || image.has_graph ||
+         (graph && image.launches > 0) || (image.launches > 0 && image.age_ns >= max_age_ns);
+}
+
 }  // namespace rf::collector

@@ -7,6 +7,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <chrono>
 #include <utility>
 
 namespace rf::collector {
@@ -114,6 +115,8 @@ void ContextProfiler::start(uint32_t window_id) {
   RF_CUPTI_CALL(cuptiRangeProfilerStart(&p));
   started_ = true;
   window_id_ = window_id;
+  started_at_ns_ = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
 void ContextProfiler::initialize_image() {

@@ -61,6 +61,8 @@ class ContextProfiler {
   bool started() const noexcept { return started_; }
   /// Window of the ranges being collected (valid while started()).
   uint32_t window_id() const noexcept { return window_id_; }
+  /// When start() last started an image (steady clock, ns).
+  uint64_t started_at_ns() const noexcept { return started_at_ns_; }
 
   /// Stops collecting, decodes and evaluates every range, and re-initializes the image so that
   /// start() can be called again. Throws CuptiError or HostApiError; the profiler is then stopped.
@@ -112,6 +114,7 @@ class ContextProfiler {
   std::vector<uint8_t> counter_data_;
   bool started_ = false;
   uint32_t window_id_ = 0;
+  uint64_t started_at_ns_ = 0;
   uint32_t config_id_ = 0;
   LaunchRangeMap launches_;
   std::timed_mutex mutex_;

@@ -2,6 +2,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 
 #include "driver_shim.h"
@@ -288,13 +289,17 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
     return;
   }
   LaunchRangeMap& launches = cp->launches();
-  const bool graph = is_graph(cbid);
-  if (cp->started() &&
-      (cp->window_id() != window || launches.size() >= cp->max_ranges() || launches.has_graph() ||
-       (graph && !launches.empty()))) {
-    // Decode before the image overflows, and keep every graph launch in an image of its own so
-    // that its unknowable range count spoils no other launch's counters.
-    flush_image(*cp);
+  if (cp->started()) {
+    const uint64_t now = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                   std::chrono::steady_clock::now().time_since_epoch())
+                                                   .count());
+    const ImageState image{cp->window_id(), launches.size(), cp->max_ranges(), launches.has_graph(),
+                           now - cp->started_at_ns()};
+    // Decode before the image overflows, keep every graph launch in an image of its own so that
+    // its unknowable range count spoils no other launch's counters, and decode at least every
+    // flush interval so that a SIGKILL loses no older counters (docs/failure-modes.md).
+    if (image_must_be_decoded(image, window, is_graph(cbid), uint64_t{options_.flush_ms} * 1000000u))
+      flush_image(*cp);
   }
   if (!cp->started()) {
     try {

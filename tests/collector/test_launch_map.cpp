@@ -102,5 +102,28 @@ TEST(LaunchRangeMap, EmptyImageWithNoRangesMapsTrivially) {
   EXPECT_EQ(bad.correlation_ids, (std::vector<uint32_t>{0}));
 }
 
+// When kernel replay decodes the image before a launch: window change, full image, graphs apart,
+// and an image older than the flush interval (so that a SIGKILL loses at most that much).
+TEST(ImageMustBeDecoded, EachReason) {
+  const uint64_t second = 1000000000;
+  ImageState image{3, 10, 2000, false, second / 2};
+  EXPECT_FALSE(image_must_be_decoded(image, 3, false, second));
+  EXPECT_TRUE(image_must_be_decoded(image, 4, false, second));  // another window
+  ImageState full = image;
+  full.launches = 2000;
+  EXPECT_TRUE(image_must_be_decoded(full, 3, false, second));
+  ImageState graph = image;
+  graph.has_graph = true;
+  EXPECT_TRUE(image_must_be_decoded(graph, 3, false, second));
+  EXPECT_TRUE(image_must_be_decoded(image, 3, true, second));  // a graph launch gets its own image
+  ImageState old = image;
+  old.age_ns = second;
+  EXPECT_TRUE(image_must_be_decoded(old, 3, false, second));
+  ImageState empty_old = old;  // nothing to decode yet: no reason to restart
+  empty_old.launches = 0;
+  EXPECT_FALSE(image_must_be_decoded(empty_old, 3, false, second));
+  EXPECT_FALSE(image_must_be_decoded(empty_old, 3, true, second));
+}
+
 }  // namespace
 }  // namespace rf::collector

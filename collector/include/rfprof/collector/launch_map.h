@@ -35,6 +35,22 @@ struct RangeMapping {
   std::string message;                   ///< why the mapping was refused ("" when ok)
 };
 
+/// What decides, at a launch's entry in kernel replay, that the counter image started so far must
+/// be decoded before this launch (LaunchRangeMap holds the image's launches).
+struct ImageState {
+  uint32_t image_window = 0;       ///< window whose ranges the image holds
+  size_t launches = 0;             ///< launches recorded in the image
+  size_t max_ranges = 0;           ///< its capacity
+  bool has_graph = false;          ///< a graph launch is in it (its range count is unknowable)
+  uint64_t age_ns = 0;             ///< time since the image was started
+};
+
+/// True when the started image must be decoded before a launch in `window` (a graph launch when
+/// `graph`): another window; the image is full; it holds a graph launch, or this is a graph launch
+/// and the image is not empty (a graph gets an image of its own); or it is older than
+/// `max_age_ns` (the flush interval), so that a SIGKILL loses at most that much of the counters.
+bool image_must_be_decoded(const ImageState& image, uint32_t window, bool graph, uint64_t max_age_ns) noexcept;
+
 /// The launches of one counter image since its last reset, in launch order. Not thread-safe: the
 /// collector serializes launches per context while counters are collected.
 class LaunchRangeMap {
