@@ -161,6 +161,14 @@ CUstream launch_stream(CUpti_CallbackId cbid, const void* params) {
 
 uint64_t system_thread_id() { return static_cast<uint64_t>(::syscall(SYS_gettid)); }
 
+/// Releases the context this thread still holds from a launch whose exit callback never came.
+void release_stale_launch_lock() {
+  if (t_locked) {
+    t_locked->mutex().unlock();
+    t_locked.reset();
+  }
+}
+
 }  // namespace
 
 void Session::enable_callbacks() {
@@ -244,10 +252,7 @@ void Session::on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb)
 }
 
 void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
-  if (t_locked) {  // an exit callback never came: do not keep the context locked
-    t_locked->mutex().unlock();
-    t_locked.reset();
-  }
+  release_stale_launch_lock();  // an exit callback never came: do not keep the context locked
   ThreadLaunch& t = t_launch;
   launch_log_.exit(t.ticket, std::nullopt);  // the previous launch's exit never came
   t = ThreadLaunch{};
@@ -329,11 +334,14 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   } unlock{cp.get()};
   const bool ok = cb->functionReturnValue &&
                   *static_cast<const CUresult*>(cb->functionReturnValue) == CUDA_SUCCESS;
-  if (t.active && t.step && ok && t.correlation_id == cb->correlationId) {
+  // In the timing window only recorded launches (inside the LaunchLog window) join the sequence:
+  // one that raced the window's opening makes the window differ, and it is run again.
+  if (t.active && t.step && ok && t.correlation_id == cb->correlationId &&
+      (t.ticket.in_window || step_role_.load() != WindowRole::kTiming)) {
     LaunchIdentity identity;
     int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
     launch_dims(cbid, cb->functionParams, grid, block);
-    identity.kernel = is_graph(cbid) ? "[CUDA graph]" : (cb->symbolName ? cb->symbolName : "");
+    identity.kernel = is_graph(cbid) ? kGraphLaunchName : (cb->symbolName ? cb->symbolName : "");
     for (int i = 0; i < 3; ++i) {
       identity.grid[i] = grid[i];
       identity.block[i] = block[i];
@@ -377,11 +385,13 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
 }
 
 void Session::open_window(uint32_t cbid, CUcontext ctx) {
+  release_stale_launch_lock();  // a window change waits for the launches in flight on the context
   if (step_mode()) return step_open_window(cbid, ctx);
   (void)launch_log_.open_window(now_ns(), cbid);  // nullopt: nested or duplicate start
 }
 
 void Session::close_window(uint32_t cbid) {
+  release_stale_launch_lock();
   if (step_mode()) return step_close_window(cbid);
   const std::optional<uint32_t> id = launch_log_.close_window();
   if (!id) return;  // no window open

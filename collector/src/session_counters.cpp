@@ -106,11 +106,6 @@ std::shared_ptr<ContextProfiler> Session::profiler_for(CUcontext ctx) {
 
 void Session::flush_image(ContextProfiler& cp) noexcept {
   try {
-    if (cp.replay() == ReplayMode::kStep) {  // passes of a group are decoded by step_close_window
-      if (cp.started()) (void)cp.stop_pass();
-      cp.launches().reset();
-      return;
-    }
     if (!cp.started()) {
       cp.launches().reset();
       return;
@@ -118,6 +113,11 @@ void Session::flush_image(ContextProfiler& cp) noexcept {
     const uint32_t window = cp.window_id();
     const std::string device = "device " + std::to_string(cp.device_id()) + " (" + cp.chip() + ")";
     driver::ScopedContext scope(cp.context());
+    if (cp.replay() == ReplayMode::kStep) {  // passes of a group are decoded by step_close_window
+      (void)cp.stop_pass();
+      cp.launches().reset();
+      return;
+    }
     DecodedImage image;
     try {
       image = cp.stop_and_decode();
@@ -200,6 +200,7 @@ void Session::drop_context(CUcontext ctx) noexcept {
   }
   if (!cp) return;
   std::lock_guard lock(cp->mutex());
+  if (step_mode()) step_context_destroyed(*cp);
   flush_image(*cp);
   cp->disable();  // before the context goes away
 }

@@ -113,7 +113,12 @@ class Session {
   void step_launch_exit(const LaunchIdentity& launch, uint32_t correlation_id);
   /// Process exit: says so when no group was completed.
   void step_finish() noexcept;
+  /// Steps aside for the rest of the run (one rfprof: line): later windows are recorded plainly.
   void step_failed(const std::string& detail, int cupti_result) noexcept;
+  /// drop_context of `cp` (its mutex held): if it is the step context, step aside.
+  void step_context_destroyed(const ContextProfiler& cp) noexcept;
+  void open_plain_window_locked(uint32_t cbid);   // step_mutex_ held
+  void close_plain_window_locked(uint32_t cbid);  // step_mutex_ held
 
   // session_counters.cpp
   std::shared_ptr<ContextProfiler> profiler_for(CUcontext ctx);

@@ -1,47 +1,83 @@
 // Replay across steps in the session: the Range Profiler in user replay, one pass per profiling
 // window, the group's counters attached to its uninstrumented timing window (the decisions are
 // StepReplayCollector's, step_replay_collector.h; docs/collector.md, "Replay across steps").
+// Lock order: the step context's ContextProfiler::mutex(), then step_mutex_. The profiler mutex is
+// only ever waited for with a time limit here, so a launch whose exit callback never comes cannot
+// hang a window change.
+#include <chrono>
 #include <cstdio>
 
 #include "driver_shim.h"
 #include "session_impl.h"
 
 namespace rf::collector {
+namespace {
+
+constexpr std::chrono::seconds kLockWait{10};
+
+}  // namespace
 
 void Session::step_failed(const std::string& detail, int cupti_result) noexcept {
-  step_off_.store(true);
+  if (step_off_.exchange(true)) return;
   step_role_.store(WindowRole::kDone);
   counters_unavailable(0, classify_counters_failure(cupti_result),
                        "replay across steps: " + detail + "; windows are recorded without counters");
 }
 
+void Session::open_plain_window_locked(uint32_t cbid) {
+  if (launch_log_.open_window(now_ns(), cbid)) step_plain_window_ = true;  // nullopt: a duplicate
+}
+
+void Session::close_plain_window_locked(uint32_t cbid) {
+  if (!step_plain_window_) return;
+  step_plain_window_ = false;
+  if (const std::optional<uint32_t> id = launch_log_.close_window())
+    write(trace::ProfilingWindow{*id, false, now_ns(), cbid});
+}
+
 void Session::step_open_window(uint32_t cbid, CUcontext ctx) {
-  std::shared_ptr<ContextProfiler> cp = step_cp_;
+  std::shared_ptr<ContextProfiler> cp;
+  {
+    std::lock_guard lock(step_mutex_);
+    cp = step_cp_;
+  }
   if (!cp && ctx && !step_off_.load()) cp = profiler_for(ctx);
   if (!cp || step_off_.load()) {  // no counters on this context: an ordinary recorded window
     std::lock_guard lock(step_mutex_);
-    step_plain_window_ = launch_log_.open_window(now_ns(), cbid).has_value();
+    open_plain_window_locked(cbid);
     return;
   }
-  std::lock_guard<std::timed_mutex> cp_lock(cp->mutex());
+  std::unique_lock<std::timed_mutex> cp_lock(cp->mutex(), std::defer_lock);
+  if (!cp_lock.try_lock_for(kLockWait)) {
+    step_failed("a kernel launch held the context for " + std::to_string(kLockWait.count()) +
+                    " s while a window opened",
+                0);
+    std::lock_guard lock(step_mutex_);
+    open_plain_window_locked(cbid);
+    return;
+  }
   std::lock_guard lock(step_mutex_);
+  if (step_off_.load()) {
+    open_plain_window_locked(cbid);
+    return;
+  }
   if (!step_) {
     step_ = std::make_unique<StepReplayCollector>(static_cast<uint32_t>(cp->num_passes()),
-                                                  options_.replay_groups);
+                                                  options_.replay_groups, cp->max_ranges());
     step_cp_ = cp;
   }
-  const WindowRole role = step_->open_window();
+  const WindowRole role = step_->open_window();  // a second callback of the same start: unchanged
   if (role.kind == WindowRole::kTiming) (void)launch_log_.open_window(now_ns(), cbid);
   step_role_.store(role.kind);
 }
 
 std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx) {
-  if (step_role_.load() == WindowRole::kDone) return nullptr;
-  std::shared_ptr<ContextProfiler> cp = step_cp_;  // set before any role other than kDone
+  if (step_role_.load() == WindowRole::kDone || step_off_.load()) return nullptr;
+  std::shared_ptr<ContextProfiler> cp = step_cp_;  // written once, before any role but kDone
   if (!cp || cp->context() != ctx) return nullptr;
   cp->mutex().lock();
   const int role = step_role_.load();  // the window may have closed while this thread waited
-  if (role == WindowRole::kDone) {
+  if (role == WindowRole::kDone || step_off_.load()) {
     cp->mutex().unlock();
     return nullptr;
   }
@@ -65,51 +101,73 @@ void Session::step_launch_exit(const LaunchIdentity& launch, uint32_t correlatio
 }
 
 void Session::step_close_window(uint32_t cbid) {
-  std::shared_ptr<ContextProfiler> cp = step_cp_;
-  if (!cp || !step_) {
+  std::shared_ptr<ContextProfiler> cp;
+  {
     std::lock_guard lock(step_mutex_);
-    if (!step_plain_window_) return;
-    step_plain_window_ = false;
-    if (const std::optional<uint32_t> id = launch_log_.close_window())
-      write(trace::ProfilingWindow{*id, false, now_ns(), cbid});
+    cp = step_cp_;
+    if (!cp) {
+      close_plain_window_locked(cbid);
+      return;
+    }
+  }
+  std::unique_lock<std::timed_mutex> cp_lock(cp->mutex(), std::defer_lock);
+  if (!cp_lock.try_lock_for(kLockWait)) {
+    step_failed("a kernel launch held the context for " + std::to_string(kLockWait.count()) +
+                    " s while a window closed",
+                0);
+    std::lock_guard lock(step_mutex_);
+    close_plain_window_locked(cbid);
+    if (step_ && step_->current().kind == WindowRole::kTiming) {
+      (void)step_->close_window();
+      if (const std::optional<uint32_t> id = launch_log_.close_window())
+        write(trace::ProfilingWindow{*id, false, now_ns(), cbid});
+    }
     return;
   }
-  std::lock_guard<std::timed_mutex> cp_lock(cp->mutex());
   std::lock_guard lock(step_mutex_);
-  if (step_plain_window_) {  // opened after counters failed
-    step_plain_window_ = false;
-    if (const std::optional<uint32_t> id = launch_log_.close_window())
-      write(trace::ProfilingWindow{*id, false, now_ns(), cbid});
+  const std::string device = "device " + std::to_string(cp->device_id()) + " (" + cp->chip() + ")";
+  auto stop_and_disable = [&]() {
+    try {
+      driver::ScopedContext scope(cp->context());
+      if (cp->started()) (void)cp->stop_pass();
+    } catch (...) {
+    }
+    cp->disable();
+  };
+  if (step_plain_window_ || !step_) {  // opened after replay across steps stepped aside
+    close_plain_window_locked(cbid);
+    if (step_off_.load()) stop_and_disable();
     return;
   }
   const WindowRole role = step_->current();
   step_role_.store(WindowRole::kDone);
   StepWindowClosed closed = step_->close_window();
+  if (closed.verdict.kind == WindowVerdict::kIgnored) return;  // the second callback of one stop
   std::optional<uint32_t> timing_window;
   if (role.kind == WindowRole::kTiming) timing_window = launch_log_.close_window();
-  const std::string device = "device " + std::to_string(cp->device_id()) + " (" + cp->chip() + ")";
 
-  if (!step_off_.load() && (closed.stop_pass || closed.reset_profiler)) {
-    try {
-      driver::ScopedContext scope(cp->context());
-      bool all_submitted = true;
-      if (closed.stop_pass) all_submitted = cp->stop_pass();
-      if (closed.decode) {
-        DecodedImage image = cp->decode_passes();
-        const std::string why = step_->counters_decoded(std::move(image.ranges), all_submitted);
-        if (!why.empty()) {
-          write_error(trace::ErrorCode::kRangeLaunchMismatch, 0, step_->replay().reference().size(), 0,
-                      "replay across steps on " + device + ", group " + std::to_string(role.group) + ": " + why);
-          cp->reset_passes();
-        }
+  try {
+    driver::ScopedContext scope(cp->context());
+    bool all_submitted = true;
+    if (cp->started()) all_submitted = cp->stop_pass();  // always, so no pass is left running
+    if (!step_off_.load() && closed.decode) {
+      // DecodeData only once CUPTI says every pass was submitted.
+      std::string why;
+      if (all_submitted) why = step_->counters_decoded(cp->decode_passes().ranges, true);
+      else why = step_->counters_decoded({}, false);
+      if (!why.empty()) {
+        write_error(trace::ErrorCode::kRangeLaunchMismatch, 0, step_->replay().reference().size(), 0,
+                    "replay across steps on " + device + ", group " + std::to_string(role.group) + ": " + why);
+        cp->disable();  // the next pass 0 starts on a fresh Range Profiler
+        if (closed.give_up.empty()) closed.give_up = step_->give_up_reason();
       }
-      if (closed.reset_profiler) cp->reset_passes();
-    } catch (const CuptiError& e) {
-      step_failed("ending pass " + std::to_string(role.pass) + " on " + device + ": " + e.what(),
-                  static_cast<int>(e.result()));
-    } catch (const std::exception& e) {
-      step_failed("decoding the passes on " + device + ": " + e.what(), 0);
     }
+    if (closed.reset_profiler) cp->disable();
+  } catch (const CuptiError& e) {
+    step_failed("ending pass " + std::to_string(role.pass) + " on " + device + ": " + e.what(),
+                static_cast<int>(e.result()));
+  } catch (const std::exception& e) {
+    step_failed("decoding the passes on " + device + ": " + e.what(), 0);
   }
   if (closed.verdict.kind == WindowVerdict::kDiscarded)
     write_error(trace::ErrorCode::kRangeLaunchMismatch, timing_window.value_or(0),
@@ -118,6 +176,7 @@ void Session::step_close_window(uint32_t cbid) {
                     (role.kind == WindowRole::kPass ? "pass " + std::to_string(role.pass) : std::string("timing")) +
                     " window was discarded because its kernels differ from the first window's: " +
                     closed.verdict.message);
+  if (!closed.give_up.empty()) step_failed(closed.give_up, 0);
   for (StepRangeCounters& c : closed.counters) {
     trace::RangeCounters rc;
     rc.config_id = cp->config_id();
@@ -129,6 +188,18 @@ void Session::step_close_window(uint32_t cbid) {
     write(rc);
   }
   if (timing_window) write(trace::ProfilingWindow{*timing_window, false, now_ns(), cbid});
+  // Every group collected, or stepped aside: the Range Profiler is not needed any more.
+  if (step_->replay().done() || step_off_.load()) stop_and_disable();
+}
+
+void Session::step_context_destroyed(const ContextProfiler& cp) noexcept {
+  // Called with cp's mutex held (drop_context).
+  bool was_step_context = false;
+  {
+    std::lock_guard lock(step_mutex_);
+    was_step_context = step_cp_.get() == &cp;
+  }
+  if (was_step_context) step_failed("the CUDA context of the steps was destroyed", 0);
 }
 
 void Session::step_finish() noexcept {
@@ -138,7 +209,9 @@ void Session::step_finish() noexcept {
     const std::string line =
         "rfprof: replay across steps collected no counters: a group needs " +
         std::to_string(step_->replay().passes()) + " windows (one per pass) and then one timing window, "
-        "each launching the same kernels; run more profiled steps (one cudaProfilerStart/Stop window each)";
+        "each launching the same kernels, and the run ended first (windows discarded: " +
+        std::to_string(step_->replay().discarded()) + "); run more profiled steps, one cudaProfilerStart/Stop "
+        "window each";
     if (!counters_message_printed_.exchange(true)) std::fprintf(stderr, "%s\n", line.c_str());
     write_error(trace::ErrorCode::kCountersUnavailable, 0, 0, 0, line);
   } catch (...) {

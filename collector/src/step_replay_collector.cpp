@@ -1,11 +1,13 @@
 // Replay across steps, the session's side (rfprof/collector/step_replay_collector.h).
 #include "rfprof/collector/step_replay_collector.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace rf::collector {
 
 WindowRole StepReplayCollector::open_window() {
+  if (open_) return role_;  // the same start seen twice (runtime and driver callbacks)
   role_ = replay_.begin();
   open_ = true;
   timing_correlation_ids_.clear();
@@ -33,9 +35,20 @@ StepWindowClosed StepReplayCollector::close_window() {
       case WindowVerdict::kDiscarded:
         c.reset_profiler = true;  // the group restarts at pass 0
         pending_.reset();
+        if (++restarts_ > kMaxRestarts)
+          c.give_up = std::to_string(restarts_) + " windows in a row launched other kernels than the "
+                      "group's first (last: " + c.verdict.message + ")";
         break;
       default:
         break;
+    }
+    if (role.pass == 0 && c.verdict.kind != WindowVerdict::kDiscarded && c.give_up.empty()) {
+      const auto& ref = replay_.reference();
+      if (std::any_of(ref.begin(), ref.end(), [](const LaunchIdentity& l) { return l.kernel == kGraphLaunchName; }))
+        c.give_up = "a window launches a CUDA graph, whose kernels cannot be matched to ranges";
+      else if (ref.size() > max_ranges_)
+        c.give_up = "a window launches " + std::to_string(ref.size()) + " kernels, more than the " +
+                    std::to_string(max_ranges_) + " ranges a pass holds";
     }
   } else if (role.kind == WindowRole::kTiming && c.verdict.kind == WindowVerdict::kGroupTimed) {
     if (pending_) {
@@ -46,9 +59,15 @@ StepWindowClosed StepReplayCollector::close_window() {
             StepRangeCounters{static_cast<uint32_t>(i), timing_correlation_ids_[i], std::move((*pending_)[i])});
       pending_.reset();
     }
+    restarts_ = 0;
   }
   timing_correlation_ids_.clear();
   return c;
+}
+
+std::string StepReplayCollector::give_up_reason() const {
+  if (restarts_ <= kMaxRestarts) return "";
+  return std::to_string(restarts_) + " groups in a row could not be used";
 }
 
 std::string StepReplayCollector::counters_decoded(std::vector<RangeValues> ranges, bool all_passes_submitted) {
@@ -61,6 +80,7 @@ std::string StepReplayCollector::counters_decoded(std::vector<RangeValues> range
   if (!why.empty()) {
     pending_.reset();
     replay_.restart_group();
+    ++restarts_;
     return why + "; the group restarts at pass 0";
   }
   pending_ = std::move(ranges);

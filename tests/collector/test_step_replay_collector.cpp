@@ -106,6 +106,52 @@ TEST(StepReplayCollector, MismatchedTimingWindowKeepsTheCountersForTheNextOne) {
   EXPECT_EQ(good.counters[2].correlation_id, 302u);
 }
 
+// A runtime cudaProfilerStart also makes a driver cuProfilerStart: two callbacks, one window.
+TEST(StepReplayCollector, OpeningTwiceIsOneWindow) {
+  StepReplayCollector c(2, 1);
+  EXPECT_EQ(c.open_window().kind, WindowRole::kPass);
+  EXPECT_EQ(c.open_window().pass, 0u);
+  for (size_t i = 0; i < kStep.size(); ++i) c.on_launch(kStep[i], 10 + static_cast<uint32_t>(i));
+  StepWindowClosed w = c.close_window();
+  EXPECT_EQ(w.verdict.kind, WindowVerdict::kKept);
+  EXPECT_EQ(c.close_window().verdict.kind, WindowVerdict::kIgnored);  // the second stop callback
+  EXPECT_EQ(c.replay().discarded(), 0u);
+  EXPECT_EQ(c.open_window().pass, 1u);
+}
+
+TEST(StepReplayCollector, GivesUpOnGraphsAndOnStepsLargerThanAPass) {
+  StepReplayCollector graphs(2, 1);
+  StepWindowClosed w = window(graphs, {k("conv"), {kGraphLaunchName, {}, {}}}, 1);
+  EXPECT_NE(w.give_up.find("CUDA graph"), std::string::npos) << w.give_up;
+  StepReplayCollector small(2, 1, /*max_ranges=*/2);
+  w = window(small, kStep, 1);
+  EXPECT_NE(w.give_up.find("3 kernels, more than the 2 ranges"), std::string::npos) << w.give_up;
+  StepReplayCollector fits(2, 1, 3);
+  EXPECT_EQ(window(fits, kStep, 1).give_up, "");
+}
+
+TEST(StepReplayCollector, GivesUpAfterRepeatedRestarts) {
+  StepReplayCollector c(2, 1);
+  std::string give_up;
+  int windows = 0;
+  // Every second window launches another kernel: each group restarts at its pass 1.
+  while (give_up.empty() && windows < 20) {
+    window(c, kStep, 1);
+    give_up = window(c, {k("conv"), k("gelu"), k("gemm", 64)}, 10).give_up;
+    windows += 2;
+  }
+  EXPECT_EQ(windows, 2 * static_cast<int>(StepReplayCollector::kMaxRestarts + 1));
+  EXPECT_NE(give_up.find("launched other kernels"), std::string::npos) << give_up;
+  // Unusable decodes count too.
+  StepReplayCollector d(1, 1);
+  for (uint32_t i = 0; i <= StepReplayCollector::kMaxRestarts; ++i) {
+    EXPECT_EQ(d.give_up_reason(), "");
+    window(d, kStep, 1);
+    EXPECT_NE(d.counters_decoded(ranges(1, 0.0), true), "");
+  }
+  EXPECT_NE(d.give_up_reason(), "");
+}
+
 TEST(StepReplayCollector, LaunchesOutsideWindowsAndCloseWithoutOpenAreIgnored) {
   StepReplayCollector c(1, 1);
   c.on_launch(k("conv"), 1);

@@ -21,6 +21,9 @@
 
 namespace rf::collector {
 
+/// LaunchIdentity::kernel of a CUDA graph launch (one call, an unknown number of kernels).
+inline constexpr const char* kGraphLaunchName = "[CUDA graph]";
+
 /// What identifies a launch across steps.
 struct LaunchIdentity {
   std::string kernel;  ///< mangled kernel name

@@ -35,6 +35,9 @@ struct StepWindowClosed {
   bool stop_pass = false;       ///< the window ran a pass: cuptiRangeProfilerStop
   bool decode = false;          ///< then DecodeData + evaluate, handed to counters_decoded()
   bool reset_profiler = false;  ///< the image's passes are void: fresh image and config at pass 0
+  /// Replay across steps cannot work for this program (the reason): the session steps aside and
+  /// records the remaining windows without counters.
+  std::string give_up;
   /// kGroupTimed: the group's counters, range i with the timing window's launch i.
   std::vector<StepRangeCounters> counters;
 };
@@ -44,10 +47,16 @@ class StepReplayCollector {
  public:
   /// `passes` of the metric configuration, `groups` to collect (>= 1 each); throws
   /// std::invalid_argument for 0.
-  StepReplayCollector(uint32_t passes, uint32_t groups) : replay_(passes, groups) {}
+  /// `max_ranges`: ranges the counter image holds per pass (launches per window at most).
+  StepReplayCollector(uint32_t passes, uint32_t groups, size_t max_ranges = 2000)
+      : replay_(passes, groups), max_ranges_(max_ranges) {}
+
+  /// Consecutive group restarts (differing windows, unusable decodes) after which it gives up.
+  static constexpr uint32_t kMaxRestarts = 3;
 
   /// A window opens (cudaProfilerStart). kPass: profile, record nothing; kTiming: record, do not
-  /// profile; kDone: neither.
+  /// profile; kDone: neither. While a window is open this returns its role and changes nothing
+  /// (a runtime cudaProfilerStart also makes a driver cuProfilerStart: two callbacks).
   WindowRole open_window();
   /// Role of the open window (kDone when none is open).
   WindowRole current() const noexcept { return open_ ? role_ : WindowRole{}; }
@@ -61,6 +70,9 @@ class StepReplayCollector {
   /// count differs from the reference's launch count, passes missing) and the caller must reset
   /// the profiler's image.
   std::string counters_decoded(std::vector<RangeValues> ranges, bool all_passes_submitted);
+  /// After counters_decoded returned a reason: the give-up reason once restarts exceed
+  /// kMaxRestarts ("" otherwise).
+  std::string give_up_reason() const;
 
   const StepReplay& replay() const noexcept { return replay_; }
   /// Counters decoded and waiting for the group's timing window.
@@ -68,6 +80,8 @@ class StepReplayCollector {
 
  private:
   StepReplay replay_;
+  size_t max_ranges_;
+  uint32_t restarts_ = 0;  // consecutive group restarts
   bool open_ = false;
   WindowRole role_;
   std::vector<uint32_t> timing_correlation_ids_;
