@@ -149,26 +149,11 @@ void ContextProfiler::set_config() {
 }
 
 DecodedImage ContextProfiler::stop_and_decode() {
-  DecodedImage out;
-  if (!started_) return out;
-  started_ = false;
-  CUpti_RangeProfiler_Stop_Params stop{};
-  stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
-  stop.pRangeProfilerObject = profiler_.get();
-  RF_CUPTI_CALL(cuptiRangeProfilerStop(&stop));
-  out.all_passes_submitted = stop.isAllPassSubmitted != 0;
-
-  CUpti_RangeProfiler_DecodeData_Params decode{};
-  decode.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
-  decode.pRangeProfilerObject = profiler_.get();
-  RF_CUPTI_CALL(cuptiRangeProfilerDecodeData(&decode));
-  out.dropped_ranges = decode.numOfRangeDropped;
-
-  out.ranges = host_->evaluate(counter_data_, metrics_);
-
-  // Fresh image for the next start(): the old ranges must not be decoded twice.
-  initialize_image();
-  set_config();
+  if (!started_) return DecodedImage{};
+  const bool all_passes_submitted = stop_pass();
+  // Decodes, then a fresh image for the next start(): the old ranges must not be decoded twice.
+  DecodedImage out = decode_passes();
+  out.all_passes_submitted = all_passes_submitted;
   return out;
 }
 
@@ -192,15 +177,8 @@ DecodedImage ContextProfiler::decode_passes() {
   out.dropped_ranges = decode.numOfRangeDropped;
   out.ranges = host_->evaluate(counter_data_, metrics_);
   initialize_image();
-  set_config();  // pass 0 of the next group
+  set_config();  // kStep: pass 0 of the next group
   return out;
-}
-
-void ContextProfiler::reset_passes() {
-  if (started_) (void)stop_pass();
-  if (!profiler_.get() || counter_data_.empty()) return;
-  initialize_image();
-  set_config();
 }
 
 void ContextProfiler::disable() noexcept {

@@ -70,12 +70,10 @@ class ContextProfiler {
   /// kStep: ends the current pass (cuptiRangeProfilerStop) without decoding. Returns
   /// isAllPassSubmitted: true after the configuration's last pass. Throws CuptiError.
   bool stop_pass();
-  /// kStep: decodes and evaluates the image after its last pass, then prepares a fresh image for
-  /// pass 0 of the next group. Throws CuptiError or HostApiError.
+  /// Decodes and evaluates the image (kStep: after its last pass), then prepares a fresh image
+  /// (kStep: for pass 0 of the next group). Throws CuptiError or HostApiError. A group abandoned
+  /// midway is dropped with disable(); the next start() enables the Range Profiler again.
   DecodedImage decode_passes();
-  /// kStep: drops the passes collected so far (stopping first if started); the next start() runs
-  /// pass 0 on a fresh image. Throws CuptiError.
-  void reset_passes();
   /// Disables the range profiler of the context (before the context is destroyed, or at exit).
   void disable() noexcept;
   ReplayMode replay() const noexcept { return replay_; }
