@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "rfprof/collector/metric_set_names.h"
+#include "rfprof/collector/step_range_windows.h"
 
 namespace rf::inject {
 namespace {
@@ -131,6 +132,16 @@ void read_replay(const EnvLookup& env, Config& c) {
     if (ec != std::errc() || ptr != v->data() + v->size() || g < 1 || g > 1000)
       bad("RFPROF_REPLAY_GROUPS", *v, "a number of groups from 1 to 1000");
     c.replay_groups = g;
+  }
+  if (auto v = get(env, "RFPROF_REPLAY_RANGE")) {
+    try {
+      collector::StepRangeWindows check(*v);
+    } catch (const std::invalid_argument& e) {
+      bad("RFPROF_REPLAY_RANGE", *v, std::string("an NVTX range name or regex:EXPR: ") + e.what());
+    }
+    if (!c.replay_across_steps)
+      bad("RFPROF_REPLAY_RANGE", *v, "RFPROF_REPLAY=step with it (the range is the window of one pass)");
+    c.replay_range = *v;
   }
   if (!c.replay_across_steps) return;
   const std::string v = "step";

@@ -57,6 +57,9 @@ struct Config {
   /// and no launch filter.
   bool replay_across_steps = false;
   uint32_t replay_groups = 1;               ///< RFPROF_REPLAY_GROUPS (1..1000): groups to collect
+  /// RFPROF_REPLAY_RANGE: with RFPROF_REPLAY=step, the NVTX range that is one step (its name, or
+  /// "regex:EXPR"); its push/pop or start/end are the windows instead of cudaProfilerStart/Stop.
+  std::string replay_range;
 };
 
 /// Reads every RFPROF_* variable through `env`. Unset or empty variables keep their defaults.

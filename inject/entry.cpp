@@ -58,6 +58,7 @@ bool initialize_once() noexcept {
     options.launch_count = config.launch_count;
     options.replay_across_steps = config.replay_across_steps;
     options.replay_groups = config.replay_groups;
+    options.replay_range = config.replay_range;
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
   } catch (const rf::inject::ConfigError& e) {
     std::fprintf(stderr, "%s; rfprof is disabled\n", e.what());

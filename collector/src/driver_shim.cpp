@@ -60,6 +60,13 @@ bool is_capturing(CUstream stream) noexcept {
   return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+CUcontext current_context() noexcept {
+  const Api a = api();
+  CUcontext current = nullptr;
+  if (!a.get_current || a.get_current(&current) != CUDA_SUCCESS) return nullptr;
+  return current;
+}
+
 ScopedContext::ScopedContext(CUcontext ctx) noexcept {
   const Api a = api();
   if (!ctx || !a.get_current || !a.push || !a.pop) return;

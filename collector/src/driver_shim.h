@@ -10,6 +10,9 @@ namespace rf::collector::driver {
 /// cuDriverGetVersion (e.g. 13000), or 0 when the driver is not loaded or the call fails.
 int version() noexcept;
 
+/// The calling thread's current context (cuCtxGetCurrent), or null without one or a driver.
+CUcontext current_context() noexcept;
+
 /// True if `stream` is capturing into a CUDA graph (cuStreamIsCapturing): a launch into it runs no
 /// kernel now. False when not capturing, on error (e.g. the legacy stream during a global capture,
 /// whose launch fails anyway) or without a driver.

@@ -75,6 +75,9 @@ Session::Session(SessionOptions options)
   if (filter->active()) launch_filter_ = std::move(filter);
   launch_log_.set_launch_range(options_.launch_skip, options_.launch_count);
   filters_set_ = launch_filter_ || options_.launch_skip > 0 || options_.launch_count.has_value();
+  // Throws std::invalid_argument for a bad rule (inject/config.cpp checks it first).
+  if (step_mode() && !options_.replay_range.empty())
+    step_range_ = std::make_unique<StepRangeWindows>(options_.replay_range);
 }
 
 uint64_t Session::now_ns() noexcept {

@@ -385,12 +385,14 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
 }
 
 void Session::open_window(uint32_t cbid, CUcontext ctx) {
+  if (step_range_) return;  // the windows are NVTX ranges (feed_nvtx)
   release_stale_launch_lock();  // a window change waits for the launches in flight on the context
   if (step_mode()) return step_open_window(cbid, ctx);
   (void)launch_log_.open_window(now_ns(), cbid);  // nullopt: nested or duplicate start
 }
 
 void Session::close_window(uint32_t cbid) {
+  if (step_range_) return;
   release_stale_launch_lock();
   if (step_mode()) return step_close_window(cbid);
   const std::optional<uint32_t> id = launch_log_.close_window();
@@ -415,7 +417,7 @@ void Session::on_resource(CUpti_CallbackId cbid, const void* data) {
 
 void Session::on_nvtx(CUpti_CallbackId cbid, const void* data) {
   const auto* n = static_cast<const CUpti_NvtxData*>(data);
-  feed_nvtx_filter(cbid, n);
+  feed_nvtx(cbid, n);
   if (in(kNvtxStarts, cbid)) {
     // nvtxRangeId_t is uint64_t (nvToolsExt.h).
     uint64_t id = n->functionReturnValue ? *static_cast<const uint64_t*>(n->functionReturnValue) : 0;

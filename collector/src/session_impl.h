@@ -28,6 +28,7 @@
 #include "rfprof/collector/names.h"
 #include "rfprof/collector/nvtx_style.h"
 #include "rfprof/collector/session.h"
+#include "rfprof/collector/step_range_windows.h"
 #include "rfprof/collector/step_replay_collector.h"
 #include "rfprof/collector/trace_owner.h"
 #include "rfprof/trace/writer.h"
@@ -88,8 +89,9 @@ class Session {
   // session_nvtx_filter.cpp
   /// Subscribes the NVTX callbacks the launch filter's NVTX rules need (none without rules).
   void enable_nvtx_filter_callbacks();
-  /// Keeps the launch filter's per-thread push/pop stacks and open start/end ranges.
-  void feed_nvtx_filter(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
+  /// Feeds NVTX range calls to the launch filter's per-thread stacks and open start/end ranges,
+  /// and to the step-range windows (opening and closing them).
+  void feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
 
   // session_activity.cpp
   void enable_activity();
@@ -166,6 +168,8 @@ class Session {
   std::atomic<bool> counters_message_printed_{false};
 
   // Replay across steps. Lock order: step_cp_->mutex(), then step_mutex_.
+  std::unique_ptr<StepRangeWindows> step_range_;     // RFPROF_REPLAY_RANGE: NVTX-range windows
+  std::mutex step_range_mutex_;
   std::mutex step_mutex_;
   std::unique_ptr<StepReplayCollector> step_;        // created at the first window
   std::shared_ptr<ContextProfiler> step_cp_;         // the context whose kernels form the step

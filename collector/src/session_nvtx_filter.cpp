@@ -1,11 +1,13 @@
-// NVTX callbacks feeding the launch filter's NVTX state (launch_filter.h), subscribed only when
-// --nvtx-include/--nvtx-exclude rules are set: push/pop and start/end ranges with their names and
-// domains, and the names of domains as they are created.
+// NVTX callbacks, subscribed only when something needs them: the launch filter's NVTX state
+// (launch_filter.h; --nvtx-include/--nvtx-exclude rules) and the NVTX-range windows of replay
+// across steps (step_range_windows.h; RFPROF_REPLAY_RANGE). Push/pop and start/end ranges with
+// their names and domains, and the names of domains as they are created.
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <generated_nvtx_meta.h>
 
+#include "driver_shim.h"
 #include "session_impl.h"
 
 namespace rf::collector {
@@ -33,69 +35,115 @@ uint64_t this_thread() { return static_cast<uint64_t>(::syscall(SYS_gettid)); }
 }  // namespace
 
 void Session::enable_nvtx_filter_callbacks() {
-  if (!launch_filter_ || !launch_filter_->uses_nvtx()) return;
+  if ((!launch_filter_ || !launch_filter_->uses_nvtx()) && !step_range_) return;
   // Enabling a callback the style tracker enabled already is harmless (a flag in CUPTI).
   for (auto c : kFilterCallbacks) callbacks_.emplace_back(subscriber_.get(), CUPTI_CB_DOMAIN_NVTX, c);
 }
 
-void Session::feed_nvtx_filter(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
-  if (!launch_filter_ || !launch_filter_->uses_nvtx() || !n) return;
-  NvtxState& state = launch_filter_->nvtx();
+namespace {
+
+/// One NVTX range call, from its callback's parameters.
+struct NvtxCall {
+  enum Kind { kNone, kPush, kPop, kStart, kEnd } kind = kNone;
+  nvtxDomainHandle_t domain = nullptr;  // null: the default domain
+  std::string_view name;                // push/start message (ASCII only)
+  uint64_t id = 0;                      // start/end range id
+};
+
+NvtxCall decode(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
+  NvtxCall c;
   const void* p = n->functionParams;
-  auto domain_name = [&](nvtxDomainHandle_t d) -> std::string {
-    std::lock_guard lock(nvtx_domains_mutex_);
-    auto it = nvtx_domains_.find(d);
-    return it == nvtx_domains_.end() ? std::string() : it->second;
-  };
-  auto returned_id = [&]() -> uint64_t {
-    return n->functionReturnValue ? *static_cast<const nvtxRangeId_t*>(n->functionReturnValue) : 0;
-  };
+  if (!p && cbid != CUPTI_CBID_NVTX_nvtxRangePop) return c;
   switch (cbid) {
     case CUPTI_CBID_NVTX_nvtxRangePushA:
-      if (p) state.push(this_thread(), "", text(static_cast<const nvtxRangePushA_params*>(p)->message));
+      c = {NvtxCall::kPush, nullptr, text(static_cast<const nvtxRangePushA_params*>(p)->message), 0};
       break;
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
-      if (p) state.push(this_thread(), "", message_of(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
+      c = {NvtxCall::kPush, nullptr, message_of(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib), 0};
       break;
     case CUPTI_CBID_NVTX_nvtxRangePop:
-      state.pop(this_thread(), "");
+      c.kind = NvtxCall::kPop;
       break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-      if (p) {
-        const auto* q = static_cast<const nvtxDomainRangePushEx_params*>(p);
-        state.push(this_thread(), domain_name(q->domain), message_of(q->core.eventAttrib));
-      }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const auto* q = static_cast<const nvtxDomainRangePushEx_params*>(p);
+      c = {NvtxCall::kPush, q->domain, message_of(q->core.eventAttrib), 0};
       break;
+    }
     case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-      if (p) state.pop(this_thread(), domain_name(static_cast<const nvtxDomainRangePop_params*>(p)->domain));
+      c = {NvtxCall::kPop, static_cast<const nvtxDomainRangePop_params*>(p)->domain, {}, 0};
       break;
     case CUPTI_CBID_NVTX_nvtxRangeStartA:
-      if (p) state.start(returned_id(), "", text(static_cast<const nvtxRangeStartA_params*>(p)->message));
+      c = {NvtxCall::kStart, nullptr, text(static_cast<const nvtxRangeStartA_params*>(p)->message), 0};
       break;
     case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-      if (p) state.start(returned_id(), "", message_of(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib));
+      c = {NvtxCall::kStart, nullptr, message_of(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib), 0};
       break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
-      if (p) {
-        const auto* q = static_cast<const nvtxDomainRangeStartEx_params*>(p);
-        state.start(returned_id(), domain_name(q->domain), message_of(q->core.eventAttrib));
-      }
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
+      const auto* q = static_cast<const nvtxDomainRangeStartEx_params*>(p);
+      c = {NvtxCall::kStart, q->domain, message_of(q->core.eventAttrib), 0};
       break;
+    }
     case CUPTI_CBID_NVTX_nvtxRangeEnd:
-      if (p) state.end(static_cast<const nvtxRangeEnd_params*>(p)->id);
+      c = {NvtxCall::kEnd, nullptr, {}, static_cast<const nvtxRangeEnd_params*>(p)->id};
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
-      if (p) state.end(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id);
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainCreateA:
-      if (p && n->functionReturnValue) {
-        const char* name = static_cast<const nvtxDomainCreateA_params*>(p)->name;
-        std::lock_guard lock(nvtx_domains_mutex_);
-        nvtx_domains_[*static_cast<const nvtxDomainHandle_t*>(n->functionReturnValue)] = name ? name : "";
-      }
+      c = {NvtxCall::kEnd, nullptr, {}, static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id};
       break;
     default:
       break;
+  }
+  if (c.kind == NvtxCall::kStart && n->functionReturnValue)
+    c.id = *static_cast<const nvtxRangeId_t*>(n->functionReturnValue);
+  return c;
+}
+
+}  // namespace
+
+void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
+  const bool filter = launch_filter_ && launch_filter_->uses_nvtx();
+  if ((!filter && !step_range_) || !n) return;
+  if (cbid == CUPTI_CBID_NVTX_nvtxDomainCreateA) {
+    if (n->functionParams && n->functionReturnValue) {
+      const char* name = static_cast<const nvtxDomainCreateA_params*>(n->functionParams)->name;
+      std::lock_guard lock(nvtx_domains_mutex_);
+      nvtx_domains_[*static_cast<const nvtxDomainHandle_t*>(n->functionReturnValue)] = name ? name : "";
+    }
+    return;
+  }
+  const NvtxCall c = decode(cbid, n);
+  if (c.kind == NvtxCall::kNone) return;
+  const uint64_t thread = this_thread();
+  if (filter) {
+    auto domain_name = [&]() -> std::string {
+      if (!c.domain) return std::string();
+      std::lock_guard lock(nvtx_domains_mutex_);
+      auto it = nvtx_domains_.find(c.domain);
+      return it == nvtx_domains_.end() ? std::string() : it->second;
+    };
+    NvtxState& state = launch_filter_->nvtx();
+    switch (c.kind) {
+      case NvtxCall::kPush: state.push(thread, domain_name(), c.name); break;
+      case NvtxCall::kPop: state.pop(thread, domain_name()); break;
+      case NvtxCall::kStart: state.start(c.id, domain_name(), c.name); break;
+      case NvtxCall::kEnd: state.end(c.id); break;
+      default: break;
+    }
+  }
+  if (step_range_) {
+    StepRangeEvent e = StepRangeEvent::kNone;
+    {
+      std::lock_guard lock(step_range_mutex_);
+      switch (c.kind) {
+        case NvtxCall::kPush: e = step_range_->push(thread, c.name); break;
+        case NvtxCall::kPop: e = step_range_->pop(thread); break;
+        case NvtxCall::kStart: e = step_range_->start(c.id, c.name); break;
+        case NvtxCall::kEnd: e = step_range_->end(c.id); break;
+        default: break;
+      }
+    }
+    // The step range is the window (replay across steps, RFPROF_REPLAY_RANGE).
+    if (e == StepRangeEvent::kOpen) step_open_window(cbid, driver::current_context());
+    else if (e == StepRangeEvent::kClose) step_close_window(cbid);
   }
 }
 

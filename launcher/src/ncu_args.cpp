@@ -85,7 +85,7 @@ const std::vector<std::string>& long_options() {
       "help", "metrics", "section", "set", "csv", "page", "log-file", "export", "force-overwrite", "import",
       "profile-from-start", "disable-profiler-start-stop", "target-processes", "nvtx", "kernel-name",
       "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
-      "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups"};
+      "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups", "replay-range"};
   return opts;
 }
 
@@ -182,6 +182,10 @@ Plan parse_args(const std::vector<std::string>& raw) {
                  "kernel (ncu's default), or step: replay across training steps, one pass per "
                  "cudaProfilerStart/Stop window (rfprof's own; docs/collector.md)")
       ->check(CLI::IsMember({"kernel", "step"}));
+  std::string replay_range;
+  app.add_option("--replay-range", replay_range,
+                 "with --replay-mode step: the NVTX range that is one step (name or regex:EXPR), "
+                 "instead of cudaProfilerStart/Stop windows");
   uint32_t replay_groups = 0;
   app.add_option("--replay-groups", replay_groups,
                  "with --replay-mode step: groups (passes + one timing window) to collect (default 1)")
@@ -265,6 +269,10 @@ Plan parse_args(const std::vector<std::string>& raw) {
     plan.env["RFPROF_REPLAY"] = "step";
     // Each window is one step: the profile window does not start with the process.
     if (!plan.env.count("RFPROF_PROFILE_FROM_START")) plan.env["RFPROF_PROFILE_FROM_START"] = "off";
+  }
+  if (!replay_range.empty()) {
+    if (replay != "step") fail("--replay-range needs --replay-mode step");
+    plan.env["RFPROF_REPLAY_RANGE"] = replay_range;
   }
   if (replay_groups > 0) {
     if (replay != "step") fail("--replay-groups needs --replay-mode step");

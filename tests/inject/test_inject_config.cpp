@@ -211,6 +211,9 @@ TEST(ReadConfig, ReplayAcrossSteps) {
   EXPECT_TRUE(c.replay_across_steps);
   EXPECT_EQ(c.replay_groups, 3u);
   EXPECT_FALSE(read_config(env_of({{"RFPROF_REPLAY", "kernel"}})).replay_across_steps);
+  Config r = read_config(env_of({{"RFPROF_REPLAY", "step"}, {"RFPROF_PROFILE_FROM_START", "off"},
+                                 {"RFPROF_REPLAY_RANGE", " regex:^step [0-9]+$ "}}));
+  EXPECT_EQ(r.replay_range, "regex:^step [0-9]+$");  // trimmed, like every value
 }
 
 TEST(ReadConfig, BadReplayAcrossSteps) {
@@ -235,6 +238,10 @@ TEST(ReadConfig, BadReplayAcrossSteps) {
             std::string::npos);
   EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_LAUNCH_COUNT", "5"}}).find("filter"),
             std::string::npos);
+  expect_names(error_of("RFPROF_REPLAY_RANGE", "step"), "RFPROF_REPLAY_RANGE", "step", "RFPROF_REPLAY=step with it");
+  const std::string bad_regex = error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_REPLAY_RANGE", "regex:("}});
+  EXPECT_NE(bad_regex.find("RFPROF_REPLAY_RANGE=\"regex:(\""), std::string::npos) << bad_regex;
+  EXPECT_NE(bad_regex.find("not a valid regular expression"), std::string::npos) << bad_regex;
 }
 
 TEST(ReadConfig, BadMetricsList) {

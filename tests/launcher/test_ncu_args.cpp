@@ -117,6 +117,10 @@ TEST(NcuArgs, ReplayAcrossSteps) {
   EXPECT_NE(error_of({"--replay-groups", "2", "a"}).find("--replay-groups needs --replay-mode step"),
             std::string::npos);
   EXPECT_NE(error_of({"--replay-mode", "step", "--replay-groups", "0", "a"}), "");
+  EXPECT_EQ(parse({"--replay-mode", "step", "--replay-range", "regex:^step ", "a"}).env.at("RFPROF_REPLAY_RANGE"),
+            "regex:^step ");
+  EXPECT_NE(error_of({"--replay-range", "step", "a"}).find("--replay-range needs --replay-mode step"),
+            std::string::npos);
 }
 
 TEST(NcuArgs, NvtxIncludeAndExcludeRulesGoToTheCollector) {

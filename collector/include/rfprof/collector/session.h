@@ -43,6 +43,9 @@ struct SessionOptions {
   /// recorded without instrumentation and gets the counters. Counters mode only.
   bool replay_across_steps = false;
   uint32_t replay_groups = 1;  ///< groups (passes + timing window) to collect
+  /// With replay_across_steps: the NVTX range that is one step (exact name or "regex:EXPR",
+  /// step_range_windows.h) delimits the windows instead of cudaProfilerStart/Stop. "": unused.
+  std::string replay_range;
 };
 
 /// Starts collecting in this process: subscribes to CUPTI callbacks, enables activity records,

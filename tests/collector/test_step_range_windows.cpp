@@ -1,0 +1,72 @@
+// NVTX-range windows for replay across steps (step_range_windows.h): which push/pop or start/end
+// opens and closes the window, nested and concurrent ranges, and the name rule.
+#include "rfprof/collector/step_range_windows.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace rf::collector {
+namespace {
+
+using E = StepRangeEvent;
+
+// examples/imagenet/main.py: "step i" holding "forward", "backward", "optimizer".
+TEST(StepRangeWindows, EachStepRangeIsOneWindow) {
+  StepRangeWindows w("regex:^step ");
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(w.push(1, "step " + std::to_string(i)), E::kOpen);
+    EXPECT_TRUE(w.open());
+    EXPECT_EQ(w.push(1, "forward"), E::kNone);
+    EXPECT_EQ(w.pop(1), E::kNone);  // forward
+    EXPECT_EQ(w.push(1, "backward"), E::kNone);
+    EXPECT_EQ(w.pop(1), E::kNone);
+    EXPECT_EQ(w.pop(1), E::kClose);  // step i
+    EXPECT_FALSE(w.open());
+  }
+}
+
+TEST(StepRangeWindows, NestedOrOtherThreadsRangesDoNotCloseIt) {
+  StepRangeWindows w("step");
+  EXPECT_EQ(w.push(1, "epoch"), E::kNone);
+  EXPECT_EQ(w.push(1, "step"), E::kOpen);
+  EXPECT_EQ(w.push(1, "step"), E::kNone);  // a step inside the step: not a second window
+  EXPECT_EQ(w.pop(1), E::kNone);
+  EXPECT_EQ(w.push(2, "step"), E::kNone);  // another thread's step while one is open
+  EXPECT_EQ(w.pop(2), E::kNone);
+  EXPECT_EQ(w.pop(2), E::kNone);           // a pop without a push
+  EXPECT_EQ(w.pop(1), E::kClose);
+  EXPECT_EQ(w.pop(1), E::kNone);           // epoch
+  EXPECT_EQ(w.push(2, "step"), E::kOpen);  // now the other thread's step opens one
+  EXPECT_EQ(w.pop(2), E::kClose);
+}
+
+TEST(StepRangeWindows, StartEndRangesById) {
+  StepRangeWindows w("train_step");
+  EXPECT_EQ(w.start(7, "warmup"), E::kNone);
+  EXPECT_EQ(w.start(8, "train_step"), E::kOpen);
+  EXPECT_EQ(w.end(7), E::kNone);
+  EXPECT_EQ(w.push(1, "x"), E::kNone);
+  EXPECT_EQ(w.pop(1), E::kNone);  // a pop never closes a start/end window
+  EXPECT_EQ(w.end(8), E::kClose);
+  EXPECT_EQ(w.end(8), E::kNone);
+}
+
+TEST(StepRangeWindows, NameRule) {
+  StepRangeWindows exact("step");
+  EXPECT_TRUE(exact.matches("step"));
+  EXPECT_FALSE(exact.matches("step 1"));
+  StepRangeWindows re("regex:^step [0-9]+$");
+  EXPECT_TRUE(re.matches("step 12"));
+  EXPECT_FALSE(re.matches("substep 12"));
+  EXPECT_THROW(StepRangeWindows(""), std::invalid_argument);
+  try {
+    StepRangeWindows bad("regex:(");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("not a valid regular expression"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace rf::collector
