@@ -169,6 +169,23 @@ TEST(TraceWriter, FullDiskStopsWritingAndKeepsWhatWasWritten) {
 /// Reads a finished trace of LaunchApi records written by `threads` threads, `per_thread` each
 /// (thread_id = thread, launch_index = 0, 1, ..., kernel "k<index % names>"), and checks that
 /// every one is there once, in order per thread, untorn.
+/// `threads` threads each append `per_thread` LaunchApi records (thread_id = t, launch_index = i,
+/// kernel name "k<i % names>", interned concurrently); returns once all have joined.
+void append_launches_concurrently(Writer& w, int threads, int per_thread, int names) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int i = 0; i < per_thread; ++i) {
+        LaunchApi l;
+        l.thread_id = static_cast<uint64_t>(t);
+        l.launch_index = static_cast<uint64_t>(i);
+        l.kernel_name = w.intern("k" + std::to_string(i % names));
+        w.append(l);
+      }
+    });
+  for (auto& th : pool) th.join();
+}
+
 void expect_launches_in_order(const std::filesystem::path& p, int threads, int per_thread, int names) {
   Reader r(p);
   Record rec;
@@ -193,18 +210,7 @@ TEST(TraceWriter, ConcurrentAppendsAreAllReadBackInOrderPerThread) {
   constexpr int kThreads = 8, kPerThread = 5000;
   {
     Writer w(p, {.chunk_bytes = 4096});
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t)
-      threads.emplace_back([&, t] {
-        for (int i = 0; i < kPerThread; ++i) {
-          LaunchApi l;
-          l.thread_id = static_cast<uint64_t>(t);
-          l.launch_index = static_cast<uint64_t>(i);
-          l.kernel_name = w.intern("k" + std::to_string(i % 7));
-          w.append(l);
-        }
-      });
-    for (auto& th : threads) th.join();
+    append_launches_concurrently(w, kThreads, kPerThread, 7);
     w.finish();
   }
   expect_launches_in_order(p, kThreads, kPerThread, 7);
@@ -264,18 +270,7 @@ TEST(TraceWriter, FlushThreadAndAppendingThreadsKeepEveryRecordInOrder) {
     std::thread flusher([&] {
       while (!stop.load()) w.flush();
     });
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t)
-      threads.emplace_back([&, t] {
-        for (int i = 0; i < kPerThread; ++i) {
-          LaunchApi l;
-          l.thread_id = static_cast<uint64_t>(t);
-          l.launch_index = static_cast<uint64_t>(i);
-          l.kernel_name = w.intern("k" + std::to_string(i % 5));
-          w.append(l);
-        }
-      });
-    for (auto& th : threads) th.join();
+    append_launches_concurrently(w, kThreads, kPerThread, 5);
     stop = true;
     flusher.join();
     w.finish();
