@@ -1,7 +1,8 @@
 // Cost per launch of the launch callbacks' work above the CUPTI seam (bench/README.md), in
 // timing mode: LaunchLog::enter at the API entry, then LaunchLog::exit writing the LaunchApi
-// record through the real rf::trace::Writer (kernel name interned), as Session does.
-//   BM_LaunchEnterExit:        no filter, no call stack; Threads(1..4): the locks under contention
+// record through the real rf::trace::Writer, as Session does (session.cpp: the launching
+// thread's buffer, append_buffered, and its kernel-name cache, intern_cached).
+//   BM_LaunchEnterExit:        no filter, no call stack; Threads(1..4): what threads share
 //   BM_LaunchWithKernelFilter: plus LaunchFilter::selects with a -k filter (cached per symbol)
 //   BM_LaunchWithNvtxFilter:   plus an NVTX include rule over a 3-deep push/pop stack
 //   BM_LaunchWithCallStack:    plus CallStackTable::capture_and_intern (RFPROF_CALLSTACKS=1)
@@ -30,7 +31,8 @@ struct Path {
   fs::path file = fs::temp_directory_path() / ("rfprof-bench-launch-" + std::to_string(::getpid()) + ".rftrace");
   trace::Writer writer{file, trace::WriterOptions{.chunk_bytes = 1u << 20, .force_overwrite = true}};
   collector::LaunchLog log{true, collector::LaunchSink{[this](const trace::Record& r) { writer.append(r); },
-                                                       [this](std::string_view s) { return writer.intern(s); }}};
+                                                       [this](std::string_view s) { return writer.intern_cached(s); },
+                                                       [this](const trace::Record& r) { writer.append_buffered(r); }}};
   std::atomic<uint32_t> corr{1};
   Path() { log.process_start(1); }
   ~Path() {

@@ -66,7 +66,8 @@ Session::Session(SessionOptions options)
     : options_(std::move(options)),
       launch_log_(options_.profile_from_start,
                   LaunchSink{[this](const trace::Record& r) { write(r); },
-                             [this](std::string_view s) { return intern(s); }}),
+                             [this](std::string_view s) { return intern_kernel_name(s); },
+                             [this](const trace::Record& r) { write_launch(r); }}),
       kernel_names_([this](std::string_view s) { return intern(s); }) {
   if (options_.metrics.empty()) options_.metrics = default_metrics();
   if (options_.call_stacks) call_stacks_ = std::make_unique<CallStackTable>();
@@ -150,9 +151,26 @@ void Session::write(const trace::Record& record) noexcept {
     writer_->append(record);
   } catch (const std::exception& e) {
     dropped_records_.fetch_add(1, std::memory_order_relaxed);
-    if (!write_failed_.exchange(true))
-      print_line(std::string(e.what()) + "; rfprof stops writing (the trace keeps what was written)");
+    report_write_failure(e);
   }
+}
+
+void Session::write_launch(const trace::Record& record) noexcept {
+  if (!writer_ || write_failed_.load(std::memory_order_relaxed)) {
+    dropped_records_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  try {
+    writer_->append_buffered(record);
+  } catch (const std::exception& e) {
+    dropped_records_.fetch_add(1, std::memory_order_relaxed);
+    report_write_failure(e);
+  }
+}
+
+void Session::report_write_failure(const std::exception& e) noexcept {
+  if (!write_failed_.exchange(true))
+    print_line(std::string(e.what()) + "; rfprof stops writing (the trace keeps what was written)");
 }
 
 trace::StringId Session::intern(std::string_view s) noexcept {
@@ -160,8 +178,17 @@ trace::StringId Session::intern(std::string_view s) noexcept {
   try {
     return writer_->intern(s);
   } catch (const std::exception& e) {
-    if (!write_failed_.exchange(true))
-      print_line(std::string(e.what()) + "; rfprof stops writing (the trace keeps what was written)");
+    report_write_failure(e);
+    return 0;
+  }
+}
+
+trace::StringId Session::intern_kernel_name(std::string_view s) noexcept {
+  if (!writer_ || write_failed_.load(std::memory_order_relaxed)) return 0;
+  try {
+    return writer_->intern_cached(s);
+  } catch (const std::exception& e) {
+    report_write_failure(e);
     return 0;
   }
 }
@@ -207,8 +234,7 @@ void Session::flush_loop() noexcept {
       try {
         writer_->flush();
       } catch (const std::exception& e) {
-        if (!write_failed_.exchange(true))
-          print_line(std::string(e.what()) + "; rfprof stops writing (the trace keeps what was written)");
+        report_write_failure(e);
       }
     }
     lock.lock();

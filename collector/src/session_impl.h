@@ -66,6 +66,11 @@ class Session {
   // session.cpp
   void write(const trace::Record& record) noexcept;
   trace::StringId intern(std::string_view s) noexcept;
+  // The launch path's writes: the calling thread's writer buffer and intern cache (no shared lock).
+  void write_launch(const trace::Record& record) noexcept;
+  trace::StringId intern_kernel_name(std::string_view s) noexcept;
+  // Drops the write after a failed one, reporting the first failure once (write, intern, ...).
+  void report_write_failure(const std::exception& e) noexcept;
   void write_error(trace::ErrorCode code, uint32_t window, uint64_t expected, uint64_t actual,
                    const std::string& message) noexcept;
   void write_process_info() noexcept;

@@ -2,6 +2,9 @@
 // time; tests/collector/test_launch_stress.cpp runs it from many threads at once.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <map>
+#include <thread>
 #include <vector>
 
 #include "rfprof/collector/launch_log.h"
@@ -138,6 +141,81 @@ TEST(LaunchLog, SkipAndCountApplyToSelectedLaunchesInsideWindows) {
   EXPECT_FALSE(log.kernel_kept(102));  // skipped launches' kernels are not kept either
   EXPECT_TRUE(log.kernel_kept(105));
   EXPECT_FALSE(log.kernel_kept(110));
+}
+
+TEST(LaunchLog, ManyMoreWindowsThanSlotsKeepDenseIndicesAndAStaleTicketWritesNothing) {
+  // Each window's launch counter lives in slot window % kWindowSlots: a slot reused by a later
+  // window starts again at 0, and a ticket of the window that used the slot before is refused.
+  Recorded rec;
+  LaunchLog log(false, rec.sink());
+  constexpr uint32_t kWindows = 2 * LaunchLog::kWindowSlots + 3;
+  uint32_t corr = 0;
+  LaunchTicket stale;
+  uint32_t stale_corr = 0;
+  for (uint32_t w = 1; w <= kWindows; ++w) {
+    ASSERT_EQ(log.open_window(w, 0), std::optional<uint32_t>(w));
+    for (int i = 0; i < 3; ++i) log.exit(log.enter(++corr, 0), trace::LaunchApi{});
+    if (w == 2) stale = log.enter(stale_corr = ++corr, 0);  // in flight while 64 more windows open
+    ASSERT_EQ(log.close_window(), std::optional<uint32_t>(w));
+  }
+  log.exit(stale, trace::LaunchApi{});  // its slot now counts window 2 + 2 * kWindowSlots
+  std::map<uint32_t, std::vector<uint64_t>> indices;
+  for (const auto& l : rec.launches()) indices[l.window_id].push_back(l.launch_index);
+  ASSERT_EQ(indices.size(), kWindows);
+  for (const auto& [w, idx] : indices) EXPECT_EQ(idx, (std::vector<uint64_t>{0, 1, 2})) << "window " << w;
+  EXPECT_TRUE(log.kernel_kept(stale_corr)) << "its kernel ran inside window 2: kept";
+}
+
+TEST(CorrelationLog, AThreadFarAheadOfTheAskingSideLosesNoDecision) {
+  // One thread records 5 ring lengths of decisions without anybody asking: a full ring is applied
+  // by the recording thread itself. Ids run in blocks of 100 accepted, 50 rejected.
+  CorrelationLog log;
+  constexpr uint32_t kIds = 5 * CorrelationLog::kRingEntries;
+  auto accepted = [](uint32_t id) { return id % 150 < 100; };
+  for (uint32_t id = 1; id <= kIds; ++id) log.record(id, 0, accepted(id));
+  for (uint32_t id = 1; id <= kIds; ++id) ASSERT_EQ(log.contains(id), accepted(id)) << id;
+  EXPECT_LE(log.intervals(), kIds / 150 + 2) << "one interval per block of accepted ids";
+  EXPECT_FALSE(log.contains(0));
+}
+
+TEST(CorrelationLog, DecisionsOfManyThreadsAreAnsweredWhileTheyRecord) {
+  // 8 threads take ids from one counter (CUPTI's correlation ids), half of the launches with a
+  // runtime id first, and record a decision per launch while another thread keeps asking.
+  CorrelationLog log;
+  constexpr int kThreads = 8;
+  constexpr uint32_t kPerThread = 20000;
+  auto accepted = [](uint32_t id) { return (id / 97) % 3 != 0 || id % 11 == 0; };
+  std::vector<int8_t> expected(kThreads * kPerThread * 2 + 1, -1);  // -1: not a launch's id
+  std::atomic<uint32_t> next{1};
+  std::atomic<bool> stop{false};
+  std::thread asking([&] {
+    uint32_t id = 1;
+    while (!stop.load()) (void)log.contains(id++ % (kThreads * kPerThread * 2));
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (uint32_t i = 0; i < kPerThread; ++i) {
+        uint32_t runtime = 0;
+        if ((i + static_cast<uint32_t>(t)) % 2 == 0) runtime = next.fetch_add(1);
+        const uint32_t id = next.fetch_add(1);
+        const bool keep = accepted(id);
+        expected[id] = keep;
+        if (runtime) expected[runtime] = keep;
+        log.record(id, runtime, keep);
+      }
+    });
+  for (auto& th : threads) th.join();
+  stop = true;
+  asking.join();
+  size_t kept = 0, dropped = 0;
+  for (uint32_t id = 1; id < next.load(); ++id) {
+    ASSERT_NE(expected[id], -1) << id;
+    ASSERT_EQ(log.contains(id), expected[id] == 1) << id;
+    (expected[id] ? kept : dropped)++;
+  }
+  EXPECT_GT(kept, 0u);
+  EXPECT_GT(dropped, 0u);
 }
 
 }  // namespace

@@ -52,11 +52,14 @@ TEST(LaunchStress, ManyThreadsLaunchingLoseTearAndReorderNothing) {
   std::string tmpl = (fs::temp_directory_path() / "rfstress-XXXXXX").string();
   const fs::path dir = ::mkdtemp(tmpl.data());
   const fs::path path = dir / "stress.rftrace";
-  Writer writer(path, {.chunk_bytes = 4096});  // many chunks, flushed by appends and the flusher
-  // The session's sink: writes and interns through the writer (session.cpp).
+  // Many small chunks and thread buffers, joined by full buffers, window closes and the flusher.
+  Writer writer(path, {.chunk_bytes = 4096, .thread_buffer_bytes = 2048});
+  // The session's sink (session.cpp): window records into the ordered stream; launches through the
+  // launching thread's buffer and kernel names through its intern cache.
   LaunchLog log(/*profile_from_start=*/false,
                 {[&](const Record& r) { writer.append(r); },
-                 [&](std::string_view s) { return writer.intern(s); }});
+                 [&](std::string_view s) { return writer.intern_cached(s); },
+                 [&](const Record& r) { writer.append_buffered(r); }});
   log.process_start(0);
 
   std::atomic<uint32_t> next_id{1};  // CUPTI's correlation ids: one increasing counter
@@ -169,7 +172,7 @@ TEST(LaunchStress, ManyThreadsLaunchingLoseTearAndReorderNothing) {
       EXPECT_EQ(l->block[0], static_cast<int32_t>(m.correlation_id));
       EXPECT_EQ(r.string(l->kernel_name), name_of(t, s));
       EXPECT_EQ(l->window_id, m.ticket.window);
-      // The window's opening record came first (written under LaunchLog's lock).
+      // The window's opening record came first (written before the window was published).
       EXPECT_TRUE(opened.count(l->window_id)) << "launch before its window opened";
       EXPECT_GT(static_cast<int64_t>(s), last_seq[t]) << "thread " << t << " reordered";
       last_seq[t] = s;

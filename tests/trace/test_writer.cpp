@@ -59,12 +59,13 @@ TEST(TraceWriter, KilledWriterLeavesReadablePartFile) {
   EXPECT_EQ(kernels, 20);
 }
 
-TEST(TraceWriter, SigkillAtRandomPointsKeepsEverythingFlushed) {
-  // A writer child appends kernels numbered 1, 2, 3, ... and flushes every 50 (as the session's
-  // flush thread does every RFPROF_FLUSH_MS), telling the parent each flushed count through a
-  // pipe; the parent SIGKILLs it after a seeded random delay. Afterwards every kernel up to the
-  // last flush reported must be in the .part, in order, and the trace must read as truncated.
-  std::mt19937 rng(20261122);
+/// A writer child appends kernels numbered 1, 2, 3, ... (through its thread buffer when
+/// `buffered`, as the launch path does) and flushes every 50 (as the session's flush thread does
+/// every RFPROF_FLUSH_MS), telling the parent each flushed count through a pipe; the parent
+/// SIGKILLs it after a seeded random delay. Afterwards every kernel up to the last flush reported
+/// must be in the .part, in order, and the trace must read as truncated.
+void sigkill_at_random_points(bool buffered) {
+  std::mt19937 rng(buffered ? 20261123 : 20261122);
   std::uniform_int_distribution<int> delay_us(1000, 40000);
   for (int run = 0; run < 8; ++run) {
     TempDir dir;
@@ -81,7 +82,10 @@ TEST(TraceWriter, SigkillAtRandomPointsKeepsEverythingFlushed) {
         k.correlation_id = corr;
         k.start_ns = corr;
         k.end_ns = corr + 1;
-        w.append(k);
+        if (buffered)
+          w.append_buffered(k);
+        else
+          w.append(k);
         if (corr % 50 == 0) {
           w.flush();
           (void)!::write(pipefd[1], &corr, sizeof corr);
@@ -112,9 +116,16 @@ TEST(TraceWriter, SigkillAtRandomPointsKeepsEverythingFlushed) {
   }
 }
 
-TEST(TraceWriter, FullDiskStopsWritingAndKeepsWhatWasWritten) {
-  // A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes write() fail with EFBIG as a full
-  // disk fails with ENOSPC: the writer throws once, stops, and the chunks before stay readable.
+TEST(TraceWriter, SigkillAtRandomPointsKeepsEverythingFlushed) { sigkill_at_random_points(false); }
+
+TEST(TraceWriter, SigkillAtRandomPointsKeepsEveryBufferedRecordFlushed) {
+  sigkill_at_random_points(true);
+}
+
+/// A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes write() fail with EFBIG as a full
+/// disk fails with ENOSPC: the writer throws once, stops, and the chunks before stay readable.
+/// `buffered`: the kernels go through the appending thread's buffer (append_buffered).
+void full_disk_stops_writing(bool buffered) {
   TempDir dir;
   auto p = dir.path / "full.rftrace";
   int pipefd[2];
@@ -126,11 +137,17 @@ TEST(TraceWriter, FullDiskStopsWritingAndKeepsWhatWasWritten) {
     ::signal(SIGXFSZ, SIG_IGN);
     struct rlimit lim {64 * 1024, 64 * 1024};
     ::setrlimit(RLIMIT_FSIZE, &lim);
-    Writer w(p, {.chunk_bytes = 4096});
+    Writer w(p, {.chunk_bytes = 4096, .thread_buffer_bytes = 4096});
     int errors = 0, after = 0;
     for (int i = 0; i < 2000; ++i) {
       try {
-        testing::write_sample(w, 1);
+        if (buffered) {
+          KernelActivity k;
+          k.correlation_id = static_cast<uint32_t>(i + 1);
+          for (int j = 0; j < 8; ++j) w.append_buffered(k);
+        } else {
+          testing::write_sample(w, 1);
+        }
       } catch (const WriteError&) {
         ++errors;
       }
@@ -166,12 +183,17 @@ TEST(TraceWriter, FullDiskStopsWritingAndKeepsWhatWasWritten) {
   EXPECT_GT(kernels, 10);  // the chunks written before the limit
 }
 
+TEST(TraceWriter, FullDiskStopsWritingAndKeepsWhatWasWritten) { full_disk_stops_writing(false); }
+
+TEST(TraceWriter, FullDiskStopsBufferedWritingAndKeepsWhatWasWritten) { full_disk_stops_writing(true); }
+
 /// Reads a finished trace of LaunchApi records written by `threads` threads, `per_thread` each
 /// (thread_id = thread, launch_index = 0, 1, ..., kernel "k<index % names>"), and checks that
 /// every one is there once, in order per thread, untorn.
 /// `threads` threads each append `per_thread` LaunchApi records (thread_id = t, launch_index = i,
 /// kernel name "k<i % names>", interned concurrently); returns once all have joined.
-void append_launches_concurrently(Writer& w, int threads, int per_thread, int names) {
+/// `buffered`: through each thread's buffer and intern cache, as the launch path writes.
+void append_launches_concurrently(Writer& w, int threads, int per_thread, int names, bool buffered = false) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
@@ -179,8 +201,14 @@ void append_launches_concurrently(Writer& w, int threads, int per_thread, int na
         LaunchApi l;
         l.thread_id = static_cast<uint64_t>(t);
         l.launch_index = static_cast<uint64_t>(i);
-        l.kernel_name = w.intern("k" + std::to_string(i % names));
-        w.append(l);
+        const std::string name = "k" + std::to_string(i % names);
+        if (buffered) {
+          l.kernel_name = w.intern_cached(name);
+          w.append_buffered(l);
+        } else {
+          l.kernel_name = w.intern(name);
+          w.append(l);
+        }
       }
     });
   for (auto& th : pool) th.join();
@@ -276,6 +304,87 @@ TEST(TraceWriter, FlushThreadAndAppendingThreadsKeepEveryRecordInOrder) {
     w.finish();
   }
   expect_launches_in_order(p, kThreads, kPerThread, 5);
+}
+
+TEST(TraceWriter, BufferedAppendsOfManyThreadsWithAFlushThreadKeepEveryRecordInOrder) {
+  // The launch path: every thread appends through its own buffer and interns through its own
+  // cache while the flush thread collects. The reader checks that each StringDef precedes its use.
+  TempDir dir;
+  auto p = dir.path / "b.rftrace";
+  constexpr int kThreads = 8, kPerThread = 6000;
+  {
+    Writer w(p, {.chunk_bytes = 2048, .max_pending_chunks = 3, .thread_buffer_bytes = 1024});
+    std::atomic<bool> stop{false};
+    std::thread flusher([&] {
+      while (!stop.load()) w.flush();
+    });
+    append_launches_concurrently(w, kThreads, kPerThread, 11, /*buffered=*/true);
+    stop = true;
+    flusher.join();
+    w.finish();  // collects what is still in the threads' buffers
+  }
+  expect_launches_in_order(p, kThreads, kPerThread, 11);
+}
+
+TEST(TraceWriter, BufferedRecordsWaitInTheirThreadUntilFlushCloseOrAFullBuffer) {
+  TempDir dir;
+  auto p = dir.path / "t.rftrace";
+  const std::string part = p.string() + ".part";
+  int woken = 0;
+  Writer w(p, {.max_pending_chunks = 4, .on_chunk_pending = [&] { ++woken; }, .thread_buffer_bytes = 2048});
+  uint64_t next = 0;
+  auto launch = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      LaunchApi l;
+      l.launch_index = next++;
+      l.kernel_name = w.intern_cached("k");
+      w.append_buffered(l);
+    }
+  };
+  launch(10);
+  EXPECT_EQ(w.records_written(), 1u) << "only the StringDef is in the ordered stream";
+  w.flush();
+  EXPECT_EQ(readable_launches(part), 10) << "flush collects the thread's buffer";
+  EXPECT_EQ(woken, 0);
+
+  // A window's close collects every thread's buffer first, even one of another thread.
+  std::thread other([&] { launch(5); });
+  other.join();
+  w.append(ProfilingWindow{0, false, 7, 0});
+  w.flush();
+  {
+    Reader r(part);
+    Record rec;
+    uint64_t seen = 0;
+    bool closed = false;
+    while (r.next(rec)) {
+      if (std::holds_alternative<LaunchApi>(rec)) {
+        EXPECT_FALSE(closed) << "a launch appended before the close follows it";
+        ++seen;
+      }
+      closed = closed || std::holds_alternative<ProfilingWindow>(rec);
+    }
+    EXPECT_EQ(seen, 15u);
+    EXPECT_TRUE(closed);
+  }
+  // A full buffer joins the ordered stream by itself and wakes the flush thread once.
+  const uint64_t before = w.records_written();
+  launch(40);  // 40 launches of about 90 bytes: past the 2048-byte buffer
+  EXPECT_GT(w.records_written(), before);
+  EXPECT_EQ(woken, 1);
+  EXPECT_EQ(readable_launches(part), 15) << "the appending thread wrote nothing itself";
+  w.finish();
+  Reader r(p);
+  Record rec;
+  uint64_t expected = 0;
+  while (r.next(rec))
+    if (auto* l = std::get_if<LaunchApi>(&rec)) {
+      if (expected == 10) expected = 15;  // the other thread's five carry indices 10..14
+      EXPECT_TRUE(l->launch_index == expected || (l->launch_index >= 10 && l->launch_index < 15));
+      if (l->launch_index == expected) ++expected;
+    }
+  EXPECT_EQ(expected, 55u);
+  EXPECT_FALSE(r.truncated());
 }
 
 }  // namespace

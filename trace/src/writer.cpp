@@ -17,6 +17,18 @@ namespace {
 
 std::string errno_text(int err) { return std::system_category().message(err); }
 
+std::atomic<uint64_t> g_next_instance{1};
+
+/// The calling thread's buffer of the Writer it used last (most threads append to one writer).
+struct ThreadCache {
+  uint64_t instance = 0;
+  void* buffer = nullptr;
+};
+thread_local ThreadCache t_cache;
+
+/// Spare chunk bodies kept for reuse.
+constexpr size_t kMaxSpares = 16;
+
 /// Writes all of `iov` to `fd`, retrying on EINTR and short writes. Returns 0 or an errno.
 int write_all(int fd, struct iovec* iov, int count) {
   while (count > 0) {
@@ -42,9 +54,14 @@ int write_all(int fd, struct iovec* iov, int count) {
 }  // namespace
 
 Writer::Writer(std::filesystem::path path, WriterOptions options)
-    : path_(std::move(path)), part_path_(path_.string() + ".part"), options_(options) {
+    : path_(std::move(path)),
+      part_path_(path_.string() + ".part"),
+      options_(options),
+      instance_(g_next_instance.fetch_add(1, std::memory_order_relaxed)) {
   if (options_.chunk_bytes == 0 || options_.chunk_bytes > wire::kMaxChunkBytes / 2)
     options_.chunk_bytes = 1u << 20;
+  if (options_.thread_buffer_bytes == 0 || options_.thread_buffer_bytes > wire::kMaxChunkBytes / 2)
+    options_.thread_buffer_bytes = 64u << 10;
   std::error_code ec;
   if (!options_.force_overwrite && std::filesystem::exists(path_, ec))
     throw WriteError("rfprof: trace " + path_.string() +
@@ -71,6 +88,7 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
     throw WriteError("rfprof: cannot write trace " + part_path_.string() + ": " + errno_text(err));
   }
   chunk_.reserve(options_.chunk_bytes + 4096);
+  pending_.reserve(options_.max_pending_chunks + 2);
 }
 
 Writer::~Writer() {
@@ -97,7 +115,112 @@ StringId Writer::intern(std::string_view value) {
   return id;
 }
 
+StringId Writer::intern_cached(std::string_view value) {
+  if (value.size() > wire::kMaxStringBytes) value = value.substr(0, wire::kMaxStringBytes);
+  ThreadBuffer& b = thread_buffer();
+  auto it = b.strings.find(value);  // this thread's cache: no lock
+  if (it != b.strings.end()) return it->second;
+  const StringId id = intern(value);
+  if (id != 0) b.strings.emplace(std::string(value), id);
+  return id;
+}
+
+Writer::ThreadBuffer& Writer::thread_buffer() {
+  if (t_cache.instance == instance_) return *static_cast<ThreadBuffer*>(t_cache.buffer);
+  std::lock_guard registry(buffers_mutex_);
+  const std::thread::id self = std::this_thread::get_id();
+  ThreadBuffer* found = nullptr;
+  for (auto& b : buffers_)
+    if (b->thread == self) found = b.get();  // a finished thread's buffer, reused by its id
+  if (!found) {
+    auto b = std::make_unique<ThreadBuffer>();
+    b->thread = self;
+    b->bytes.reserve(options_.thread_buffer_bytes + 4096);
+    found = b.get();
+    buffers_.push_back(std::move(b));
+  }
+  t_cache = {instance_, found};
+  return *found;
+}
+
+void Writer::append_buffered(const Record& record) {
+  if (finished_.load(std::memory_order_relaxed)) return;
+  ThreadBuffer& b = thread_buffer();
+  bool started = false;
+  {
+    std::lock_guard own(b.mutex);  // taken by another thread only to collect (once per flush)
+    encode_record(record, b.bytes);
+    ++b.records;
+    if (b.bytes.size() < options_.thread_buffer_bytes) return;
+    std::lock_guard lock(mutex_);  // once per chunk of this thread's records
+    started = move_buffer_locked(b);
+  }
+  if (started && options_.on_chunk_pending) options_.on_chunk_pending();
+}
+
+bool Writer::move_buffer_locked(ThreadBuffer& b) {
+  if (b.records == 0) return false;
+  if (finished_.load(std::memory_order_relaxed) || fd_ < 0) {  // dropped, memory stays bounded
+    if (!finished_.load(std::memory_order_relaxed)) dropped_after_failure_ += b.records;
+    b.bytes.clear();
+    b.records = 0;
+    return false;
+  }
+  const bool was_empty = pending_.empty();
+  close_chunk_locked();  // shared records first: the StringDefs these records use are among them
+  Pending p;
+  p.records = b.records;
+  p.body.swap(b.bytes);
+  b.bytes = take_spare_locked(options_.thread_buffer_bytes + 4096);
+  records_written_ += b.records;
+  b.records = 0;
+  push_pending_locked(std::move(p));
+  return bound_pending_locked(was_empty);
+}
+
+void Writer::collect_thread_buffers() {
+  if (collect_locked_buffers() && options_.on_chunk_pending) options_.on_chunk_pending();
+}
+
+bool Writer::collect_locked_buffers() {
+  bool started = false;
+  std::lock_guard registry(buffers_mutex_);
+  for (auto& b : buffers_) {
+    std::lock_guard own(b->mutex);
+    if (b->records == 0) continue;
+    std::lock_guard lock(mutex_);
+    started = move_buffer_locked(*b) || started;
+  }
+  return started;
+}
+
+std::vector<uint8_t> Writer::take_spare_locked(size_t capacity) {
+  std::vector<uint8_t> v;
+  // A thread buffer's body (64 KiB) and a shared chunk's (1 MiB) are told apart by capacity.
+  for (size_t i = spares_.size(); i-- > 0;) {
+    const size_t c = spares_[i].capacity();
+    if (c >= capacity && c <= 2 * capacity) {
+      v.swap(spares_[i]);
+      spares_.erase(spares_.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
+  if (v.capacity() < capacity) v.reserve(capacity);
+  return v;
+}
+
+void Writer::return_spares_locked(std::vector<Pending>& batch) {
+  for (auto& p : batch) {
+    if (spares_.size() >= kMaxSpares) break;
+    p.body.clear();
+    spares_.push_back(std::move(p.body));
+  }
+  batch.clear();
+}
+
 void Writer::append(const Record& record) {
+  if (const auto* w = std::get_if<ProfilingWindow>(&record); w && !w->begin)
+    (void)collect_locked_buffers();  // the window's buffered launches precede its close
   bool started = false;
   {
     std::lock_guard lock(mutex_);
@@ -116,27 +239,33 @@ bool Writer::append_locked(const Record& record) {
   ++chunk_records_;
   ++records_written_;
   if (chunk_.size() < options_.chunk_bytes) return false;
-  if (options_.max_pending_chunks == 0 || pending_.size() >= options_.max_pending_chunks) {
-    flush_locked();  // inline mode, or the bound is reached: this thread writes
+  const bool was_empty = pending_.empty();
+  close_chunk_locked();
+  return bound_pending_locked(was_empty);
+}
+
+void Writer::push_pending_locked(Pending p) {
+  const uint32_t header[4] = {wire::kChunkMagic, static_cast<uint32_t>(p.body.size()), p.records, 0};
+  std::memcpy(p.header.data(), header, sizeof header);  // little-endian, as wire::Out writes
+  pending_.push_back(std::move(p));
+}
+
+bool Writer::bound_pending_locked(bool was_empty) {
+  if (options_.max_pending_chunks == 0 || pending_.size() > options_.max_pending_chunks) {
+    flush_locked();  // inline mode, or past the bound: this thread writes
     return false;
   }
-  close_chunk_locked();
-  return pending_.size() == 1;
+  return was_empty && !pending_.empty();
 }
 
 void Writer::close_chunk_locked() {
   if (chunk_records_ == 0) return;
   Pending p;
-  wire::Out o(p.header);
-  o.put(wire::kChunkMagic);
-  o.put(static_cast<uint32_t>(chunk_.size()));
-  o.put(chunk_records_);
-  o.put(static_cast<uint32_t>(0));
   p.records = chunk_records_;
   p.body.swap(chunk_);
-  pending_.push_back(std::move(p));
-  chunk_.reserve(options_.chunk_bytes + 4096);
+  chunk_ = take_spare_locked(options_.chunk_bytes + 4096);
   chunk_records_ = 0;
+  push_pending_locked(std::move(p));
 }
 
 int Writer::write_batch_locked(int fd, std::vector<Pending>& batch) {
@@ -164,21 +293,22 @@ void Writer::fail_locked(int err) {
 }
 
 void Writer::flush() {
+  (void)collect_locked_buffers();  // this thread writes them just below
   std::unique_lock lock(mutex_);
   if (fd_ < 0) return;
   close_chunk_locked();
   if (pending_.empty()) return;
   std::vector<Pending> batch;
   batch.swap(pending_);
+  pending_.reserve(options_.max_pending_chunks + 2);
   std::unique_lock io(io_mutex_);  // taken before mutex_ is released: batches keep their order
   const int fd = fd_;
   lock.unlock();  // appending threads go on while this thread writes
   const int err = write_batch_locked(fd, batch);
   io.unlock();
-  if (err) {
-    lock.lock();
-    fail_locked(err);
-  }
+  lock.lock();
+  if (err) fail_locked(err);
+  return_spares_locked(batch);
 }
 
 void Writer::flush_locked() {
@@ -187,19 +317,23 @@ void Writer::flush_locked() {
   if (pending_.empty()) return;
   std::vector<Pending> batch;
   batch.swap(pending_);
+  pending_.reserve(options_.max_pending_chunks + 2);
   int err = 0;
   {
     std::lock_guard io(io_mutex_);
     err = write_batch_locked(fd_, batch);
   }
   if (err) fail_locked(err);
+  return_spares_locked(batch);
 }
 
 void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
+  if (finished_.load()) return;
+  (void)collect_locked_buffers();  // every thread's records precede TraceEnd
   std::lock_guard lock(mutex_);
-  if (finished_) return;
+  if (finished_.load()) return;
   append_locked(TraceEnd{timestamp_ns, records_written_, dropped_records});
-  finished_ = true;
+  finished_.store(true);
   flush_locked();
   if (fd_ < 0) return;
   ::close(fd_);

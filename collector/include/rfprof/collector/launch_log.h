@@ -2,21 +2,26 @@
 //
 // A driver launch callback arrives twice on the launching thread: at API entry, LaunchLog::enter
 // decides whether the launch is inside a profiling window and tells the kernel-record filter
-// (CorrelationFilter); at API exit, the session fills a trace::LaunchApi (times, grid, block from
+// (CorrelationLog); at API exit, the session fills a trace::LaunchApi (times, grid, block from
 // CUPTI's parameter structs) and LaunchLog::exit gives it its index within the window and writes it.
-// Windows open and close through the same object, under the same mutex, so a launch that saw
-// window w at entry is written after the ProfilingWindow record that opened w. Many threads launch
-// at once: every call may come from any thread (tests/collector/test_launch_stress.cpp).
+// The launch path takes no lock shared between threads and allocates nothing (after a thread's
+// first launch): the window state is one atomic word, a window's launch index one atomic counter,
+// the filter's decisions go to the thread's own ring and the record to the thread's writer buffer
+// (trace::Writer::append_buffered). Windows open and close under a mutex the launch path does not
+// take; a window's ProfilingWindow record is written before the window is published, so a launch
+// that saw window w at entry is written after the record that opened w. Many threads launch at
+// once: every call may come from any thread (tests/collector/test_launch_stress.cpp).
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <string_view>
 
-#include "rfprof/collector/correlation_filter.h"
+#include "rfprof/collector/correlation_log.h"
 #include "rfprof/collector/window.h"
 #include "rfprof/trace/records.h"
 
@@ -30,8 +35,10 @@ struct LaunchTicket {
 
 /// Where LaunchLog writes: the session's writer with its error handling (never throws).
 struct LaunchSink {
-  std::function<void(const trace::Record&)> write;         ///< appends one record
+  std::function<void(const trace::Record&)> write;         ///< appends one record (windows)
   std::function<trace::StringId(std::string_view)> intern;  ///< string id (0 when writing failed)
+  /// Appends a launch from the launching thread (trace::Writer::append_buffered); empty: write.
+  std::function<void(const trace::Record&)> write_launch = nullptr;
 };
 
 /// Windows, the kernel-record filter and the per-window launch index of one process.
@@ -59,32 +66,44 @@ class LaunchLog {
   /// `selected` false (the kernel name or NVTX filter refused it, launch_filter.h) or a launch
   /// outside the -s/-c range is treated as a launch outside every window: nothing is recorded.
   LaunchTicket enter(uint32_t correlation_id, uint32_t runtime_correlation_id, bool selected = true);
-  /// Launch API exit for a ticket from enter(). With `launch` (the launch succeeded), writes it:
-  /// kernel_name = intern(`kernel_name`) (0 for ""), window_id = the ticket's window, and, unless
-  /// `keep_index` (counters mode: the Range Profiler's index), launch_index = the next index of
-  /// that window (dense: 0, 1, ... in order of exit, whatever windows open meanwhile). Every
-  /// in-window ticket must reach exit() once (with nullopt when nothing is written).
+  /// Launch API exit for a ticket from enter(). With `launch` (the launch succeeded), writes it
+  /// (sink write_launch): kernel_name = intern(`kernel_name`) (0 for ""), window_id = the ticket's
+  /// window, and, unless `keep_index` (counters mode: the Range Profiler's index), launch_index =
+  /// the next index of that window (dense: 0, 1, ... in order of exit, whatever windows open
+  /// meanwhile). A ticket not from enter(), or one still in flight after kWindowSlots more windows
+  /// opened, writes nothing. Every in-window ticket reaches exit() once (nullopt: nothing written).
   void exit(const LaunchTicket& ticket, std::optional<trace::LaunchApi> launch,
             std::string_view kernel_name = {}, bool keep_index = false);
 
   /// True when kernel records with this correlation id are kept (launched inside a window).
+  /// Applies the launching threads' waiting decisions first (CorrelationLog::contains).
   bool kernel_kept(uint32_t correlation_id) const;
 
+  /// Windows whose launch counters live at once: a launch may stay in flight (entry to exit)
+  /// while this many windows open after its own.
+  static constexpr uint32_t kWindowSlots = 64;
+
  private:
-  /// Launches of one window: exits so far and entries not yet exited.
-  struct WindowCount {
-    uint64_t exited = 0;
-    uint64_t in_flight = 0;
+  static constexpr uint64_t kOpenBit = uint64_t{1} << 32;
+  static constexpr uint64_t kNoLimit = ~uint64_t{0};
+  static constexpr uint32_t kNoWindow = ~uint32_t{0};
+  /// The launch counter of window `window` (slot window % kWindowSlots).
+  struct WindowSlot {
+    std::atomic<uint32_t> window{kNoWindow};
+    std::atomic<uint64_t> exited{0};  // launches of the window written so far: the next index
   };
+  /// Under window_mutex_: resets w's slot, writes its opening record, then publishes it.
+  void publish_open_locked(uint32_t w, uint64_t timestamp_ns, uint32_t cbid);
 
   LaunchSink sink_;
-  mutable std::mutex mutex_;
-  WindowTracker windows_;
-  CorrelationFilter filter_;
-  std::map<uint32_t, WindowCount> counts_;  // open window and closed ones with launches in flight
-  uint64_t skip_ = 0;                       // -s
-  std::optional<uint64_t> count_;           // -c
-  uint64_t selected_ = 0;                   // selected launches inside windows so far
+  std::mutex window_mutex_;           // open/close/process_start; never taken by enter/exit
+  WindowTracker windows_;             // (window_mutex_)
+  std::atomic<uint64_t> state_{0};    // kOpenBit | id of the open window; id alone once closed
+  std::array<WindowSlot, kWindowSlots> slots_;
+  mutable CorrelationLog filter_;
+  std::atomic<uint64_t> skip_{0};         // -s
+  std::atomic<uint64_t> count_{kNoLimit};  // -c
+  std::atomic<uint64_t> selected_{0};     // selected launches inside windows so far
 };
 
 }  // namespace rf::collector

@@ -2,14 +2,16 @@
 // Format: docs/trace-format.md. Thread-safe: every public member may be called from any thread.
 #pragma once
 
-#include <functional>
-
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -36,6 +38,9 @@ struct WriterOptions {
   /// Called (outside the writer's lock, by the appending thread) when a chunk starts waiting and
   /// none waited before: the owner wakes its flush thread. Must not call back into the Writer.
   std::function<void()> on_chunk_pending = nullptr;
+  /// Bytes a thread's buffer (append_buffered) holds before it joins the ordered stream as one
+  /// chunk; capped like chunk_bytes. Memory: about this much per thread that appended.
+  uint32_t thread_buffer_bytes = 64u << 10;
 };
 
 /// Streams records into `<path>.part`, renamed to `<path>` by finish().
@@ -51,8 +56,27 @@ class Writer {
 
   /// Returns the id of `value` in the string table, appending a StringDef record the first time.
   StringId intern(std::string_view value);
-  /// Appends one record (StringDef records are written by intern(); passing one is allowed).
+  /// intern() behind a cache of the calling thread: a string this thread interned before is found
+  /// without any lock shared with other threads (the launch path's kernel names). Memory: one
+  /// entry per distinct string and thread that asked for it, so use it for bounded sets of names.
+  StringId intern_cached(std::string_view value);
+  /// Appends one record to the ordered stream (StringDef records are written by intern(); passing
+  /// one is allowed). A ProfilingWindow record that closes a window first collects every thread's
+  /// buffer (collect_thread_buffers), so every append_buffered record that returned before it
+  /// precedes the close in the file.
   void append(const Record& record);
+  /// Appends one record to the calling thread's buffer: the launch path's writer. It takes no lock
+  /// shared with other threads (only the thread's own buffer lock, which the flush thread takes
+  /// once per flush) and allocates nothing once the thread's buffer exists. The buffer joins the
+  /// ordered stream as one chunk when it holds thread_buffer_bytes (taking the writer's lock once
+  /// per chunk), and at flush(), finish() and a window's close. Order: each thread's buffered
+  /// records keep their order; a StringDef (interned before the append) precedes them; records of
+  /// different threads and append() records may interleave in any order between chunks
+  /// (docs/trace-format.md, "Order"). Dropped after finish() or a failed write, like append().
+  void append_buffered(const Record& record);
+  /// Moves every thread's buffered records into the ordered stream, one chunk per thread that has
+  /// any (the flush thread, window close, finish). Throws WriteError when that writes and fails.
+  void collect_thread_buffers();
   /// Closes the current chunk and write()s it, after every waiting chunk, to the file (no fsync).
   /// The writing happens outside the lock appending threads take. Throws WriteError.
   void flush();
@@ -61,7 +85,8 @@ class Writer {
 
   /// Final path of the trace.
   const std::filesystem::path& path() const noexcept { return path_; }
-  /// Records appended so far (strings included).
+  /// Records in the ordered stream so far (strings included; records still in a thread's buffer
+  /// are counted once collected).
   uint64_t records_written() const;
   /// Records dropped because an earlier write failed (the file is closed then; memory stays bounded).
   uint64_t dropped_after_failure() const {
@@ -70,12 +95,41 @@ class Writer {
   }
 
  private:
+  /// Transparent hash: intern() looks up a string_view without building a std::string.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
   /// A closed chunk waiting to be written.
   struct Pending {
-    std::vector<uint8_t> header;  // chunk header (16 bytes)
-    std::vector<uint8_t> body;    // its records
+    std::array<uint8_t, 16> header{};  // chunk header
+    std::vector<uint8_t> body;         // its records
     uint32_t records = 0;
   };
+  /// One thread's buffered records (append_buffered) and its intern cache.
+  struct ThreadBuffer {
+    std::thread::id thread;        // the thread that appends (a later thread with its id reuses it)
+    std::mutex mutex;              // the owner's appends vs. collection (flush thread, close, finish)
+    std::vector<uint8_t> bytes;    // (mutex) encoded records
+    uint32_t records = 0;          // (mutex)
+    std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings;  // owner thread only
+  };
+  /// The calling thread's buffer, created (registry lock, one allocation) on its first use.
+  ThreadBuffer& thread_buffer();
+  /// Moves `b`'s records, after the open shared chunk, to pending_ (caller holds b.mutex and
+  /// mutex_). Returns true when a chunk started waiting (on_chunk_pending is due).
+  bool move_buffer_locked(ThreadBuffer& b);
+  /// collect_thread_buffers without the callback; returns true when on_chunk_pending is due.
+  bool collect_locked_buffers();
+  /// Gives `p` its chunk header and appends it to pending_.
+  void push_pending_locked(Pending p);
+  /// After chunks were pushed: writes inline in inline mode or past max_pending_chunks. Returns
+  /// true when chunks now wait and none did before (`was_empty`): on_chunk_pending is due.
+  bool bound_pending_locked(bool was_empty);
+  /// An empty body with chunk capacity: a spare one (written earlier) or a new one.
+  std::vector<uint8_t> take_spare_locked(size_t capacity);
+  /// Keeps written bodies for reuse (at most a few), so steady appends allocate nothing.
+  void return_spares_locked(std::vector<Pending>& batch);
   /// Returns true when a chunk started waiting (the caller runs on_chunk_pending after unlocking).
   bool append_locked(const Record& record);
   /// Moves the open chunk, if any, to pending_.
@@ -96,17 +150,16 @@ class Writer {
   std::vector<Pending> pending_;  // closed chunks not written yet (at most max_pending_chunks)
   bool io_failed_ = false;        // (io_mutex_) a write failed: nothing more is written
   int fd_ = -1;
-  bool finished_ = false;
+  std::atomic<bool> finished_{false};  // set under mutex_; read without it by append_buffered
   std::vector<uint8_t> chunk_;   // encoded records of the open chunk
   uint32_t chunk_records_ = 0;
   uint64_t records_written_ = 0;
   uint64_t dropped_after_failure_ = 0;
-  /// Transparent hash: intern() looks up a string_view without building a std::string.
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
+  std::vector<std::vector<uint8_t>> spares_;  // (mutex_) written chunk bodies kept for reuse
+  const uint64_t instance_;                    // unique per Writer: key of the thread-local cache
+  std::mutex buffers_mutex_;                   // registry; taken before a buffer's mutex
+  std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
 };
 
 }  // namespace rf::trace
