@@ -10,6 +10,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -29,13 +33,45 @@ constexpr const char* kSymbol = "_ZN2at6native29vectorized_elementwise_kernelILi
 /// One process's launch path: a writer into the temp dir and a LaunchLog with window 0 open.
 struct Path {
   fs::path file = fs::temp_directory_path() / ("rfprof-bench-launch-" + std::to_string(::getpid()) + ".rftrace");
-  trace::Writer writer{file, trace::WriterOptions{.chunk_bytes = 1u << 20, .force_overwrite = true}};
+  // The session's writer settings (session.cpp): full chunks wait for a flush thread, woken at once.
+  std::mutex flush_mutex;
+  std::condition_variable flush_cv;
+  bool flush_now = false, stop = false;
+  trace::Writer writer{file, trace::WriterOptions{.chunk_bytes = 1u << 20,
+                                                  .force_overwrite = true,
+                                                  .max_pending_chunks = 8,
+                                                  .on_chunk_pending = [this] { wake_flusher(); }}};
+  std::thread flusher{[this] { flush_loop(); }};
   collector::LaunchLog log{true, collector::LaunchSink{[this](const trace::Record& r) { writer.append(r); },
                                                        [this](std::string_view s) { return writer.intern_cached(s); },
                                                        [this](const trace::Record& r) { writer.append_buffered(r); }}};
   std::atomic<uint32_t> corr{1};
   Path() { log.process_start(1); }
+  void wake_flusher() {
+    {
+      std::lock_guard lock(flush_mutex);
+      flush_now = true;
+    }
+    flush_cv.notify_one();
+  }
+  /// The session's flush loop: every second, or at once when a chunk starts waiting.
+  void flush_loop() {
+    std::unique_lock lock(flush_mutex);
+    while (!stop) {
+      flush_cv.wait_for(lock, std::chrono::seconds(1), [this] { return stop || flush_now; });
+      flush_now = false;
+      lock.unlock();
+      writer.flush();
+      lock.lock();
+    }
+  }
   ~Path() {
+    {
+      std::lock_guard lock(flush_mutex);
+      stop = true;
+    }
+    flush_cv.notify_one();
+    flusher.join();
     std::error_code ec;
     fs::remove(file.string() + ".part", ec);
     fs::remove(file, ec);

@@ -71,6 +71,22 @@ uint32_t CallStackTable::intern(std::span<const uintptr_t> frames) noexcept {
   if (frames.size() > kMaxDepth) frames = frames.first(kMaxDepth);
   if (frames.empty()) return 0;
   const uint64_t h = hash_frames(frames);
+  try {
+    ThreadCache& cache = thread_caches_.local();  // this thread's: no lock
+    auto [first, last] = cache.equal_range(h);
+    for (auto it = first; it != last; ++it)
+      if (std::equal(frames.begin(), frames.end(), it->second.second.begin(), it->second.second.end()))
+        return it->second.first;
+    const uint32_t id = intern_shared(frames, h);
+    if (id != 0 && cache.size() < kThreadCacheStacks)
+      cache.emplace(h, std::make_pair(id, std::vector<uintptr_t>(frames.begin(), frames.end())));
+    return id;
+  } catch (...) {  // out of memory for the thread's cache: the shared table answers
+    return intern_shared(frames, h);
+  }
+}
+
+uint32_t CallStackTable::intern_shared(std::span<const uintptr_t> frames, uint64_t h) noexcept {
   std::lock_guard lock(mutex_);
   auto [first, last] = by_hash_.equal_range(h);
   for (auto it = first; it != last; ++it) {

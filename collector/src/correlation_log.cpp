@@ -2,40 +2,9 @@
 #include "rfprof/collector/correlation_log.h"
 
 namespace rf::collector {
-namespace {
-
-std::atomic<uint64_t> g_next_instance{1};
-
-/// The ring of the CorrelationLog this thread used last (one per process in the collector).
-struct RingCache {
-  uint64_t instance = 0;
-  void* ring = nullptr;
-};
-thread_local RingCache t_ring;
-
-}  // namespace
-
-CorrelationLog::CorrelationLog() : instance_(g_next_instance.fetch_add(1, std::memory_order_relaxed)) {}
-
-CorrelationLog::Ring& CorrelationLog::ring() {
-  if (t_ring.instance == instance_) return *static_cast<Ring*>(t_ring.ring);
-  std::lock_guard registry(registry_mutex_);
-  const std::thread::id self = std::this_thread::get_id();
-  Ring* found = nullptr;
-  for (auto& r : rings_)
-    if (r->thread == self) found = r.get();  // a finished thread's ring, reused by its id
-  if (!found) {
-    auto r = std::make_unique<Ring>();
-    r->thread = self;
-    found = r.get();
-    rings_.push_back(std::move(r));
-  }
-  t_ring = {instance_, found};
-  return *found;
-}
 
 void CorrelationLog::record(uint32_t id, uint32_t runtime_id, bool accepted) {
-  Ring& r = ring();
+  Ring& r = rings_.local();
   const uint64_t tail = r.tail.load(std::memory_order_relaxed);
   if (tail - r.head.load(std::memory_order_acquire) == kRingEntries) {
     std::lock_guard lock(apply_mutex_);  // full: the asking side fell behind; apply it here
@@ -63,8 +32,7 @@ void CorrelationLog::apply_locked(Ring& r) {
 }
 
 void CorrelationLog::apply_all_locked() {
-  std::lock_guard registry(registry_mutex_);
-  for (auto& r : rings_) apply_locked(*r);
+  rings_.for_each([this](Ring& r) { apply_locked(r); });
 }
 
 bool CorrelationLog::contains(uint32_t id) {

@@ -39,51 +39,69 @@ bool match_from(const std::vector<std::string>& pattern, size_t p, const std::ve
 // ---- NvtxState ----
 
 void NvtxState::push(uint64_t thread, std::string_view domain, std::string_view name) {
-  std::lock_guard lock(mutex_);
-  DomainStacks& d = stacks_[thread];
-  auto it = d.find(domain);
-  if (it == d.end()) it = d.emplace(std::string(domain), std::vector<std::string>{}).first;
+  ThreadStacks& t = stacks_.of_key(thread);
+  std::lock_guard lock(t.mutex);
+  auto it = t.domains.find(domain);
+  if (it == t.domains.end()) it = t.domains.emplace(std::string(domain), std::vector<std::string>{}).first;
   it->second.emplace_back(name);
 }
 
 void NvtxState::pop(uint64_t thread, std::string_view domain) {
-  std::lock_guard lock(mutex_);
-  auto t = stacks_.find(thread);
-  if (t == stacks_.end()) return;
-  auto it = t->second.find(domain);
-  if (it == t->second.end() || it->second.empty()) return;
+  ThreadStacks& t = stacks_.of_key(thread);
+  std::lock_guard lock(t.mutex);
+  auto it = t.domains.find(domain);
+  if (it == t.domains.end() || it->second.empty()) return;
   it->second.pop_back();  // an empty stack is kept: the thread will push again
 }
 
+void NvtxState::watch(std::string_view domain, std::string_view name) {
+  for (const auto& w : watched_)
+    if (w->domain == domain && w->name == name) return;
+  auto w = std::make_unique<Watched>();
+  w->domain = domain;
+  w->name = name;
+  watched_.push_back(std::move(w));
+}
+
 void NvtxState::start(uint64_t id, std::string_view domain, std::string_view name) {
+  Watched* watched = nullptr;
+  for (const auto& w : watched_)
+    if (w->domain == domain && w->name == name) watched = w.get();
   std::lock_guard lock(mutex_);
-  open_[id] = Open{std::string(domain), std::string(name)};
+  auto [it, inserted] = open_.try_emplace(id);
+  if (!inserted && it->second.watched) it->second.watched->open.fetch_sub(1);  // id reused
+  it->second = Open{std::string(domain), std::string(name), watched};
+  if (watched) watched->open.fetch_add(1);
 }
 
 void NvtxState::end(uint64_t id) {
   std::lock_guard lock(mutex_);
-  open_.erase(id);
+  auto it = open_.find(id);
+  if (it == open_.end()) return;
+  if (it->second.watched) it->second.watched->open.fetch_sub(1);
+  open_.erase(it);
 }
 
 std::vector<std::string> NvtxState::stack(uint64_t thread, std::string_view domain) const {
-  std::lock_guard lock(mutex_);
-  auto t = stacks_.find(thread);
-  if (t == stacks_.end()) return {};
-  auto it = t->second.find(domain);
-  return it == t->second.end() ? std::vector<std::string>{} : it->second;
+  ThreadStacks& t = stacks_.of_key(thread);
+  std::lock_guard lock(t.mutex);
+  auto it = t.domains.find(domain);
+  return it == t.domains.end() ? std::vector<std::string>{} : it->second;
 }
 
 bool NvtxState::stack_matches(uint64_t thread, std::string_view domain, const std::vector<std::string>& pattern,
                               bool bottom, bool top) const {
   static const std::vector<std::string> kEmpty;
-  std::lock_guard lock(mutex_);
+  ThreadStacks& t = stacks_.of_key(thread);
+  std::lock_guard lock(t.mutex);  // this thread's own: taken by another thread only in stack()
   const std::vector<std::string>* stack = &kEmpty;
-  if (auto t = stacks_.find(thread); t != stacks_.end())
-    if (auto it = t->second.find(domain); it != t->second.end()) stack = &it->second;
+  if (auto it = t.domains.find(domain); it != t.domains.end()) stack = &it->second;
   return rf::collector::stack_matches(pattern, bottom, top, *stack);
 }
 
 bool NvtxState::start_end_open(std::string_view domain, std::string_view name) const {
+  for (const auto& w : watched_)
+    if (w->domain == domain && w->name == name) return w->open.load() > 0;  // no lock
   std::lock_guard lock(mutex_);
   for (const auto& [id, r] : open_)
     if (r.domain == domain && r.name == name) return true;
@@ -201,15 +219,16 @@ LaunchFilter::LaunchFilter(const LaunchFilterOptions& options) : base_(options.k
   }
   for (const auto& t : options.nvtx_include) include_.push_back(NvtxRule::parse(t));
   for (const auto& t : options.nvtx_exclude) exclude_.push_back(NvtxRule::parse(t));
+  for (const auto* rules : {&include_, &exclude_})
+    for (const auto& r : *rules)
+      if (!r.push_pop) nvtx_.watch(r.domain, r.names.front());  // answered without a lock
 }
 
 bool LaunchFilter::name_matches(std::string_view symbol) {
   if (!has_name_) return true;
   if (symbol.empty()) return false;  // a graph launch has no kernel name
-  {
-    std::lock_guard lock(cache_mutex_);
-    if (auto it = name_cache_.find(symbol); it != name_cache_.end()) return it->second;
-  }
+  NameCache& cache = name_cache_.local();  // this thread's: no lock
+  if (auto it = cache.find(symbol); it != cache.end()) return it->second;
   bool match = false;
   if (regex_) {  // searched in the demangled name (the symbol itself with base "mangled")
     const std::string name = base_ == "mangled" ? std::string(symbol) : demangled(symbol);
@@ -217,8 +236,7 @@ bool LaunchFilter::name_matches(std::string_view symbol) {
   } else {
     match = kernel_name_equals(symbol, base_, exact_);
   }
-  std::lock_guard lock(cache_mutex_);
-  name_cache_.emplace(std::string(symbol), match);
+  cache.emplace(std::string(symbol), match);
   return match;
 }
 

@@ -140,6 +140,31 @@ TEST(CallStacks, ConcurrentInternsAgreeOnIds) {
   for (int th = 1; th < kThreads; ++th) EXPECT_EQ(seen[th], seen[0]);
 }
 
+TEST(CallStacks, MoreStacksThanAThreadCachesStillResolveToTheirIds) {
+  // A thread remembers kThreadCacheStacks stacks without the table's lock; the stacks past that
+  // are answered by the shared table, with the same ids.
+  CallStackTable t;
+  constexpr size_t kStacks = CallStackTable::kThreadCacheStacks + 500;
+  std::vector<uint32_t> ids(kStacks);
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 0; i < kStacks; ++i) {
+      std::array<uintptr_t, 2> s{0x4000 + i, 7};
+      const uint32_t id = t.intern(s);
+      if (round == 0) ids[i] = id;
+      ASSERT_EQ(id, ids[i]) << i;
+      ASSERT_EQ(id, i + 1) << "ids in order of first sight";
+    }
+  EXPECT_EQ(t.size(), kStacks);
+  std::thread other([&] {  // another thread, with an empty cache, gets the same ids
+    for (size_t i = 0; i < kStacks; i += 97) {
+      std::array<uintptr_t, 2> s{0x4000 + i, 7};
+      EXPECT_EQ(t.intern(s), ids[i]);
+    }
+  });
+  other.join();
+  EXPECT_EQ(t.size(), kStacks);
+}
+
 TEST(CallStacks, LaunchMachineryModules) {
   EXPECT_TRUE(is_launch_machinery("/opt/rfprof/lib/librfinject.so"));
   EXPECT_TRUE(is_launch_machinery("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"));

@@ -2,6 +2,10 @@
 // rules (push/pop patterns with wildcards and anchors, start/end ranges, domains), per thread.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "rfprof/collector/launch_filter.h"
 
 namespace rf::collector {
@@ -158,6 +162,74 @@ TEST(LaunchFilter, StartEndRangesAreProcessWide) {
   s.end(12);
   EXPECT_FALSE(f.selects(kGemm, 7));
   s.end(99);  // unknown id: ignored
+}
+
+TEST(LaunchFilter, StartEndRuleCountsOverlappingRangesOfItsNameAndReusedIds) {
+  // A start/end rule's name is watched: an atomic count of its open ranges answers the launch path.
+  LaunchFilter f = filter("", {"epoch"});
+  NvtxState& s = f.nvtx();
+  s.start(1, "", "epoch");
+  s.start(2, "", "epoch");  // two overlapping ranges of the name
+  EXPECT_TRUE(f.selects(kScale, 3));
+  s.end(1);
+  EXPECT_TRUE(f.selects(kScale, 3)) << "one of the two is still open";
+  s.start(2, "", "other");  // id 2 reused for another name: the epoch range is no longer open
+  EXPECT_FALSE(f.selects(kScale, 3));
+  s.end(2);
+  s.end(2);  // ended twice: ignored, the count never goes below zero
+  s.start(5, "", "epoch");
+  EXPECT_TRUE(f.selects(kScale, 3));
+  s.end(5);
+  EXPECT_FALSE(f.selects(kScale, 3));
+  // A name no rule watches is answered from the open ranges themselves.
+  s.start(6, "D", "unwatched");
+  EXPECT_TRUE(s.start_end_open("D", "unwatched"));
+  EXPECT_FALSE(s.start_end_open("", "unwatched"));
+}
+
+TEST(LaunchFilter, ThreadsPushPopAndLaunchAtOnce) {
+  // 8 launching threads, each with its own push/pop stack, ask while the others push and pop and
+  // another thread starts and ends a watched range; every answer follows the asking thread's own
+  // stack (and the range, which only this test's main thread changes between phases). Also under
+  // ThreadSanitizer (scripts/run-tests).
+  LaunchFilter f = filter("regex:scale|gemm", {"step/*/forward/"}, {"forward/skip/"});
+  NvtxState& s = f.nvtx();
+  constexpr int kThreads = 8, kRounds = 3000;
+  std::atomic<int> wrong{0};
+  std::atomic<bool> stop{false};
+  std::thread ranges([&] {
+    for (uint64_t id = 1000; !stop.load(); ++id) {
+      s.start(id, "", "unrelated");
+      s.end(id);
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      const auto tid = static_cast<uint64_t>(100 + t);
+      for (int i = 0; i < kRounds; ++i) {
+        s.push(tid, "", "step");
+        s.push(tid, "", "layer");
+        wrong += f.selects(kScale, tid);  // forward not open yet
+        s.push(tid, "", "forward");
+        wrong += !f.selects(t % 2 ? kScale : kGemm, tid);
+        wrong += f.selects(kAnon, tid);  // the name filter refuses it
+        if (i % 3 == 0) {
+          s.push(tid, "", "skip");
+          wrong += f.selects(kScale, tid);
+          s.pop(tid, "");
+        }
+        s.pop(tid, "");
+        s.pop(tid, "");
+        s.pop(tid, "");
+        wrong += f.selects(kScale, tid);
+      }
+    });
+  for (auto& th : threads) th.join();
+  stop = true;
+  ranges.join();
+  EXPECT_EQ(wrong.load(), 0);
+  for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(s.stack(static_cast<uint64_t>(100 + t), "").empty());
 }
 
 }  // namespace

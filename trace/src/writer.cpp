@@ -17,15 +17,6 @@ namespace {
 
 std::string errno_text(int err) { return std::system_category().message(err); }
 
-std::atomic<uint64_t> g_next_instance{1};
-
-/// The calling thread's buffer of the Writer it used last (most threads append to one writer).
-struct ThreadCache {
-  uint64_t instance = 0;
-  void* buffer = nullptr;
-};
-thread_local ThreadCache t_cache;
-
 /// Spare chunk bodies kept for reuse.
 constexpr size_t kMaxSpares = 16;
 
@@ -56,8 +47,7 @@ int write_all(int fd, struct iovec* iov, int count) {
 Writer::Writer(std::filesystem::path path, WriterOptions options)
     : path_(std::move(path)),
       part_path_(path_.string() + ".part"),
-      options_(options),
-      instance_(g_next_instance.fetch_add(1, std::memory_order_relaxed)) {
+      options_(options) {
   if (options_.chunk_bytes == 0 || options_.chunk_bytes > wire::kMaxChunkBytes / 2)
     options_.chunk_bytes = 1u << 20;
   if (options_.thread_buffer_bytes == 0 || options_.thread_buffer_bytes > wire::kMaxChunkBytes / 2)
@@ -117,7 +107,7 @@ StringId Writer::intern(std::string_view value) {
 
 StringId Writer::intern_cached(std::string_view value) {
   if (value.size() > wire::kMaxStringBytes) value = value.substr(0, wire::kMaxStringBytes);
-  ThreadBuffer& b = thread_buffer();
+  ThreadBuffer& b = buffers_.local();
   auto it = b.strings.find(value);  // this thread's cache: no lock
   if (it != b.strings.end()) return it->second;
   const StringId id = intern(value);
@@ -125,30 +115,13 @@ StringId Writer::intern_cached(std::string_view value) {
   return id;
 }
 
-Writer::ThreadBuffer& Writer::thread_buffer() {
-  if (t_cache.instance == instance_) return *static_cast<ThreadBuffer*>(t_cache.buffer);
-  std::lock_guard registry(buffers_mutex_);
-  const std::thread::id self = std::this_thread::get_id();
-  ThreadBuffer* found = nullptr;
-  for (auto& b : buffers_)
-    if (b->thread == self) found = b.get();  // a finished thread's buffer, reused by its id
-  if (!found) {
-    auto b = std::make_unique<ThreadBuffer>();
-    b->thread = self;
-    b->bytes.reserve(options_.thread_buffer_bytes + 4096);
-    found = b.get();
-    buffers_.push_back(std::move(b));
-  }
-  t_cache = {instance_, found};
-  return *found;
-}
-
 void Writer::append_buffered(const Record& record) {
   if (finished_.load(std::memory_order_relaxed)) return;
-  ThreadBuffer& b = thread_buffer();
+  ThreadBuffer& b = buffers_.local();
   bool started = false;
   {
     std::lock_guard own(b.mutex);  // taken by another thread only to collect (once per flush)
+    if (b.bytes.capacity() == 0) b.bytes.reserve(options_.thread_buffer_bytes + 4096);  // first use
     encode_record(record, b.bytes);
     ++b.records;
     if (b.bytes.size() < options_.thread_buffer_bytes) return;
@@ -184,13 +157,12 @@ void Writer::collect_thread_buffers() {
 
 bool Writer::collect_locked_buffers() {
   bool started = false;
-  std::lock_guard registry(buffers_mutex_);
-  for (auto& b : buffers_) {
-    std::lock_guard own(b->mutex);
-    if (b->records == 0) continue;
+  buffers_.for_each([&](ThreadBuffer& b) {
+    std::lock_guard own(b.mutex);
+    if (b.records == 0) return;
     std::lock_guard lock(mutex_);
-    started = move_buffer_locked(*b) || started;
-  }
+    started = move_buffer_locked(b) || started;
+  });
   return started;
 }
 

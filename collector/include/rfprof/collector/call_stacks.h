@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "rfprof/trace/per_thread.h"
+
 namespace rf::collector {
 
 /// One symbolized frame.
@@ -37,8 +39,12 @@ class CallStackTable {
 
   /// Id of the stack `frames` (innermost first; only the first kMaxDepth count), added when new.
   /// Returns 0 for an empty stack or when the table already holds `max_stacks` stacks (counted in
-  /// overflowed()). Allocates only when the stack is new.
+  /// overflowed()). A stack the calling thread interned before is found in the thread's own cache
+  /// (at most kThreadCacheStacks stacks per thread), without the table's lock; allocates only when
+  /// the stack is new to the thread.
   uint32_t intern(std::span<const uintptr_t> frames) noexcept;
+  /// Stacks each thread remembers without the table's lock.
+  static constexpr size_t kThreadCacheStacks = 4096;
 
   /// capture() then intern(): the id of the calling thread's current stack (0: none, see intern).
   uint32_t capture_and_intern() noexcept;
@@ -60,7 +66,12 @@ class CallStackTable {
     size_t offset;  // into frames_
     size_t length;
   };
+  /// One thread's known stacks: hash -> (id, frames), its own copy (owner thread only).
+  using ThreadCache = std::unordered_multimap<uint64_t, std::pair<uint32_t, std::vector<uintptr_t>>>;
+  /// The table's id of `frames` (hash `h`), added when new; takes the table's lock.
+  uint32_t intern_shared(std::span<const uintptr_t> frames, uint64_t h) noexcept;
   size_t max_stacks_;
+  trace::PerThread<ThreadCache> thread_caches_;
   mutable std::mutex mutex_;
   std::vector<uintptr_t> frames_;                       // every stack's frames, back to back
   std::vector<Entry> stacks_;                           // stack id - 1 -> its frames

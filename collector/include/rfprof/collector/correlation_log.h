@@ -12,12 +12,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <mutex>
-#include <thread>
-#include <vector>
 
 #include "rfprof/collector/correlation_filter.h"
+#include "rfprof/trace/per_thread.h"
 
 namespace rf::collector {
 
@@ -26,8 +24,6 @@ class CorrelationLog {
  public:
   /// Decisions a thread may have waiting before it applies them itself (one lock then).
   static constexpr size_t kRingEntries = 4096;
-
-  CorrelationLog();
 
   /// Launching thread: kernels with correlation id `id` or `runtime_id` (0: none) are kept when
   /// `accepted`, dropped otherwise. No lock shared with other threads and no allocation, except
@@ -49,23 +45,18 @@ class CorrelationLog {
   };
   /// One thread's decisions: entries [head, tail) wait; the thread writes tail, the asking side head.
   struct Ring {
-    std::thread::id thread;
     std::atomic<uint64_t> head{0};
     std::atomic<uint64_t> tail{0};
     std::array<Decision, kRingEntries> entries;
   };
-  /// The calling thread's ring, registered on first use.
-  Ring& ring();
   /// Applies `r`'s waiting decisions to filter_; caller holds apply_mutex_.
   void apply_locked(Ring& r);
   /// Applies every ring; caller holds apply_mutex_.
   void apply_all_locked();
 
-  const uint64_t instance_;      // key of the thread-local ring cache
-  std::mutex apply_mutex_;       // the asking side; taken before registry_mutex_
+  std::mutex apply_mutex_;       // the asking side; taken before the rings' registry lock
   CorrelationFilter filter_;     // (apply_mutex_)
-  std::mutex registry_mutex_;    // rings_
-  std::vector<std::unique_ptr<Ring>> rings_;
+  trace::PerThread<Ring> rings_;
 };
 
 }  // namespace rf::collector

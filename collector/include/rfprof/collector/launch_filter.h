@@ -4,8 +4,10 @@
 // skip/count (-s/-c) are counted by LaunchLog over the launches selected here. CUPTI-free.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <regex>
@@ -16,6 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rfprof/trace/per_thread.h"
+
 namespace rf::collector {
 
 /// A bad filter (an invalid regular expression or NVTX rule); what() names it and says why.
@@ -25,7 +29,9 @@ class FilterError : public std::invalid_argument {
 };
 
 /// The NVTX ranges open in a process as the filter sees them: a push/pop stack per thread and
-/// NVTX domain, and the open start/end ranges. Fed from the NVTX callbacks; thread-safe.
+/// NVTX domain, and the open start/end ranges. Fed from the NVTX callbacks; thread-safe. The
+/// launch path's questions take no lock shared between threads: a thread's stacks have their own
+/// lock (trace::PerThread), and a watched start/end name has an atomic count of open ranges.
 class NvtxState {
  public:
   /// nvtx(Domain)RangePush on `thread` in `domain` ("" = the default domain).
@@ -36,6 +42,9 @@ class NvtxState {
   void start(uint64_t id, std::string_view domain, std::string_view name);
   /// nvtxRangeEnd(id) (any thread); an unknown id is ignored.
   void end(uint64_t id);
+  /// Before any range starts: keep an atomic count of the open start/end ranges named `name` in
+  /// `domain`, so that start_end_open() answers for it without a lock (a start/end rule's name).
+  void watch(std::string_view domain, std::string_view name);
 
   /// The push/pop stack of `thread` in `domain`, outermost first (a copy).
   std::vector<std::string> stack(uint64_t thread, std::string_view domain) const;
@@ -46,11 +55,23 @@ class NvtxState {
   bool start_end_open(std::string_view domain, std::string_view name) const;
 
  private:
-  mutable std::mutex mutex_;
   using DomainStacks = std::map<std::string, std::vector<std::string>, std::less<>>;
-  std::unordered_map<uint64_t, DomainStacks> stacks_;  // thread -> domain -> stack
+  /// One thread's stacks; its lock is taken by other threads only to read them (stack()).
+  struct ThreadStacks {
+    std::mutex mutex;
+    DomainStacks domains;
+  };
+  /// A watched start/end name and its open ranges.
+  struct Watched {
+    std::string domain, name;
+    std::atomic<int64_t> open{0};
+  };
+  mutable trace::PerThread<ThreadStacks> stacks_;  // keyed by the caller's thread id
+  std::vector<std::unique_ptr<Watched>> watched_;   // set before use (watch), then read-only
+  mutable std::mutex mutex_;                        // open_
   struct Open {
     std::string domain, name;
+    Watched* watched = nullptr;
   };
   std::unordered_map<uint64_t, Open> open_;  // start/end ranges by id
 };
@@ -87,8 +108,9 @@ struct LaunchFilterOptions {
   std::vector<std::string> nvtx_exclude;   ///< ... and inside none of these
 };
 
-/// Decides per launch whether it is profiled. Thread-safe. Memory: one cache entry per distinct
-/// kernel symbol when a kernel name filter is set.
+/// Decides per launch whether it is profiled. Thread-safe, and without a lock shared between
+/// launching threads once a thread has seen a symbol. Memory: one cache entry per distinct kernel
+/// symbol and launching thread when a kernel name filter is set.
 class LaunchFilter {
  public:
   /// Throws FilterError for a bad regular expression, base or NVTX rule.
@@ -113,12 +135,12 @@ class LaunchFilter {
   std::string base_;
   std::vector<NvtxRule> include_, exclude_;
   NvtxState nvtx_;
-  std::mutex cache_mutex_;
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
   };
-  std::unordered_map<std::string, bool, Hash, std::equal_to<>> name_cache_;
+  using NameCache = std::unordered_map<std::string, bool, Hash, std::equal_to<>>;
+  trace::PerThread<NameCache> name_cache_;  // each launching thread's answers, per symbol
 };
 
 /// The function name of a demangled kernel name: without return type, template arguments and

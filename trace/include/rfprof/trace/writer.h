@@ -11,10 +11,10 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "rfprof/trace/per_thread.h"
 #include "rfprof/trace/records.h"
 
 namespace rf::trace {
@@ -108,14 +108,11 @@ class Writer {
   };
   /// One thread's buffered records (append_buffered) and its intern cache.
   struct ThreadBuffer {
-    std::thread::id thread;        // the thread that appends (a later thread with its id reuses it)
     std::mutex mutex;              // the owner's appends vs. collection (flush thread, close, finish)
     std::vector<uint8_t> bytes;    // (mutex) encoded records
     uint32_t records = 0;          // (mutex)
     std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings;  // owner thread only
   };
-  /// The calling thread's buffer, created (registry lock, one allocation) on its first use.
-  ThreadBuffer& thread_buffer();
   /// Moves `b`'s records, after the open shared chunk, to pending_ (caller holds b.mutex and
   /// mutex_). Returns true when a chunk started waiting (on_chunk_pending is due).
   bool move_buffer_locked(ThreadBuffer& b);
@@ -157,9 +154,7 @@ class Writer {
   uint64_t dropped_after_failure_ = 0;
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
   std::vector<std::vector<uint8_t>> spares_;  // (mutex_) written chunk bodies kept for reuse
-  const uint64_t instance_;                    // unique per Writer: key of the thread-local cache
-  std::mutex buffers_mutex_;                   // registry; taken before a buffer's mutex
-  std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
+  PerThread<ThreadBuffer> buffers_;  // its registry lock is taken before a buffer's mutex
 };
 
 }  // namespace rf::trace
