@@ -67,7 +67,7 @@ Session::Session(SessionOptions options)
       launch_log_(options_.profile_from_start,
                   LaunchSink{[this](const trace::Record& r) { write(r); },
                              [this](std::string_view s) { return intern_kernel_name(s); },
-                             [this](const trace::Record& r) { write_launch(r); }}),
+                             [this](const trace::Record& r) { write(r, /*buffered=*/true); }}),
       kernel_names_([this](std::string_view s) { return intern(s); }) {
   if (options_.metrics.empty()) options_.metrics = default_metrics();
   if (options_.call_stacks) call_stacks_ = std::make_unique<CallStackTable>();
@@ -142,26 +142,16 @@ void Session::write_process_info() noexcept {
   write(p);
 }
 
-void Session::write(const trace::Record& record) noexcept {
+void Session::write(const trace::Record& record, bool buffered) noexcept {
   if (!writer_ || write_failed_.load(std::memory_order_relaxed)) {
     dropped_records_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   try {
-    writer_->append(record);
-  } catch (const std::exception& e) {
-    dropped_records_.fetch_add(1, std::memory_order_relaxed);
-    report_write_failure(e);
-  }
-}
-
-void Session::write_launch(const trace::Record& record) noexcept {
-  if (!writer_ || write_failed_.load(std::memory_order_relaxed)) {
-    dropped_records_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  try {
-    writer_->append_buffered(record);
+    if (buffered)
+      writer_->append_buffered(record);
+    else
+      writer_->append(record);
   } catch (const std::exception& e) {
     dropped_records_.fetch_add(1, std::memory_order_relaxed);
     report_write_failure(e);

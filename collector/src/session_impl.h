@@ -64,10 +64,10 @@ class Session {
 
  private:
   // session.cpp
-  void write(const trace::Record& record) noexcept;
+  // `buffered`: the launch path's writes, into the calling thread's writer buffer (no shared lock).
+  void write(const trace::Record& record, bool buffered = false) noexcept;
   trace::StringId intern(std::string_view s) noexcept;
-  // The launch path's writes: the calling thread's writer buffer and intern cache (no shared lock).
-  void write_launch(const trace::Record& record) noexcept;
+  // The launch path's kernel names: the calling thread's intern cache (no shared lock).
   trace::StringId intern_kernel_name(std::string_view s) noexcept;
   // Drops the write after a failed one, reporting the first failure once (write, intern, ...).
   void report_write_failure(const std::exception& e) noexcept;

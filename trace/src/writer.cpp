@@ -267,12 +267,8 @@ void Writer::fail_locked(int err) {
 void Writer::flush() {
   (void)collect_locked_buffers();  // this thread writes them just below
   std::unique_lock lock(mutex_);
-  if (fd_ < 0) return;
-  close_chunk_locked();
-  if (pending_.empty()) return;
-  std::vector<Pending> batch;
-  batch.swap(pending_);
-  pending_.reserve(options_.max_pending_chunks + 2);
+  std::vector<Pending> batch = take_pending_locked();
+  if (batch.empty()) return;
   std::unique_lock io(io_mutex_);  // taken before mutex_ is released: batches keep their order
   const int fd = fd_;
   lock.unlock();  // appending threads go on while this thread writes
@@ -283,13 +279,18 @@ void Writer::flush() {
   return_spares_locked(batch);
 }
 
-void Writer::flush_locked() {
-  if (fd_ < 0) return;
-  close_chunk_locked();
-  if (pending_.empty()) return;
+std::vector<Writer::Pending> Writer::take_pending_locked() {
   std::vector<Pending> batch;
+  if (fd_ < 0) return batch;
+  close_chunk_locked();
   batch.swap(pending_);
   pending_.reserve(options_.max_pending_chunks + 2);
+  return batch;
+}
+
+void Writer::flush_locked() {
+  std::vector<Pending> batch = take_pending_locked();
+  if (batch.empty()) return;
   int err = 0;
   {
     std::lock_guard io(io_mutex_);

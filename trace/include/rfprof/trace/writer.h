@@ -136,6 +136,8 @@ class Writer {
   int write_batch_locked(int fd, std::vector<Pending>& batch);
   /// Closes the file after a failed write and throws WriteError; caller holds mutex_ only.
   [[noreturn]] void fail_locked(int err);
+  /// Closes the open chunk and takes every pending one, in order (empty after a failed write).
+  std::vector<Pending> take_pending_locked();
   /// Writes the open chunk and every pending one, holding mutex_ (finish, inline mode, bound).
   void flush_locked();
 
