@@ -66,7 +66,7 @@ Session::Session(SessionOptions options)
     : options_(std::move(options)),
       launch_log_(options_.profile_from_start,
                   LaunchSink{[this](const trace::Record& r) { write(r); },
-                             [this](std::string_view s) { return intern_kernel_name(s); },
+                             [this](std::string_view s) { return intern(s, /*cached=*/true); },
                              [this](const trace::Record& r) { write(r, /*buffered=*/true); }}),
       kernel_names_([this](std::string_view s) { return intern(s); }) {
   if (options_.metrics.empty()) options_.metrics = default_metrics();
@@ -163,20 +163,10 @@ void Session::report_write_failure(const std::exception& e) noexcept {
     print_line(std::string(e.what()) + "; rfprof stops writing (the trace keeps what was written)");
 }
 
-trace::StringId Session::intern(std::string_view s) noexcept {
+trace::StringId Session::intern(std::string_view s, bool cached) noexcept {
   if (!writer_ || write_failed_.load(std::memory_order_relaxed)) return 0;
   try {
-    return writer_->intern(s);
-  } catch (const std::exception& e) {
-    report_write_failure(e);
-    return 0;
-  }
-}
-
-trace::StringId Session::intern_kernel_name(std::string_view s) noexcept {
-  if (!writer_ || write_failed_.load(std::memory_order_relaxed)) return 0;
-  try {
-    return writer_->intern_cached(s);
+    return cached ? writer_->intern_cached(s) : writer_->intern(s);
   } catch (const std::exception& e) {
     report_write_failure(e);
     return 0;

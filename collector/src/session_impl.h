@@ -66,9 +66,8 @@ class Session {
   // session.cpp
   // `buffered`: the launch path's writes, into the calling thread's writer buffer (no shared lock).
   void write(const trace::Record& record, bool buffered = false) noexcept;
-  trace::StringId intern(std::string_view s) noexcept;
-  // The launch path's kernel names: the calling thread's intern cache (no shared lock).
-  trace::StringId intern_kernel_name(std::string_view s) noexcept;
+  // `cached`: the launch path's kernel names, through the calling thread's intern cache.
+  trace::StringId intern(std::string_view s, bool cached = false) noexcept;
   // Drops the write after a failed one, reporting the first failure once (write, intern, ...).
   void report_write_failure(const std::exception& e) noexcept;
   void write_error(trace::ErrorCode code, uint32_t window, uint64_t expected, uint64_t actual,
