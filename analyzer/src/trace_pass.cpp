@@ -82,11 +82,13 @@ class RowBuilder {
       row.context = k.context_id;
       row.grid = std::array<int32_t, 3>{k.grid[0], k.grid[1], k.grid[2]};
       row.block = std::array<int32_t, 3>{k.block[0], k.block[1], k.block[2]};
-      row.start_ns = k.start_ns;
-      if (k.end_ns >= k.start_ns)
-        row.duration_ns = k.end_ns - k.start_ns;
-      else
-        ++stats_.negative_durations;
+      if (k.start_ns != 0 || k.end_ns != 0) {  // 0, 0: no timestamps (kernel replay, below)
+        row.start_ns = k.start_ns;
+        if (k.end_ns >= k.start_ns)
+          row.duration_ns = k.end_ns - k.start_ns;
+        else
+          ++stats_.negative_durations;
+      }
       row.kernel = reader_.string(k.demangled_name);
       if (row.kernel.empty()) row.kernel = demangle(reader_.string(k.mangled_name));
     } else if (j.launch && !j.launch->is_graph) {
@@ -112,6 +114,14 @@ class RowBuilder {
     if ((!row.duration_ns || *row.duration_ns == 0) && row.metrics.gpu_time_ns &&
         *row.metrics.gpu_time_ns > 0)
       row.duration_ns = static_cast<uint64_t>(std::llround(*row.metrics.gpu_time_ns));
+    // Such a kernel ran, replays included, inside its launch call (kernel replay is synchronous):
+    // placed at the call's end, so that trace.json shows it where it ran, not at time 0.
+    if (!row.start_ns && j.launch && !j.launch->is_graph && j.launch->api_end_ns != 0) {
+      const uint64_t dur = row.duration_ns.value_or(0);
+      const auto& l = *j.launch;
+      row.start_ns = l.api_end_ns - std::min(dur, l.api_end_ns - std::min(l.api_start_ns, l.api_end_ns));
+      row.start_from_launch = true;
+    }
 
     uint32_t path = NvtxIndex::kNoPath;
     if (j.launch) {

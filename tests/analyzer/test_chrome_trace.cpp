@@ -122,3 +122,54 @@ TEST(ChromeTrace, GpuMemoryInUseIsACounterTrackOfTheProcess) {
 
 }  // namespace
 }  // namespace rf::analyzer
+
+namespace rf::analyzer {
+namespace {
+
+// Kernel replay (counters mode, H100, CUPTI 13.0) leaves the kernel record without timestamps
+// (start = end = 0). trace.json must not draw such a kernel at time 0 (1.8e15 us before the process
+// start on that H100 trace) but inside its launch call, where it ran: at the call's end, lasting
+// gpu__time_duration.sum, and say so.
+TEST(ChromeTrace, AKernelWithoutTimestampsIsDrawnAtTheEndOfItsLaunchCall) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, trace::CollectionMode::kCounters);  // ProcessInfo start_ns = 0
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    t.config(1, testing::roofline_metrics());
+    testing::Counts c;
+    c.ffma = 1000;
+    c.gpu_time = 4000;
+    t.counters(1, 11, c.values());
+    t.counters(1, 12, c.values());
+    trace::LaunchApi l;  // a 59 us launch call: the kernel and its replays ran inside it
+    l.correlation_id = 11;
+    l.thread_id = 100;
+    l.api_start_ns = 1000;
+    l.api_end_ns = 60000;
+    l.kernel_name = t.writer().intern("_Z9ffma_loopPfi");
+    t.writer().append(l);
+    t.kernel(11, 0, 0);
+    t.launch(12, 0, 100, 70000);
+    t.kernel(12, 80000, 81000);  // timestamps of its own: kept
+    t.finish();
+  }
+  AnalyzeOptions o;
+  o.traces = {dir.path / "t.rftrace"};
+  o.output_dir = dir.path / "out";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  std::ifstream in(dir.path / "out" / "trace.json");
+  json doc = json::parse(in);
+  auto kernels = events(doc, "X", "kernel");
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_DOUBLE_EQ(kernels[0]["ts"].get<double>(), 56.0);  // 60000 - 4000 ns
+  EXPECT_DOUBLE_EQ(kernels[0]["dur"].get<double>(), 4.0);
+  EXPECT_TRUE(kernels[0]["args"].contains("start"));
+  EXPECT_DOUBLE_EQ(kernels[1]["ts"].get<double>(), 80.0);
+  EXPECT_DOUBLE_EQ(kernels[1]["dur"].get<double>(), 1.0);
+  EXPECT_FALSE(kernels[1]["args"].contains("start"));
+}
+
+}  // namespace
+}  // namespace rf::analyzer

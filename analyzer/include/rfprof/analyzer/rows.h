@@ -33,6 +33,9 @@ struct KernelRow {
   std::optional<std::array<int32_t, 3>> block;  ///< threads (x, y, z)
   std::optional<uint64_t> duration_ns;          ///< kernel end - start (ns), as the kernel really ran
   std::optional<uint64_t> start_ns;             ///< kernel start (CUPTI timestamp, ns); not a CSV column
+  /// start_ns is not the GPU's: kernel replay left the kernel record without timestamps, so the
+  /// kernel is placed at the end of its launch call, where it ran (trace.json only).
+  bool start_from_launch = false;
   std::optional<uint64_t> thread_id;            ///< thread that launched it (trace.json's flow); not a CSV column
   uint32_t stack_id = 0;                        ///< LaunchApi::stack_id (0: none); not a CSV column
   LaunchMetrics metrics;                        ///< FLOP per precision, DRAM bytes
