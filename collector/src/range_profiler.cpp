@@ -3,6 +3,8 @@
 // range_profiler.h for when each step runs.
 #include "range_profiler.h"
 
+#include "rfprof/collector/overhead.h"
+
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
@@ -35,6 +37,7 @@ std::string unsupported_reasons(const CUpti_Profiler_DeviceSupported_Params& p) 
 
 void initialize_profiler_once() {
   static const CUptiResult result = [] {
+    ScopedOverhead timed(process_overhead(), OverheadPhase::kProfilerInitialize);
     CUpti_Profiler_Initialize_Params p{};
     p.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
     return cuptiProfilerInitialize(&p);
@@ -73,15 +76,20 @@ ContextProfiler::ContextProfiler(CUcontext ctx, uint32_t device_id, std::string 
   }
 
   // Counter availability must be read before the range profiler is enabled on the context.
-  CUpti_Profiler_GetCounterAvailability_Params avail{};
-  avail.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
-  avail.ctx = ctx_;
-  RF_CUPTI_CALL(cuptiProfilerGetCounterAvailability(&avail));
-  std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
-  avail.pCounterAvailabilityImage = availability.data();
-  RF_CUPTI_CALL(cuptiProfilerGetCounterAvailability(&avail));
-  availability.resize(avail.counterAvailabilityImageSize);
+  std::vector<uint8_t> availability;
+  {
+    ScopedOverhead timed(process_overhead(), OverheadPhase::kCounterAvailability);
+    CUpti_Profiler_GetCounterAvailability_Params avail{};
+    avail.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
+    avail.ctx = ctx_;
+    RF_CUPTI_CALL(cuptiProfilerGetCounterAvailability(&avail));
+    availability.resize(avail.counterAvailabilityImageSize);
+    avail.pCounterAvailabilityImage = availability.data();
+    RF_CUPTI_CALL(cuptiProfilerGetCounterAvailability(&avail));
+    availability.resize(avail.counterAvailabilityImageSize);
+  }
 
+  ScopedOverhead timed(process_overhead(), OverheadPhase::kConfigImage);
   host_ = std::make_unique<MetricHost>(chip_, std::move(availability));
   host_->validate(metrics_);
   config_image_ = host_->config_image(metrics_);
@@ -93,10 +101,12 @@ ContextProfiler::~ContextProfiler() { disable(); }
 void ContextProfiler::start(uint32_t window_id) {
   if (started_) return;
   if (!profiler_.get()) {
+    ScopedOverhead timed(process_overhead(), OverheadPhase::kEnable);
     profiler_ = RangeProfilerGuard(ctx_);
     counter_data_.clear();
   }
   if (counter_data_.empty()) {
+    ScopedOverhead timed(process_overhead(), OverheadPhase::kImageSetup);
     CUpti_RangeProfiler_GetCounterDataSize_Params size{};
     size.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
     size.pRangeProfilerObject = profiler_.get();
@@ -109,10 +119,13 @@ void ContextProfiler::start(uint32_t window_id) {
     initialize_image();
     set_config();
   }
-  CUpti_RangeProfiler_Start_Params p{};
-  p.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
-  p.pRangeProfilerObject = profiler_.get();
-  RF_CUPTI_CALL(cuptiRangeProfilerStart(&p));
+  {
+    ScopedOverhead timed(process_overhead(), OverheadPhase::kStart);
+    CUpti_RangeProfiler_Start_Params p{};
+    p.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
+    p.pRangeProfilerObject = profiler_.get();
+    RF_CUPTI_CALL(cuptiRangeProfilerStart(&p));
+  }
   started_ = true;
   window_id_ = window_id;
   started_at_ns_ = static_cast<uint64_t>(
@@ -160,6 +173,7 @@ DecodedImage ContextProfiler::stop_and_decode() {
 bool ContextProfiler::stop_pass() {
   if (!started_) return false;
   started_ = false;
+  ScopedOverhead timed(process_overhead(), OverheadPhase::kStop);
   CUpti_RangeProfiler_Stop_Params stop{};
   stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
   stop.pRangeProfilerObject = profiler_.get();
@@ -170,12 +184,19 @@ bool ContextProfiler::stop_pass() {
 DecodedImage ContextProfiler::decode_passes() {
   DecodedImage out;
   if (!profiler_.get() || counter_data_.empty()) return out;
-  CUpti_RangeProfiler_DecodeData_Params decode{};
-  decode.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
-  decode.pRangeProfilerObject = profiler_.get();
-  RF_CUPTI_CALL(cuptiRangeProfilerDecodeData(&decode));
-  out.dropped_ranges = decode.numOfRangeDropped;
-  out.ranges = host_->evaluate(counter_data_, metrics_);
+  {
+    ScopedOverhead timed(process_overhead(), OverheadPhase::kDecode);
+    CUpti_RangeProfiler_DecodeData_Params decode{};
+    decode.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
+    decode.pRangeProfilerObject = profiler_.get();
+    RF_CUPTI_CALL(cuptiRangeProfilerDecodeData(&decode));
+    out.dropped_ranges = decode.numOfRangeDropped;
+  }
+  {
+    ScopedOverhead timed(process_overhead(), OverheadPhase::kEvaluate);
+    out.ranges = host_->evaluate(counter_data_, metrics_);
+  }
+  ScopedOverhead timed(process_overhead(), OverheadPhase::kImageSetup);
   initialize_image();
   set_config();  // kStep: pass 0 of the next group
   return out;
@@ -189,7 +210,10 @@ void ContextProfiler::disable() noexcept {
     RF_CUPTI_TRY(cuptiRangeProfilerStop(&stop));
   }
   started_ = false;
-  profiler_.reset();
+  if (profiler_.get()) {
+    ScopedOverhead timed(process_overhead(), OverheadPhase::kDisable);
+    profiler_.reset();
+  }
   counter_data_.clear();
   launches_.reset();
 }

@@ -88,6 +88,7 @@ uint64_t Session::now_ns() noexcept {
 }
 
 void Session::start() {
+  ScopedOverhead timed(process_overhead(), OverheadPhase::kSessionStart);
   // First CUPTI call that can be refused: another client, or no usable driver. Callbacks and
   // buffers that arrive before the state is kRunning are ignored, so the trace is created last and
   // nothing is left on disk when CUPTI refuses.
@@ -199,6 +200,16 @@ void Session::write_call_stacks() noexcept {
   }
 }
 
+void Session::write_overhead() noexcept {
+  try {
+    for (const OverheadChange& c : process_overhead().changes())
+      write(trace::ProfilerOverhead{intern(overhead_phase_name(c.phase)), c.totals.count,
+                                    c.totals.total_ns, c.totals.max_ns});
+  } catch (const std::exception& e) {
+    report_write_failure(e);
+  }
+}
+
 void Session::flush_loop() noexcept {
   // Writes what was appended at least every flush_ms, whatever CUPTI does: on an H100 under a
   // busy PyTorch loop, a SIGKILL after 13 s left only the first second's records when this loop
@@ -211,7 +222,9 @@ void Session::flush_loop() noexcept {
     flush_now_ = false;
     lock.unlock();
     if (!write_failed_.load(std::memory_order_relaxed)) {
+      write_overhead();
       try {
+        ScopedOverhead timed(process_overhead(), OverheadPhase::kWriterFlush);
         writer_->flush();
       } catch (const std::exception& e) {
         report_write_failure(e);
@@ -231,7 +244,10 @@ void Session::activity_flush_loop() noexcept {
     flush_cv_.wait_for(lock, period, [this] { return flush_stop_; });
     if (flush_stop_) break;
     lock.unlock();
-    RF_CUPTI_TRY(cuptiActivityFlushAll(0));
+    {
+      ScopedOverhead timed(process_overhead(), OverheadPhase::kActivityFlush);
+      RF_CUPTI_TRY(cuptiActivityFlushAll(0));
+    }
     lock.lock();
   }
 }
@@ -247,6 +263,7 @@ void Session::request_flush() noexcept {
 
 void Session::finish() noexcept {
   if (!owner_.begin_finish()) return;  // once, and a forked child never writes
+  const auto finish_began = std::chrono::steady_clock::now();
   try {
     if (step_mode()) step_finish();
     const std::optional<uint32_t> closed = launch_log_.close_window();
@@ -263,6 +280,12 @@ void Session::finish() noexcept {
     RF_CUPTI_TRY(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     write_pending_devices(/*all=*/true);
     write_call_stacks();
+    // session.finish ends here: what follows is writing the last records themselves.
+    process_overhead().add(OverheadPhase::kFinish,
+                           static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                     std::chrono::steady_clock::now() - finish_began)
+                                                     .count()));
+    write_overhead();
     owner_.set_finished();
     if (!write_failed_.load()) writer_->finish(now_ns(), dropped_records_.load());
   } catch (const std::exception& e) {

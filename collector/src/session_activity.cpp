@@ -43,6 +43,7 @@ void Session::enable_activity() {
 void Session::on_buffer_completed(uint8_t* buffer, size_t valid_size) noexcept {
   const State s = state();
   if (buffer && valid_size > 0 && (s == State::kRunning || s == State::kFinishing)) {
+    ScopedOverhead timed(process_overhead(), OverheadPhase::kActivityBuffer);
     try {
       CUpti_Activity* record = nullptr;
       // Stops at CUPTI_ERROR_MAX_LIMIT_REACHED (end of buffer) or an incomplete record.

@@ -239,6 +239,10 @@ void Session::on_runtime_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
 void Session::on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
   const bool enter = cb->callbackSite == CUPTI_API_ENTER;
   if (in(kDriverLaunches, cbid)) {
+    // rfprof's own work per launch callback: every callback in counters mode (a launch there costs
+    // milliseconds of replay), one in kCallbackSampleEvery per thread otherwise.
+    const bool timed_callback = options_.mode == trace::CollectionMode::kCounters || sample_this_callback();
+    ScopedOverhead timed(timed_callback ? &process_overhead() : nullptr, OverheadPhase::kLaunchCallbacks);
     if (enter) {
       if (running()) on_launch_enter(cbid, cb);
     } else {
@@ -332,6 +336,12 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
       if (p) p->mutex().unlock();
     }
   } unlock{cp.get()};
+  // The launch call ran with the Range Profiler on its context: kernel replay (or a user-replay
+  // pass) happened inside it, between the entry callback's timestamp and now.
+  if (cp && cp->started() && t.active && t.start_ns != 0) {
+    const uint64_t end = now_ns();
+    if (end >= t.start_ns) process_overhead().add(OverheadPhase::kLaunchCounters, end - t.start_ns);
+  }
   const bool ok = cb->functionReturnValue &&
                   *static_cast<const CUresult*>(cb->functionReturnValue) == CUDA_SUCCESS;
   // In the timing window only recorded launches (inside the LaunchLog window) join the sequence:

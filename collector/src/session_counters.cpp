@@ -76,6 +76,7 @@ std::shared_ptr<ContextProfiler> Session::profiler_for(CUcontext ctx) {
   if (auto it = profilers_.find(ctx); it != profilers_.end()) return it->second;
   if (counters_refused_.count(ctx)) return nullptr;
   counters_refused_[ctx] = true;  // until the setup below succeeds: one attempt per context
+  ScopedOverhead timed(process_overhead(), OverheadPhase::kCountersSetup);
   uint32_t device = 0;
   std::string where = "context setup";
   try {

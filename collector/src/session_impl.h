@@ -27,6 +27,7 @@
 #include "rfprof/collector/messages.h"
 #include "rfprof/collector/names.h"
 #include "rfprof/collector/nvtx_style.h"
+#include "rfprof/collector/overhead.h"
 #include "rfprof/collector/session.h"
 #include "rfprof/collector/step_range_windows.h"
 #include "rfprof/collector/step_replay_collector.h"
@@ -75,6 +76,9 @@ class Session {
   void write_process_info() noexcept;
   /// Symbolizes the launch call stacks and writes one CallStack record per stack (finish()).
   void write_call_stacks() noexcept;
+  /// One ProfilerOverhead record per phase that grew since the last call (process_overhead()).
+  /// Called by the flush thread, then by finish() once that thread is joined.
+  void write_overhead() noexcept;
   void flush_loop() noexcept;           ///< writer_->flush() every flush_ms or on request
   void activity_flush_loop() noexcept;  ///< cuptiActivityFlushAll(0) every flush_ms
   static uint64_t now_ns() noexcept;

@@ -47,6 +47,7 @@ TEST(TraceRoundTrip, EveryRecordTypeKeepsItsFields) {
   EXPECT_EQ(counts[RecordType::kProcess], 1);
   EXPECT_EQ(counts[RecordType::kMemory], 2);
   EXPECT_EQ(counts[RecordType::kCallStack], 2);
+  EXPECT_EQ(counts[RecordType::kOverhead], 3);
 
   const auto& p = std::get<ProcessInfo>(recs.at(4));  // 4 strings interned first
   EXPECT_EQ(p.pid, 4242u);
@@ -91,6 +92,16 @@ TEST(TraceRoundTrip, EveryRecordTypeKeepsItsFields) {
       EXPECT_EQ(r.string(cs->functions[0]), "at::native::cudnn_convolution");
       EXPECT_EQ(r.string(cs->functions[1]), cs->stack_id == 1 ? "main" : "worker");
       EXPECT_EQ(r.string(cs->modules[1]), "/usr/bin/python3");
+    } else if (auto* o = std::get_if<ProfilerOverhead>(&rec)) {
+      if (r.string(o->phase) == "counters.enable") {
+        EXPECT_EQ(o->count, 1u);
+        EXPECT_EQ(o->total_ns, 2300000000ull);
+        EXPECT_EQ(o->max_ns, 2300000000ull);
+      } else {
+        EXPECT_EQ(r.string(o->phase), "launch.counters");
+        EXPECT_EQ(o->max_ns, 400u);
+        EXPECT_EQ(o->total_ns, o->count * 300);
+      }
     } else if (auto* err = std::get_if<CollectorError>(&rec)) {
       EXPECT_EQ(err->code, ErrorCode::kRangeLaunchMismatch);
       EXPECT_EQ(r.string(err->message), "2 ranges for 3 launches");
@@ -206,6 +217,20 @@ TEST(TraceRoundTrip, CallStackFrameCountBeyondItsBytesIsABadRecord) {
   } catch (const TraceError& e) {
     EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
     EXPECT_EQ(e.offset(), 1004u);
+  }
+}
+
+TEST(TraceRoundTrip, ProfilerOverheadCutShortIsABadRecordAtTheMissingField) {
+  std::string payload = payload_of(ProfilerOverhead{9, 2, 3000, 2000});
+  ASSERT_EQ(payload.size(), 28u);  // str phase, u64 count, u64 total_ns, u64 max_ns
+  payload.resize(20);              // max_ns missing
+  try {
+    decode_record(static_cast<uint16_t>(RecordType::kOverhead), payload, 500);
+    FAIL() << "expected TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
+    EXPECT_EQ(e.offset(), 520u);
+    EXPECT_NE(std::string(e.what()).find("overhead.max_ns"), std::string::npos) << e.what();
   }
 }
 

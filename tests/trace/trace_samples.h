@@ -87,6 +87,10 @@ inline void write_sample(Writer& w, int launches) {
     cs.modules = {w.intern("/usr/lib/libtorch_cuda.so"), w.intern("/usr/bin/python3")};
     w.append(cs);
   }
+  // The collector's cost (format 1.2): a phase written twice, its totals growing.
+  w.append(ProfilerOverhead{w.intern("counters.enable"), 1, 2300000000ull, 2300000000ull});
+  w.append(ProfilerOverhead{w.intern("launch.counters"), 3, 900, 400});
+  w.append(ProfilerOverhead{w.intern("launch.counters"), 5, 1500, 400});
 }
 
 }  // namespace rf::trace::testing

@@ -105,6 +105,9 @@ void encode_payload(const Record& record, wire::Out& o) {
               o.put(i < r.modules.size() ? r.modules[i] : StringId{0});
             }
           },
+          [&](const ProfilerOverhead& r) {
+            o.put(r.phase); o.put(r.count); o.put(r.total_ns); o.put(r.max_ns);
+          },
       },
       record);
 }
@@ -116,7 +119,7 @@ RecordType record_type(const Record& record) noexcept {
       RecordType::kString, RecordType::kProcess,      RecordType::kDevice,   RecordType::kKernel,
       RecordType::kLaunch, RecordType::kNvtx,         RecordType::kMetricConfig,
       RecordType::kCounters, RecordType::kWindow,     RecordType::kError,    RecordType::kEnd,
-      RecordType::kMemory, RecordType::kCallStack};
+      RecordType::kMemory, RecordType::kCallStack, RecordType::kOverhead};
   static_assert(std::size(kTypes) == std::variant_size_v<Record>);
   return kTypes[record.index()];
 }
@@ -286,6 +289,14 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
       }
       return r;
     }
+    case RecordType::kOverhead: {
+      ProfilerOverhead r;
+      r.phase = in.get<uint32_t>("overhead.phase");
+      r.count = in.get<uint64_t>("overhead.count");
+      r.total_ns = in.get<uint64_t>("overhead.total_ns");
+      r.max_ns = in.get<uint64_t>("overhead.max_ns");
+      return r;
+    }
   }
   return std::nullopt;  // unknown tag: a newer writer; the caller skips it
 }
@@ -314,6 +325,7 @@ void for_each_string_id(const Record& record, const std::function<void(StringId)
                    for (StringId id : r.functions) visit(id);
                    for (StringId id : r.modules) visit(id);
                  },
+                 [&](const ProfilerOverhead& r) { visit(r.phase); },
              },
              record);
 }

@@ -12,7 +12,7 @@ namespace rf::trace {
 
 /// Version of the trace format written by this build. Readers accept equal major versions.
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 1;
+inline constexpr uint16_t kFormatMinor = 2;
 
 /// Id of a string in the trace's string table. 0 means "no string".
 using StringId = uint32_t;
@@ -32,6 +32,7 @@ enum class RecordType : uint16_t {
   kEnd = 11,           ///< TraceEnd
   kMemory = 12,        ///< MemoryActivity (format 1.1)
   kCallStack = 13,     ///< CallStack (format 1.1)
+  kOverhead = 14,      ///< ProfilerOverhead (format 1.2)
 };
 
 /// One string table entry: `id` maps to `value` (UTF-8 bytes, not NUL-terminated on disk).
@@ -231,10 +232,21 @@ struct CallStack {
   std::vector<StringId> modules;  ///< same length as `functions`
 };
 
+/// The collector's own cost in one phase (format 1.2), e.g. "counters.enable" or
+/// "launch.counters" (docs/trace-format.md lists the phases). Totals since the process started:
+/// a phase is written again whenever it grew (every flush interval and at exit), and its last
+/// record in the trace holds its totals.
+struct ProfilerOverhead {
+  StringId phase = 0;
+  uint64_t count = 0;     ///< times the phase ran (timed)
+  uint64_t total_ns = 0;  ///< summed wall-clock time (ns)
+  uint64_t max_ns = 0;    ///< the longest single run (ns)
+};
+
 /// Any record. The reader yields these; the writer accepts them.
 using Record = std::variant<StringDef, ProcessInfo, DeviceInfo, KernelActivity, LaunchApi, NvtxEvent,
                             MetricConfig, RangeCounters, ProfilingWindow, CollectorError, TraceEnd,
-                            MemoryActivity, CallStack>;
+                            MemoryActivity, CallStack, ProfilerOverhead>;
 
 /// On-disk tag of a record.
 RecordType record_type(const Record& record) noexcept;
