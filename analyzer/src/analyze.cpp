@@ -199,6 +199,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     timeline.finish();
     report.write_aggregates(out.open("ranges.csv"), out.open("phases.csv"));
     report.write_processes(out.open("processes.csv"));
+    report.write_overhead(out.open("profiler_overhead.csv"));
     report.write_ops(out.open("ops.csv"), out.open("layers.csv"));
     report.write_call_sites(out.open("callsites_time.folded"), out.open("callsites_flop.folded"),
                             out.open("callsites.csv"));

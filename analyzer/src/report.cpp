@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "rfprof/analyzer/csv.h"
+#include "rfprof/analyzer/overhead.h"
 
 namespace rf::analyzer {
 
@@ -115,6 +116,8 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
   t.memory_peak_bytes = ctx.memory.peak_bytes();
   t.memory_peak_timestamp_ns = ctx.memory.peak_timestamp_ns();
   t.call_stacks = ctx.call_stacks.size();
+  t.overhead = ctx.overhead;
+  t.traced_ns = ctx.traced_ns();
   t.stream = stats;
   call_sites_.end_trace(ctx.call_stacks);
   if (!ctx.memory.empty()) {
@@ -147,6 +150,11 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
 void Report::write_ops(std::ostream& ops_csv, std::ostream& layers_csv) const {
   OpBreakdown::write_csv(ops_csv, "op", ops_.by_op());
   OpBreakdown::write_csv(layers_csv, "layer", ops_.by_layer());
+}
+
+void Report::write_overhead(std::ostream& out) const {
+  write_csv_row(out, overhead_csv_header());
+  for (const auto& t : traces_) write_overhead_rows(out, t.path, t.pid, t.overhead, t.traced_ns);
 }
 
 void Report::write_processes(std::ostream& out) const {

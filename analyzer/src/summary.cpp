@@ -1,6 +1,7 @@
 // summary.json of a run (Report::summary; structure documented in docs/analyzer.md).
 #include <nlohmann/json.hpp>
 
+#include "rfprof/analyzer/overhead.h"
 #include "rfprof/analyzer/report.h"
 
 #ifndef RFPROF_VERSION
@@ -100,6 +101,7 @@ json trace_json(const TraceSummary& t) {
             {"peak_bytes", t.memory_events ? json(t.memory_peak_bytes) : json(nullptr)},
             {"peak_timestamp_ns", t.memory_events ? json(t.memory_peak_timestamp_ns) : json(nullptr)}}},
           {"call_stacks", t.call_stacks},
+          {"profiler_overhead", overhead_json(t.overhead, t.traced_ns)},
           {"join",
            {{"unmapped_counter_ranges", j.unmapped_counters},
             {"duplicate_counter_ranges", j.duplicate_counters},

@@ -43,6 +43,9 @@ TraceContext read_context(const std::filesystem::path& path) {
             ctx.end = r;
           } else if constexpr (std::is_same_v<T, trace::MemoryActivity>) {
             ctx.memory.add(r);
+          } else if constexpr (std::is_same_v<T, trace::ProfilerOverhead>) {
+            // Cumulative totals: the last record of a phase replaces the earlier ones.
+            ctx.overhead[reader.string(r.phase)] = OverheadPhaseTotals{r.count, r.total_ns, r.max_ns};
           } else if constexpr (std::is_same_v<T, trace::CallStack>) {
             CallStackFrames frames;
             for (size_t i = 0; i < r.functions.size(); ++i) {

@@ -54,6 +54,8 @@ struct TraceSummary {
   uint64_t memory_peak_bytes = 0;           ///< MemoryTimeline::peak_bytes()
   uint64_t memory_peak_timestamp_ns = 0;
   uint64_t call_stacks = 0;                 ///< CallStack records
+  std::map<std::string, OverheadPhaseTotals> overhead;  ///< TraceContext::overhead
+  std::optional<uint64_t> traced_ns;        ///< TraceContext::traced_ns()
   StreamStats stream;
 };
 
@@ -107,6 +109,9 @@ class Report {
   const OpBreakdown& ops() const noexcept { return ops_; }
   /// processes.csv: one row per trace (header included), in trace order.
   void write_processes(std::ostream& processes_csv) const;
+  /// profiler_overhead.csv (overhead.h): the collector's cost per phase of every trace, header
+  /// included, in trace order.
+  void write_overhead(std::ostream& overhead_csv) const;
   /// The per-trace rows of processes.csv.
   const std::vector<ProcessRow>& processes() const noexcept { return processes_; }
   /// summary.json (structure: docs/analyzer.md), keys in a fixed, readable order.

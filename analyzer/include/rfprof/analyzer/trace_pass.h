@@ -39,6 +39,13 @@ struct MetricList {
   uint32_t num_passes = 0;
 };
 
+/// The collector's own cost in one phase (the last ProfilerOverhead record of the phase; format 1.2).
+struct OverheadPhaseTotals {
+  uint64_t count = 0;     ///< times the phase ran
+  uint64_t total_ns = 0;  ///< summed wall-clock time (ns)
+  uint64_t max_ns = 0;    ///< longest single run (ns)
+};
+
 /// What pass 1 learns about one trace.
 struct TraceContext {
   std::filesystem::path path;
@@ -54,6 +61,15 @@ struct TraceContext {
   uint64_t truncated_at = 0;                  ///< byte offset where the readable part stops
   uint64_t records = 0;                       ///< records read (strings included)
   std::optional<trace::TraceEnd> end;         ///< absent for a truncated trace
+  /// ProfilerOverhead by phase name ("counters.enable", ...), the last record of each; empty for
+  /// traces older than format 1.2. Memory: distinct phase names (strings of the trace).
+  std::map<std::string, OverheadPhaseTotals> overhead;
+
+  /// Wall time the trace covers (ns): ProcessInfo start to TraceEnd; nullopt without either.
+  std::optional<uint64_t> traced_ns() const noexcept {
+    if (!process || !end || end->timestamp_ns < process->start_ns) return std::nullopt;
+    return end->timestamp_ns - process->start_ns;
+  }
 
   uint32_t pid() const noexcept { return process ? process->pid : 0; }
   bool counters_mode() const noexcept {
