@@ -8,8 +8,12 @@ and the same steps, and writes into --out:
   overhead.csv  workload,mode,wall_s,ratio_to_native   (runs that exited 0; ratio to the native run
                                                         of the same workload in this invocation)
   runs.csv      every run: workload,mode,repeat,wall_s,exit_status,command
-  README.md     GPU, driver, CUDA, ncu and torch versions, the commands, the table, what was skipped
-  traces/       the rfprof traces written (for rfanalyze), ncu/ the ncu reports
+  costs.csv     workload,mode,launches,phase,count,total_ns,mean_ns,max_ns,ns_per_launch: where each
+                rfprof run's own time went, per phase, from its trace's ProfilerOverhead records
+                (rfanalyze's profiler_overhead.csv; a run stopped at --timeout is read from its
+                .part trace, which holds the totals of its last flush)
+  README.md     GPU, driver, CUDA, ncu and torch versions, the commands, the tables, what was skipped
+  traces/       the rfprof traces written, analysis/ their rfanalyze outputs, ncu/ the ncu reports
 
 Workloads (--workloads): resnet18 (examples/imagenet/main.py, --dummy, cudaProfilerStart/Stop
 around --profile-iters steps), many_kernels (tiny kernels back to back), big_memory (tens of GiB
@@ -90,6 +94,71 @@ def run_one(argv, env, timeout):
         return time.monotonic() - start, f"cannot start: {e.strerror}"
 
 
+RFPROF_MODES = ("timing", "roofline", "roofline-step-replay")
+COST_COLUMNS = ["workload", "mode", "launches", "phase", "count", "total_ns", "mean_ns", "max_ns",
+                "ns_per_launch"]
+
+
+def collector_costs(rfanalyze, out, workload, mode):
+    """costs.csv rows of one rfprof run: rfanalyze on its trace (or the .part a stopped run left),
+    then its profiler_overhead.csv, each phase's time per launch (kernels.csv rows). [] when there
+    is no trace or rfanalyze fails; the reason is printed."""
+    trace = os.path.join(out, "traces", f"{workload}-{mode}.rftrace")
+    if not os.path.exists(trace) and os.path.exists(trace + ".part"):
+        trace += ".part"
+    if not os.path.exists(trace):
+        return []
+    dest = os.path.join(out, "analysis", f"{workload}-{mode}")
+    try:
+        p = subprocess.run([rfanalyze, trace, "-o", dest], capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        print(f"overhead: rfanalyze {trace}: {e}", file=sys.stderr)
+        return []
+    if p.returncode != 0:
+        print(f"overhead: rfanalyze {trace} exited {p.returncode}: {p.stderr.strip()[:300]}", file=sys.stderr)
+        return []
+    try:
+        with open(os.path.join(dest, "kernels.csv"), encoding="utf-8") as f:
+            launches = max(sum(1 for _ in f) - 1, 0)
+        with open(os.path.join(dest, "profiler_overhead.csv"), encoding="utf-8") as f:
+            phases = list(csv.DictReader(f))
+    except OSError as e:
+        print(f"overhead: {dest}: {e}", file=sys.stderr)
+        return []
+    rows = []
+    for r in phases:
+        total = int(r["total_ns"])
+        rows.append({"workload": workload, "mode": mode, "launches": launches, "phase": r["phase"],
+                     "count": r["count"], "total_ns": total, "mean_ns": r["mean_ns"], "max_ns": r["max_ns"],
+                     "ns_per_launch": f"{total / launches:.1f}" if launches else ""})
+    return rows
+
+
+def cost_summary(rows):
+    """README rows per run: launches, callback ns per launch, mean launch call under the Range
+    Profiler (ms), decode and write ns per launch, set-up ms (session start, counters set-up,
+    Range Profiler enable)."""
+    runs = {}
+    for r in rows:
+        runs.setdefault((r["workload"], r["mode"]), {"launches": r["launches"]})[r["phase"]] = r
+
+    def total(run, *phases):
+        return sum(int(run[p]["total_ns"]) for p in phases if p in run)
+
+    out = []
+    for (w, m), run in runs.items():
+        n = run["launches"]
+        cb = run.get("launch.callbacks")
+        callbacks = f"{2 * int(cb['total_ns']) / int(cb['count']):.0f}" if cb and int(cb["count"]) else ""
+        lc = run.get("launch.counters")
+        replay = f"{int(lc['total_ns']) / int(lc['count']) / 1e6:.3f}" if lc and int(lc["count"]) else ""
+        per = lambda *ph: f"{total(run, *ph) / n:.0f}" if n else ""
+        out.append([w, m, n, callbacks, replay, per("counters.decode", "counters.evaluate"),
+                    per("writer.flush", "activity.buffer"),
+                    f"{total(run, 'session.start', 'counters.setup', 'counters.enable') / 1e6:.1f}"])
+    return out
+
+
 def versions(args):
     def out(cmd):
         try:
@@ -117,11 +186,13 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=540, help="seconds per run before it is stopped")
     ap.add_argument("--inject", help="librfinject.so (default: BUILD/librfinject.so)")
     ap.add_argument("--ncu", default=shutil.which("ncu") or "ncu")
+    ap.add_argument("--rfanalyze", help="rfanalyze, for the per-phase costs (default: BUILD/rfanalyze)")
     ap.add_argument("--resnet-args", default="--iters 12 --warmup 5 --profile-iters 5")
     ap.add_argument("--workload", action="append", default=[], metavar="NAME=COMMAND",
                     help="add or replace a workload (profile-from-start on), e.g. for tests")
     args = ap.parse_args(argv)
     args.inject = args.inject or os.path.join(args.build, "librfinject.so")
+    args.rfanalyze = args.rfanalyze or os.path.join(args.build, "rfanalyze")
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
     workloads = default_workloads(args.build, args.resnet_args)
@@ -179,6 +250,19 @@ def main(argv=None):
         wr.writeheader()
         wr.writerows(rows)
 
+    costs = []
+    if os.access(args.rfanalyze, os.X_OK):
+        for w in chosen:
+            for m in modes:
+                if m in RFPROF_MODES:
+                    costs += collector_costs(args.rfanalyze, out, w, m)
+    else:
+        skipped.append(("every rfprof run", "per-phase costs", f"{args.rfanalyze} not found (--rfanalyze)"))
+    with open(os.path.join(out, "costs.csv"), "w", newline="", encoding="utf-8") as f:
+        wr = csv.DictWriter(f, fieldnames=COST_COLUMNS)
+        wr.writeheader()
+        wr.writerows(costs)
+
     v = versions(args)
     with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as f:
         f.write(f"# rfprof overhead, {datetime.date.today().isoformat()}\n\n")
@@ -189,6 +273,16 @@ def main(argv=None):
         f.write("| workload | mode | wall_s | ratio_to_native |\n|---|---|---|---|\n")
         for r in rows:
             f.write(f"| {r['workload']} | {r['mode']} | {r['wall_s']} | {r['ratio_to_native']} |\n")
+        if costs:
+            f.write("\nWhere rfprof's own time went (costs.csv, from each trace's ProfilerOverhead records; "
+                    "phases: docs/trace-format.md). Callbacks: entry + exit per launch; launch call under "
+                    "counters: the mean launch call while the Range Profiler ran (kernel replay inside it); "
+                    "decode: DecodeData + evaluation; write: writer flushes + activity buffers; set-up: "
+                    "session start + counters set-up + Range Profiler enable.\n\n")
+            f.write("| workload | mode | launches | callbacks ns/launch | launch call under counters (ms) "
+                    "| decode ns/launch | write ns/launch | set-up ms |\n|---|---|---|---|---|---|---|---|\n")
+            for r in cost_summary(costs):
+                f.write("| " + " | ".join(str(c) for c in r) + " |\n")
         if skipped:
             f.write("\nNot measured:\n\n")
             for w, m, why in skipped:

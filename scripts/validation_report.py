@@ -4,7 +4,7 @@ Python 3 standard library only.
 
 Reads (each optional): facts.txt ("key: value" lines), times.csv (workload,mode,wall_s,rc lines
 appended by gpu-validate), steps.log, compare-summary.txt (scripts/compare.py), sass/check.txt,
-ctest-gpu.log, resnet/flop_count.json.
+ctest-gpu.log, resnet/flop_count.json, analysis*/<run>/profiler_overhead.csv (rfanalyze).
 Writes:
   overhead.csv  workload,mode,wall_s,ratio_to_native: runs that exited 0, wall time of the whole
                 command, ratio to the native run of the same workload in the same invocation
@@ -58,6 +58,27 @@ def overhead_rows(all_runs):
     return rows
 
 
+def collector_cost_rows(root, top=6):
+    """[run, phase, count, total_s, mean_ms, max_ms, share] of the costliest phases of each run,
+    from the profiler_overhead.csv files rfanalyze wrote under analysis*/<run>/ (one trace each)."""
+    rows = []
+    for folder in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        if not folder.startswith("analysis") or not os.path.isdir(os.path.join(root, folder)):
+            continue
+        for run in sorted(os.listdir(os.path.join(root, folder))):
+            text = read(os.path.join(root, folder, run, "profiler_overhead.csv"))
+            phases = [r for r in csv.DictReader(text.splitlines()) if r.get("total_ns")]
+            phases.sort(key=lambda r: -int(r["total_ns"]))
+            for r in phases[:top]:
+                total, count = int(r["total_ns"]), int(r["count"])
+                share = r.get("share_of_traced_time") or ""
+                rows.append([f"{folder}/{run}", r["phase"], count, f"{total / 1e9:.3f}",
+                             f"{total / count / 1e6:.3f}" if count else "",
+                             f"{int(r['max_ns']) / 1e6:.3f}",
+                             f"{float(share) * 100:.1f}%" if share else ""])
+    return rows
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -70,6 +91,7 @@ def last_line(text, needle):
 
 
 def report(root, f, over, all_runs):
+    cost = collector_cost_rows(root)
     steps = read(os.path.join(root, "steps.log"))
     commands = [ln.split("): ", 1)[1] for ln in steps.splitlines() if "(timeout " in ln]
     failed = [r for r in all_runs if r["rc"] != "0"]
@@ -122,6 +144,13 @@ Written by scripts/validation_report.py from the files of this folder; fill in "
 {table(["workload", "mode", "wall_s", "ratio_to_native"], over) if over else "no runs recorded"}
 
 Runs that did not finish: {", ".join(f"{r['workload']} {r['mode']} ({r['rc']})" for r in failed) or "none"}
+
+## 5. Where rfprof's own time went (profiler_overhead.csv of each analyzed trace)
+
+The costliest phases of each run, as the collector measured them (phases: docs/trace-format.md;
+`launch.counters` contains kernel replay, `counters.setup` and `launch.callbacks` contain others).
+
+{table(["run", "phase", "count", "total_s", "mean_ms", "max_ms", "share of traced time"], cost) if cost else "no profiler_overhead.csv found (traces older than format 1.2, or no run analyzed)"}
 
 ## Findings
 

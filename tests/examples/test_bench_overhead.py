@@ -106,6 +106,35 @@ class OverheadTest(unittest.TestCase):
         self.assertNotIn("RFPROF_REPLAY", env)
         self.assertEqual(argv, ["python3", "main.py"])
 
+    @unittest.skipUnless(os.environ.get("RFANALYZE"), "RFANALYZE (the built rfanalyze) not set: run through ctest")
+    def test_costs_come_from_each_traces_profiler_overhead_records(self):
+        # The workload leaves a real format 1.2 trace (write_sample: 3 launches, counters.enable
+        # 2.3 s once, launch.counters 5 calls in 1500 ns): finished in timing mode, only the flushed
+        # .part in roofline mode, as a run stopped at --timeout leaves it.
+        seed = os.path.join(ROOT, "tests", "fuzz", "corpus", "trace_reader", "overhead-1.2.rftrace")
+        work = self.script("traced.py", f"""
+            import os, shutil
+            out = os.environ.get("RFPROF_OUTPUT")
+            if out:
+                shutil.copy({seed!r}, out if os.environ["RFPROF_MODE"] == "timing" else out + ".part")
+            """)
+        p, out = self.run_overhead("--workload", f"traced={work}", "--workloads", "traced",
+                                   "--modes", "native,timing,roofline", "--rfanalyze", os.environ["RFANALYZE"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "costs.csv")) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[0], "workload,mode,launches,phase,count,total_ns,mean_ns,max_ns,ns_per_launch")
+        rows = {(r["mode"], r["phase"]): r for r in csv.DictReader(lines)}
+        self.assertEqual(set(rows), {(m, ph) for m in ("timing", "roofline")
+                                     for ph in ("counters.enable", "launch.counters")})
+        lc = rows[("roofline", "launch.counters")]
+        self.assertEqual((lc["launches"], lc["count"], lc["total_ns"], lc["max_ns"]), ("3", "5", "1500", "400"))
+        self.assertEqual(lc["ns_per_launch"], "500.0")
+        with open(os.path.join(out, "README.md")) as f:
+            readme = f.read()
+        # launch call under counters: 1500 ns / 5 calls; set-up: counters.enable's 2.3 s.
+        self.assertIn("| traced | roofline | 3 |  | 0.000 | 0 | 0 | 2300.0 |", readme)
+
     def test_failed_runs_are_not_results_and_are_reported(self):
         bad = self.script("bad.py", "import sys; sys.exit(3)")
         p, out = self.run_overhead("--workload", f"bad={bad}", "--workloads", "bad", "--modes", "native,timing")

@@ -97,6 +97,12 @@ class ReportTest(unittest.TestCase):
             with open(os.path.join(tmp, "facts.txt"), "w") as f:
                 f.write("gpu: NVIDIA H100 80GB HBM3\ndriver: 580.65\nncu settings: "
                         "--cache-control all --clock-control base\n")
+            run = os.path.join(tmp, "analysis", "dfma")
+            os.makedirs(run)
+            with open(os.path.join(run, "profiler_overhead.csv"), "w") as f:
+                f.write("trace,pid,phase,count,total_ns,mean_ns,max_ns,share_of_traced_time\n"
+                        "t,1,counters.enable,1,40000000,40000000,40000000,0.0125\n"
+                        "t,1,launch.counters,1,2300000000,2300000000,2300000000,0.71875\n")
             with contextlib.redirect_stdout(io.StringIO()):
                 self.assertEqual(validation_report.main([tmp]), 0)
             with open(os.path.join(tmp, "overhead.csv")) as f:
@@ -110,6 +116,11 @@ class ReportTest(unittest.TestCase):
             self.assertIn("# rfprof GPU validation: NVIDIA H100 80GB HBM3", report)
             self.assertIn("resnet18 ncu (skipped)", report)
             self.assertIn("| resnet18 | rfprof-counters | 31.000 | 1.55 |", report)
+            # The collector's own cost, costliest phase first.
+            cost = report[report.index("## 5."):]
+            self.assertIn("| analysis/dfma | launch.counters | 1 | 2.300 | 2300.000 | 2300.000 | 71.9% |",
+                          cost)
+            self.assertLess(cost.index("launch.counters"), cost.index("counters.enable"))
         finally:
             shutil.rmtree(tmp)
 

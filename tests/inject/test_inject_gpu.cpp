@@ -166,6 +166,30 @@ TEST_F(InjectGpu, CountersMapRangeIToLaunchIAndCountFfmas) {
   EXPECT_TRUE(graph_refused);
 }
 
+// The collector's own cost (ProfilerOverhead, format 1.2): the last record of each phase holds its
+// totals. In counters mode every launch in the window ran under the Range Profiler.
+TEST_F(InjectGpu, TheTraceSaysWhatTheCollectorCostPerPhase) {
+  Trace t = read_trace(trace_path_);
+  std::map<std::string, ProfilerOverhead> last;
+  for (const auto& o : t.all<ProfilerOverhead>()) last[t.str(o.phase)] = o;
+  for (const char* phase : {"session.start", "counters.setup", "counters.enable", "counters.start",
+                            "counters.decode", "launch.counters", "launch.callbacks", "session.finish"})
+    EXPECT_TRUE(last.count(phase)) << phase;
+  EXPECT_EQ(last["session.start"].count, 1u);
+  EXPECT_EQ(last["session.finish"].count, 1u);
+  EXPECT_EQ(last["counters.profiler_initialize"].count, 1u);
+  // The 7 launches of the window (6 kernels, 1 graph) ran with the Range Profiler started.
+  EXPECT_EQ(last["launch.counters"].count, 7u);
+  EXPECT_GE(last["launch.counters"].total_ns, last["launch.counters"].max_ns);
+  // Counters mode times every launch callback: entry and exit of each of the 9 launch calls (the
+  // window's 7, before_window, after_window), and of the launches captured into the graph.
+  EXPECT_GE(last["launch.callbacks"].count, 18u);
+  for (const auto& [phase, o] : last) {
+    EXPECT_GT(o.count, 0u) << phase;
+    EXPECT_LE(o.max_ns, o.total_ns) << phase;
+  }
+}
+
 TEST_F(InjectGpu, NvtxStepRangeIsRecorded) {
   Trace t = read_trace(trace_path_);
   auto events = t.all<NvtxEvent>();
