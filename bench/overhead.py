@@ -18,8 +18,8 @@ and the same steps, and writes into --out:
 Workloads (--workloads): resnet18 (examples/imagenet/main.py, --dummy, cudaProfilerStart/Stop
 around --profile-iters steps), many_kernels (tiny kernels back to back), big_memory (tens of GiB
 held), cuda_init (CUDA initialization alone). Modes (--modes): native, timing, roofline (kernel
-replay), roofline-step-replay (RFPROF_REPLAY=step, main.py --window-per-step: one pass per step;
-only for workloads with profiling windows, resnet18), ncu. A mode that cannot run on a workload is
+replay), roofline-step-replay (RFPROF_REPLAY=step, the workload's --window-per-step: one pass per step;
+only for workloads with profiling windows: resnet18, many_kernels), ncu. A mode that cannot run on a workload is
 listed as skipped in README.md, never silently dropped. Wall time is the whole command's, from start to exit (time.monotonic).
 Never changes clocks or any GPU setting; ncu runs with --cache-control all --clock-control base,
 its defaults, spelled out so the commands say which settings each number used.
@@ -48,7 +48,9 @@ def default_workloads(build, resnet_args):
     return {
         "resnet18": ([sys.executable, os.path.join(ROOT, "examples", "imagenet", "main.py"), "-a", "resnet18",
                       "--dummy"] + shlex.split(resnet_args), False),
-        "many_kernels": ([os.path.join(build, "bench", "many_kernels"), "--launches", "20000"], True),
+        # 20 steps of 1,000 launches, each step a profiling window with --window-per-step.
+        "many_kernels": ([os.path.join(build, "bench", "many_kernels"), "--launches", "20000", "--steps", "20"],
+                         False),
         "big_memory": ([os.path.join(build, "bench", "big_memory"), "--gib", "40", "--kernels", "20"], True),
         "cuda_init": ([os.path.join(build, "bench", "cuda_init")], True),
     }
