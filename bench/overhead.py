@@ -186,6 +186,9 @@ def main(argv=None):
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--repeats", type=int, default=1, help="runs per workload and mode (the fastest is reported)")
     ap.add_argument("--timeout", type=float, default=540, help="seconds per run before it is stopped")
+    ap.add_argument("--budget", type=float, default=0,
+                    help="seconds for all runs together (0: no limit): each run gets at most what is left, "
+                         "and runs past it are skipped and listed; for machines lent 10 minutes a command")
     ap.add_argument("--inject", help="librfinject.so (default: BUILD/librfinject.so)")
     ap.add_argument("--ncu", default=shutil.which("ncu") or "ncu")
     ap.add_argument("--rfanalyze", help="rfanalyze, for the per-phase costs (default: BUILD/rfanalyze)")
@@ -197,6 +200,8 @@ def main(argv=None):
     args.rfanalyze = args.rfanalyze or os.path.join(args.build, "rfanalyze")
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
+    if args.budget < 0 or args.timeout <= 0:
+        ap.error("--timeout must be positive and --budget at least 0")
     workloads = default_workloads(args.build, args.resnet_args)
     for w in args.workload:
         name, sep, cmd = w.partition("=")
@@ -218,6 +223,7 @@ def main(argv=None):
     for d in (out, os.path.join(out, "traces"), os.path.join(out, "ncu")):
         os.makedirs(d, exist_ok=True)
     runs, skipped, best = [], [], {}
+    began = time.monotonic()
     for w in chosen:
         cmd, from_start = workloads[w]
         for m in modes:
@@ -226,7 +232,12 @@ def main(argv=None):
                 continue
             argv_, env = command_for(m, w, cmd, from_start, args, out)
             for r in range(args.repeats):
-                wall, status = run_one(argv_, env, args.timeout)
+                timeout = args.timeout
+                if args.budget:
+                    timeout = min(timeout, args.budget - (time.monotonic() - began))
+                    if timeout < 1:
+                        break
+                wall, status = run_one(argv_, env, timeout)
                 line = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + (" " if env else "") + shlex.join(argv_)
                 runs.append({"workload": w, "mode": m, "repeat": r, "wall_s": f"{wall:.3f}", "exit_status": status,
                              "command": line})
@@ -234,7 +245,9 @@ def main(argv=None):
                 if status == 0 and ((w, m) not in best or wall < best[(w, m)]):
                     best[(w, m)] = wall
             if (w, m) not in best:
-                skipped.append((w, m, f"no run exited 0 (last: {runs[-1]['exit_status']})"))
+                mine = [x for x in runs if x["workload"] == w and x["mode"] == m]
+                skipped.append((w, m, f"no run exited 0 (last: {mine[-1]['exit_status']})" if mine
+                                else f"not run: the --budget of {args.budget:g} s was used up"))
 
     with open(os.path.join(out, "runs.csv"), "w", newline="", encoding="utf-8") as f:
         wr = csv.DictWriter(f, fieldnames=["workload", "mode", "repeat", "wall_s", "exit_status", "command"])

@@ -135,6 +135,18 @@ class OverheadTest(unittest.TestCase):
         # launch call under counters: 1500 ns / 5 calls; set-up: counters.enable's 2.3 s.
         self.assertIn("| traced | roofline | 3 |  | 0.000 | 0 | 0 | 2300.0 |", readme)
 
+    def test_runs_past_the_budget_are_skipped_and_listed(self):
+        slow = self.script("slow.py", "import time; time.sleep(1.0)")
+        p, out = self.run_overhead("--workload", f"slow={slow}", "--workloads", "slow",
+                                   "--modes", "native,timing,roofline", "--budget", "3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "runs.csv")) as f:
+            runs = list(csv.DictReader(f))
+        # native and timing (about 1 s each) fit in the 3 s; roofline would get less than 1 s: not run.
+        self.assertEqual([(r["mode"], r["exit_status"]) for r in runs], [("native", "0"), ("timing", "0")])
+        with open(os.path.join(out, "README.md")) as f:
+            self.assertIn("slow, roofline: not run: the --budget of 3 s was used up", f.read())
+
     def test_failed_runs_are_not_results_and_are_reported(self):
         bad = self.script("bad.py", "import sys; sys.exit(3)")
         p, out = self.run_overhead("--workload", f"bad={bad}", "--workloads", "bad", "--modes", "native,timing")
@@ -148,7 +160,8 @@ class OverheadTest(unittest.TestCase):
         for extra, msg in ((["--modes", "timing"], "must include native"),
                            (["--modes", "native,fast"], "unknown mode 'fast'"),
                            (["--workloads", "nope"], "unknown workload 'nope'"),
-                           (["--workload", "broken"], "expected NAME=COMMAND")):
+                           (["--workload", "broken"], "expected NAME=COMMAND"),
+                           (["--budget", "-1"], "--budget at least 0")):
             p = subprocess.run([sys.executable, OVERHEAD, "--out", self.tmp, *extra], capture_output=True, text=True)
             self.assertEqual(p.returncode, 2, extra)
             self.assertIn(msg, p.stderr)
