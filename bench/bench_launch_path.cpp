@@ -21,6 +21,7 @@
 #include "rfprof/collector/call_stacks.h"
 #include "rfprof/collector/launch_filter.h"
 #include "rfprof/collector/launch_log.h"
+#include "rfprof/collector/overhead.h"
 #include "rfprof/trace/writer.h"
 
 namespace {
@@ -132,6 +133,26 @@ void BM_LaunchWithCallStack(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_LaunchWithCallStack);
+
+// The launch with the session's cost accounting in timing mode: each of its two callbacks asks
+// sample_this_callback() and one in 64 is timed into the process's OverheadStats (overhead.h).
+void BM_LaunchWithOverheadSampling(benchmark::State& state) {
+  Path& p = shared_path();
+  collector::OverheadStats& stats = collector::process_overhead();
+  for (auto _ : state) {
+    {
+      collector::ScopedOverhead entry(collector::sample_this_callback() ? &stats : nullptr,
+                                      collector::OverheadPhase::kLaunchCallbacks);
+      {
+        collector::ScopedOverhead exit(collector::sample_this_callback() ? &stats : nullptr,
+                                       collector::OverheadPhase::kLaunchCallbacks);
+        p.launch(true, 0);
+      }
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LaunchWithOverheadSampling)->Threads(1)->Threads(2)->UseRealTime();
 
 }  // namespace
 

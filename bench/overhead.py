@@ -101,18 +101,22 @@ COST_COLUMNS = ["workload", "mode", "launches", "phase", "count", "total_ns", "m
                 "ns_per_launch"]
 
 
-def collector_costs(rfanalyze, out, workload, mode):
+def trace_path(out, workload, mode):
+    return os.path.join(out, "traces", f"{workload}-{mode}.rftrace")
+
+
+def collector_costs(rfanalyze, out, workload, mode, timeout=600):
     """costs.csv rows of one rfprof run: rfanalyze on its trace (or the .part a stopped run left),
     then its profiler_overhead.csv, each phase's time per launch (kernels.csv rows). [] when there
     is no trace or rfanalyze fails; the reason is printed."""
-    trace = os.path.join(out, "traces", f"{workload}-{mode}.rftrace")
+    trace = trace_path(out, workload, mode)
     if not os.path.exists(trace) and os.path.exists(trace + ".part"):
         trace += ".part"
     if not os.path.exists(trace):
         return []
     dest = os.path.join(out, "analysis", f"{workload}-{mode}")
     try:
-        p = subprocess.run([rfanalyze, trace, "-o", dest], capture_output=True, text=True, timeout=600)
+        p = subprocess.run([rfanalyze, trace, "-o", dest], capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as e:
         print(f"overhead: rfanalyze {trace}: {e}", file=sys.stderr)
         return []
@@ -120,8 +124,8 @@ def collector_costs(rfanalyze, out, workload, mode):
         print(f"overhead: rfanalyze {trace} exited {p.returncode}: {p.stderr.strip()[:300]}", file=sys.stderr)
         return []
     try:
-        with open(os.path.join(dest, "kernels.csv"), encoding="utf-8") as f:
-            launches = max(sum(1 for _ in f) - 1, 0)
+        with open(os.path.join(dest, "kernels.csv"), encoding="utf-8", newline="") as f:
+            launches = max(sum(1 for _ in csv.reader(f)) - 1, 0)  # a quoted name may hold a newline
         with open(os.path.join(dest, "profiler_overhead.csv"), encoding="utf-8") as f:
             phases = list(csv.DictReader(f))
     except OSError as e:
@@ -147,17 +151,20 @@ def cost_summary(rows):
     def total(run, *phases):
         return sum(int(run[p]["total_ns"]) for p in phases if p in run)
 
+    def per_launch(run, n, *phases):  # blank when none of the phases was recorded
+        return f"{total(run, *phases) / n:.0f}" if n and any(p in run for p in phases) else ""
+
     out = []
     for (w, m), run in runs.items():
         n = run["launches"]
         cb = run.get("launch.callbacks")
         callbacks = f"{2 * int(cb['total_ns']) / int(cb['count']):.0f}" if cb and int(cb["count"]) else ""
         lc = run.get("launch.counters")
-        replay = f"{int(lc['total_ns']) / int(lc['count']) / 1e6:.3f}" if lc and int(lc["count"]) else ""
-        per = lambda *ph: f"{total(run, *ph) / n:.0f}" if n else ""
-        out.append([w, m, n, callbacks, replay, per("counters.decode", "counters.evaluate"),
-                    per("writer.flush", "activity.buffer"),
-                    f"{total(run, 'session.start', 'counters.setup', 'counters.enable') / 1e6:.1f}"])
+        replay = f"{int(lc['total_ns']) / int(lc['count']) / 1e6:.4g}" if lc and int(lc["count"]) else ""
+        setup = ("session.start", "counters.setup", "counters.enable")
+        out.append([w, m, n, callbacks, replay, per_launch(run, n, "counters.decode", "counters.evaluate"),
+                    per_launch(run, n, "writer.flush", "activity.buffer"),
+                    f"{total(run, *setup) / 1e6:.1f}" if any(p in run for p in setup) else ""])
     return out
 
 
@@ -231,6 +238,10 @@ def main(argv=None):
                 skipped.append((w, m, STEP_REPLAY_NEEDS_WINDOWS))
                 continue
             argv_, env = command_for(m, w, cmd, from_start, args, out)
+            if m in RFPROF_MODES:  # a trace left by an earlier invocation must not be read as this one's
+                for stale in (trace_path(out, w, m), trace_path(out, w, m) + ".part"):
+                    if os.path.exists(stale):
+                        os.remove(stale)
             for r in range(args.repeats):
                 timeout = args.timeout
                 if args.budget:
@@ -265,20 +276,29 @@ def main(argv=None):
         wr.writeheader()
         wr.writerows(rows)
 
+    v = versions(args)
+    write_readme(out, argv, args, v, rows, [], skipped)  # first without costs: the analysis may be cut short
     costs = []
+    ran = {(x["workload"], x["mode"]) for x in runs}
     if os.access(args.rfanalyze, os.X_OK):
         for w in chosen:
             for m in modes:
-                if m in RFPROF_MODES:
-                    costs += collector_costs(args.rfanalyze, out, w, m)
+                if m in RFPROF_MODES and (w, m) in ran:
+                    left = args.budget - (time.monotonic() - began) if args.budget else 600
+                    costs += collector_costs(args.rfanalyze, out, w, m, timeout=max(left, 10))
     else:
         skipped.append(("every rfprof run", "per-phase costs", f"{args.rfanalyze} not found (--rfanalyze)"))
     with open(os.path.join(out, "costs.csv"), "w", newline="", encoding="utf-8") as f:
         wr = csv.DictWriter(f, fieldnames=COST_COLUMNS)
         wr.writeheader()
         wr.writerows(costs)
+    write_readme(out, argv, args, v, rows, costs, skipped)
+    print(f"overhead: {len(rows)} results in {os.path.join(out, 'overhead.csv')}", file=sys.stderr)
+    return 0 if rows else 1
 
-    v = versions(args)
+
+def write_readme(out, argv, args, v, rows, costs, skipped):
+    """README.md: versions, the command, the overhead table, the per-run costs, what was skipped."""
     with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as f:
         f.write(f"# rfprof overhead, {datetime.date.today().isoformat()}\n\n")
         for k, val in v.items():
@@ -303,8 +323,6 @@ def main(argv=None):
             for w, m, why in skipped:
                 f.write(f"- {w}, {m}: {why}\n")
         f.write("\nEvery command with its environment: runs.csv.\n")
-    print(f"overhead: {len(rows)} results in {os.path.join(out, 'overhead.csv')}", file=sys.stderr)
-    return 0 if rows else 1
 
 
 if __name__ == "__main__":

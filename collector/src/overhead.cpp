@@ -49,15 +49,18 @@ OverheadTotals OverheadStats::totals(OverheadPhase phase) const noexcept {
   return t;
 }
 
-std::vector<OverheadChange> OverheadStats::changes() {
+std::vector<OverheadChange> OverheadStats::changes(bool skip_if_only_flushes) {
   std::vector<OverheadChange> out;
+  bool busy = false;
   for (size_t i = 0; i < slots_.size(); ++i) {
     const auto phase = static_cast<OverheadPhase>(i);
     OverheadTotals t = totals(phase);
     if (t.count == reported_count_[i]) continue;
-    reported_count_[i] = t.count;
     out.push_back({phase, t});
+    busy = busy || (phase != OverheadPhase::kWriterFlush && phase != OverheadPhase::kActivityFlush);
   }
+  if (skip_if_only_flushes && !busy) return {};
+  for (const OverheadChange& c : out) reported_count_[static_cast<size_t>(c.phase)] = c.totals.count;
   return out;
 }
 

@@ -200,9 +200,9 @@ void Session::write_call_stacks() noexcept {
   }
 }
 
-void Session::write_overhead() noexcept {
+void Session::write_overhead(bool periodic) noexcept {
   try {
-    for (const OverheadChange& c : process_overhead().changes())
+    for (const OverheadChange& c : process_overhead().changes(/*skip_if_only_flushes=*/periodic))
       write(trace::ProfilerOverhead{intern(overhead_phase_name(c.phase)), c.totals.count,
                                     c.totals.total_ns, c.totals.max_ns});
   } catch (const std::exception& e) {
@@ -222,7 +222,7 @@ void Session::flush_loop() noexcept {
     flush_now_ = false;
     lock.unlock();
     if (!write_failed_.load(std::memory_order_relaxed)) {
-      write_overhead();
+      write_overhead(/*periodic=*/true);
       try {
         ScopedOverhead timed(process_overhead(), OverheadPhase::kWriterFlush);
         writer_->flush();
@@ -285,7 +285,7 @@ void Session::finish() noexcept {
                            static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                      std::chrono::steady_clock::now() - finish_began)
                                                      .count()));
-    write_overhead();
+    write_overhead(/*periodic=*/false);
     owner_.set_finished();
     if (!write_failed_.load()) writer_->finish(now_ns(), dropped_records_.load());
   } catch (const std::exception& e) {

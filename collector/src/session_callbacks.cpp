@@ -68,6 +68,9 @@ struct ThreadLaunch {
   uint32_t runtime_correlation_id = 0;
   uint64_t start_ns = 0;
   bool step = false;  // part of the step sequence (replay across steps): identity at exit
+  // When the entry callback's counters work (set-up, decode, enable, start) was done and the
+  // driver's launch call, with the Range Profiler started, began (0: no counters).
+  uint64_t counters_from_ns = 0;
 };
 thread_local ThreadLaunch t_launch;
 // The context profiler whose mutex this thread holds from launch entry to exit (or null).
@@ -275,6 +278,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   if (step_mode()) {  // replay across steps: pass windows are not LaunchLog windows
     if (!cb->context) return;
     if (std::shared_ptr<ContextProfiler> cp = step_launch_enter(cb->context)) {
+      if (cp->started()) t.counters_from_ns = now_ns();
       t_locked = std::move(cp);
       t.step = true;
     }
@@ -323,6 +327,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
       t_locked.reset();
     }
   }
+  if (t_locked && cp->started()) t.counters_from_ns = now_ns();
 }
 
 void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
@@ -336,11 +341,13 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
       if (p) p->mutex().unlock();
     }
   } unlock{cp.get()};
-  // The launch call ran with the Range Profiler on its context: kernel replay (or a user-replay
-  // pass) happened inside it, between the entry callback's timestamp and now.
-  if (cp && cp->started() && t.active && t.start_ns != 0) {
-    const uint64_t end = now_ns();
-    if (end >= t.start_ns) process_overhead().add(OverheadPhase::kLaunchCounters, end - t.start_ns);
+  // The driver's launch call ran with the Range Profiler started on its context: kernel replay
+  // (or a user-replay pass) happened inside it, after the entry callback's counters work.
+  uint64_t exit_ns = 0;
+  if (cp && cp->started() && t.active && t.counters_from_ns != 0) {
+    exit_ns = now_ns();
+    if (exit_ns >= t.counters_from_ns)
+      process_overhead().add(OverheadPhase::kLaunchCounters, exit_ns - t.counters_from_ns);
   }
   const bool ok = cb->functionReturnValue &&
                   *static_cast<const CUresult*>(cb->functionReturnValue) == CUDA_SUCCESS;
@@ -373,7 +380,7 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   rec.cbid = cbid;
   rec.thread_id = system_thread_id();
   rec.api_start_ns = t.start_ns;
-  rec.api_end_ns = now_ns();
+  rec.api_end_ns = exit_ns != 0 ? exit_ns : now_ns();
   rec.is_graph = is_graph(cbid);
   launch_dims(cbid, cb->functionParams, rec.grid, rec.block);
   const std::string_view name = (!rec.is_graph && cb->symbolName) ? cb->symbolName : "";

@@ -77,8 +77,9 @@ class Session {
   /// Symbolizes the launch call stacks and writes one CallStack record per stack (finish()).
   void write_call_stacks() noexcept;
   /// One ProfilerOverhead record per phase that grew since the last call (process_overhead()).
-  /// Called by the flush thread, then by finish() once that thread is joined.
-  void write_overhead() noexcept;
+  /// Called by the flush thread (`periodic`: nothing when only the flushes themselves grew), then
+  /// by finish() once that thread is joined.
+  void write_overhead(bool periodic) noexcept;
   void flush_loop() noexcept;           ///< writer_->flush() every flush_ms or on request
   void activity_flush_loop() noexcept;  ///< cuptiActivityFlushAll(0) every flush_ms
   static uint64_t now_ns() noexcept;

@@ -74,6 +74,26 @@ TEST(Overhead, ChangesReportOnlyPhasesThatGrewWithTheirTotalsSinceTheStart) {
   EXPECT_TRUE(stats.changes().empty());
 }
 
+TEST(Overhead, PeriodicChangesSkipAnIdleProcessWhoseOnlyWorkWasFlushing) {
+  OverheadStats stats;
+  stats.add(OverheadPhase::kWriterFlush, 10);
+  stats.add(OverheadPhase::kActivityFlush, 20);
+  EXPECT_TRUE(stats.changes(/*skip_if_only_flushes=*/true).empty());  // idle: no record
+  stats.add(OverheadPhase::kWriterFlush, 30);
+  stats.add(OverheadPhase::kActivityBuffer, 40);  // real work: everything that grew is reported
+  auto busy = stats.changes(true);
+  ASSERT_EQ(busy.size(), 3u);
+  EXPECT_EQ(busy[0].phase, OverheadPhase::kActivityBuffer);
+  EXPECT_EQ(busy[1].phase, OverheadPhase::kActivityFlush);
+  EXPECT_EQ(busy[2].phase, OverheadPhase::kWriterFlush);
+  EXPECT_EQ(busy[2].totals, (OverheadTotals{2, 40, 30}));
+  stats.add(OverheadPhase::kWriterFlush, 5);
+  EXPECT_TRUE(stats.changes(true).empty());
+  auto at_exit = stats.changes();  // finish: whatever grew
+  ASSERT_EQ(at_exit.size(), 1u);
+  EXPECT_EQ(at_exit[0].totals.count, 3u);
+}
+
 TEST(Overhead, AScopedTimerAddsItsScopeAndANullOneNothing) {
   OverheadStats stats;
   {

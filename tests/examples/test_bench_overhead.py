@@ -118,6 +118,11 @@ class OverheadTest(unittest.TestCase):
             if out:
                 shutil.copy({seed!r}, out if os.environ["RFPROF_MODE"] == "timing" else out + ".part")
             """)
+        # A finished trace an earlier invocation left in the same --out must not be read as this
+        # run's: here it is garbage, which rfanalyze would refuse.
+        os.makedirs(os.path.join(self.tmp, "results", "traces"))
+        with open(os.path.join(self.tmp, "results", "traces", "traced-roofline.rftrace"), "wb") as f:
+            f.write(b"not a trace")
         p, out = self.run_overhead("--workload", f"traced={work}", "--workloads", "traced",
                                    "--modes", "native,timing,roofline", "--rfanalyze", os.environ["RFANALYZE"])
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -132,20 +137,21 @@ class OverheadTest(unittest.TestCase):
         self.assertEqual(lc["ns_per_launch"], "500.0")
         with open(os.path.join(out, "README.md")) as f:
             readme = f.read()
-        # launch call under counters: 1500 ns / 5 calls; set-up: counters.enable's 2.3 s.
-        self.assertIn("| traced | roofline | 3 |  | 0.000 | 0 | 0 | 2300.0 |", readme)
+        # launch call under counters: 1500 ns / 5 calls = 0.0003 ms; set-up: counters.enable's 2.3 s;
+        # no callback, decode or write phase recorded: blank.
+        self.assertIn("| traced | roofline | 3 |  | 0.0003 |  |  | 2300.0 |", readme)
 
     def test_runs_past_the_budget_are_skipped_and_listed(self):
-        slow = self.script("slow.py", "import time; time.sleep(1.0)")
+        slow = self.script("slow.py", "import time; time.sleep(0.5)")
         p, out = self.run_overhead("--workload", f"slow={slow}", "--workloads", "slow",
-                                   "--modes", "native,timing,roofline", "--budget", "3")
+                                   "--modes", "native,timing,roofline", "--budget", "2")
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(out, "runs.csv")) as f:
             runs = list(csv.DictReader(f))
-        # native and timing (about 1 s each) fit in the 3 s; roofline would get less than 1 s: not run.
+        # native and timing (over 0.5 s each) fit in the 2 s; roofline would get less than 1 s: not run.
         self.assertEqual([(r["mode"], r["exit_status"]) for r in runs], [("native", "0"), ("timing", "0")])
         with open(os.path.join(out, "README.md")) as f:
-            self.assertIn("slow, roofline: not run: the --budget of 3 s was used up", f.read())
+            self.assertIn("slow, roofline: not run: the --budget of 2 s was used up", f.read())
 
     def test_failed_runs_are_not_results_and_are_reported(self):
         bad = self.script("bad.py", "import sys; sys.exit(3)")

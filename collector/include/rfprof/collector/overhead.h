@@ -28,10 +28,10 @@ enum class OverheadPhase : uint8_t {
   kDecode,               ///< "counters.decode": cuptiRangeProfilerDecodeData of an image
   kEvaluate,             ///< "counters.evaluate": host API evaluation of an image's ranges
   kDisable,              ///< "counters.disable": cuptiRangeProfilerDisable
-  /// "launch.counters": a launch call, entry to exit callback, with the Range Profiler started on
-  /// its context. Under kernel replay the kernel's replay passes and memory save/restore run inside
-  /// the call, so this is where kernel replay's cost shows (and counters.enable/image_setup/start
-  /// of the image's first launch).
+  /// "launch.counters": the driver's launch call with the Range Profiler started on its context,
+  /// from the end of the entry callback (after its set-up, decode, enable and start) to the exit
+  /// callback. Under kernel replay the call is synchronous: the kernel's passes, including its own
+  /// run, and the memory save/restore happen inside it, so this is where kernel replay's cost shows.
   kLaunchCounters,
   /// "launch.callbacks": rfprof's own work in a launch's entry and exit callbacks, each timed
   /// separately, one callback in kCallbackSampleEvery per thread (count = callbacks timed).
@@ -63,8 +63,9 @@ struct OverheadChange {
   OverheadTotals totals;
 };
 
-/// Per-phase totals, added to by any thread (relaxed atomics: a concurrent reader may see a count
-/// without its time, which the next snapshot completes).
+/// Per-phase totals, added to by any thread, lock-free. A run's time is added before its count
+/// (release), so a reader that sees a count sees that run's time; it may also see time whose
+/// count is not visible yet, which the next snapshot completes.
 class OverheadStats {
  public:
   /// Adds one run of `phase` that took `ns` nanoseconds. Lock-free, no allocation.
@@ -72,8 +73,10 @@ class OverheadStats {
   /// The totals of `phase` now.
   OverheadTotals totals(OverheadPhase phase) const noexcept;
   /// Phases whose count grew since the previous call, with their totals now, in phase order.
+  /// With `skip_if_only_flushes`, nothing (and nothing marked reported) when only the periodic
+  /// flush phases (writer.flush, activity.flush) grew: an idle process adds no records.
   /// Call from one thread at a time (the collector's flush thread, then finish).
-  std::vector<OverheadChange> changes();
+  std::vector<OverheadChange> changes(bool skip_if_only_flushes = false);
 
  private:
   struct Slot {
