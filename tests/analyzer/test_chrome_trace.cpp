@@ -17,6 +17,18 @@ using nlohmann::json;
 using testing::TempDir;
 using testing::TraceBuilder;
 
+/// Runs the analysis of DIR/t.rftrace into DIR/out and parses its trace.json into `doc` (the
+/// parse throws, failing the test, on invalid JSON).
+void analyze_to_trace_json(const std::filesystem::path& dir, json& doc) {
+  AnalyzeOptions o;
+  o.traces = {dir / "t.rftrace"};
+  o.output_dir = dir / "out";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  std::ifstream in(dir / "out" / "trace.json");
+  doc = json::parse(in);
+}
+
 /// The events of `doc` with phase `ph` and category `cat` ("" = any).
 std::vector<json> events(const json& doc, const std::string& ph, const std::string& cat = "") {
   std::vector<json> out;
@@ -42,13 +54,8 @@ TEST(ChromeTrace, KernelsOnStreamTracksAndNvtxOnThreadTracks) {
     t.pop(1, 100, 30000);
     t.finish();
   }
-  AnalyzeOptions o;
-  o.traces = {dir.path / "t.rftrace"};
-  o.output_dir = dir.path / "out";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
-  std::ifstream in(dir.path / "out" / "trace.json");
-  json doc = json::parse(in);  // throws (fails the test) on invalid JSON
+  json doc;
+  ASSERT_NO_FATAL_FAILURE(analyze_to_trace_json(dir.path, doc));
   EXPECT_EQ(doc["displayTimeUnit"], "ns");
 
   auto kernels = events(doc, "X", "kernel");
@@ -103,13 +110,8 @@ TEST(ChromeTrace, GpuMemoryInUseIsACounterTrackOfTheProcess) {
     t.memory(false, 4000, 0x10, 0);
     t.finish();
   }
-  AnalyzeOptions o;
-  o.traces = {dir.path / "t.rftrace"};
-  o.output_dir = dir.path / "out";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
-  std::ifstream in(dir.path / "out" / "trace.json");
-  json doc = json::parse(in);
+  json doc;
+  ASSERT_NO_FATAL_FAILURE(analyze_to_trace_json(dir.path, doc));
   auto counters = events(doc, "C");
   ASSERT_EQ(counters.size(), 3u);
   EXPECT_EQ(counters[0]["pid"], 4242);
@@ -154,13 +156,8 @@ TEST(ChromeTrace, AKernelWithoutTimestampsIsDrawnAtTheEndOfItsLaunchCall) {
     t.kernel(12, 80000, 81000);  // timestamps of its own: kept
     t.finish();
   }
-  AnalyzeOptions o;
-  o.traces = {dir.path / "t.rftrace"};
-  o.output_dir = dir.path / "out";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
-  std::ifstream in(dir.path / "out" / "trace.json");
-  json doc = json::parse(in);
+  json doc;
+  ASSERT_NO_FATAL_FAILURE(analyze_to_trace_json(dir.path, doc));
   auto kernels = events(doc, "X", "kernel");
   ASSERT_EQ(kernels.size(), 2u);
   EXPECT_DOUBLE_EQ(kernels[0]["ts"].get<double>(), 56.0);  // 60000 - 4000 ns
