@@ -203,6 +203,17 @@ TEST(TraceRoundTrip, FormatOneZeroLaunchWithoutStackIdReadsAsNoStack) {
   EXPECT_EQ(out.stack_id, 0u);
 }
 
+/// The TraceError decoding `payload` as a record of `type` at file offset `base` throws; nullopt
+/// when it decodes.
+std::optional<TraceError> decode_error(RecordType type, std::string_view payload, uint64_t base) {
+  try {
+    decode_record(static_cast<uint16_t>(type), payload, base);
+  } catch (const TraceError& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
 TEST(TraceRoundTrip, CallStackFrameCountBeyondItsBytesIsABadRecord) {
   CallStack cs;
   cs.stack_id = 3;
@@ -211,27 +222,21 @@ TEST(TraceRoundTrip, CallStackFrameCountBeyondItsBytesIsABadRecord) {
   std::string payload = payload_of(cs);
   const uint32_t huge = 0x40000000;  // 1 Gi frames in a 20-byte payload
   std::memcpy(payload.data() + 4, &huge, sizeof huge);
-  try {
-    decode_record(static_cast<uint16_t>(RecordType::kCallStack), payload, 1000);
-    FAIL() << "expected TraceError";
-  } catch (const TraceError& e) {
-    EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
-    EXPECT_EQ(e.offset(), 1004u);
-  }
+  auto e = decode_error(RecordType::kCallStack, payload, 1000);
+  ASSERT_TRUE(e.has_value()) << "expected TraceError";
+  EXPECT_EQ(e->kind(), TraceErrorKind::kBadRecord);
+  EXPECT_EQ(e->offset(), 1004u);
 }
 
 TEST(TraceRoundTrip, ProfilerOverheadCutShortIsABadRecordAtTheMissingField) {
   std::string payload = payload_of(ProfilerOverhead{9, 2, 3000, 2000});
   ASSERT_EQ(payload.size(), 28u);  // str phase, u64 count, u64 total_ns, u64 max_ns
   payload.resize(20);              // max_ns missing
-  try {
-    decode_record(static_cast<uint16_t>(RecordType::kOverhead), payload, 500);
-    FAIL() << "expected TraceError";
-  } catch (const TraceError& e) {
-    EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
-    EXPECT_EQ(e.offset(), 520u);
-    EXPECT_NE(std::string(e.what()).find("overhead.max_ns"), std::string::npos) << e.what();
-  }
+  auto e = decode_error(RecordType::kOverhead, payload, 500);
+  ASSERT_TRUE(e.has_value()) << "expected TraceError";
+  EXPECT_EQ(e->kind(), TraceErrorKind::kBadRecord);
+  EXPECT_EQ(e->offset(), 520u);
+  EXPECT_NE(std::string(e->what()).find("overhead.max_ns"), std::string::npos) << e->what();
 }
 
 TEST(TraceRoundTrip, MemoryKindOutOfRangeIsABadRecord) {
