@@ -1,8 +1,11 @@
 // trace.json writer (rfprof/analyzer/chrome_trace.h).
 #include "rfprof/analyzer/chrome_trace.h"
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
+
+#include "rfprof/trace/api_names.h"
 
 namespace rf::analyzer {
 namespace {
@@ -64,13 +67,9 @@ void ChromeTrace::begin_trace(const TraceContext& ctx) {
   uint64_t last = 0;
   for (const auto& r : ranges)
     if (r.end_ns != std::numeric_limits<uint64_t>::max()) last = std::max(last, r.end_ns);
-  std::map<uint64_t, bool> threads;
+  graph_calls_.clear();
   for (const auto& r : ranges) {
-    if (!threads[r.thread_id]) {
-      threads[r.thread_id] = true;
-      write_event({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_}, {"tid", r.thread_id},
-                   {"args", {{"name", "thread " + std::to_string(r.thread_id)}}}});
-    }
+    name_thread(r.thread_id);
     const bool open = r.end_ns == std::numeric_limits<uint64_t>::max();
     const uint64_t end = open ? std::max(last, r.start_ns) : r.end_ns;
     json e = {{"ph", "X"}, {"cat", "nvtx"}, {"name", std::string(r.name)}, {"pid", pid_}, {"tid", r.thread_id},
@@ -84,7 +83,39 @@ void ChromeTrace::begin_trace(const TraceContext& ctx) {
                  {"ts", us(p.event.timestamp_ns)}, {"args", {{"in_use_bytes", p.in_use_bytes}}}});
 }
 
+void ChromeTrace::name_thread(uint64_t thread_id) {
+  auto& named = threads_named_[{pid_, thread_id}];
+  if (named) return;
+  named = true;
+  write_event({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_}, {"tid", thread_id},
+               {"args", {{"name", "thread " + std::to_string(thread_id)}}}});
+}
+
+void ChromeTrace::add_launch_call(const KernelRow& row) {
+  if (row.launch_is_graph) {
+    if (std::find(graph_calls_.begin(), graph_calls_.end(), row.id) != graph_calls_.end()) return;
+    graph_calls_.push_back(row.id);
+    if (graph_calls_.size() > kGraphCallsKept) graph_calls_.pop_front();
+  }
+  name_thread(*row.thread_id);
+  json args = {{"correlation", row.id}};
+  if (row.launch_is_graph)
+    args["graph"] = true;
+  else
+    args["kernel"] = row.kernel;
+  write_event({{"ph", "X"},
+               {"cat", "cuda_api"},
+               {"name", trace::launch_api_label(row.launch_domain, row.launch_cbid)},
+               {"pid", pid_},
+               {"tid", *row.thread_id},
+               {"ts", us(*row.launch_start_ns)},
+               {"dur", static_cast<double>(*row.launch_end_ns - *row.launch_start_ns) / 1000.0},
+               {"args", args}});
+}
+
 void ChromeTrace::add_launch(const KernelRow& row) {
+  const bool call = row.thread_id && row.launch_start_ns && row.launch_end_ns;
+  if (call) add_launch_call(row);
   if (!row.start_ns || !row.duration_ns) {
     ++skipped_;
     return;
@@ -117,6 +148,13 @@ void ChromeTrace::add_launch(const KernelRow& row) {
   if (row.start_from_launch)
     event["args"]["start"] = "end of the launch call (no GPU timestamp under kernel replay)";
   write_event(event);
+  if (call) {  // the arrow from the call to its kernel (Kineto: "ac2g", bound to the enclosing slice)
+    const uint64_t flow = ++flows_;
+    write_event({{"ph", "s"}, {"cat", "ac2g"}, {"name", "ac2g"}, {"id", flow}, {"pid", pid_},
+                 {"tid", *row.thread_id}, {"ts", us(*row.launch_start_ns)}});
+    write_event({{"ph", "f"}, {"bp", "e"}, {"cat", "ac2g"}, {"name", "ac2g"}, {"id", flow},
+                 {"pid", track}, {"tid", stream}, {"ts", us(*row.start_ns)}});
+  }
 }
 
 void ChromeTrace::finish() { out_ << "\n]}\n"; }

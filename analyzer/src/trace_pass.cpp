@@ -128,8 +128,16 @@ class RowBuilder {
 
     uint32_t path = NvtxIndex::kNoPath;
     if (j.launch) {
-      row.thread_id = j.launch->thread_id;
-      row.stack_id = j.launch->stack_id;
+      const auto& l = *j.launch;
+      row.thread_id = l.thread_id;
+      row.stack_id = l.stack_id;
+      if (l.api_end_ns >= l.api_start_ns && l.api_end_ns != 0) {
+        row.launch_start_ns = l.api_start_ns;
+        row.launch_end_ns = l.api_end_ns;
+        row.launch_domain = l.domain;
+        row.launch_cbid = l.cbid;
+        row.launch_is_graph = l.is_graph;
+      }
     }
     if (j.launch)
       path = ctx_.nvtx.attribute(j.launch->thread_id, j.launch->api_start_ns, j.launch->api_end_ns);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -166,6 +168,86 @@ TEST(ChromeTrace, AKernelWithoutTimestampsIsDrawnAtTheEndOfItsLaunchCall) {
   EXPECT_DOUBLE_EQ(kernels[1]["ts"].get<double>(), 80.0);
   EXPECT_DOUBLE_EQ(kernels[1]["dur"].get<double>(), 1.0);
   EXPECT_FALSE(kernels[1]["args"].contains("start"));
+}
+
+}  // namespace
+}  // namespace rf::analyzer
+
+namespace rf::analyzer {
+namespace {
+
+// Launch calls are drawn on their thread's track and joined to their kernels by flow arrows, as
+// the PyTorch profiler's traces show cudaLaunchKernel: a graph launch's call once for all its
+// kernels; a call without an end time (api_end_ns 0, only in a hand-made or damaged trace: the
+// collector writes LaunchApi at the call's exit) is not drawn, its kernel is.
+TEST(ChromeTrace, LaunchCallsAreOnTheirThreadAndFlowToTheirKernels) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, trace::CollectionMode::kTiming);  // ProcessInfo start_ns = 0
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    trace::LaunchApi l;
+    l.correlation_id = 11;
+    l.cbid = 652;  // cuLaunchKernelEx
+    l.thread_id = 100;
+    l.api_start_ns = 2000;
+    l.api_end_ns = 6000;
+    l.kernel_name = t.writer().intern("_Z4relui");
+    t.writer().append(l);
+    t.kernel(11, 7000, 9000, "relu(int)");
+    t.launch(20, 0, 101, 10000, 0, /*graph=*/true);  // cuGraphLaunch-like: one call, two kernels
+    t.kernel(20, 12000, 13000, "a");
+    t.kernel(20, 13000, 15000, "b");
+    trace::LaunchApi open = l;  // no end time
+    open.correlation_id = 30;
+    open.api_start_ns = 20000;
+    open.api_end_ns = 0;
+    t.writer().append(open);
+    t.kernel(30, 21000, 22000, "relu(int)");
+    t.finish();
+  }
+  json doc;
+  ASSERT_NO_FATAL_FAILURE(analyze_to_trace_json(dir.path, doc));
+  auto calls = events(doc, "X", "cuda_api");
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0]["name"], "cuLaunchKernelEx");
+  EXPECT_EQ(calls[0]["pid"], 4242);
+  EXPECT_EQ(calls[0]["tid"], 100);
+  EXPECT_DOUBLE_EQ(calls[0]["ts"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(calls[0]["dur"].get<double>(), 4.0);
+  EXPECT_EQ(calls[0]["args"]["correlation"], 11);
+  EXPECT_EQ(calls[0]["args"]["kernel"], "relu(int)");
+  EXPECT_EQ(calls[1]["tid"], 101);
+  EXPECT_EQ(calls[1]["name"], "driver API call (cbid 0)");  // TraceBuilder::launch sets no cbid
+  EXPECT_EQ(calls[1]["args"]["graph"], true);
+  EXPECT_DOUBLE_EQ(calls[1]["ts"].get<double>(), 10.0);
+
+  auto kernels = events(doc, "X", "kernel");
+  ASSERT_EQ(kernels.size(), 4u);
+  auto starts = events(doc, "s", "ac2g");
+  auto ends = events(doc, "f", "ac2g");
+  ASSERT_EQ(starts.size(), 3u);  // relu, and a and b of the graph; none for the call without an end
+  ASSERT_EQ(ends.size(), 3u);
+  std::set<uint64_t> ids;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(starts[i]["id"], ends[i]["id"]);
+    ids.insert(starts[i]["id"].get<uint64_t>());
+    EXPECT_EQ(ends[i]["bp"], "e");
+    EXPECT_EQ(ends[i]["pid"], kernels[i]["pid"]);  // the GPU track
+    EXPECT_EQ(ends[i]["tid"], kernels[i]["tid"]);
+    EXPECT_DOUBLE_EQ(ends[i]["ts"].get<double>(), kernels[i]["ts"].get<double>());
+  }
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(starts[0]["tid"], 100);
+  EXPECT_DOUBLE_EQ(starts[0]["ts"].get<double>(), 2.0);
+  EXPECT_EQ(starts[2]["tid"], 101);
+  EXPECT_DOUBLE_EQ(starts[2]["ts"].get<double>(), 10.0);
+
+  // Both launching threads have a named track although neither pushed an NVTX range.
+  std::map<std::string, int> names;
+  for (const auto& m : events(doc, "M")) names[m["args"].value("name", "")]++;
+  EXPECT_EQ(names["thread 100"], 1);
+  EXPECT_EQ(names["thread 101"], 1);
 }
 
 }  // namespace

@@ -3,7 +3,11 @@
 
 #include <map>
 
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
+
 #include "rfprof/collector/names.h"
+#include "rfprof/trace/api_names.h"
 
 namespace rf::collector {
 namespace {
@@ -52,6 +56,46 @@ TEST(ReplayToolKernel, OnlyCuptisMemcmpIsDropped) {
   EXPECT_FALSE(is_replay_tool_kernel("tools_memcmp_mine"));
   EXPECT_FALSE(is_replay_tool_kernel("my_tools_memcmp"));
   EXPECT_FALSE(is_replay_tool_kernel(""));
+}
+
+// trace.json names each launch call from its LaunchApi (domain, cbid); the trace library keeps
+// the ids as numbers, so they are checked here against the CUPTI headers the collector uses.
+TEST(LaunchApiNames, EveryRecordedLaunchCallbackIdHasItsCuptiName) {
+  using trace::ApiDomain;
+  using trace::launch_api_name;
+#define RF_DRIVER(name) EXPECT_EQ(launch_api_name(ApiDomain::kDriver, CUPTI_DRIVER_TRACE_CBID_##name), #name)
+  RF_DRIVER(cuLaunchKernel);
+  RF_DRIVER(cuLaunchKernel_ptsz);
+  RF_DRIVER(cuLaunchKernelEx);
+  RF_DRIVER(cuLaunchKernelEx_ptsz);
+  RF_DRIVER(cuLaunchCooperativeKernel);
+  RF_DRIVER(cuLaunchCooperativeKernel_ptsz);
+  RF_DRIVER(cuGraphLaunch);
+  RF_DRIVER(cuGraphLaunch_ptsz);
+#undef RF_DRIVER
+#define RF_RUNTIME(name, version) \
+  EXPECT_EQ(launch_api_name(ApiDomain::kRuntime, CUPTI_RUNTIME_TRACE_CBID_##name##_##version), #name)
+  RF_RUNTIME(cudaLaunchKernel, v7000);
+  RF_RUNTIME(cudaLaunchKernel_ptsz, v7000);
+  RF_RUNTIME(cudaLaunchKernelExC, v11060);
+  RF_RUNTIME(cudaLaunchKernelExC_ptsz, v11060);
+  RF_RUNTIME(cudaLaunchCooperativeKernel, v9000);
+  RF_RUNTIME(cudaLaunchCooperativeKernel_ptsz, v9000);
+  RF_RUNTIME(cudaGraphLaunch, v10000);
+  RF_RUNTIME(cudaGraphLaunch_ptsz, v10000);
+  RF_RUNTIME(__cudaLaunchKernel, v13000);
+  RF_RUNTIME(__cudaLaunchKernel_ptsz, v13000);
+#undef RF_RUNTIME
+}
+
+TEST(LaunchApiNames, AnIdOutsideTheTableIsLabelledWithItsNumber) {
+  using trace::ApiDomain;
+  EXPECT_EQ(trace::launch_api_name(ApiDomain::kDriver, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2), "");
+  EXPECT_EQ(trace::launch_api_name(ApiDomain::kRuntime, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel), "");
+  EXPECT_EQ(trace::launch_api_label(ApiDomain::kDriver, 0), "driver API call (cbid 0)");
+  EXPECT_EQ(trace::launch_api_label(ApiDomain::kRuntime, 99999), "runtime API call (cbid 99999)");
+  EXPECT_EQ(trace::launch_api_label(ApiDomain::kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx),
+            "cuLaunchKernelEx");
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 // trace.json: the run as a timeline in the Chrome trace event format (JSON object form with
 // "traceEvents"), which ui.perfetto.dev and chrome://tracing open. GPU kernels are complete ("X")
-// events on one track per GPU device and stream; NVTX ranges are "X" events on the profiled
-// process's thread tracks. Written as it streams: memory does not grow with launches.
-// Format: "Trace Event Format" (Google, 2016), events X (complete) and M (metadata).
+// events on one track per GPU device and stream; NVTX ranges and launch API calls are "X" events
+// on the profiled process's thread tracks, each call joined to its kernel by a flow arrow, as the
+// PyTorch profiler's (Kineto's) traces draw them. Written as it streams: memory does not grow with
+// launches. Format: "Trace Event Format" (Google, 2016), events X (complete), M (metadata),
+// C (counter) and s/f (flow start and end).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -28,7 +31,10 @@ class ChromeTrace {
   void begin_trace(const TraceContext& ctx);
   /// One launch: an "X" event on the track of its device and stream, args with its FLOP, bytes,
   /// arithmetic intensity, FLOP/s, NVTX path and phase. Launches without start or duration are
-  /// counted in skipped() and not written.
+  /// counted in skipped() and not written. When the row has its launch call (launch_start_ns),
+  /// the call is an "X" event (cat "cuda_api", named e.g. "cuLaunchKernel") on its thread's track,
+  /// once per call (a graph launch's kernels share one), and a flow ("s" at the call's start,
+  /// "f" with "bp": "e" at the kernel's start, cat "ac2g" as Kineto names it) joins the two.
   void add_launch(const KernelRow& row);
   /// Writes the closing of the document. Call once, after the last trace.
   void finish();
@@ -39,6 +45,10 @@ class ChromeTrace {
   void write_event(const nlohmann::json& event);
   double us(uint64_t ns) const;
   int64_t gpu_pid(uint32_t device);
+  void name_thread(uint64_t thread_id);
+  /// Draws the launch call of `row` on its thread's track, unless it is a graph launch whose call
+  /// one of the last kGraphCallsKept graph rows already drew.
+  void add_launch_call(const KernelRow& row);
 
   std::ostream& out_;
   bool first_ = true;
@@ -48,6 +58,10 @@ class ChromeTrace {
   std::map<std::pair<uint32_t, uint32_t>, int64_t> gpu_pids_;  // (pid, device) -> track process id
   std::map<std::pair<int64_t, uint32_t>, bool> streams_named_;
   std::map<uint32_t, std::string> device_names_;  // of the current trace, by device id
+  std::map<std::pair<uint32_t, uint64_t>, bool> threads_named_;  // (pid, thread id)
+  static constexpr size_t kGraphCallsKept = 64;
+  std::deque<uint32_t> graph_calls_;  // correlation ids of the last graph launch calls drawn
+  uint64_t flows_ = 0;                // flow ids handed out (unique in the file)
   uint64_t events_ = 0;
   uint64_t skipped_ = 0;
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rfprof/analyzer/flops.h"
+#include "rfprof/trace/records.h"
 
 namespace rf::analyzer {
 
@@ -37,6 +38,13 @@ struct KernelRow {
   /// kernel is placed at the end of its launch call, where it ran (trace.json only).
   bool start_from_launch = false;
   std::optional<uint64_t> thread_id;            ///< thread that launched it (trace.json's flow); not a CSV column
+  /// The launch API call (LaunchApi api_start_ns/api_end_ns, ns; both set or neither, neither when
+  /// the call has no end >= its start): trace.json draws it on the thread's track. Under kernel
+  /// replay the replays run inside it. Not CSV columns.
+  std::optional<uint64_t> launch_start_ns, launch_end_ns;
+  trace::ApiDomain launch_domain = trace::ApiDomain::kDriver;  ///< of the call (trace::launch_api_label)
+  uint32_t launch_cbid = 0;                     ///< CUPTI callback id of the call
+  bool launch_is_graph = false;                 ///< a graph launch: one call for many rows
   uint32_t stack_id = 0;                        ///< LaunchApi::stack_id (0: none); not a CSV column
   LaunchMetrics metrics;                        ///< FLOP per precision, DRAM bytes
   std::string nvtx;                             ///< range path ("" outside every range)
