@@ -14,7 +14,12 @@ int main(int argc, char** argv) {
   app.add_option("LAUNCHES", shape.launches, "kernel launches")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--kernels", shape.distinct_kernels, "distinct kernel names")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  bool no_counters = false;
+  app.add_flag("--no-counters", no_counters,
+               "a counters-mode run whose counters were unavailable: launches without counters and "
+               "one CollectorError");
   CLI11_PARSE(app, argc, argv);
+  shape.counters = !no_counters;
   try {
     std::cout << rf::bench::write_synthetic_trace(path, shape) << " launches written to " << path << "\n";
   } catch (const rf::trace::WriteError& e) {

@@ -8,11 +8,15 @@ and the same steps, and writes into --out:
   overhead.csv  workload,mode,wall_s,ratio_to_native   (runs that exited 0; ratio to the native run
                                                         of the same workload in this invocation)
   runs.csv      every run: workload,mode,repeat,wall_s,exit_status,command
+  logs/         each run's stdout and stderr (WORKLOAD-MODE-REPEAT.log), with rfprof's own messages
   costs.csv     workload,mode,launches,phase,count,total_ns,mean_ns,max_ns,ns_per_launch: where each
                 rfprof run's own time went, per phase, from its trace's ProfilerOverhead records
                 (rfanalyze's profiler_overhead.csv; a run stopped at --timeout is read from its
                 .part trace, which holds the totals of its last flush)
   README.md     GPU, driver, CUDA, ncu and torch versions, the commands, the tables, what was skipped
+A roofline run whose trace holds counters for none of its launches (CUPTI refused, the counters
+could not be set up) measured no roofline: it is left out of overhead.csv and listed in README.md
+with the first `rfprof:` line of its log.
   traces/       the rfprof traces written, analysis/ their rfanalyze outputs, ncu/ the ncu reports
 
 Workloads (--workloads): resnet18 (examples/imagenet/main.py, --dummy, cudaProfilerStart/Stop
@@ -28,6 +32,7 @@ Standard library only; tested without a GPU by tests/examples/test_bench_overhea
 import argparse
 import csv
 import datetime
+import json
 import os
 import shlex
 import shutil
@@ -82,18 +87,53 @@ def command_for(mode, workload, cmd, from_start, args, out):
     return cmd, env
 
 
-def run_one(argv, env, timeout):
-    """(wall seconds, exit status or 'timeout')."""
+def run_one(argv, env, timeout, log):
+    """(wall seconds, exit status or 'timeout'); stdout and stderr go to the file `log`."""
     full = dict(os.environ)
     full.update(env)
-    start = time.monotonic()
+    with open(log, "wb") as f:
+        start = time.monotonic()
+        try:
+            p = subprocess.run(argv, env=full, stdout=f, stderr=subprocess.STDOUT, timeout=timeout)
+            return time.monotonic() - start, p.returncode
+        except subprocess.TimeoutExpired:
+            return time.monotonic() - start, "timeout"
+        except OSError as e:
+            return time.monotonic() - start, f"cannot start: {e.strerror}"
+
+
+def log_path(out, workload, mode, repeat):
+    return os.path.join(out, "logs", f"{workload}-{mode}-{repeat}.log")
+
+
+def first_rfprof_line(log):
+    """The first line of `log` that rfprof wrote ("rfprof: ..."), or ""."""
     try:
-        p = subprocess.run(argv, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout)
-        return time.monotonic() - start, p.returncode
-    except subprocess.TimeoutExpired:
-        return time.monotonic() - start, "timeout"
-    except OSError as e:
-        return time.monotonic() - start, f"cannot start: {e.strerror}"
+        with open(log, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("rfprof:"):
+                    return line.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def counter_coverage(out, workload, mode):
+    """(launches, launches with counters, first collector error message) of one run, from the
+    summary.json that collector_costs' rfanalyze wrote; None when there is none. Launches are the
+    trace's LaunchApi records; those with counters are the ones not counted in
+    join.rows_without_counters (docs/analyzer.md), none in a trace not in counters mode."""
+    try:
+        with open(os.path.join(out, "analysis", f"{workload}-{mode}", "summary.json"), encoding="utf-8") as f:
+            summary = json.load(f)
+        launches = sum(int(t["launches"]) for t in summary["traces"])
+        # A trace not in counters mode awaited no counters: none of its launches has any.
+        without = sum(int(t["join"]["rows_without_counters"]) if t["mode"] == "counters" else int(t["launches"])
+                      for t in summary["traces"])
+        errors = [e["message"] for e in summary.get("collector_errors", [])]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return launches, max(launches - without, 0), errors[0] if errors else ""
 
 
 RFPROF_MODES = ("timing", "roofline", "roofline-step-replay")
@@ -140,13 +180,16 @@ def collector_costs(rfanalyze, out, workload, mode, timeout=600):
     return rows
 
 
-def cost_summary(rows):
-    """README rows per run: launches, callback ns per launch, mean launch call under the Range
-    Profiler (ms), decode and write ns per launch, set-up ms (session start, counters set-up,
-    Range Profiler enable)."""
+def cost_summary(rows, coverage=None):
+    """README rows per run: launches, launches with counters ("k/n", counters modes, from
+    `coverage`: (workload, mode) -> counter_coverage()), callback ns per launch, mean launch call
+    under the Range Profiler (ms), decode and write ns per launch, set-up ms (session start,
+    counters set-up, Range Profiler enable)."""
     runs = {}
     for r in rows:
         runs.setdefault((r["workload"], r["mode"]), {"launches": r["launches"]})[r["phase"]] = r
+    for key, cov in (coverage or {}).items():  # a trace without ProfilerOverhead records (format < 1.2)
+        runs.setdefault(key, {"launches": cov[0]})
 
     def total(run, *phases):
         return sum(int(run[p]["total_ns"]) for p in phases if p in run)
@@ -162,7 +205,9 @@ def cost_summary(rows):
         lc = run.get("launch.counters")
         replay = f"{int(lc['total_ns']) / int(lc['count']) / 1e6:.4g}" if lc and int(lc["count"]) else ""
         setup = ("session.start", "counters.setup", "counters.enable")
-        out.append([w, m, n, callbacks, replay, per_launch(run, n, "counters.decode", "counters.evaluate"),
+        cov = (coverage or {}).get((w, m))
+        counted = f"{cov[1]}/{cov[0]}" if cov and m != "timing" else ""
+        out.append([w, m, n, counted, callbacks, replay, per_launch(run, n, "counters.decode", "counters.evaluate"),
                     per_launch(run, n, "writer.flush", "activity.buffer"),
                     f"{total(run, *setup) / 1e6:.1f}" if any(p in run for p in setup) else ""])
     return out
@@ -227,7 +272,7 @@ def main(argv=None):
         ap.error("--modes must include native (ratios are to the native run)")
 
     out = args.out
-    for d in (out, os.path.join(out, "traces"), os.path.join(out, "ncu")):
+    for d in (out, os.path.join(out, "traces"), os.path.join(out, "ncu"), os.path.join(out, "logs")):
         os.makedirs(d, exist_ok=True)
     runs, skipped, best = [], [], {}
     began = time.monotonic()
@@ -248,7 +293,7 @@ def main(argv=None):
                     timeout = min(timeout, args.budget - (time.monotonic() - began))
                     if timeout < 1:
                         break
-                wall, status = run_one(argv_, env, timeout)
+                wall, status = run_one(argv_, env, timeout, log_path(out, w, m, r))
                 line = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + (" " if env else "") + shlex.join(argv_)
                 runs.append({"workload": w, "mode": m, "repeat": r, "wall_s": f"{wall:.3f}", "exit_status": status,
                              "command": line})
@@ -264,6 +309,41 @@ def main(argv=None):
         wr = csv.DictWriter(f, fieldnames=["workload", "mode", "repeat", "wall_s", "exit_status", "command"])
         wr.writeheader()
         wr.writerows(runs)
+    rows = write_overhead(out, chosen, modes, best)
+    v = versions(args)
+    write_readme(out, argv, args, v, rows, [], skipped)  # first without costs: the analysis may be cut short
+    costs, coverage = [], {}
+    ran = {(x["workload"], x["mode"]) for x in runs}
+    if os.access(args.rfanalyze, os.X_OK):
+        for w in chosen:
+            for m in modes:
+                if m in RFPROF_MODES and (w, m) in ran:
+                    left = args.budget - (time.monotonic() - began) if args.budget else 600
+                    costs += collector_costs(args.rfanalyze, out, w, m, timeout=max(left, 10))
+                    cov = counter_coverage(out, w, m)
+                    if cov is not None:
+                        coverage[(w, m)] = cov
+    else:
+        skipped.append(("every rfprof run", "per-phase costs", f"{args.rfanalyze} not found (--rfanalyze)"))
+    with open(os.path.join(out, "costs.csv"), "w", newline="", encoding="utf-8") as f:
+        wr = csv.DictWriter(f, fieldnames=COST_COLUMNS)
+        wr.writeheader()
+        wr.writerows(costs)
+    # A roofline time without counters is no roofline measurement: out of overhead.csv, and why.
+    for (w, m), (launches, with_counters, error) in coverage.items():
+        if m != "timing" and launches > 0 and with_counters == 0 and (w, m) in best:
+            last = max(r for r in range(args.repeats) if os.path.exists(log_path(out, w, m, r)))
+            why = first_rfprof_line(log_path(out, w, m, last)) or error or "no rfprof: message in its log"
+            skipped.append((w, m, f"ran ({best.pop((w, m)):.3f} s) but recorded counters for none of its "
+                                  f"{launches} launches: {why}"))
+    rows = write_overhead(out, chosen, modes, best)
+    write_readme(out, argv, args, v, rows, costs, skipped, coverage)
+    print(f"overhead: {len(rows)} results in {os.path.join(out, 'overhead.csv')}", file=sys.stderr)
+    return 0 if rows else 1
+
+
+def write_overhead(out, chosen, modes, best):
+    """overhead.csv from the fastest wall time of each (workload, mode) in `best`; returns its rows."""
     rows = []
     for w in chosen:
         native = best.get((w, "native"))
@@ -275,29 +355,10 @@ def main(argv=None):
         wr = csv.DictWriter(f, fieldnames=["workload", "mode", "wall_s", "ratio_to_native"])
         wr.writeheader()
         wr.writerows(rows)
-
-    v = versions(args)
-    write_readme(out, argv, args, v, rows, [], skipped)  # first without costs: the analysis may be cut short
-    costs = []
-    ran = {(x["workload"], x["mode"]) for x in runs}
-    if os.access(args.rfanalyze, os.X_OK):
-        for w in chosen:
-            for m in modes:
-                if m in RFPROF_MODES and (w, m) in ran:
-                    left = args.budget - (time.monotonic() - began) if args.budget else 600
-                    costs += collector_costs(args.rfanalyze, out, w, m, timeout=max(left, 10))
-    else:
-        skipped.append(("every rfprof run", "per-phase costs", f"{args.rfanalyze} not found (--rfanalyze)"))
-    with open(os.path.join(out, "costs.csv"), "w", newline="", encoding="utf-8") as f:
-        wr = csv.DictWriter(f, fieldnames=COST_COLUMNS)
-        wr.writeheader()
-        wr.writerows(costs)
-    write_readme(out, argv, args, v, rows, costs, skipped)
-    print(f"overhead: {len(rows)} results in {os.path.join(out, 'overhead.csv')}", file=sys.stderr)
-    return 0 if rows else 1
+    return rows
 
 
-def write_readme(out, argv, args, v, rows, costs, skipped):
+def write_readme(out, argv, args, v, rows, costs, skipped, coverage=None):
     """README.md: versions, the command, the overhead table, the per-run costs, what was skipped."""
     with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as f:
         f.write(f"# rfprof overhead, {datetime.date.today().isoformat()}\n\n")
@@ -308,15 +369,17 @@ def write_readme(out, argv, args, v, rows, costs, skipped):
         f.write("| workload | mode | wall_s | ratio_to_native |\n|---|---|---|---|\n")
         for r in rows:
             f.write(f"| {r['workload']} | {r['mode']} | {r['wall_s']} | {r['ratio_to_native']} |\n")
-        if costs:
+        if costs or coverage:
             f.write("\nWhere rfprof's own time went (costs.csv, from each trace's ProfilerOverhead records; "
-                    "phases: docs/trace-format.md). Callbacks: entry + exit per launch; launch call under "
+                    "phases: docs/trace-format.md). With counters: launches of the trace that have "
+                    "counters (rfanalyze's join); callbacks: entry + exit per launch; launch call under "
                     "counters: the mean launch call while the Range Profiler ran (kernel replay inside it); "
                     "decode: DecodeData + evaluation; write: writer flushes + activity buffers; set-up: "
                     "session start + counters set-up + Range Profiler enable.\n\n")
-            f.write("| workload | mode | launches | callbacks ns/launch | launch call under counters (ms) "
-                    "| decode ns/launch | write ns/launch | set-up ms |\n|---|---|---|---|---|---|---|---|\n")
-            for r in cost_summary(costs):
+            f.write("| workload | mode | launches | with counters | callbacks ns/launch "
+                    "| launch call under counters (ms) | decode ns/launch | write ns/launch | set-up ms |\n"
+                    "|---|---|---|---|---|---|---|---|---|\n")
+            for r in cost_summary(costs, coverage):
                 f.write("| " + " | ".join(str(c) for c in r) + " |\n")
         if skipped:
             f.write("\nNot measured:\n\n")

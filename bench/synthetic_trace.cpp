@@ -29,12 +29,21 @@ uint64_t write_synthetic_trace(const std::filesystem::path& path, const Syntheti
   d.chip = w.intern("GH100");
   d.sm_count = 132;
   w.append(d);
-  MetricConfig mc;
-  mc.config_id = 1;
-  mc.chip = d.chip;
-  mc.num_passes = 2;
-  for (const auto& m : metric_names()) mc.metrics.push_back(w.intern(m));
-  w.append(mc);
+  if (shape.counters) {
+    MetricConfig mc;
+    mc.config_id = 1;
+    mc.chip = d.chip;
+    mc.num_passes = 2;
+    for (const auto& m : metric_names()) mc.metrics.push_back(w.intern(m));
+    w.append(mc);
+  } else {  // as Session::counters_unavailable writes it
+    CollectorError e;
+    e.code = ErrorCode::kCountersUnavailable;
+    e.message = w.intern(
+        "rfprof: counters unavailable (synthetic trace: make_synthetic_trace --no-counters); "
+        "recording kernel timings only");
+    w.append(e);
+  }
   w.append(ProfilingWindow{.window_id = 0, .begin = true, .timestamp_ns = 1000, .cbid = 0});
 
   std::vector<StringId> kernels;
@@ -74,6 +83,10 @@ uint64_t write_synthetic_trace(const std::filesystem::path& path, const Syntheti
         k.grid[0] = 1024; k.grid[1] = k.grid[2] = 1;
         k.block[0] = 256; k.block[1] = k.block[2] = 1;
         w.append(k);
+        if (!shape.counters) {
+          ++corr;
+          continue;
+        }
         RangeCounters rc;
         rc.config_id = 1;
         rc.range_index = launched;

@@ -2,6 +2,8 @@
 // device, `iterations` steps of forward/backward/optimizer NVTX ranges (backward kernels launched
 // on a second thread, as PyTorch's autograd does), each launch with its LaunchApi, KernelActivity
 // and RangeCounters (the default roofline metric list), from `distinct_kernels` kernel names.
+// With `counters` false it is the trace of a counters-mode run whose counters were unavailable:
+// no MetricConfig or RangeCounters, one CollectorError (kCountersUnavailable) instead.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@ struct SyntheticShape {
   uint64_t launches = 1'000'000;      ///< kernel launches in all
   uint32_t distinct_kernels = 200;    ///< distinct kernel names
   uint32_t launches_per_iteration = 100;
+  bool counters = true;               ///< false: counters mode, but no counters were collected
 };
 
 /// Writes the trace to `path` (overwriting it). Throws rf::trace::WriteError on I/O failure.

@@ -139,7 +139,42 @@ class OverheadTest(unittest.TestCase):
             readme = f.read()
         # launch call under counters: 1500 ns / 5 calls = 0.0003 ms; set-up: counters.enable's 2.3 s;
         # no callback, decode or write phase recorded: blank.
-        self.assertIn("| traced | roofline | 3 |  | 0.0003 |  |  | 2300.0 |", readme)
+        self.assertIn("| traced | roofline | 3 | 3/3 |  | 0.0003 |  |  | 2300.0 |", readme)
+        self.assertIn("| traced | timing | 3 |  |", readme)  # timing mode: no counters expected
+        with open(os.path.join(out, "overhead.csv")) as f:  # counters for every launch: a result
+            self.assertEqual({r["mode"] for r in csv.DictReader(f)}, {"native", "timing", "roofline"})
+
+    @unittest.skipUnless(os.environ.get("RFANALYZE") and os.environ.get("MAKE_SYNTHETIC_TRACE"),
+                         "RFANALYZE and MAKE_SYNTHETIC_TRACE not set: run through ctest")
+    def test_a_roofline_run_without_counters_is_no_result(self):
+        # CUPTI refused the counters (as it did silently in the first H100 big_memory run): the run
+        # finished in timing-mode time. Its trace, counters mode, has launches but no counters.
+        trace = os.path.join(self.tmp, "no-counters.rftrace")
+        subprocess.run([os.environ["MAKE_SYNTHETIC_TRACE"], "--no-counters", trace, "200"], check=True,
+                       capture_output=True)
+        work = self.script("refused.py", f"""
+            import os, shutil, sys
+            out = os.environ.get("RFPROF_OUTPUT")
+            if out:
+                shutil.copy({trace!r}, out)
+                if os.environ["RFPROF_MODE"] == "counters":
+                    print("app: step 1")
+                    print("rfprof: counters unavailable on device 0 (GH100): CUPTI_ERROR_OUT_OF_MEMORY",
+                          file=sys.stderr)
+            """)
+        p, out = self.run_overhead("--workload", f"refused={work}", "--workloads", "refused",
+                                   "--modes", "native,timing,roofline", "--rfanalyze", os.environ["RFANALYZE"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "overhead.csv")) as f:
+            self.assertEqual({r["mode"] for r in csv.DictReader(f)}, {"native", "timing"})
+        with open(os.path.join(out, "README.md")) as f:
+            readme = f.read()
+        self.assertRegex(readme, r"- refused, roofline: ran \([0-9.]+ s\) but recorded counters for none of its 200 "
+                                 r"launches: rfprof: counters unavailable on device 0 \(GH100\): "
+                                 r"CUPTI_ERROR_OUT_OF_MEMORY")
+        self.assertIn("| refused | roofline | 200 | 0/200 |", readme)
+        with open(os.path.join(out, "logs", "refused-roofline-0.log")) as f:
+            self.assertIn("app: step 1", f.read())  # the run's own output is kept
 
     def test_runs_past_the_budget_are_skipped_and_listed(self):
         slow = self.script("slow.py", "import time; time.sleep(0.5)")
