@@ -21,7 +21,9 @@ with the first `rfprof:` line of its log.
 
 Workloads (--workloads): resnet18 (examples/imagenet/main.py, --dummy, cudaProfilerStart/Stop
 around --profile-iters steps), many_kernels (tiny kernels back to back), big_memory (tens of GiB
-held), cuda_init (CUDA initialization alone). Modes (--modes): native, timing, roofline (kernel
+held), cuda_init (CUDA initialization alone); not run by default: big_memory_1gib, _4gib, _16gib
+(one kernel 8 times while 1, 4 or 16 GiB are held: kernel replay's cost per launch against the
+memory held, README's "Launch calls" table). Modes (--modes): native, timing, roofline (kernel
 replay), roofline-step-replay (RFPROF_REPLAY=step, the workload's --window-per-step: one pass per step;
 only for workloads with profiling windows: resnet18, many_kernels), ncu. A mode that cannot run on a workload is
 listed as skipped in README.md, never silently dropped. Wall time is the whole command's, from start to exit (time.monotonic).
@@ -36,6 +38,7 @@ import json
 import os
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -57,6 +60,10 @@ def default_workloads(build, resnet_args):
         "many_kernels": ([os.path.join(build, "bench", "many_kernels"), "--launches", "20000", "--steps", "20"],
                          False),
         "big_memory": ([os.path.join(build, "bench", "big_memory"), "--gib", "40", "--kernels", "20"], True),
+        # Kernel replay's cost per launch against the device memory the process holds: the same
+        # kernel 8 times while 1, 4 or 16 GiB are allocated (README "Launch calls").
+        **{f"big_memory_{g}gib": ([os.path.join(build, "bench", "big_memory"), "--gib", str(g), "--kernels", "8"], True)
+           for g in (1, 4, 16)},
         "cuda_init": ([os.path.join(build, "bench", "cuda_init")], True),
     }
 
@@ -178,6 +185,23 @@ def collector_costs(rfanalyze, out, workload, mode, timeout=600):
                      "count": r["count"], "total_ns": total, "mean_ns": r["mean_ns"], "max_ns": r["max_ns"],
                      "ns_per_launch": f"{total / launches:.1f}" if launches else ""})
     return rows
+
+
+def launch_calls(out, workload, mode):
+    """(calls, first call ms, median of the other calls ms, longest call ms) of one run: the launch
+    API calls ("cuda_api" events) of the trace.json that collector_costs' rfanalyze wrote, in time
+    order. Under kernel replay each call holds its kernel's replays and memory save and restore;
+    the first also holds the Range Profiler's set-up. None without trace.json or calls."""
+    try:
+        with open(os.path.join(out, "analysis", f"{workload}-{mode}", "trace.json"), encoding="utf-8") as f:
+            events = json.load(f)["traceEvents"]
+        calls = sorted((float(e["ts"]), float(e["dur"]) / 1000.0) for e in events if e.get("cat") == "cuda_api")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not calls:
+        return None
+    rest = [d for _, d in calls[1:]]
+    return len(calls), calls[0][1], statistics.median(rest) if rest else None, max(d for _, d in calls)
 
 
 def cost_summary(rows, coverage=None):
@@ -312,7 +336,7 @@ def main(argv=None):
     rows = write_overhead(out, chosen, modes, best)
     v = versions(args)
     write_readme(out, argv, args, v, rows, [], skipped)  # first without costs: the analysis may be cut short
-    costs, coverage = [], {}
+    costs, coverage, calls = [], {}, {}
     ran = {(x["workload"], x["mode"]) for x in runs}
     if os.access(args.rfanalyze, os.X_OK):
         for w in chosen:
@@ -323,6 +347,9 @@ def main(argv=None):
                     cov = counter_coverage(out, w, m)
                     if cov is not None:
                         coverage[(w, m)] = cov
+                    lc = launch_calls(out, w, m)
+                    if lc is not None:
+                        calls[(w, m)] = lc
     else:
         skipped.append(("every rfprof run", "per-phase costs", f"{args.rfanalyze} not found (--rfanalyze)"))
     with open(os.path.join(out, "costs.csv"), "w", newline="", encoding="utf-8") as f:
@@ -337,7 +364,7 @@ def main(argv=None):
             skipped.append((w, m, f"ran ({best.pop((w, m)):.3f} s) but recorded counters for none of its "
                                   f"{launches} launches: {why}"))
     rows = write_overhead(out, chosen, modes, best)
-    write_readme(out, argv, args, v, rows, costs, skipped, coverage)
+    write_readme(out, argv, args, v, rows, costs, skipped, coverage, calls)
     print(f"overhead: {len(rows)} results in {os.path.join(out, 'overhead.csv')}", file=sys.stderr)
     return 0 if rows else 1
 
@@ -358,7 +385,7 @@ def write_overhead(out, chosen, modes, best):
     return rows
 
 
-def write_readme(out, argv, args, v, rows, costs, skipped, coverage=None):
+def write_readme(out, argv, args, v, rows, costs, skipped, coverage=None, calls=None):
     """README.md: versions, the command, the overhead table, the per-run costs, what was skipped."""
     with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as f:
         f.write(f"# rfprof overhead, {datetime.date.today().isoformat()}\n\n")
@@ -381,6 +408,15 @@ def write_readme(out, argv, args, v, rows, costs, skipped, coverage=None):
                     "|---|---|---|---|---|---|---|---|---|\n")
             for r in cost_summary(costs, coverage):
                 f.write("| " + " | ".join(str(c) for c in r) + " |\n")
+        if calls:
+            f.write("\nLaunch calls (trace.json's launch API calls, in time order). Under kernel replay a call holds "
+                    "its kernel's replay passes and the save and restore of the memory it may write; the first "
+                    "call also holds the Range Profiler's set-up.\n\n"
+                    "| workload | mode | calls | first call (ms) | median of the others (ms) | longest (ms) |\n"
+                    "|---|---|---|---|---|---|\n")
+            for (w, m), (n, first, median, longest) in calls.items():
+                f.write(f"| {w} | {m} | {n} | {first:.3f} | {'' if median is None else f'{median:.3f}'} "
+                        f"| {longest:.3f} |\n")
         if skipped:
             f.write("\nNot measured:\n\n")
             for w, m, why in skipped:

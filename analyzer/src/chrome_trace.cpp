@@ -17,9 +17,36 @@ constexpr int64_t kGpuPidBase = int64_t{1} << 32;
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+/// Slot order of the per-launch event templates (ChromeTrace::Event::slots).
+enum CallSlot { kCallName, kCallPid, kCallTid, kCallTs, kCallDur, kCallArgs, kCallCorrelation };
+enum KernelSlot { kKName, kKPid, kKTid, kKTs, kKDur, kKArgs, kKId, kKFlop, kKDram, kKIntensity, kKFlopPerS, kKNvtx, kKPhase };
+enum FlowSlot { kFlowId, kFlowPid, kFlowTid, kFlowTs };
+
+/// `doc` with pointers to its values at `paths` ("key" or "args/key"), in that order.
+template <typename Event>
+Event make_event(json doc, std::initializer_list<const char*> paths) {
+  Event e{std::move(doc), {}};
+  for (std::string path : paths) {
+    const auto slash = path.find('/');
+    e.slots.push_back(slash == std::string::npos ? &e.doc[path] : &e.doc[path.substr(0, slash)][path.substr(slash + 1)]);
+  }
+  return e;
+}
+
 }  // namespace
 
-ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) { out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"; }
+ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) {
+  out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  call_ = make_event<Event>({{"ph", "X"}, {"cat", "cuda_api"}},
+                            {"name", "pid", "tid", "ts", "dur", "args", "args/correlation"});
+  kernel_ = make_event<Event>({{"ph", "X"}, {"cat", "kernel"}},
+                              {"name", "pid", "tid", "ts", "dur", "args", "args/id", "args/flop", "args/dram_bytes",
+                               "args/arithmetic_intensity", "args/flop_per_s", "args/nvtx", "args/phase"});
+  flow_start_ = make_event<Event>({{"ph", "s"}, {"cat", "ac2g"}, {"name", "ac2g"}}, {"id", "pid", "tid", "ts"});
+  flow_end_ = make_event<Event>({{"ph", "f"}, {"bp", "e"}, {"cat", "ac2g"}, {"name", "ac2g"}}, {"id", "pid", "tid", "ts"});
+  for (json* text : {call_.slots[kCallName], kernel_.slots[kKName], kernel_.slots[kKNvtx], kernel_.slots[kKPhase]})
+    *text = std::string();  // filled with get_ref<std::string&>, which needs a string
+}
 
 void ChromeTrace::write_event(const json& event) {
   if (!first_) out_ << ",\n";
@@ -98,19 +125,19 @@ void ChromeTrace::add_launch_call(const KernelRow& row) {
     if (graph_calls_.size() > kGraphCallsKept) graph_calls_.pop_front();
   }
   name_thread(*row.thread_id);
-  json args = {{"correlation", row.id}};
-  if (row.launch_is_graph)
-    args["graph"] = true;
+  auto& v = call_.slots;
+  if (auto name = trace::launch_api_name(row.launch_domain, row.launch_cbid); !name.empty())
+    v[kCallName]->get_ref<std::string&>().assign(name);
   else
-    args["kernel"] = row.kernel;
-  write_event({{"ph", "X"},
-               {"cat", "cuda_api"},
-               {"name", trace::launch_api_label(row.launch_domain, row.launch_cbid)},
-               {"pid", pid_},
-               {"tid", *row.thread_id},
-               {"ts", us(*row.launch_start_ns)},
-               {"dur", static_cast<double>(*row.launch_end_ns - *row.launch_start_ns) / 1000.0},
-               {"args", args}});
+    *v[kCallName] = trace::launch_api_label(row.launch_domain, row.launch_cbid);
+  *v[kCallPid] = pid_;
+  *v[kCallTid] = *row.thread_id;
+  *v[kCallTs] = us(*row.launch_start_ns);
+  *v[kCallDur] = static_cast<double>(*row.launch_end_ns - *row.launch_start_ns) / 1000.0;
+  *v[kCallCorrelation] = row.id;
+  if (row.launch_is_graph) (*v[kCallArgs])["graph"] = true;
+  write_event(call_.doc);
+  if (row.launch_is_graph) v[kCallArgs]->erase("graph");
 }
 
 void ChromeTrace::add_launch(const KernelRow& row) {
@@ -129,31 +156,36 @@ void ChromeTrace::add_launch(const KernelRow& row) {
                  {"args", {{"name", "stream " + std::to_string(stream)}}}});
   }
   const auto& m = row.metrics;
-  json event = {{"ph", "X"},
-                {"cat", "kernel"},
-                {"name", row.kernel},
-                {"pid", track},
-                {"tid", stream},
-                {"ts", us(*row.start_ns)},
-                {"dur", static_cast<double>(*row.duration_ns) / 1000.0},
-                {"args",
-                 {{"id", row.id},
-                  {"flop", opt(m.total_flop())},
-                  {"dram_bytes", opt(m.dram_bytes())},
-                  {"arithmetic_intensity", opt(row.arithmetic_intensity())},
-                  {"flop_per_s", opt(row.flop_per_s())},
-                  {"nvtx", row.nvtx},
-                  {"phase", row.phase}}}};
+  auto& v = kernel_.slots;
+  v[kKName]->get_ref<std::string&>() = row.kernel;
+  *v[kKPid] = track;
+  *v[kKTid] = stream;
+  *v[kKTs] = us(*row.start_ns);
+  *v[kKDur] = static_cast<double>(*row.duration_ns) / 1000.0;
+  *v[kKId] = row.id;
+  *v[kKFlop] = opt(m.total_flop());
+  *v[kKDram] = opt(m.dram_bytes());
+  *v[kKIntensity] = opt(row.arithmetic_intensity());
+  *v[kKFlopPerS] = opt(row.flop_per_s());
+  v[kKNvtx]->get_ref<std::string&>() = row.nvtx;
+  v[kKPhase]->get_ref<std::string&>() = row.phase;
   // Kernel replay gave no GPU timestamps: the kernel is drawn at the end of its launch call.
   if (row.start_from_launch)
-    event["args"]["start"] = "end of the launch call (no GPU timestamp under kernel replay)";
-  write_event(event);
+    (*v[kKArgs])["start"] = "end of the launch call (no GPU timestamp under kernel replay)";
+  write_event(kernel_.doc);
+  if (row.start_from_launch) v[kKArgs]->erase("start");
   if (call) {  // the arrow from the call to its kernel (Kineto: "ac2g", bound to the enclosing slice)
     const uint64_t flow = ++flows_;
-    write_event({{"ph", "s"}, {"cat", "ac2g"}, {"name", "ac2g"}, {"id", flow}, {"pid", pid_},
-                 {"tid", *row.thread_id}, {"ts", us(*row.launch_start_ns)}});
-    write_event({{"ph", "f"}, {"bp", "e"}, {"cat", "ac2g"}, {"name", "ac2g"}, {"id", flow},
-                 {"pid", track}, {"tid", stream}, {"ts", us(*row.start_ns)}});
+    *flow_start_.slots[kFlowId] = flow;
+    *flow_start_.slots[kFlowPid] = pid_;
+    *flow_start_.slots[kFlowTid] = *row.thread_id;
+    *flow_start_.slots[kFlowTs] = us(*row.launch_start_ns);
+    write_event(flow_start_.doc);
+    *flow_end_.slots[kFlowId] = flow;
+    *flow_end_.slots[kFlowPid] = track;
+    *flow_end_.slots[kFlowTid] = stream;
+    *flow_end_.slots[kFlowTs] = us(*row.start_ns);
+    write_event(flow_end_.doc);
   }
 }
 

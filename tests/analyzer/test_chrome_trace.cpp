@@ -204,32 +204,40 @@ TEST(ChromeTrace, LaunchCallsAreOnTheirThreadAndFlowToTheirKernels) {
     open.api_end_ns = 0;
     t.writer().append(open);
     t.kernel(30, 21000, 22000, "relu(int)");
+    l.correlation_id = 40;  // after the graph launch: an ordinary call again
+    l.api_start_ns = 30000;
+    l.api_end_ns = 31000;
+    t.writer().append(l);
+    t.kernel(40, 32000, 33000, "relu(int)");
     t.finish();
   }
   json doc;
   ASSERT_NO_FATAL_FAILURE(analyze_to_trace_json(dir.path, doc));
   auto calls = events(doc, "X", "cuda_api");
-  ASSERT_EQ(calls.size(), 2u);
+  ASSERT_EQ(calls.size(), 3u);
   EXPECT_EQ(calls[0]["name"], "cuLaunchKernelEx");
   EXPECT_EQ(calls[0]["pid"], 4242);
   EXPECT_EQ(calls[0]["tid"], 100);
   EXPECT_DOUBLE_EQ(calls[0]["ts"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(calls[0]["dur"].get<double>(), 4.0);
   EXPECT_EQ(calls[0]["args"]["correlation"], 11);
-  EXPECT_EQ(calls[0]["args"]["kernel"], "relu(int)");
+  EXPECT_FALSE(calls[0]["args"].contains("graph"));
   EXPECT_EQ(calls[1]["tid"], 101);
   EXPECT_EQ(calls[1]["name"], "driver API call (cbid 0)");  // TraceBuilder::launch sets no cbid
   EXPECT_EQ(calls[1]["args"]["graph"], true);
   EXPECT_DOUBLE_EQ(calls[1]["ts"].get<double>(), 10.0);
+  EXPECT_EQ(calls[2]["args"], json({{"correlation", 40}}));  // no "graph" left from the one before
+  EXPECT_DOUBLE_EQ(calls[2]["dur"].get<double>(), 1.0);
 
   auto kernels = events(doc, "X", "kernel");
-  ASSERT_EQ(kernels.size(), 4u);
+  ASSERT_EQ(kernels.size(), 5u);
+  kernels.erase(kernels.begin() + 3);  // the kernel of the call without an end has no flow
   auto starts = events(doc, "s", "ac2g");
   auto ends = events(doc, "f", "ac2g");
-  ASSERT_EQ(starts.size(), 3u);  // relu, and a and b of the graph; none for the call without an end
-  ASSERT_EQ(ends.size(), 3u);
+  ASSERT_EQ(starts.size(), 4u);  // relu, a and b of the graph, relu; none for the call without an end
+  ASSERT_EQ(ends.size(), 4u);
   std::set<uint64_t> ids;
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(starts[i]["id"], ends[i]["id"]);
     ids.insert(starts[i]["id"].get<uint64_t>());
     EXPECT_EQ(ends[i]["bp"], "e");
@@ -237,7 +245,7 @@ TEST(ChromeTrace, LaunchCallsAreOnTheirThreadAndFlowToTheirKernels) {
     EXPECT_EQ(ends[i]["tid"], kernels[i]["tid"]);
     EXPECT_DOUBLE_EQ(ends[i]["ts"].get<double>(), kernels[i]["ts"].get<double>());
   }
-  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids.size(), 4u);
   EXPECT_EQ(starts[0]["tid"], 100);
   EXPECT_DOUBLE_EQ(starts[0]["ts"].get<double>(), 2.0);
   EXPECT_EQ(starts[2]["tid"], 101);

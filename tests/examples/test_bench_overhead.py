@@ -106,6 +106,28 @@ class OverheadTest(unittest.TestCase):
         self.assertNotIn("RFPROF_REPLAY", env)
         self.assertEqual(argv, ["python3", "main.py"])
 
+    def test_launch_calls_are_read_from_trace_json_in_time_order(self):
+        sys.path.insert(0, os.path.join(ROOT, "bench"))
+        try:
+            import overhead
+        finally:
+            sys.path.pop(0)
+        dest = os.path.join(self.tmp, "analysis", "w-roofline")
+        os.makedirs(dest)
+        # trace.json's "dur" is in microseconds; events of other categories are not calls.
+        events = [{"ph": "X", "cat": "cuda_api", "ts": 30.0, "dur": 2000.0},
+                  {"ph": "X", "cat": "kernel", "ts": 11.0, "dur": 90000.0},
+                  {"ph": "X", "cat": "cuda_api", "ts": 10.0, "dur": 2400000.0},  # the first call
+                  {"ph": "X", "cat": "cuda_api", "ts": 20.0, "dur": 1000.0},
+                  {"ph": "X", "cat": "cuda_api", "ts": 40.0, "dur": 4000.0}]
+        with open(os.path.join(dest, "trace.json"), "w") as f:
+            json.dump({"traceEvents": events}, f)
+        self.assertEqual(overhead.launch_calls(self.tmp, "w", "roofline"), (4, 2400.0, 2.0, 2400.0))
+        self.assertIsNone(overhead.launch_calls(self.tmp, "w", "timing"))  # no analysis
+        with open(os.path.join(dest, "trace.json"), "w") as f:
+            json.dump({"traceEvents": events[2:3]}, f)
+        self.assertEqual(overhead.launch_calls(self.tmp, "w", "roofline"), (1, 2400.0, None, 2400.0))
+
     @unittest.skipUnless(os.environ.get("RFANALYZE"), "RFANALYZE (the built rfanalyze) not set: run through ctest")
     def test_costs_come_from_each_traces_profiler_overhead_records(self):
         # The workload leaves a real format 1.2 trace (write_sample: 3 launches, counters.enable
@@ -141,6 +163,8 @@ class OverheadTest(unittest.TestCase):
         # no callback, decode or write phase recorded: blank.
         self.assertIn("| traced | roofline | 3 | 3/3 |  | 0.0003 |  |  | 2300.0 |", readme)
         self.assertIn("| traced | timing | 3 |  |", readme)  # timing mode: no counters expected
+        # The seed's three launch calls last 5 ns each (write_sample).
+        self.assertIn("| traced | roofline | 3 | 0.000 | 0.000 | 0.000 |", readme)
         with open(os.path.join(out, "overhead.csv")) as f:  # counters for every launch: a result
             self.assertEqual({r["mode"] for r in csv.DictReader(f)}, {"native", "timing", "roofline"})
 

@@ -14,6 +14,7 @@
 #include <ostream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "rfprof/analyzer/rows.h"
 #include "rfprof/analyzer/trace_pass.h"
@@ -59,6 +60,14 @@ class ChromeTrace {
   std::map<std::pair<int64_t, uint32_t>, bool> streams_named_;
   std::map<uint32_t, std::string> device_names_;  // of the current trace, by device id
   std::map<std::pair<uint32_t, uint64_t>, bool> threads_named_;  // (pid, thread id)
+  // Per-launch events are filled into these and dumped: their keys are built once, not per event
+  // (trace.json is the costliest output per launch). Pointers are to the value slots, which
+  // std::map-backed JSON objects never move.
+  struct Event {
+    nlohmann::json doc;
+    std::vector<nlohmann::json*> slots;
+  };
+  Event call_, kernel_, flow_start_, flow_end_;
   static constexpr size_t kGraphCallsKept = 64;
   std::deque<uint32_t> graph_calls_;  // correlation ids of the last graph launch calls drawn
   uint64_t flows_ = 0;                // flow ids handed out (unique in the file)
