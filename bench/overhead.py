@@ -125,6 +125,16 @@ def first_rfprof_line(log):
     return ""
 
 
+def last_line(log):
+    """The last non-empty line of `log` (at most 200 characters), or ""."""
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            lines = [line.strip() for line in f if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:200] if lines else ""
+
+
 def counter_coverage(out, workload, mode):
     """(launches, launches with counters, first collector error message) of one run, from the
     summary.json that collector_costs' rfanalyze wrote; None when there is none. Launches are the
@@ -326,8 +336,12 @@ def main(argv=None):
                     best[(w, m)] = wall
             if (w, m) not in best:
                 mine = [x for x in runs if x["workload"] == w and x["mode"] == m]
-                skipped.append((w, m, f"no run exited 0 (last: {mine[-1]['exit_status']})" if mine
-                                else f"not run: the --budget of {args.budget:g} s was used up"))
+                if mine:
+                    said = last_line(log_path(out, w, m, mine[-1]["repeat"]))
+                    skipped.append((w, m, f"no run exited 0 (last: {mine[-1]['exit_status']}"
+                                          + (f"; its last line: {said}" if said else "") + ")"))
+                else:
+                    skipped.append((w, m, f"not run: the --budget of {args.budget:g} s was used up"))
 
     with open(os.path.join(out, "runs.csv"), "w", newline="", encoding="utf-8") as f:
         wr = csv.DictWriter(f, fieldnames=["workload", "mode", "repeat", "wall_s", "exit_status", "command"])

@@ -213,13 +213,14 @@ class OverheadTest(unittest.TestCase):
             self.assertIn("slow, roofline: not run: the --budget of 2 s was used up", f.read())
 
     def test_failed_runs_are_not_results_and_are_reported(self):
-        bad = self.script("bad.py", "import sys; sys.exit(3)")
+        bad = self.script("bad.py", "import sys; print('bad: could only allocate 0 GiB'); print(); sys.exit(3)")
         p, out = self.run_overhead("--workload", f"bad={bad}", "--workloads", "bad", "--modes", "native,timing")
         self.assertEqual(p.returncode, 1)  # no result at all
         with open(os.path.join(out, "overhead.csv")) as f:
             self.assertEqual(f.read().splitlines(), ["workload,mode,wall_s,ratio_to_native"])
         with open(os.path.join(out, "README.md")) as f:
-            self.assertIn("bad, native: no run exited 0 (last: 3)", f.read())
+            self.assertIn("bad, native: no run exited 0 (last: 3; its last line: bad: could only allocate 0 GiB)",
+                          f.read())
 
     def test_bad_arguments_name_the_problem(self):
         for extra, msg in ((["--modes", "timing"], "must include native"),
