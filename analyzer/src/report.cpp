@@ -108,6 +108,8 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
   t.truncated = ctx.truncated;
   t.truncated_at = ctx.truncated_at;
   t.records = ctx.records;
+  if (ctx.process) t.start_ns = ctx.process->start_ns;
+  if (ctx.last_event_ns) t.last_event_ns = ctx.last_event_ns;
   if (ctx.end) t.dropped_records = ctx.end->dropped_records;
   t.launches = current_launches_;
   t.nvtx_ranges = ctx.nvtx.range_count();

@@ -92,6 +92,8 @@ json trace_json(const TraceSummary& t) {
           {"truncated", t.truncated},
           {"truncated_at_byte", t.truncated ? json(t.truncated_at) : json(nullptr)},
           {"records", t.records},
+          {"start_ns", t.start_ns ? json(*t.start_ns) : json(nullptr)},
+          {"last_event_ns", t.last_event_ns ? json(*t.last_event_ns) : json(nullptr)},
           {"dropped_records", t.dropped_records ? json(*t.dropped_records) : json(nullptr)},
           {"launches", t.launches},
           {"nvtx_ranges", t.nvtx_ranges},

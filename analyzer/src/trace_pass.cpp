@@ -1,6 +1,7 @@
 // Pass 1 (context, NVTX) and pass 2 (streamed, joined launches) over one trace.
 #include "rfprof/analyzer/trace_pass.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <type_traits>
@@ -37,11 +38,19 @@ TraceContext read_context(const std::filesystem::path& path) {
             MetricLayout layout(names);
             ctx.configs.erase(r.config_id);
             ctx.configs.emplace(r.config_id, MetricList{std::move(names), layout, r.num_passes});
+          } else if constexpr (std::is_same_v<T, trace::LaunchApi>) {
+            ctx.last_event_ns = std::max(ctx.last_event_ns, r.api_end_ns);
+          } else if constexpr (std::is_same_v<T, trace::KernelActivity>) {
+            ctx.last_event_ns = std::max(ctx.last_event_ns, r.end_ns);
+          } else if constexpr (std::is_same_v<T, trace::ProfilingWindow>) {
+            ctx.last_event_ns = std::max(ctx.last_event_ns, r.timestamp_ns);
           } else if constexpr (std::is_same_v<T, trace::NvtxEvent>) {
+            ctx.last_event_ns = std::max(ctx.last_event_ns, r.timestamp_ns);
             ctx.nvtx.add(r, reader.string(r.name));
           } else if constexpr (std::is_same_v<T, trace::TraceEnd>) {
             ctx.end = r;
           } else if constexpr (std::is_same_v<T, trace::MemoryActivity>) {
+            ctx.last_event_ns = std::max(ctx.last_event_ns, r.timestamp_ns);
             ctx.memory.add(r);
           } else if constexpr (std::is_same_v<T, trace::ProfilerOverhead>) {
             // Cumulative totals: the last record of a phase replaces the earlier ones.

@@ -386,6 +386,23 @@ TEST(EndToEnd, TruncatedTraceIsAnalyzedAsFarAsReadable) {
   const auto at = s["traces"][0]["truncated_at_byte"].get<uint64_t>();
   EXPECT_LE(at, bytes.size() / 2);
   EXPECT_NE(r.err.find("truncated at byte " + std::to_string(at) + ";"), std::string::npos);
+  // How far in time the readable part reaches: launch i's kernel ends at 1070 + 100 i ns; the
+  // last row may be a launch whose kernel record was cut off (its call ended at 1013 + 100 i).
+  const auto rows = static_cast<uint64_t>(k.size() - 1);
+  const auto last = s["traces"][0]["last_event_ns"].get<uint64_t>();
+  EXPECT_GE(last, 1070 + 100 * (rows - 2));
+  EXPECT_LT(last, 1070 + 100 * rows);
+  EXPECT_EQ(s["traces"][0]["start_ns"], 0);  // TraceBuilder's ProcessInfo
+}
+
+TEST(EndToEnd, SummarySaysWhenTheTraceStartsAndItsLastEvent) {
+  TempDir dir;
+  write_timing_trace(dir.path / "t.rftrace", 5);  // the last kernel ends at 1000 + 4 * 100 + 70 ns
+  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "report" / "summary.json"));
+  EXPECT_EQ(s["traces"][0]["start_ns"], 0);
+  EXPECT_EQ(s["traces"][0]["last_event_ns"], 1470);
 }
 
 TEST(EndToEnd, CorruptOrMissingTraceFailsWithoutOutputs) {

@@ -19,6 +19,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, HERE)
 import check_expected  # noqa: E402
+import kill_bound  # noqa: E402
 import validation_report  # noqa: E402
 
 DATA = os.path.join(HERE, "data", "val")
@@ -166,6 +167,58 @@ class GpuValidateTest(unittest.TestCase):
             for name in ("compare.csv", "expected.csv", "report.md", "overhead.csv", "env.txt",
                          "ncu/ffma.csv", "analysis/ffma/counters.csv"):
                 self.assertIn(name, listing)
+        finally:
+            shutil.rmtree(tmp)
+
+
+class KillBoundTest(unittest.TestCase):
+    START = 1_795_396_290_556_024_608  # the H100 kill trace's ProcessInfo start (Unix epoch ns)
+
+    def summary(self, last, truncated=True):
+        return {"traces": [{"start_ns": self.START, "last_event_ns": last, "truncated": truncated}]}
+
+    def test_an_event_within_the_flush_interval_shows_the_bound(self):
+        kill = self.START + 2_540_000_000
+        shown, line = kill_bound.gap_line(self.summary(self.START + 2_006_016_000), kill, 1000)
+        self.assertTrue(shown)
+        self.assertEqual(line, "last recorded event 534.0 ms before the kill (truncated trace): every record "
+                               "older than 1000 ms was kept")
+
+    def test_a_longer_gap_does_not_show_it(self):
+        shown, line = kill_bound.gap_line(self.summary(self.START + 1_000_000_000),
+                                          self.START + 2_500_000_001, 1000)
+        self.assertFalse(shown)
+        self.assertIn("1500.0 ms before the kill", line)
+        self.assertIn("the bound is not shown", line)
+        self.assertTrue(kill_bound.gap_line(self.summary(self.START + 1_000_000_000),
+                                            self.START + 2_500_000_001, 2000)[0])  # --flush-ms 2000
+
+    def test_bad_input_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "records no event"):
+            kill_bound.gap_line(self.summary(None), self.START + 1, 1000)
+        with self.assertRaisesRegex(ValueError, "not the same clock"):
+            kill_bound.gap_line(self.summary(self.START + 5), 12345, 1000)  # e.g. a monotonic clock
+        with self.assertRaisesRegex(ValueError, "one trace, found 0"):
+            kill_bound.gap_line({"traces": []}, self.START, 1000)
+
+    def test_command_line(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            path = os.path.join(tmp, "summary.json")
+            with open(path, "w") as f:
+                json.dump(self.summary(self.START + 100), f)
+            script = os.path.join(ROOT, "scripts", "kill_bound.py")
+            ok = subprocess.run([sys.executable, script, path, str(self.START + 200_000_100)],
+                                capture_output=True, text=True)
+            self.assertEqual(ok.returncode, 0, ok.stderr)
+            self.assertIn("200.0 ms before the kill", ok.stdout)
+            late = subprocess.run([sys.executable, script, path, str(self.START + 3_000_000_100)],
+                                  capture_output=True, text=True)
+            self.assertEqual(late.returncode, 1)
+            bad = subprocess.run([sys.executable, script, os.path.join(tmp, "missing.json"), "1"],
+                                 capture_output=True, text=True)
+            self.assertEqual(bad.returncode, 2)
+            self.assertIn("kill_bound: ", bad.stderr)
         finally:
             shutil.rmtree(tmp)
 

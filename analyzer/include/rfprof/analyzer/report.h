@@ -46,6 +46,8 @@ struct TraceSummary {
   bool truncated = false;
   uint64_t truncated_at = 0;
   uint64_t records = 0;
+  std::optional<uint64_t> start_ns;         ///< ProcessInfo start_ns (injection time, CUPTI clock)
+  std::optional<uint64_t> last_event_ns;    ///< TraceContext::last_event_ns (nullopt: none)
   std::optional<uint64_t> dropped_records;  ///< from TraceEnd
   uint64_t launches = 0;                    ///< kernels.csv rows from this trace
   uint64_t nvtx_ranges = 0;

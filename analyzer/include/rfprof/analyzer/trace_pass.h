@@ -60,6 +60,10 @@ struct TraceContext {
   bool truncated = false;
   uint64_t truncated_at = 0;                  ///< byte offset where the readable part stops
   uint64_t records = 0;                       ///< records read (strings included)
+  /// Latest time stamp of the application's recorded events (ns, CUPTI clock: Unix epoch ns on
+  /// Linux): launch call ends, kernel ends, NVTX events, profiling window changes, memory events;
+  /// 0 without any. For a killed process's trace it says how far the readable part reaches.
+  uint64_t last_event_ns = 0;
   std::optional<trace::TraceEnd> end;         ///< absent for a truncated trace
   /// ProfilerOverhead by phase name ("counters.enable", ...), the last record of each; empty for
   /// traces older than format 1.2. Memory: distinct phase names (strings of the trace).
