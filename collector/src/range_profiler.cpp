@@ -178,10 +178,11 @@ bool ContextProfiler::stop_pass() {
   stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
   stop.pRangeProfilerObject = profiler_.get();
   RF_CUPTI_CALL(cuptiRangeProfilerStop(&stop));
+  last_stop_pass_index_ = stop.passIndex;
   return stop.isAllPassSubmitted != 0;
 }
 
-DecodedImage ContextProfiler::decode_passes() {
+DecodedImage ContextProfiler::decode_passes(bool prepare_next) {
   DecodedImage out;
   if (!profiler_.get() || counter_data_.empty()) return out;
   {
@@ -196,9 +197,10 @@ DecodedImage ContextProfiler::decode_passes() {
     ScopedOverhead timed(process_overhead(), OverheadPhase::kEvaluate);
     out.ranges = host_->evaluate(counter_data_, metrics_);
   }
+  if (!prepare_next) return out;
   ScopedOverhead timed(process_overhead(), OverheadPhase::kImageSetup);
   initialize_image();
-  set_config();  // kStep: pass 0 of the next group
+  set_config();
   return out;
 }
 

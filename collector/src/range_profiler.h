@@ -70,10 +70,16 @@ class ContextProfiler {
   /// kStep: ends the current pass (cuptiRangeProfilerStop) without decoding. Returns
   /// isAllPassSubmitted: true after the configuration's last pass. Throws CuptiError.
   bool stop_pass();
-  /// Decodes and evaluates the image (kStep: after its last pass), then prepares a fresh image
-  /// (kStep: for pass 0 of the next group). Throws CuptiError or HostApiError. A group abandoned
-  /// midway is dropped with disable(); the next start() enables the Range Profiler again.
-  DecodedImage decode_passes();
+  /// The passIndex cuptiRangeProfilerStop reported last (0 before any Stop): with
+  /// isAllPassSubmitted, what CUPTI thinks of the passes, for messages when it disagrees with
+  /// num_passes().
+  size_t last_stop_pass_index() const noexcept { return last_stop_pass_index_; }
+  /// Decodes and evaluates the image (kStep: after its last pass). With `prepare_next`, then
+  /// re-initializes the image and sets the configuration again for the next start() (kKernel);
+  /// without it the caller disables the profiler (kStep, as NVIDIA's range_profiling sample ends
+  /// a user-replay session: decode once, then disable). Throws CuptiError or HostApiError. A group
+  /// abandoned midway is dropped with disable(); the next start() enables the Range Profiler again.
+  DecodedImage decode_passes(bool prepare_next = true);
   /// Disables the range profiler of the context (before the context is destroyed, or at exit).
   void disable() noexcept;
   ReplayMode replay() const noexcept { return replay_; }
@@ -113,6 +119,7 @@ class ContextProfiler {
   bool started_ = false;
   uint32_t window_id_ = 0;
   uint64_t started_at_ns_ = 0;
+  size_t last_stop_pass_index_ = 0;
   uint32_t config_id_ = 0;
   LaunchRangeMap launches_;
   std::timed_mutex mutex_;
