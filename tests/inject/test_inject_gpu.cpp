@@ -326,4 +326,40 @@ TEST(InjectGpuStepReplay, TwoPassWindowsThenATimingWindowWithTheCounters) {
   fs::remove_all(dir);
 }
 
+// Two groups: the Range Profiler is disabled after each group's decode and enabled again for the
+// next group's pass 0 (session_step_replay.cpp). Each group's counters go to its own timing window.
+TEST(InjectGpuStepReplay, TwoGroupsEachWithItsOwnTimingWindowAndCounters) {
+  const fs::path dir = fs::temp_directory_path() / ("rfinject_gpu_groups_" + std::to_string(::getpid()));
+  const int status = run_app(dir, std::string("RFPROF_MODE=counters RFPROF_PROFILE_FROM_START=off RFPROF_REPLAY=step "
+                                              "RFPROF_REPLAY_GROUPS=2 RFPROF_METRICS=") + kFfma + ",gpu__time_duration.sum",
+                             "steps 7");  // 2 x (pass 0, pass 1, timing), then one window not recorded
+  ASSERT_EQ(status, 0);
+  Trace t = read_trace(dir / "app.rftrace");
+  for (const auto& e : t.all<CollectorError>()) ADD_FAILURE() << t.str(e.message);
+  auto windows = t.all<ProfilingWindow>();
+  ASSERT_EQ(windows.size(), 4u);  // two timing windows, opened and closed
+  std::map<uint32_t, int32_t> grid_of;
+  std::map<uint32_t, uint32_t> window_of;
+  for (const auto& l : t.all<LaunchApi>()) {
+    grid_of[l.correlation_id] = l.grid[0];
+    window_of[l.correlation_id] = l.window_id;
+  }
+  ASSERT_EQ(grid_of.size(), 10u);
+  auto kernels = t.all<KernelActivity>();
+  EXPECT_EQ(kernels.size(), 10u);
+  for (const auto& k : kernels) EXPECT_GT(k.end_ns, k.start_ns);  // the Range Profiler was disabled
+  auto counters = t.all<RangeCounters>();
+  ASSERT_EQ(counters.size(), 10u);
+  std::set<uint32_t> counted_windows;
+  for (const auto& c : counters) {
+    ASSERT_TRUE(grid_of.count(c.correlation_id)) << c.correlation_id;
+    ASSERT_FALSE(c.values.empty());
+    EXPECT_EQ(c.values[0], grid_of[c.correlation_id] * 128.0) << "grid " << grid_of[c.correlation_id];
+    EXPECT_EQ(c.window_id, window_of[c.correlation_id]);
+    counted_windows.insert(c.window_id);
+  }
+  EXPECT_EQ(counted_windows.size(), 2u);
+  fs::remove_all(dir);
+}
+
 }  // namespace
