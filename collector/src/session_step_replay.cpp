@@ -154,14 +154,15 @@ void Session::step_close_window(uint32_t cbid) {
       stopped = true;
     }
     // What CUPTI says of the passes, when it disagrees with the host API's pass count.
-    const std::string cupti_passes = "cuptiRangeProfilerStop after pass " + std::to_string(role.pass + 1) +
-                                     " of " + std::to_string(cp->num_passes()) + " reported passIndex " +
-                                     std::to_string(cp->last_stop_pass_index()) + ", isAllPassSubmitted " +
-                                     (all_submitted ? "1" : "0");
+    auto cupti_passes = [&] {
+      return "cuptiRangeProfilerStop after pass " + std::to_string(role.pass + 1) + " of " +
+             std::to_string(cp->num_passes()) + " reported passIndex " +
+             std::to_string(cp->last_stop_pass_index()) + ", isAllPassSubmitted " + (all_submitted ? "1" : "0");
+    };
     if (stopped && role.kind == WindowRole::kPass && all_submitted && !closed.decode)
       write_error(trace::ErrorCode::kRangeLaunchMismatch, 0, cp->num_passes(), role.pass + 1,
                   "replay across steps on " + device + ", group " + std::to_string(role.group) +
-                      ": CUPTI needs fewer passes than planned: " + cupti_passes);
+                      ": CUPTI needs fewer passes than planned: " + cupti_passes());
     if (!step_off_.load() && closed.decode) {
       // DecodeData only once CUPTI says every pass was submitted; then the Range Profiler is
       // disabled, as NVIDIA's range_profiling sample ends a user-replay session, and the timing
@@ -171,7 +172,7 @@ void Session::step_close_window(uint32_t cbid) {
         why = step_->counters_decoded(cp->decode_passes(/*prepare_next=*/false).ranges, true);
         cp->disable();
       } else {
-        why = step_->counters_decoded({}, false) + " (" + cupti_passes + ")";
+        why = step_->counters_decoded({}, false) + " (" + cupti_passes() + ")";
       }
       if (!why.empty()) {
         write_error(trace::ErrorCode::kRangeLaunchMismatch, 0, step_->replay().reference().size(), 0,
