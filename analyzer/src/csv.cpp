@@ -6,9 +6,20 @@
 #include <system_error>
 
 namespace rf::analyzer {
+namespace {
+
+/// Whether RFC 4180 needs `field` quoted: it holds a comma, a double quote, CR or LF. One pass over
+/// the bytes (string_view::find_first_of calls memchr over the set once per character).
+bool needs_quotes(std::string_view field) noexcept {
+  for (const char c : field)
+    if (c == ',' || c == '"' || c == '\r' || c == '\n') return true;
+  return false;
+}
+
+}  // namespace
 
 std::string csv_escape(std::string_view field) {
-  if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
+  if (!needs_quotes(field)) return std::string(field);
   std::string out;
   out.reserve(field.size() + 2);
   out.push_back('"');
@@ -38,7 +49,7 @@ std::string format_optional(const std::optional<double>& value) {
 }
 
 void write_csv_field(std::ostream& out, std::string_view field) {
-  if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+  if (!needs_quotes(field)) {
     out.write(field.data(), static_cast<std::streamsize>(field.size()));
     return;
   }
