@@ -14,11 +14,23 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<double> number_field(const json& e, const char* key, const std::string& where) {
+/// Plausible values for one device: a rate (FLOP/s, bytes/s) from 1 MFLOP/s to 100 EFLOP/s, an L2
+/// size from 1 KB to 1 TB. Outside them the value is a typo or corrupt, and a roofline of it
+/// would span hundreds of decades.
+constexpr double kMinRate = 1e6, kMaxRate = 1e20, kMinSize = 1e3, kMaxSize = 1e12;
+
+std::optional<double> number_field(const json& e, const char* key, const std::string& where,
+                                   double min = kMinRate, double max = kMaxRate) {
   if (!e.contains(key) || e[key].is_null()) return std::nullopt;
   if (!e[key].is_number()) throw CeilingsError(where + ": \"" + key + "\" must be a number or null");
   double v = e[key].get<double>();
   if (!(v > 0.0)) throw CeilingsError(where + ": \"" + key + "\" must be positive");
+  if (!(v >= min && v <= max)) {
+    std::ostringstream msg;
+    msg << where << ": \"" << key << "\" = " << v << " is outside the plausible range " << min << " to " << max
+        << (max == kMaxRate ? " (FLOP/s or bytes/s of one device)" : " (bytes)");
+    throw CeilingsError(msg.str());
+  }
   return v;
 }
 
@@ -73,7 +85,7 @@ CeilingDb CeilingDb::parse(std::string_view json_text, const std::string& origin
       c.tensor_flop_per_s[p] = number_field(e, kTensorCeilingKeys[p], where);
     c.dram_bytes_per_s = number_field(e, "dram_bytes_per_s", where);
     c.l2_bytes_per_s = number_field(e, "l2_bytes_per_s", where);
-    c.l2_bytes = number_field(e, "l2_bytes", where);
+    c.l2_bytes = number_field(e, "l2_bytes", where, kMinSize, kMaxSize);
     if (e.contains("citation") && e["citation"].is_string()) c.citation = e["citation"].get<std::string>();
     if (e.contains("measured")) {
       if (!e["measured"].is_boolean()) throw CeilingsError(where + ": \"measured\" must be true or false");

@@ -15,7 +15,8 @@ std::optional<size_t> find(const std::vector<std::string>& names, std::string_vi
 }
 
 std::optional<double> value_at(std::span<const double> values, const std::optional<size_t>& index) {
-  if (!index || *index >= values.size() || std::isnan(values[*index])) return std::nullopt;
+  // NaN: not available; infinite or negative: no counter is, the trace is corrupt.
+  if (!index || *index >= values.size() || !std::isfinite(values[*index]) || values[*index] < 0) return std::nullopt;
   return values[*index];
 }
 

@@ -59,14 +59,22 @@ std::string decade_label(double d) {
 }  // namespace
 
 double LogAxis::map(double v) const {
-  const double t = (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
+  double t = (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
+  if (!(t > -kAxisOverflow)) t = -kAxisOverflow;  // also NaN, from v <= 0
+  if (t > 1 + kAxisOverflow) t = 1 + kAxisOverflow;
   return px_lo + t * (px_hi - px_lo);
+}
+
+bool LogAxis::contains(double v) const {
+  return v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9);
 }
 
 std::vector<double> LogAxis::decades() const {
   std::vector<double> out;
-  for (int e = static_cast<int>(std::ceil(std::log10(lo) - 1e-9)); std::pow(10.0, e) <= hi * (1 + 1e-9); ++e)
-    out.push_back(std::pow(10.0, e));
+  if (!(lo > 0) || !(hi >= lo) || !std::isfinite(hi)) return out;
+  const int first = std::max(static_cast<int>(std::ceil(std::log10(lo) - 1e-9)), kMinDecade);
+  const int last = std::min(static_cast<int>(std::floor(std::log10(hi) + 1e-9)), kMaxDecade);
+  for (int e = first; e <= last; ++e) out.push_back(std::pow(10.0, e));
   return out;
 }
 
@@ -80,7 +88,12 @@ std::pair<double, double> decade_range(const std::vector<double>& values) {
     hi = std::max(hi, v);
   }
   if (lo == 0) return {0.01, 1e4};
-  return {std::pow(10.0, std::floor(std::log10(lo)) - 1), std::pow(10.0, std::ceil(std::log10(hi)) + 1)};
+  // Integer exponents, clamped: a corrupt counter (a denormal, 1e308) must not give an axis of
+  // 0 or infinity, or thousands of decades.
+  const int e_hi = std::clamp(static_cast<int>(std::ceil(std::log10(hi))) + 1, kMinDecade + 1, kMaxDecade);
+  const int e_lo = std::clamp(static_cast<int>(std::floor(std::log10(lo))) - 1,
+                              std::max(e_hi - kMaxAxisDecades, kMinDecade), e_hi - 1);
+  return {std::pow(10.0, e_lo), std::pow(10.0, e_hi)};
 }
 
 std::string group_colour(const std::string& group, std::vector<std::string>& seen) {
@@ -113,12 +126,23 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
       xs.push_back(p.ai);
       ys.push_back(p.flop_per_s);
     }
+    const size_t point_values = xs.size();
     for (const auto& r : c.roofs) {
       ys.push_back(r.peak);
       if (c.dram_bytes_per_s) xs.push_back(ridge_point(r.peak, *c.dram_bytes_per_s));
     }
-    auto [xlo, xhi] = decade_range(xs);
-    auto [ylo, yhi] = decade_range(ys);
+    // Axes cover points and roofs; when together they span too many decades (an absurd ceiling),
+    // the points alone decide and the roofs are clipped.
+    auto axis_range = [&](std::vector<double>& values, size_t points) {
+      auto range = decade_range(values);
+      if (points > 0 && std::log10(range.second) - std::log10(range.first) > kMaxAxisDecades - 0.5) {
+        values.resize(points);
+        range = decade_range(values);
+      }
+      return range;
+    };
+    auto [xlo, xhi] = axis_range(xs, point_values);
+    auto [ylo, yhi] = axis_range(ys, point_values);
     LogAxis ax{xlo, xhi, kLeft, kWidth - kRight};
     LogAxis ay{ylo, yhi, y0 + kChartHeight - kBottom, y0 + kTop};
     o << "<g class=\"chart\" data-index=\"" << ci << "\">\n"
@@ -139,6 +163,10 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
       << "\" text-anchor=\"middle\">Arithmetic intensity [FLOP/byte, DRAM]</text>\n"
       << "<text class=\"ylabel\" transform=\"translate(" << num(kLeft - 60) << "," << num((ay.px_lo + ay.px_hi) / 2)
       << ") rotate(-90)\" text-anchor=\"middle\">Performance [FLOP/s]</text>\n";
+    // Roofs and points are clipped to the frame.
+    o << "<clipPath id=\"plot-" << ci << "\"><rect x=\"" << num(ax.px_lo) << "\" y=\"" << num(ay.px_hi)
+      << "\" width=\"" << num(ax.px_hi - ax.px_lo) << "\" height=\"" << num(ay.px_lo - ay.px_hi)
+      << "\"/></clipPath>\n<g class=\"plot\" clip-path=\"url(#plot-" << ci << ")\">\n";
     // Roofs: the DRAM slope up to the highest ridge, each compute roof flat from its ridge on.
     double top_ridge = 0;
     for (const auto& r : c.roofs)
@@ -172,7 +200,12 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
     std::vector<const ChartPoint*> order;
     for (const auto& p : c.points) order.push_back(&p);
     std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->time_ns > b->time_ns; });
+    size_t off_axes = 0;
     for (const ChartPoint* p : order) {
+      if (!ax.contains(p->ai) || !ay.contains(p->flop_per_s)) {  // only after the span was clamped
+        ++off_axes;
+        continue;
+      }
       const double radius = 3 + 12 * (max_time > 0 ? std::sqrt(p->time_ns / max_time) : 0);
       o << "<circle class=\"point\" data-group=\"" << xml(p->group) << "\" cx=\"" << num(ax.map(p->ai)) << "\" cy=\""
         << num(ay.map(p->flop_per_s)) << "\" r=\"" << num(radius) << "\" fill=\"" << group_colour(p->group, seen)
@@ -181,6 +214,7 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
                " FLOP/B, " + si(p->time_ns * 1e-9, "s"))
         << "</title></circle>\n";
     }
+    o << "</g>\n";
     // Legend: groups, then the meaning of the size.
     std::vector<std::string> groups;
     for (const auto& p : c.points)
@@ -197,7 +231,11 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
     }
     ly += 26;
     o << "<text x=\"" << lx << "\" y=\"" << num(ly) << "\" font-size=\"11\">point area: GPU time</text>\n";
-    for (const auto& n : c.notes) {
+    std::vector<std::string> notes = c.notes;
+    if (off_axes > 0)
+      notes.push_back(std::to_string(off_axes) + " point(s) more than " + std::to_string(kMaxAxisDecades) +
+                      " decades below the others not drawn");
+    for (const auto& n : notes) {
       ly += 16;
       o << "<text class=\"note\" x=\"" << lx << "\" y=\"" << num(ly) << "\" font-size=\"11\">" << xml(n) << "</text>\n";
     }

@@ -148,6 +148,11 @@ TEST(Ceilings, BadUserFiles) {
   expect_error("[]", "expected {\"devices\"");
   expect_error("{\"devices\": [{\"patterns\": []}]}", "\"name\"");
   expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": -1}]}", "positive");
+  // Positive but absurd (once accepted, and its roofline axis never ended):
+  expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": 1e308}]}",
+               "\"fp32_flop_per_s\" = 1e+308 is outside the plausible range 1e+06 to 1e+20");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"dram_bytes_per_s\": 4e-323}]}", "outside the plausible range");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"l2_bytes\": 5e13}]}", "1000 to 1e+12 (bytes)");
   expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": \"67 TF\"}]}", "number");
   expect_error("{\"devices\": [{\"name\": \"a\", \"patterns\": [\"(\"]}]}", "regex");
   expect_error("{", "not valid JSON");

@@ -108,6 +108,25 @@ TEST(Flops, NanOrMissingValueIsAbsent) {
   EXPECT_FALSE(short_m.fp32_flop.has_value());
 }
 
+// No counter is negative or infinite: such a value comes from a corrupt trace (one flipped byte
+// once put negative FLOP into kernels.csv) and is absent, not summed.
+TEST(Flops, NegativeOrInfiniteValueIsAbsent) {
+  Counts c;
+  c.fadd = -3;
+  c.read = std::numeric_limits<double>::infinity();
+  c.write = 16;
+  c.dfma = 2;
+  LaunchMetrics m = eval(c);
+  EXPECT_FALSE(m.fp32_flop.has_value());
+  EXPECT_FALSE(m.dram_read_bytes.has_value());
+  EXPECT_FALSE(m.dram_bytes().has_value());
+  EXPECT_EQ(m.dram_write_bytes, 16.0);
+  EXPECT_EQ(m.fp64_flop, 4.0);
+  EXPECT_FALSE(m.total_flop().has_value());  // needs every precision
+  c.fadd = -0.0;  // zero, whatever its sign
+  EXPECT_EQ(eval(c).fp32_flop, 0.0);
+}
+
 TEST(Flops, IntensityAndRate) {
   EXPECT_EQ(arithmetic_intensity(2000.0, 1000.0), 2.0);
   EXPECT_FALSE(arithmetic_intensity(2000.0, 0.0).has_value());

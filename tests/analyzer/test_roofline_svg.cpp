@@ -48,6 +48,47 @@ TEST(SvgGeometry, RidgePointAndDecadeRange) {
   EXPECT_EQ(decade_range({}), (std::pair<double, double>{0.01, 1e4}));
 }
 
+// A corrupt counter (one flipped byte gave FLOP = 4.1e-319) or an absurd ceiling (1e308) once
+// made decade_range return 0 or infinity and decades() loop without end.
+TEST(SvgGeometry, ExtremeValuesGiveABoundedAxis) {
+  for (const std::vector<double>& values :
+       {std::vector<double>{6e-323, 1e12}, {4.1e-319}, {1e308}, {1e308, 4e-323}, {1e-300, 1e300}}) {
+    auto [lo, hi] = decade_range(values);
+    ASSERT_GT(lo, 0);
+    ASSERT_TRUE(std::isfinite(hi));
+    const double decades = std::log10(hi) - std::log10(lo);
+    EXPECT_GE(decades, 1.0 - 1e-9);
+    EXPECT_LE(decades, kMaxAxisDecades + 1e-9);
+    LogAxis a{lo, hi, 0, 100};
+    EXPECT_EQ(a.decades().size(), static_cast<size_t>(std::lround(decades)) + 1);
+  }
+  // The span keeps the top: 1e12 stays on the axis, the denormal falls off it.
+  auto [lo, hi] = decade_range({6e-323, 1e12});
+  EXPECT_DOUBLE_EQ(hi, 1e13);
+  LogAxis a{lo, hi, 0, 100};
+  EXPECT_TRUE(a.contains(1e12));
+  EXPECT_FALSE(a.contains(6e-323));
+  EXPECT_DOUBLE_EQ(a.map(6e-323), -kAxisOverflow * 100);  // clamped, not -1e300 pixels
+  EXPECT_DOUBLE_EQ(a.map(0), -kAxisOverflow * 100);
+  EXPECT_TRUE((LogAxis{0, 10, 0, 1}.decades().empty()));
+  EXPECT_TRUE((LogAxis{1, INFINITY, 0, 1}.decades().empty()));
+}
+
+TEST(SvgRender, PointsFarBelowTheOthersAreCountedNotDrawn) {
+  RooflineChart c;
+  c.title = "device 0";
+  c.dram_bytes_per_s = 3.35e12;
+  c.roofs = {{"FP32", 1e308}};  // an absurd ceiling: its roof lies off the axis, clipped
+  c.points = {{"good", "forward", 10, 1e12, 2000}, {"corrupt", "forward", 6e-323, 4.1e-310, 500}};
+  const std::string svg = render_roofline_svg({c});
+  EXPECT_EQ(count(svg, "class=\"point\""), 1u);
+  EXPECT_NE(svg.find(">good [forward]"), std::string::npos);
+  EXPECT_EQ(svg.find(">corrupt"), std::string::npos);
+  EXPECT_NE(svg.find("1 point(s) more than 30 decades below the others not drawn"), std::string::npos);
+  EXPECT_NE(svg.find("clip-path=\"url(#plot-0)\""), std::string::npos);
+  EXPECT_LT(svg.size(), 20000u);
+}
+
 TEST(SvgRender, RoofsRidgesPointsAndLegend) {
   RooflineChart c;
   c.title = "device 0: test <GPU> & co";

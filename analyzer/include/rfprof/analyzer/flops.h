@@ -72,7 +72,8 @@ inline constexpr std::array<std::string_view, kTensorPrecisions> kTensorPrecisio
 inline constexpr size_t kTensorInt8 = 5;
 
 /// What the counters of one launch say. Every field is absent when a metric it needs is not in
-/// the metric list or its value is NaN (not available); absent is never 0.
+/// the metric list or its value is NaN (not available, e.g. a unit shared under MIG), infinite or
+/// negative (no counter is: a corrupt trace); absent is never 0. counters.csv keeps the raw value.
 struct LaunchMetrics {
   std::optional<double> fp64_flop;         ///< FLOP
   std::optional<double> fp32_flop;         ///< FLOP

@@ -34,20 +34,30 @@ struct RooflineChart {
   std::vector<std::string> notes;          ///< lines printed under the chart
 };
 
+/// Decade exponents an axis may span: 1e-300 .. 1e300, at most kMaxAxisDecades decades.
+constexpr int kMinDecade = -300, kMaxDecade = 300, kMaxAxisDecades = 30;
+/// How far outside [px_lo, px_hi] a pixel may lie, in axis lengths (map() clamps there).
+constexpr double kAxisOverflow = 2.0;
+
 /// A base-10 logarithmic axis mapping [lo, hi] (lo > 0) onto pixels [px_lo, px_hi].
 struct LogAxis {
   double lo = 1, hi = 10, px_lo = 0, px_hi = 1;
-  /// Pixel of `v` (> 0); values outside [lo, hi] map outside [px_lo, px_hi].
+  /// Pixel of `v`; values outside [lo, hi] map outside [px_lo, px_hi], at most kAxisOverflow
+  /// axis lengths away (v <= 0 or NaN maps to that far below lo).
   double map(double v) const;
-  /// The powers of ten in [lo, hi], ascending.
+  /// Whether `v` lies in [lo, hi] (within rounding).
+  bool contains(double v) const;
+  /// The powers of ten in [lo, hi], ascending, with exponents in [kMinDecade, kMaxDecade]; empty
+  /// when lo <= 0, hi < lo or hi is infinite.
   std::vector<double> decades() const;
 };
 
 /// Ridge point of a roof: peak / bandwidth (FLOP/byte). Both must be > 0.
 double ridge_point(double peak_flop_per_s, double bandwidth_bytes_per_s);
 
-/// Decade-aligned [lo, hi] covering every value > 0 of `values` with one decade of margin on each
-/// side; {0.01, 1e4} when there is none.
+/// Decade-aligned [lo, hi] covering every finite value > 0 of `values` with one decade of margin
+/// on each side; {0.01, 1e4} when there is none. Exponents are clamped to [kMinDecade, kMaxDecade]
+/// and the span to kMaxAxisDecades (the top kept): values below lo are then off the axis.
 std::pair<double, double> decade_range(const std::vector<double>& values);
 
 /// The whole SVG document: charts stacked vertically, each with labelled log-log axes (arithmetic
