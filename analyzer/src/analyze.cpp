@@ -91,7 +91,8 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
   for (const auto& t : options.import_ncu) {
     std::error_code ec;
     if (!fs::is_regular_file(t, ec)) {
-      err << "rfanalyze: " << t.string() << ": no such file (expected an ncu --csv --page raw file)\n";
+      err << "rfanalyze: " << t.string() << (fs::exists(t, ec) ? ": not a regular file" : ": no such file")
+          << " (expected an ncu --csv --page raw file)\n";
       return kExitBadInput;
     }
   }

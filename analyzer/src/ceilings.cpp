@@ -106,6 +106,9 @@ CeilingDb CeilingDb::parse(std::string_view json_text, const std::string& origin
 }
 
 CeilingDb CeilingDb::from_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw CeilingsError("ceilings file " + path.string() + ": is a directory (expected a JSON file)");
   std::ifstream in(path);
   if (!in) throw CeilingsError("ceilings file " + path.string() + ": cannot be opened");
   std::ostringstream text;

@@ -2,6 +2,11 @@
 // `rfanalyze ceilings`: one chip's ceilings and rooflines alone (docs/ceilings.md).
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
+
+#ifndef RFPROF_VERSION
+#define RFPROF_VERSION "unknown"
+#endif
 
 #include "rfprof/analyzer/analyze.h"
 #include "rfprof/analyzer/ceilings_command.h"
@@ -15,8 +20,18 @@ int main(int argc, char** argv) {
   CLI::App app{"rfanalyze: rfprof traces -> kernels.csv, counters.csv, ranges.csv, phases.csv, "
                "roofline.svg, summary.json (docs/analyzer.md)"};
   app.add_option("TRACE", traces, "rfprof trace file(s) (.rftrace)");
+  app.set_version_flag("--version", std::string("rfanalyze ") + RFPROF_VERSION);
+  // CLI11's own errors as every other message: one line starting with "rfanalyze:".
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("rfanalyze: ") + e.what() + " (see rfanalyze --help)\n";
+  });
   std::vector<std::string> import_ncu;
-  app.add_option("--import-ncu", import_ncu, "Nsight Compute raw CSV (ncu --csv --page raw) to analyze like a trace");
+  // One file per --import-ncu (repeat it for more): traces after it stay traces.
+  app.add_option("--import-ncu", import_ncu,
+                 "Nsight Compute raw CSV (ncu --csv --page raw) to analyze like a trace; repeat for several")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("-o,--output", output, "output directory (created if needed)")->capture_default_str();
   app.add_option("--phase-map", phase_map,
                  "JSON list of {\"regex\": ..., \"phase\": ...} replacing the default phase rules");
@@ -35,11 +50,8 @@ int main(int argc, char** argv) {
   cmd->add_option("-o,--output", c_output, "directory for the SVG")->capture_default_str();
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return rf::analyzer::kExitBadInput;
+  } catch (const CLI::ParseError& e) {  // --help and --version too (exit code 0)
+    return app.exit(e) == 0 ? 0 : rf::analyzer::kExitBadInput;
   }
 
   if (cmd->parsed()) {

@@ -31,6 +31,9 @@ PhaseMap PhaseMap::defaults() {
 
 PhaseMap PhaseMap::from_file(const std::filesystem::path& path) {
   const std::string where = "phase map " + path.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw PhaseMapError(where + ": is a directory (expected a JSON file)");
   std::ifstream in(path);
   if (!in) throw PhaseMapError(where + ": cannot be opened");
   nlohmann::json doc;
@@ -38,6 +41,8 @@ PhaseMap PhaseMap::from_file(const std::filesystem::path& path) {
     doc = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
     throw PhaseMapError(where + ": not valid JSON: " + e.what());
+  } catch (const std::ios_base::failure& e) {  // a read error inside the parser's streambuf
+    throw PhaseMapError(where + ": cannot be read: " + e.what());
   }
   if (!doc.is_array())
     throw PhaseMapError(where + ": expected a JSON list of {\"regex\": ..., \"phase\": ...}");

@@ -157,6 +157,12 @@ TEST(Ceilings, BadUserFiles) {
   expect_error("{\"devices\": [{\"name\": \"a\", \"patterns\": [\"(\"]}]}", "regex");
   expect_error("{", "not valid JSON");
   EXPECT_THROW(CeilingDb::from_file("/nonexistent/ceilings.json"), CeilingsError);
+  try {
+    CeilingDb::from_file(std::filesystem::temp_directory_path());
+    ADD_FAILURE() << "no error for a directory";
+  } catch (const CeilingsError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory (expected a JSON file)"), std::string::npos) << e.what();
+  }
 }
 
 DeviceCeilings toy_ceilings() {

@@ -489,6 +489,40 @@ TEST(RfanalyzeExecutable, WritesTheReportAndExitCodes) {
   EXPECT_NE(bad_map.err.find("bad_map.json"), std::string::npos) << bad_map.err;
 }
 
+TEST(RfanalyzeExecutable, CommandLineErrorsVersionAndRepeatedImports) {
+  TempDir dir;
+  write_training_trace(dir.path / "t.rftrace");
+  const std::string trace = (dir.path / "t.rftrace").string();
+  // CLI11's errors read as every other message: one line, "rfanalyze: ...".
+  Outcome bogus = run_exe(trace + " --bogus", dir.path);
+  EXPECT_EQ(bogus.status, 2);
+  EXPECT_EQ(bogus.err.rfind("rfanalyze: ", 0), 0u) << bogus.err;
+  EXPECT_EQ(std::count(bogus.err.begin(), bogus.err.end(), '\n'), 1) << bogus.err;
+  EXPECT_NE(bogus.err.find("--bogus"), std::string::npos) << bogus.err;
+
+  const std::string version_cmd = std::string(RFANALYZE_PATH) + " --version";
+  FILE* p = ::popen(version_cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char line[128] = {};
+  ASSERT_NE(std::fgets(line, sizeof line, p), nullptr);
+  EXPECT_EQ(WEXITSTATUS(::pclose(p)), 0);
+  EXPECT_EQ(std::string(line).rfind("rfanalyze 0.", 0), 0u) << line;
+
+  // --import-ncu takes one file: a trace after it is a trace (it once took every path that followed).
+  const fs::path csv = dir.path / "k.csv";
+  std::ofstream(csv) << "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
+                        "\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\"\n"
+                        ",,,,,,,,,,,\"nsecond\"\n"
+                        "\"0\",\"777\",\"app\",\"h\",\"k\",\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"100\"\n";
+  Outcome both = run_exe("--import-ncu " + csv.string() + " " + trace + " -o " + (dir.path / "r").string(), dir.path);
+  ASSERT_EQ(both.status, 0) << both.err;
+  EXPECT_EQ(lines_of(dir.path / "r" / "kernels.csv").size(), 6u + 1u);  // the trace's 5, the CSV's 1
+  Outcome twice = run_exe("--import-ncu " + csv.string() + " --import-ncu " + csv.string() + " -o " +
+                              (dir.path / "r2").string(), dir.path);
+  ASSERT_EQ(twice.status, 0) << twice.err;
+  EXPECT_EQ(lines_of(dir.path / "r2" / "kernels.csv").size(), 3u);
+}
+
 TEST(RfanalyzeExecutable, DefaultOutputDirectoryIsRfprofReportInCwd) {
   TempDir dir;
   write_timing_trace(dir.path / "t.rftrace", 2);

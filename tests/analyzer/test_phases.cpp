@@ -77,6 +77,13 @@ TEST(Phases, BadFilesAreReportedWithTheirPath) {
   expect_error("[1", "not valid JSON");
   expect_error("[{\"regex\": \"a\", \"phase\": \"\"}]", "empty");
   EXPECT_THROW(PhaseMap::from_file(dir.path / "missing.json"), PhaseMapError);
+  // A directory once ended rfanalyze with std::terminate (std::ios_base::failure from the parser).
+  try {
+    PhaseMap::from_file(dir.path);
+    ADD_FAILURE() << "no error for a directory";
+  } catch (const PhaseMapError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory (expected a JSON file)"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
