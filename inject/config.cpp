@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdlib>
 
@@ -212,6 +215,7 @@ Config read_config(const EnvLookup& env) {
     if (ec != std::errc() || ptr != t.data() + t.size() || pid == 0) bad("RFPROF_ROOT_PID", *v, "a process id");
     c.root_pid = pid;
   }
+  if (auto v = get(env, "RFPROF_TRACE_LIST")) c.trace_list = trim(*v);
   if (auto v = get(env, "RFPROF_FORCE_OVERWRITE")) {
     if (*v == "1")
       c.force_overwrite = true;
@@ -297,6 +301,19 @@ std::filesystem::path expand_output_pattern(std::string_view pattern, const Patt
     if (!exists(candidate) && !exists(candidate + ".part")) return candidate;
   }
   bad("RFPROF_OUTPUT", pattern, "a %i pattern with a free index below 1000000");
+}
+
+bool append_trace_list(const std::filesystem::path& list, const std::filesystem::path& trace) noexcept {
+  try {
+    const std::string line = std::filesystem::absolute(trace).string() + "\n";
+    const int fd = ::open(list.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    // One write of the whole line: O_APPEND writes of processes sharing the list never interleave.
+    const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    return ::close(fd) == 0 && ok;
+  } catch (...) {
+    return false;
+  }
 }
 
 }  // namespace rf::inject

@@ -60,6 +60,9 @@ struct Config {
   /// RFPROF_REPLAY_RANGE: with RFPROF_REPLAY=step, the NVTX range that is one step (its name, or
   /// "regex:EXPR"); its push/pop or start/end are the windows instead of cudaProfilerStart/Stop.
   std::string replay_range;
+  /// RFPROF_TRACE_LIST (set by rfprof): a file to which each process appends the absolute path of
+  /// the trace it writes, so that rfprof --csv prints exactly this run's traces. "" when unset.
+  std::string trace_list;
 };
 
 /// Reads every RFPROF_* variable through `env`. Unset or empty variables keep their defaults.
@@ -82,5 +85,9 @@ struct PatternContext {
 /// Throws ConfigError (naming RFPROF_OUTPUT, the pattern and the problem) for an empty pattern, an
 /// unknown placeholder, a lone trailing %, %q without {VAR}, or an unset VAR.
 std::filesystem::path expand_output_pattern(std::string_view pattern, const PatternContext& context);
+
+/// Appends `trace` (made absolute) and a newline to the file `list`, created if needed, in one
+/// O_APPEND write. Returns false, and changes nothing else, when it cannot. Never throws.
+bool append_trace_list(const std::filesystem::path& list, const std::filesystem::path& trace) noexcept;
 
 }  // namespace rf::inject

@@ -60,6 +60,9 @@ bool initialize_once() noexcept {
     options.replay_groups = config.replay_groups;
     options.replay_range = config.replay_range;
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
+    if (running && !config.trace_list.empty() && !rf::inject::append_trace_list(config.trace_list, options.output))
+      std::fprintf(stderr, "rfprof: cannot add %s to RFPROF_TRACE_LIST %s; rfprof --csv will not print it\n",
+                   options.output.c_str(), config.trace_list.c_str());
   } catch (const rf::inject::ConfigError& e) {
     std::fprintf(stderr, "%s; rfprof is disabled\n", e.what());
   } catch (const std::exception& e) {

@@ -72,7 +72,8 @@ std::string ncu_unit(const std::string& m) {
 }
 
 uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::path>& traces,
-                       const std::string& page, const NcuFilter& filter) {
+                       const std::string& page, const NcuFilter& filter, std::ostream* warnings,
+                       const std::string& warning_prefix) {
   if (page != "raw" && page != "details")
     throw std::invalid_argument("--page " + page + ": expected raw or details");
   std::optional<std::regex> re;
@@ -84,6 +85,9 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
   std::vector<std::string> columns;
   for (const auto& t : traces) {
     contexts.push_back(read_context(t));
+    if (contexts.back().truncated && warnings)
+      *warnings << warning_prefix << t.string() << " is truncated at byte " << contexts.back().truncated_at
+                << " (its process was killed?); printing the launches before it\n";
     for (const auto& [id, cfg] : contexts.back().configs)
       for (const auto& name : cfg.names)
         if (std::find(columns.begin(), columns.end(), name) == columns.end()) columns.push_back(name);

@@ -4,6 +4,7 @@
 //   rfprof --list-sets --chip GH100                   rfprof's metric sets and their passes
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,10 @@
 #include "rfprof/launcher/ncu_args.h"
 #include "rfprof/launcher/run.h"
 #include "rfprof/trace/reader.h"
+
+#ifndef RFPROF_VERSION
+#define RFPROF_VERSION "unknown"
+#endif
 
 extern char** environ;
 
@@ -61,7 +66,7 @@ bool print_csv(const launcher::Plan& plan, const std::vector<fs::path>& traces, 
   }
   std::ostream& out = plan.log_file ? file : std::cout;
   try {
-    analyzer::write_ncu_csv(out, traces, plan.page, filter);
+    analyzer::write_ncu_csv(out, traces, plan.page, filter, &std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "rfprof: " << e.what() << "\n";
     return false;
@@ -69,12 +74,40 @@ bool print_csv(const launcher::Plan& plan, const std::vector<fs::path>& traces, 
   return static_cast<bool>(out.flush());
 }
 
+/// A temporary file (mkstemp in $TMPDIR or /tmp), removed when this goes out of scope.
+class TraceList {
+ public:
+  bool create() {
+    std::error_code ec;
+    fs::path dir = fs::temp_directory_path(ec);
+    if (ec) dir = "/tmp";
+    std::string templ = (dir / "rfprof-traces-XXXXXX").string();
+    const int fd = ::mkstemp(templ.data());
+    if (fd < 0) return false;
+    ::close(fd);
+    path_ = templ;
+    return true;
+  }
+  const fs::path& path() const { return path_; }
+  ~TraceList() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove(path_, ec);
+  }
+
+ private:
+  fs::path path_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   launcher::Plan plan;
   try {
     plan = launcher::parse_args(std::vector<std::string>(argv + 1, argv + argc));
+    launcher::check_plan(plan, [](const std::string& name) -> std::optional<std::string> {
+      const char* v = std::getenv(name.c_str());
+      return v ? std::optional<std::string>(v) : std::nullopt;
+    });
   } catch (const launcher::ArgsError& e) {
     std::cerr << e.what() << "\n";
     return 2;
@@ -83,6 +116,11 @@ int main(int argc, char** argv) {
     std::cout << plan.help_text;
     return 0;
   }
+  if (plan.version) {
+    std::cout << "rfprof " << RFPROF_VERSION << "\n";
+    return 0;
+  }
+  for (const auto& n : plan.notes) std::cerr << n << "\n";
   if (plan.list_sets_chip) return list_sets(*plan.list_sets_chip);
   if (!plan.import_files.empty()) {
     std::vector<fs::path> traces(plan.import_files.begin(), plan.import_files.end());
@@ -97,14 +135,31 @@ int main(int argc, char** argv) {
               << " or in ../lib (build it with the project: cmake --build build)\n";
     return 2;
   }
-  const auto started = fs::file_time_type::clock::now();
+  // ncu opens --log-file before the application runs: an unwritable one is said now, not after.
+  if (plan.log_file && !std::ofstream(*plan.log_file, std::ios::trunc)) {
+    std::cerr << "rfprof: cannot write --log-file " << *plan.log_file << "\n";
+    return 2;
+  }
+  // Each profiled process appends the path of its trace here: --csv prints exactly this run's.
+  TraceList list;
+  if (plan.csv) {
+    if (!list.create()) {
+      std::cerr << "rfprof: cannot create a temporary file in " << fs::temp_directory_path(ec).string()
+                << " (for --csv)\n";
+      return 2;
+    }
+    plan.env["RFPROF_TRACE_LIST"] = list.path().string();
+  }
   const int status = launcher::run_application(plan, launcher::application_environment(plan, *inject, environ), std::cerr);
   if (plan.csv) {
-    auto traces = launcher::traces_written(plan.output_pattern, started - std::chrono::seconds(1));
-    if (traces.empty())
-      std::cerr << "rfprof: no trace matching " << plan.output_pattern << " was written (no CUDA work profiled?)\n";
+    const launcher::ListedTraces traces = launcher::traces_listed(list.path());
+    std::vector<fs::path> all = traces.finished;
+    // A killed process's trace: print_csv says it is truncated and prints what it holds.
+    all.insert(all.end(), traces.unfinished.begin(), traces.unfinished.end());
+    if (all.empty())
+      std::cerr << "rfprof: no trace was written (no CUDA work profiled?)\n";
     else
-      print_csv(plan, traces, /*filtered=*/false);
+      print_csv(plan, all, /*filtered=*/false);
   }
   return status;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "config.h"  // librfinject's reading of the RFPROF_* variables (inject/config.h)
 #include "rfprof/collector/metric_set_names.h"
 
 namespace rf::launcher {
@@ -57,9 +58,9 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"app-replay-match", "application replay is not supported"},
       {"app-replay-mode", "application replay is not supported"},
       {"range-replay-options", "range replay is not supported"},
-      {"graph-profiling", "graphs are profiled per kernel (node); --graph-profiling is not supported"},
-      {"cache-control", "rfprof never flushes caches: kernels run as in the application"},
-      {"clock-control", "rfprof never changes clocks: kernels run at the application's clocks"},
+      {"graph-profiling", "graphs are profiled per kernel: only --graph-profiling node is accepted"},
+      {"cache-control", "expected all or none (rfprof never flushes caches: kernels run as in the application)"},
+      {"clock-control", "expected base or none (rfprof never changes clocks: kernels run at the application's clocks)"},
       {"kernel-id", "use -k/--kernel-name with -s/-c instead"},
       {"devices", "device selection is not supported: every device is profiled"},
       {"mode", "the interactive modes (launch-and-attach, attach) are not supported"},
@@ -69,15 +70,36 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"list-sections", "rfprof honours the roofline sections only (see --section)"},
       {"list-sets", ""},  // supported; listed here only to be skipped below
       {"print-summary", "summaries are in rfanalyze's outputs (summary.json, phases.csv)"},
-      {"print-units", "units are printed in base units"},
+      {"print-units", "units are printed in base units: only --print-units base is accepted"},
       {"section-folder", "section files are not read"},
       {"pm-sampling-interval", "PM sampling is not supported"},
       {"warp-sampling-interval", "warp sampling is not supported"},
-      {"import-source", "source import is not supported"},
-      {"check-exit-code", "rfprof always exits with the application's status"},
+      {"import-source", "source import is not supported (--import-source no is accepted)"},
+      {"check-exit-code", "expected yes or no (rfprof always exits with the application's status)"},
       {"launch-count-per-kernel", "not supported; use -k with -c"},
   };
   return flags;
+}
+
+const std::vector<AcceptedValue>& accepted_values() {
+  static const std::vector<AcceptedValue> values = {
+      {"cache-control", "none", ""},
+      {"cache-control", "all",
+       "--cache-control all: rfprof does not flush caches before each kernel as ncu does; DRAM bytes are "
+       "those of the application's own run"},
+      {"clock-control", "none", ""},
+      {"clock-control", "base",
+       "--clock-control base: rfprof does not lock clocks as ncu does; kernels run at the application's clocks"},
+      {"graph-profiling", "node", ""},
+      {"print-units", "base", ""},
+      {"check-exit-code", "yes", ""},
+      {"check-exit-code", "no", ""},
+      {"check-exit-code", "1", ""},
+      {"check-exit-code", "0", ""},
+      {"import-source", "no", ""},
+      {"import-source", "0", ""},
+  };
+  return values;
 }
 
 const std::vector<std::string>& long_options() {
@@ -85,7 +107,8 @@ const std::vector<std::string>& long_options() {
       "help", "metrics", "section", "set", "csv", "page", "log-file", "export", "force-overwrite", "import",
       "profile-from-start", "disable-profiler-start-stop", "target-processes", "nvtx", "kernel-name",
       "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
-      "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups", "replay-range"};
+      "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups", "replay-range",
+      "version"};
   return opts;
 }
 
@@ -95,13 +118,14 @@ Plan parse_args(const std::vector<std::string>& raw) {
   // tokens before the application are looked at: the first token that is neither an option nor an
   // option's value starts the application's command line.
   static const std::vector<std::string> kNoValue = {"help", "csv", "force-overwrite", "disable-profiler-start-stop",
-                                                    "nvtx", "list-sets", "call-stack"};
+                                                    "nvtx", "list-sets", "call-stack", "version"};
   static const std::vector<std::string> kShortWithValue = {"-o", "-i", "-k", "-s", "-c"};
   std::vector<std::string> all = long_options();
   for (const auto& [flag, why] : unsupported_flags())
     if (std::find(all.begin(), all.end(), flag) == all.end()) all.push_back(flag);
   std::vector<std::string> args;
   std::vector<std::string> nvtx_include, nvtx_exclude;  // NVTX rules, in order
+  std::vector<std::string> notes;
   size_t i = 0;
   for (; i < raw.size(); ++i) {
     const std::string& a = raw[i];
@@ -122,6 +146,14 @@ Plan parse_args(const std::vector<std::string>& raw) {
       }
       const bool takes_value = std::find(kNoValue.begin(), kNoValue.end(), name) == kNoValue.end();
       const std::string value = !attached.empty() ? attached.substr(1) : (takes_value && i + 1 < raw.size() ? raw[i + 1] : "");
+      const auto accepted = std::find_if(accepted_values().begin(), accepted_values().end(), [&](const AcceptedValue& v) {
+        return v.flag == name && v.value == lower(value);
+      });
+      if (accepted != accepted_values().end()) {  // what rfprof does anyway: skipped
+        if (!accepted->note.empty()) notes.push_back("rfprof: note: " + accepted->note);
+        if (attached.empty() && i + 1 < raw.size()) ++i;
+        continue;
+      }
       if (auto it = unsupported_flags().find(name); it != unsupported_flags().end() && !it->second.empty()) {
         if (!(name == "replay-mode" && (value == "kernel" || value == "step")))  // rfprof's modes
           fail("--" + name + (value.empty() ? "" : " " + value) + " is not supported: " + it->second);
@@ -169,8 +201,20 @@ Plan parse_args(const std::vector<std::string>& raw) {
       ->check(CLI::IsMember({"application-only", "all"}));
   app.add_flag("--nvtx", nvtx, "record NVTX ranges (always on in rfprof)");
   app.add_option("-k,--kernel-name", kernel_name, "kernel name filter: exact, or regex:EXPR");
-  app.add_option("-s,--launch-skip", skip, "selected kernel launches to skip before profiling");
-  app.add_option("-c,--launch-count", count, "selected kernel launches to profile")->check(CLI::PositiveNumber);
+  // Checked as text first: CLI11 would read "-1" into a uint64_t as 2^64 - 1.
+  const CLI::Validator count_at_least = CLI::Validator(
+      [](std::string& v) {
+        return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })
+                   ? std::string()
+                   : "expected a whole number of launches, got " + v;
+      },
+      "COUNT");
+  app.add_option("-s,--launch-skip", skip, "selected kernel launches to skip before profiling")->check(count_at_least);
+  app.add_option("-c,--launch-count", count, "selected kernel launches to profile (at least 1)")
+      ->check(count_at_least)
+      ->check(CLI::Validator([](std::string& v) { return v.find_first_not_of('0') == std::string::npos
+                                                            ? std::string("expected at least 1 launch, got ") + v
+                                                            : std::string(); }, "COUNT"));
   app.add_option("--kernel-name-base", name_base, "what -k compares: function (default), demangled, mangled")
       ->check(CLI::IsMember({"function", "demangled", "mangled"}));
   // --nvtx-include/--nvtx-exclude RULE (repeatable) are taken before CLI11 parses (above); listed
@@ -198,6 +242,7 @@ Plan parse_args(const std::vector<std::string>& raw) {
   bool list_sets = false;
   app.add_flag("--list-sets", list_sets, "list rfprof's metric sets for --chip and exit");
   app.add_option("--chip", list_chip, "chip for --list-sets, e.g. GH100");
+  app.add_flag("--version", plan.version, "print rfprof's version and exit");
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app.parse(reversed);
@@ -209,6 +254,8 @@ Plan parse_args(const std::vector<std::string>& raw) {
     fail(std::string(e.what()) + " (see rfprof --help)");
   }
   plan.command = command;
+  plan.notes = notes;
+  if (plan.version) return plan;
   if (list_sets) {
     if (list_chip.empty()) fail("--list-sets needs --chip CHIP (e.g. --chip GH100)");
     plan.list_sets_chip = list_chip;
@@ -294,7 +341,51 @@ Plan parse_args(const std::vector<std::string>& raw) {
   };
   rules("--nvtx-include", "RFPROF_NVTX_INCLUDE", nvtx_include);
   rules("--nvtx-exclude", "RFPROF_NVTX_EXCLUDE", nvtx_exclude);
+  if (replay == "step") {  // named as typed; librfinject would refuse them and run unprofiled
+    if (plan.env["RFPROF_PROFILE_FROM_START"] == "on")
+      fail("--replay-mode step needs --profile-from-start off: each cudaProfilerStart/Stop window is one step");
+    if (!kernel_name.empty() || skip > 0 || count > 0 || !nvtx_include.empty() || !nvtx_exclude.empty())
+      fail("--replay-mode step profiles every kernel of a step: drop -k, -s, -c, --nvtx-include and --nvtx-exclude");
+  }
   return plan;
+}
+
+void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
+  if (plan.command.empty()) return;  // nothing runs: -i, --list-sets, --help, --version
+  // The application's environment, as application_environment builds it: the plan's variables
+  // over the process's own (a user's RFPROF_* reaches the application too).
+  inject::EnvLookup env = [&](const std::string& name) -> std::optional<std::string> {
+    if (auto it = plan.env.find(name); it != plan.env.end()) return it->second;
+    return process_env(name);
+  };
+  static const std::vector<std::pair<std::string, std::string>> kFlagOf = {
+      {"RFPROF_METRICS", "--metrics"},          {"RFPROF_METRIC_SET", "--set/--section"},
+      {"RFPROF_PROFILE_FROM_START", "--profile-from-start"}, {"RFPROF_OUTPUT", "-o/--export"},
+      {"RFPROF_KERNEL_NAME", "-k/--kernel-name"}, {"RFPROF_KERNEL_NAME_BASE", "--kernel-name-base"},
+      {"RFPROF_LAUNCH_SKIP", "-s/--launch-skip"}, {"RFPROF_LAUNCH_COUNT", "-c/--launch-count"},
+      {"RFPROF_NVTX_INCLUDE", "--nvtx-include"}, {"RFPROF_NVTX_EXCLUDE", "--nvtx-exclude"},
+      {"RFPROF_REPLAY", "--replay-mode"},       {"RFPROF_REPLAY_RANGE", "--replay-range"},
+      {"RFPROF_REPLAY_GROUPS", "--replay-groups"}};
+  auto refuse = [&](const inject::ConfigError& e) {
+    std::string what = e.what();
+    if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
+    for (const auto& [var, flag] : kFlagOf)
+      if (what.rfind(var, 0) == 0)
+        fail((plan.env.count(var) ? flag + ": " : "the environment's ") + what);
+    fail(what);
+  };
+  try {
+    (void)inject::read_config(env);
+    // The pattern's syntax only: %q{VAR} may name a variable that a launcher inside the command
+    // (torchrun, mpirun) sets for each process, so any variable counts as set here.
+    inject::PatternContext pattern;
+    pattern.pid = 1;
+    pattern.env = [](const std::string&) -> std::optional<std::string> { return std::string("x"); };
+    pattern.exists = [](const std::filesystem::path&) { return false; };
+    (void)inject::expand_output_pattern(plan.output_pattern, pattern);
+  } catch (const inject::ConfigError& e) {
+    refuse(e);
+  }
 }
 
 }  // namespace rf::launcher

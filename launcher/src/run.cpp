@@ -10,7 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <regex>
+#include <fstream>
+#include <string>
 
 namespace rf::launcher {
 namespace fs = std::filesystem;
@@ -102,44 +103,18 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
   return 1;
 }
 
-std::string pattern_regex(const std::string& pattern) {
-  std::string re;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    const char c = pattern[i];
-    if (c == '%' && i + 1 < pattern.size()) {
-      const char n = pattern[++i];
-      if (n == 'p' || n == 'i') re += "[0-9]+";
-      else if (n == 'h') re += "[^/]*";
-      else if (n == '%') re += "%";
-      else if (n == 'q') {
-        const size_t close = pattern.find('}', i);
-        i = close == std::string::npos ? pattern.size() : close;
-        re += "[^/]*";
-      } else {
-        re += "\\%";
-        re += n;
-      }
-      continue;
-    }
-    if (std::strchr("\\^$.|?*+()[]{}", c)) re += '\\';
-    re += c;
+ListedTraces traces_listed(const fs::path& list) {
+  ListedTraces out;
+  std::ifstream in(list);
+  std::string line;
+  std::vector<std::string> seen;
+  while (std::getline(in, line)) {
+    if (line.empty() || std::find(seen.begin(), seen.end(), line) != seen.end()) continue;
+    seen.push_back(line);
+    std::error_code ec;
+    if (fs::is_regular_file(line, ec)) out.finished.emplace_back(line);
+    else if (fs::is_regular_file(line + ".part", ec)) out.unfinished.emplace_back(line + ".part");
   }
-  return re;
-}
-
-std::vector<fs::path> traces_written(const std::string& pattern, fs::file_time_type since) {
-  const fs::path p(pattern);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  const std::regex re(pattern_regex(p.filename().string()));
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file(ec)) continue;
-    if (!std::regex_match(entry.path().filename().string(), re)) continue;
-    if (entry.last_write_time(ec) < since) continue;
-    out.push_back(entry.path());
-  }
-  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -109,6 +110,50 @@ TEST(ReadConfig, BadMetricSet) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("not both"), std::string::npos) << e.what();
   }
+}
+
+// RFPROF_TRACE_LIST: every profiled process of an rfprof --csv run appends its trace's path, so
+// that rfprof prints exactly this run's traces.
+TEST(TraceList, EachProcessAppendsItsTraceOnALine) {
+  char dir_template[] = "/tmp/rfprof-trace-list-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::filesystem::path dir = dir_template;
+  EXPECT_EQ(read_config(env_of({{"RFPROF_TRACE_LIST", " /tmp/l "}})).trace_list, "/tmp/l");
+  EXPECT_EQ(read_config(env_of({})).trace_list, "");
+  const auto list = dir / "list";
+  ASSERT_TRUE(append_trace_list(list, dir / "a.rftrace"));  // creates the list
+  // Processes writing at once: whole lines, none lost (one O_APPEND write each).
+  std::vector<pid_t> children;
+  for (int i = 0; i < 8; ++i) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      bool ok = true;
+      for (int j = 0; j < 50; ++j)
+        ok = append_trace_list(list, dir / ("p" + std::to_string(i) + "_" + std::to_string(j) + ".rftrace")) && ok;
+      ::_exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t c : children) {
+    int status = 0;
+    ::waitpid(c, &status, 0);
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  std::ifstream in(list);
+  std::string line;
+  std::set<std::string> lines;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    EXPECT_EQ(line.rfind(dir.string() + "/", 0), 0u) << line;
+    EXPECT_TRUE(line.ends_with(".rftrace")) << line;
+    lines.insert(line);
+  }
+  EXPECT_EQ(n, 401u);
+  EXPECT_EQ(lines.size(), 401u);
+  EXPECT_TRUE(lines.count((dir / "a.rftrace").string()));
+  EXPECT_FALSE(append_trace_list(dir / "no" / "such" / "list", dir / "b.rftrace"));  // false, no throw
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ReadConfig, LauncherVariables) {

@@ -111,9 +111,18 @@ TEST(NcuArgs, ReplayAcrossSteps) {
   EXPECT_EQ(p.env.at("RFPROF_REPLAY"), "step");
   EXPECT_EQ(p.env.at("RFPROF_REPLAY_GROUPS"), "2");
   EXPECT_EQ(p.env.at("RFPROF_PROFILE_FROM_START"), "off");  // each window is one step
-  // An explicit --profile-from-start is passed on (the collector then says what is wrong).
-  EXPECT_EQ(parse({"--replay-mode", "step", "--profile-from-start", "on", "a"}).env.at("RFPROF_PROFILE_FROM_START"),
-            "on");
+  // Flags librfinject would refuse in the application, which would then run unprofiled, are
+  // refused here, naming them.
+  EXPECT_NE(error_of({"--replay-mode", "step", "--profile-from-start", "on", "a"})
+                .find("--replay-mode step needs --profile-from-start off"),
+            std::string::npos);
+  for (const std::vector<std::string>& filter : {std::vector<std::string>{"-k", "relu"}, {"-c", "3"}, {"-s", "1"},
+                                                 {"--nvtx-include", "step/"}}) {
+    std::vector<std::string> args = {"--replay-mode", "step"};
+    args.insert(args.end(), filter.begin(), filter.end());
+    args.push_back("a");
+    EXPECT_NE(error_of(args).find("profiles every kernel of a step: drop -k, -s, -c"), std::string::npos) << filter[0];
+  }
   EXPECT_NE(error_of({"--replay-groups", "2", "a"}).find("--replay-groups needs --replay-mode step"),
             std::string::npos);
   EXPECT_NE(error_of({"--replay-mode", "step", "--replay-groups", "0", "a"}), "");
@@ -149,6 +158,20 @@ TEST(NcuArgs, UnsupportedFlagsAreNamedNeverIgnored) {
     EXPECT_NE(msg.find("is not supported: " + why), std::string::npos) << msg;
   }
   EXPECT_EQ(error_of({"--nvtx-include", "A/", "app"}), "");  // supported since the collector filters
+  // Values that describe what rfprof does anyway are accepted, the flag and its value skipped; a
+  // note where ncu's numbers would differ.
+  for (const auto& a : accepted_values()) {
+    Plan p = parse({"--" + a.flag, a.value, "app", "arg"});
+    EXPECT_EQ(p.command, (std::vector<std::string>{"app", "arg"})) << a.flag << " " << a.value;
+    EXPECT_EQ(p.notes.size(), a.note.empty() ? 0u : 1u) << a.flag << " " << a.value;
+  }
+  EXPECT_EQ(parse({"--cache-control=all", "app"}).notes,
+            (std::vector<std::string>{"rfprof: note: --cache-control all: rfprof does not flush caches before each "
+                                      "kernel as ncu does; DRAM bytes are those of the application's own run"}));
+  EXPECT_TRUE(parse({"--cache-c", "NONE", "app"}).notes.empty());  // prefix and case as ncu accepts them
+  EXPECT_NE(error_of({"--graph-profiling", "graph", "app"}).find("only --graph-profiling node is accepted"),
+            std::string::npos);
+  EXPECT_TRUE(parse({"--version"}).version);
   EXPECT_NE(error_of({"--frobnicate", "app"}).find("unknown option --frobnicate"), std::string::npos);
 }
 

@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <thread>
 
 #include "../analyzer/analyzer_samples.h"
@@ -51,17 +50,23 @@ TEST(Run, ApplicationGetsTheInjectionAndItsPid) {
   EXPECT_NE(e.find("RFPROF_ROOT_PID=" + pid + "\n"), std::string::npos);
 }
 
-TEST(Run, PatternRegexAndTracesWritten) {
-  EXPECT_EQ(pattern_regex("run_%p.rftrace"), "run_[0-9]+\\.rftrace");
-  EXPECT_EQ(pattern_regex("r%q{SLURM_PROCID}_%h_%i%%.rftrace"), "r[^/]*_[^/]*_[0-9]+%\\.rftrace");
+TEST(Run, TracesListedAreTheRunsOwnEachOnce) {
   TempDir dir;
-  for (const char* f : {"run_12.rftrace", "run_13.rftrace", "run_x.rftrace", "run_12.rftrace.part", "other.rftrace"})
-    std::ofstream(dir.path / f) << "x";
-  auto found = traces_written((dir.path / "run_%p.rftrace").string(), std::filesystem::file_time_type::min());
-  ASSERT_EQ(found.size(), 2u);
-  EXPECT_EQ(found[0].filename(), "run_12.rftrace");
-  EXPECT_EQ(found[1].filename(), "run_13.rftrace");
-  EXPECT_TRUE(traces_written((dir.path / "run_%p.rftrace").string(), std::filesystem::file_time_type::max()).empty());
+  for (const char* f : {"a.rftrace", "b.rftrace", "c.rftrace.part", "stale.rftrace"}) std::ofstream(dir.path / f) << "x";
+  const auto list = dir.path / "list";
+  std::ofstream(list) << (dir.path / "b.rftrace").string() << "\n"
+                      << (dir.path / "a.rftrace").string() << "\n"
+                      << (dir.path / "b.rftrace").string() << "\n"   // listed twice: printed once
+                      << (dir.path / "c.rftrace").string() << "\n"   // killed: only its .part exists
+                      << (dir.path / "gone.rftrace").string() << "\n"  // neither exists
+                      << "\n";
+  const ListedTraces t = traces_listed(list);
+  ASSERT_EQ(t.finished.size(), 2u);
+  EXPECT_EQ(t.finished[0].filename(), "b.rftrace");
+  EXPECT_EQ(t.finished[1].filename(), "a.rftrace");
+  ASSERT_EQ(t.unfinished.size(), 1u);
+  EXPECT_EQ(t.unfinished[0].filename(), "c.rftrace.part");
+  EXPECT_TRUE(traces_listed(dir.path / "no-such-list").finished.empty());
 }
 
 TEST(Run, InjectionLibraryIsFoundNextToTheBinaryOrInLib) {
@@ -81,8 +86,80 @@ TEST(RfprofBinary, RunsTheApplicationAndReturnsItsStatusWithoutAGpu) {
   const int rc = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(rc));
   EXPECT_EQ(WEXITSTATUS(rc), 3);
-  const int bad = std::system((std::string(RFPROF_BIN) + " --clock-control none true 2>/dev/null").c_str());
+  const int bad = std::system((std::string(RFPROF_BIN) + " --clock-control high true 2>/dev/null").c_str());
   EXPECT_EQ(WEXITSTATUS(bad), 2);
+  // What rfprof does anyway is accepted: no flush, no clock change.
+  const int none = std::system((std::string(RFPROF_BIN) + " --clock-control none --cache-control none true").c_str());
+  EXPECT_EQ(WEXITSTATUS(none), 0);
+}
+
+/// A timing trace of pid `pid` with one kernel named `kernel`.
+void write_one_kernel_trace(const std::filesystem::path& path, uint32_t pid, const std::string& kernel) {
+  analyzer::testing::TraceBuilder t(path);
+  t.process(pid, trace::CollectionMode::kTiming);
+  t.launch(1, 0, 100, 1000);
+  t.kernel(1, 2000, 3000, kernel);
+  t.finish();
+}
+
+// rfprof --csv prints the traces this run's processes listed in RFPROF_TRACE_LIST, not every file
+// that matches -o (it once printed another run's trace copied there, or a stale one). No GPU here:
+// the application plays librfinject's part and lists its trace itself.
+TEST(RfprofBinary, CsvPrintsOnlyTheTracesThisRunListed) {
+  TempDir dir;
+  write_one_kernel_trace(dir.path / "mine.src", 11, "mine()");
+  write_one_kernel_trace(dir.path / "r_999.rftrace", 22, "stale()");  // matches -o r_%p, not this run's
+  const std::string rfprof = "cd " + dir.path.string() + " && " + RFPROF_BIN + " --csv --page raw -o 'r_%p' ";
+  const std::string lists =
+      "sh -c 'cp mine.src r_5.rftrace && echo $PWD/r_5.rftrace >> \"$RFPROF_TRACE_LIST\"' > out.csv 2> err.txt";
+  ASSERT_EQ(std::system((rfprof + lists).c_str()), 0) << slurp(dir.path / "err.txt");
+  const std::string out = slurp(dir.path / "out.csv");
+  EXPECT_NE(out.find("\"mine()\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("stale()"), std::string::npos) << out;
+
+  // A run that lists nothing prints nothing, whatever matches the pattern.
+  ASSERT_EQ(std::system((rfprof + "sh -c 'cp mine.src r_6.rftrace' > out2.csv 2> err2.txt").c_str()), 0);
+  EXPECT_EQ(slurp(dir.path / "out2.csv"), "");
+  EXPECT_NE(slurp(dir.path / "err2.txt").find("rfprof: no trace was written"), std::string::npos);
+
+  // A killed process leaves NAME.part: printed, and said to be truncated.
+  std::string bytes = slurp(dir.path / "mine.src");
+  std::ofstream(dir.path / "r_7.rftrace.part", std::ios::binary) << bytes.substr(0, bytes.size() - 40);
+  ASSERT_EQ(std::system((rfprof + "sh -c 'echo $PWD/r_7.rftrace >> \"$RFPROF_TRACE_LIST\"' > out3.csv 2> err3.txt")
+                            .c_str()),
+            0);
+  EXPECT_NE(slurp(dir.path / "err3.txt").find("r_7.rftrace.part is truncated at byte"), std::string::npos)
+      << slurp(dir.path / "err3.txt");
+}
+
+// Settings librfinject would refuse inside the application (which would then run unprofiled) are
+// refused before it starts, naming the flag; an unwritable --log-file too.
+TEST(RfprofBinary, RefusesBeforeRunningWhatTheCollectorWouldRefuse) {
+  TempDir dir;
+  const auto marker = dir.path / "ran";
+  auto run = [&](const std::string& flags) {
+    const std::string cmd = std::string(RFPROF_BIN) + " " + flags + " touch " + marker.string() + " 2> " +
+                            (dir.path / "err").string();
+    const int rc = std::system(cmd.c_str());
+    return std::make_pair(WEXITSTATUS(rc), slurp(dir.path / "err"));
+  };
+  for (const auto& [flags, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"--metrics a,,b", "rfprof: --metrics: RFPROF_METRICS=\"a,,b\""},
+           {"-o x_%z", "rfprof: -o/--export: RFPROF_OUTPUT"},
+           {"--replay-mode step --profile-from-start on", "--replay-mode step needs --profile-from-start off"},
+           {"--replay-mode step -k regex:x", "--replay-mode step profiles every kernel of a step"},
+           {"-s -1", "expected a whole number of launches, got -1"},
+           {"-c 0", "expected at least 1 launch, got 0"},
+           {"--log-file /no/such/dir/x.csv --csv", "rfprof: cannot write --log-file /no/such/dir/x.csv"}}) {
+    auto [status, err] = run(flags);
+    EXPECT_EQ(status, 2) << flags << ": " << err;
+    EXPECT_NE(err.find(expected), std::string::npos) << flags << ": " << err;
+    EXPECT_FALSE(std::filesystem::exists(marker)) << flags << " ran the application";
+  }
+  // -o with %q{VAR}: VAR may be set by a launcher inside the command (torchrun): not refused.
+  auto [status, err] = run("-o 'x_%q{RFPROF_TEST_SURELY_UNSET}'");
+  EXPECT_EQ(status, 0) << err;
+  EXPECT_TRUE(std::filesystem::exists(marker));
 }
 
 TEST(RfprofBinary, ImportPrintsTheRawPage) {

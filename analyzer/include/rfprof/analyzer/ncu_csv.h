@@ -44,8 +44,11 @@ std::string ncu_unit(const std::string& metric);
 /// "details") to `out`. Metric columns of the raw page are the union of the traces' metric lists
 /// in order of first appearance; a launch without a value prints "". Throws trace::TraceError for
 /// an unreadable trace and std::invalid_argument for a bad page or filter regex.
-/// Returns the number of launches printed.
+/// Returns the number of launches printed. A truncated trace (a killed process's) is printed as
+/// far as it reads, with one line on `warnings` when given: "<prefix>TRACE is truncated at byte N
+/// ...".
 uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::path>& traces,
-                       const std::string& page, const NcuFilter& filter);
+                       const std::string& page, const NcuFilter& filter, std::ostream* warnings = nullptr,
+                       const std::string& warning_prefix = "rfprof: ");
 
 }  // namespace rf::analyzer

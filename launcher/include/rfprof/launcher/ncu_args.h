@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -39,13 +40,36 @@ struct Plan {
   std::optional<std::string> list_sets_chip;  ///< --list-sets --chip CHIP: print the sets and exit
   bool help = false;                     ///< --help: usage was requested
   std::string help_text;
+  bool version = false;                  ///< --version: print rfprof's version and exit
+  /// One-line notes for stderr before the run ("rfprof: note: ..."): ncu flags accepted whose ncu
+  /// meaning rfprof does not reproduce (e.g. --cache-control all: no cache flush).
+  std::vector<std::string> notes;
 };
+
+/// An ncu flag value that describes what rfprof does anyway: accepted (and skipped), with a note
+/// when ncu's numbers would differ from rfprof's ("" when they would not).
+struct AcceptedValue {
+  std::string flag;   ///< long name without "--", e.g. "cache-control"
+  std::string value;  ///< e.g. "none"
+  std::string note;
+};
+
+/// The ncu flag values rfprof accepts as no-ops (docs/ncu-flags.md).
+const std::vector<AcceptedValue>& accepted_values();
 
 /// Parses rfprof's arguments (argv[0] excluded): ncu's flags, then the command. Unique prefixes
 /// of long options are accepted as in ncu (`--target-process all`). Throws ArgsError for an
 /// unknown flag, a flag of ncu rfprof does not support (the message names it and says why), a bad
-/// value, or neither a command nor --import.
+/// value, flags that cannot work together (e.g. --replay-mode step with -k), or neither a command
+/// nor --import. The RFPROF_* settings are checked as librfinject will read them, so a run never
+/// starts that the collector would then refuse.
 Plan parse_args(const std::vector<std::string>& args);
+
+/// Checks, before the application starts, the settings librfinject will read in it: the plan's
+/// RFPROF_* variables over `process_env` (rfprof's own environment, which the application
+/// inherits), with inject::read_config, and the -o pattern's syntax. Throws ArgsError naming the
+/// flag (or "the environment's RFPROF_X") and what was expected. Does nothing without a command.
+void check_plan(const Plan& plan, const std::function<std::optional<std::string>(const std::string&)>& process_env);
 
 /// The long options rfprof accepts (without "--"), for prefix expansion and docs.
 const std::vector<std::string>& long_options();

@@ -26,13 +26,15 @@ std::vector<std::string> application_environment(const Plan& plan, const std::fi
 /// it could not be started (one "rfprof: cannot run ..." line on `err`).
 int run_application(const Plan& plan, const std::vector<std::string>& environment, std::ostream& err);
 
-/// Regular expression matching the paths an RFPROF_OUTPUT pattern can expand to: %p and %i digits,
-/// %h and %q{VAR} any characters but '/', %% a '%'; everything else literal.
-std::string pattern_regex(const std::string& pattern);
+/// The traces of one run, from its RFPROF_TRACE_LIST file (librfinject appends the path of each
+/// trace it starts: inject::append_trace_list), each once, in the order listed.
+struct ListedTraces {
+  std::vector<std::filesystem::path> finished;    ///< listed paths that exist (finished traces)
+  /// Listed paths of which only "<path>.part" exists (the process was killed): these .part paths.
+  std::vector<std::filesystem::path> unfinished;
+};
 
-/// Trace files in the pattern's folder that match pattern_regex(pattern) and were modified at or
-/// after `since`, sorted by path (the traces this run wrote; one per profiled process).
-std::vector<std::filesystem::path> traces_written(const std::string& pattern,
-                                                  std::filesystem::file_time_type since);
+/// Reads the list file `list` (absent or empty: no traces). Never throws for a missing file.
+ListedTraces traces_listed(const std::filesystem::path& list);
 
 }  // namespace rf::launcher
