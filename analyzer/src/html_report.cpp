@@ -1,6 +1,7 @@
 // report.html and scaling.csv (rfprof/analyzer/html_report.h).
 #include "rfprof/analyzer/html_report.h"
 
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <sstream>
@@ -86,12 +87,34 @@ const std::vector<std::string>& scaling_csv_header() {
 }
 
 void ReportPage::begin_trace(const TraceContext& ctx) {
-  traces_.push_back({ctx.path.string(), ctx.command_line, {}});
+  traces_.push_back({ctx.path.string(), ctx.command_line, {}, {}});
+}
+
+std::string_view step_range_name(std::string_view path) {
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    const std::string_view part = path.substr(0, slash);
+    for (std::string_view stem : {"iteration", "step", "iter"}) {
+      if (part.size() < stem.size()) continue;
+      bool same = true;
+      for (size_t i = 0; i < stem.size() && same; ++i)
+        same = std::tolower(static_cast<unsigned char>(part[i])) == stem[i];
+      if (same && (part.size() == stem.size() || !word_char(part[stem.size()]))) return part;
+    }
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return {};
 }
 
 void ReportPage::add_launch(const KernelRow& row) {
   if (traces_.empty()) throw std::logic_error("ReportPage::add_launch before begin_trace");
   traces_.back().totals.add(row);
+  if (const std::string_view step = step_range_name(row.nvtx); !step.empty()) {
+    auto& steps = traces_.back().steps;
+    if (steps.find(step) == steps.end()) steps.emplace(step);
+  }
   const PointKeyView key{traces_.size() - 1, row.device, row.kernel, row.phase, row.nvtx};
   auto it = points_.find(key);
   if (it == points_.end())
@@ -105,7 +128,10 @@ std::vector<ScalingRow> ReportPage::scaling_rows() const {
     ScalingRow r;
     r.trace = t.path;
     r.batch_size = batch_size_from_command_line(t.command_line);
-    r.iterations = iterations_from_command_line(t.command_line);
+    // The steps whose kernels the trace holds; the command line's count only when the trace has
+    // no step ranges (it counts every step of the run, profiled or not).
+    r.iterations = t.steps.empty() ? iterations_from_command_line(t.command_line)
+                                   : std::optional<uint64_t>(t.steps.size());
     r.label = r.batch_size ? "batch " + std::to_string(*r.batch_size)
                            : std::filesystem::path(t.path).filename().string();
     r.launches = t.totals.launches;

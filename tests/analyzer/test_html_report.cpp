@@ -68,6 +68,33 @@ TEST(HtmlReport, BatchSizeAndIterationsFromCommandLine) {
   EXPECT_EQ(iterations_from_command_line("x --epochs 3"), std::nullopt);
 }
 
+TEST(HtmlReport, StepRangeNameIsTheStepComponentOfTheNvtxPath) {
+  EXPECT_EQ(step_range_name("step 5/forward/aten::conv2d"), "step 5");
+  EXPECT_EQ(step_range_name("train/Iteration 12/backward"), "Iteration 12");
+  EXPECT_EQ(step_range_name("iter"), "iter");
+  EXPECT_EQ(step_range_name("epoch 1/step_3/x"), "");  // '_' continues the word: not a step range
+  EXPECT_EQ(step_range_name("stepper/steps"), "");
+  EXPECT_EQ(step_range_name("forward"), "");
+  EXPECT_EQ(step_range_name(""), "");
+}
+
+// The shipped trace profiled 1 of its 5 steps (main.py --iters 5 --profile-iters 1): samples per
+// second come from the one step whose kernels it holds, not the command line's 5 (which gave 5x).
+TEST(HtmlReport, ThroughputCountsTheStepsWhoseKernelsTheTraceHolds) {
+  TempDir dir;
+  AnalyzeOptions o;
+  o.traces = {fs::path(RFPROF_ANALYZER_DATA) / ".." / ".." / ".." / "examples" / "traces" / "resnet18-h100.rftrace"};
+  o.output_dir = dir.path / "out";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  testing::CsvTable t = testing::CsvTable::read(o.output_dir / "scaling.csv");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.cell(0, "batch_size"), "16");
+  EXPECT_EQ(t.cell(0, "iterations"), "1");
+  const double gpu_s = std::stod(t.cell(0, "gpu_time_ns")) * 1e-9;
+  EXPECT_NEAR(std::stod(t.cell(0, "throughput_samples_per_s")), 16 / gpu_s, 1e-6 * 16 / gpu_s);
+}
+
 TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   TempDir dir;
   write_trace(dir.path / "a.rftrace", "python3 train.py --batch-size 8 --steps 2", 1000);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -40,7 +41,9 @@ struct ScalingRow {
   std::string label;                     ///< "batch N" when the batch size is known, else file name
   std::string trace;                     ///< trace path
   std::optional<uint64_t> batch_size;    ///< from the command line
-  std::optional<uint64_t> iterations;    ///< from the command line
+  /// steps whose kernels the trace holds (distinct step_range_name of its launches), else the
+  /// command line's --iters N (iterations_from_command_line)
+  std::optional<uint64_t> iterations;
   uint64_t launches = 0;
   uint64_t gpu_time_ns = 0;              ///< sum of kernel durations (ns)
   std::optional<double> flop;            ///< FLOP of the launches with FLOP and DRAM bytes
@@ -98,10 +101,18 @@ class ReportPage {
   struct TraceInfo {
     std::string path, command_line;
     Aggregate totals;
+    /// Names of the step ranges (step_range_name) that enclose at least one launch of the trace.
+    std::set<std::string, std::less<>> steps;
   };
   std::vector<TraceInfo> traces_;
   std::map<PointKey, Aggregate, PointLess> points_;
 };
+
+/// The component of an NVTX path ("step 5/forward/aten::conv2d") that names a training step: the
+/// first one starting with "step", "iter" or "iteration" (any case) followed by the end or a
+/// character other than a letter, digit or '_' ("step 5", "Iteration", not "stepper"); "" when
+/// none does. The NVTX ranges processes.csv counts as steps.
+std::string_view step_range_name(std::string_view nvtx_path);
 
 /// Writes the self-contained report.html for `data` (ReportPage::data): the template with the
 /// Vega builds, the page script and the data inlined. The data is JSON with "<", ">" and "&"
