@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace rf::analyzer {
@@ -43,23 +44,44 @@ std::vector<RooflineChart> run_charts(const Report& report) {
   }
   RooflineChart unknown;
   unknown.title = "launches without a device record";
-  std::vector<uint64_t> undrawn(devices.size() + 1, 0);
+  // Per chart (the unknown device's last): groups not drawn, without counters and with 0 FLOP or 0
+  // bytes (a copy kernel: intensity 0 has no place on a log axis), and the GPU time of the latter.
+  std::vector<uint64_t> uncounted(devices.size() + 1, 0), zero(devices.size() + 1, 0);
+  std::vector<uint64_t> zero_ns(devices.size() + 1, 0);
   for (const auto& [key, agg] : report.kernel_groups()) {
     const bool known = key.device_index >= 0 && static_cast<size_t>(key.device_index) < devices.size();
-    RooflineChart& c = known ? charts[static_cast<size_t>(key.device_index)] : unknown;
+    const size_t slot = known ? static_cast<size_t>(key.device_index) : devices.size();
+    RooflineChart& c = known ? charts[slot] : unknown;
     auto ai = agg.arithmetic_intensity();
     auto rate = agg.flop_per_s();
-    if (!ai || !rate || *ai <= 0 || *rate <= 0) {
-      ++undrawn[known ? static_cast<size_t>(key.device_index) : devices.size()];
+    if (agg.counted_launches == 0 || !rate) {  // no launch with FLOP and DRAM bytes, or no duration
+      ++uncounted[slot];
+      continue;
+    }
+    if (!ai || *ai <= 0 || *rate <= 0 || !std::isfinite(*ai)) {  // 0 FLOP, or 0 bytes (no AI)
+      ++zero[slot];
+      zero_ns[slot] += agg.duration_ns;
       continue;
     }
     c.points.push_back({key.kernel, key.phase, *ai, *rate, static_cast<double>(agg.duration_ns)});
   }
-  for (size_t i = 0; i <= devices.size(); ++i)
-    if (undrawn[i] > 0)
-      (i < devices.size() ? charts[i] : unknown)
-          .notes.push_back(std::to_string(undrawn[i]) + " kernel group(s) without counters not drawn");
-  if (!unknown.points.empty() || undrawn[devices.size()] > 0) charts.push_back(std::move(unknown));
+  for (size_t i = 0; i <= devices.size(); ++i) {
+    RooflineChart& c = i < devices.size() ? charts[i] : unknown;
+    // Short lines: the legend column is about 35 characters wide.
+    if (uncounted[i] > 0) {
+      c.notes.push_back(std::to_string(uncounted[i]) + " kernel group(s) without");
+      c.notes.push_back("counters not drawn");
+    }
+    if (zero[i] > 0) {
+      char ms[32];
+      std::snprintf(ms, sizeof ms, "%.3g", static_cast<double>(zero_ns[i]) * 1e-6);
+      c.notes.push_back(std::to_string(zero[i]) + " kernel group(s) with 0 FLOP");
+      c.notes.push_back("or 0 DRAM bytes not drawn");
+      c.notes.push_back("(" + std::string(ms) + " ms GPU time; in kernels.csv)");
+    }
+  }
+  if (!unknown.points.empty() || uncounted[devices.size()] > 0 || zero[devices.size()] > 0)
+    charts.push_back(std::move(unknown));
   return charts;
 }
 

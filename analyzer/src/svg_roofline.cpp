@@ -232,9 +232,10 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
     ly += 26;
     o << "<text x=\"" << lx << "\" y=\"" << num(ly) << "\" font-size=\"11\">point area: GPU time</text>\n";
     std::vector<std::string> notes = c.notes;
-    if (off_axes > 0)
-      notes.push_back(std::to_string(off_axes) + " point(s) more than " + std::to_string(kMaxAxisDecades) +
-                      " decades below the others not drawn");
+    if (off_axes > 0) {
+      notes.push_back(std::to_string(off_axes) + " point(s) more than " + std::to_string(kMaxAxisDecades) + " decades");
+      notes.push_back("below the others not drawn");
+    }
     for (const auto& n : notes) {
       ly += 16;
       o << "<text class=\"note\" x=\"" << lx << "\" y=\"" << num(ly) << "\" font-size=\"11\">" << xml(n) << "</text>\n";

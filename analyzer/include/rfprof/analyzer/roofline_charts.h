@@ -18,7 +18,8 @@ std::vector<ChartRoof> roofs_of(const DeviceCeilings& c);
 /// One chart per device of the run (Report::devices(), so one per trace and device), with the
 /// kernel groups of that device as points (AI against DRAM bytes, FLOP/s, GPU time; coloured by
 /// phase), plus one chart for launches whose device has no DeviceInfo record, if any. Kernel
-/// groups without counters (no AI or FLOP/s) are counted in a note, not drawn.
+/// groups without counters (no AI or FLOP/s) and those with 0 FLOP or 0 DRAM bytes (intensity 0 or
+/// infinite: no place on log axes) are counted in notes, with the latter's GPU time, not drawn.
 std::vector<RooflineChart> run_charts(const Report& report);
 
 }  // namespace rf::analyzer
