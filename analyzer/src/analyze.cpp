@@ -182,6 +182,14 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
       ctx.process->mode = trace::CollectionMode::kCounters;
       ctx.process_name = imp.process_name;
       ctx.hostname = imp.host_name;
+      for (const auto& [id, d] : imp.devices) {  // ceilings by name, or --device for all
+        DeviceRecord rec;
+        rec.info.device_id = id;
+        rec.info.cc_major = d.cc_major;
+        rec.info.cc_minor = d.cc_minor;
+        rec.name = d.name;
+        ctx.devices.emplace(id, std::move(rec));
+      }
       ctx.nvtx.finalize();
       report.begin_trace(ctx);
       page.begin_trace(ctx);

@@ -110,7 +110,7 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
   size_t lineno = 0;
   bool have_header = false;
   std::optional<MetricLayout> layout;
-  std::optional<size_t> time_col;
+  std::optional<size_t> time_col, name_col;
   while (std::getline(in, line)) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -123,8 +123,10 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
       out.metric_names.assign(h.begin() + kIdentColumns, h.end());
       units.assign(out.metric_names.size(), "");
       layout.emplace(out.metric_names);
-      for (size_t i = 0; i < out.metric_names.size(); ++i)
+      for (size_t i = 0; i < out.metric_names.size(); ++i) {
         if (out.metric_names[i] == metric::kGpuTime) time_col = i;
+        if (out.metric_names[i] == "device__attribute_display_name") name_col = i;
+      }
       have_header = true;
       continue;
     }
@@ -159,6 +161,16 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
         // "register/thread": only the metrics that enter a formula must be numbers in known units.
         if (layout->uses(i)) throw;
       }
+    }
+    if (r.device && !out.devices.count(*r.device)) {
+      NcuImport::Device d;
+      if (name_col) d.name = f[kIdentColumns + *name_col];
+      const std::string& cc = f[10];  // "9.0"
+      if (const size_t dot = cc.find('.'); dot != std::string::npos) {
+        d.cc_major = static_cast<uint32_t>(uint_field(cc.substr(0, dot)).value_or(0));
+        d.cc_minor = static_cast<uint32_t>(uint_field(cc.substr(dot + 1)).value_or(0));
+      }
+      out.devices.emplace(*r.device, std::move(d));
     }
     r.metrics = layout->evaluate(values);
     if (time_col && !std::isnan(values[*time_col])) r.duration_ns = static_cast<uint64_t>(std::llround(values[*time_col]));

@@ -106,6 +106,31 @@ TEST(NcuImport, RealNcuCsvWithTextAttributeColumns) {
   EXPECT_EQ(ffma, 2147483648.0);  // the example's analytic count (ffma.expected.json)
   EXPECT_EQ(*imp.rows[0].metrics.fp32_flop, 2 * ffma);
   EXPECT_GT(*imp.rows[0].duration_ns, 0u);
+  // The device: its name from device__attribute_display_name, compute capability from "CC".
+  ASSERT_EQ(imp.devices.size(), 1u);
+  EXPECT_EQ(imp.devices.at(0).name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(imp.devices.at(0).cc_major, 9u);
+  EXPECT_EQ(imp.devices.at(0).cc_minor, 0u);
+}
+
+// The imported launches get their device's ceilings, from its name or from --device (both were
+// ignored: summary.json listed no device and the roofline had no roofs).
+TEST(NcuImport, DeviceCeilingsFromTheNameOrFromDevice) {
+  const auto path = kData / ".." / ".." / "data" / "h100-2026-11-23" / "examples" / "ffma.ncu.csv";
+  for (const std::optional<std::string>& forced : {std::optional<std::string>(), std::optional<std::string>("V100 SXM2")}) {
+    TempDir dir;
+    AnalyzeOptions o;
+    o.import_ncu = {path};
+    o.output_dir = dir.path / "r";
+    o.device = forced;
+    std::ostringstream err;
+    ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+    nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "r" / "summary.json"));
+    ASSERT_EQ(s["devices"].size(), 1u);
+    EXPECT_EQ(s["devices"][0]["name"], "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(s["devices"][0]["ceilings"]["datasheet_entry"], forced.value_or("H100 SXM5"));
+    EXPECT_NE(testing::slurp(dir.path / "r" / "roofline.svg").find("class=\"roof compute\""), std::string::npos);
+  }
 }
 
 TEST(NcuImport, RfanalyzeWritesTheRooflineOutputsFromIt) {

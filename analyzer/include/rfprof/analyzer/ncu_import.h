@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,15 @@ struct NcuImport {
   std::vector<std::vector<double>> values;           ///< per row, one per metric (NaN: empty cell)
   uint32_t pid = 0;                                  ///< "Process ID" of the first row
   std::string process_name, host_name;
+  /// The devices of the rows, by "Device" id: the name from the column
+  /// device__attribute_display_name when the CSV has it ("" when not, e.g. a --metrics list
+  /// without it), compute capability from "CC" ("9.0"). (ncu's device__attribute_chip is a
+  /// number, e.g. 384 on an H100, not a chip name: not used.)
+  struct Device {
+    std::string name;
+    uint32_t cc_major = 0, cc_minor = 0;
+  };
+  std::map<uint32_t, Device> devices;
 };
 
 /// Reads `path`. Throws NcuImportError for a file without an ncu raw header, a record with the
