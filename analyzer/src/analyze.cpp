@@ -149,6 +149,11 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     for (const auto& path : options.traces) {
       try {
         TraceContext ctx = read_context(path);
+        if (ctx.truncated && ctx.records == 0) {  // killed before its first flush: nothing to analyze
+          err << "rfanalyze: " << path.string() << " is truncated at byte " << ctx.truncated_at
+              << " before its first record (its process was killed before the first flush?): nothing to analyze\n";
+          return kExitBadInput;
+        }
         if (ctx.truncated)
           err << "rfanalyze: " << path.string() << " is truncated at byte " << ctx.truncated_at
               << "; analyzing the complete part\n";

@@ -393,6 +393,15 @@ TEST(EndToEnd, TruncatedTraceIsAnalyzedAsFarAsReadable) {
   EXPECT_GE(last, 1070 + 100 * (rows - 2));
   EXPECT_LT(last, 1070 + 100 * rows);
   EXPECT_EQ(s["traces"][0]["start_ns"], 0);  // TraceBuilder's ProcessInfo
+
+  // Cut inside its first chunk (killed before the first flush): nothing was recorded, which is an
+  // error, not an empty report presented as success.
+  const fs::path header_only = dir.path / "header_only.rftrace";
+  std::ofstream(header_only, std::ios::binary) << bytes.substr(0, 40);
+  Outcome empty = analyze({header_only}, dir.path / "report2");
+  EXPECT_EQ(empty.status, kExitBadInput);
+  EXPECT_NE(empty.err.find("before its first record"), std::string::npos) << empty.err;
+  EXPECT_FALSE(fs::exists(dir.path / "report2" / "kernels.csv"));
 }
 
 TEST(EndToEnd, SummarySaysWhenTheTraceStartsAndItsLastEvent) {
