@@ -64,7 +64,7 @@ json aggregate(const Aggregate& a) {
   auto sum_or_null = [](const OptionalSum& s) { return opt(s.value()); };
   return {{"launches", a.launches},
           {"launches_with_counters", a.counted_launches},
-          {"duration_ns", a.duration_ns},
+          {"duration_ns", a.timed_launches ? json(a.duration_ns) : json(nullptr)},  // null: no launch timed, not 0 ns
           {"fp64_flop", sum_or_null(a.fp64_flop)},
           {"fp32_flop", sum_or_null(a.fp32_flop)},
           {"fp16_flop", sum_or_null(a.fp16_flop)},

@@ -404,6 +404,29 @@ TEST(EndToEnd, TruncatedTraceIsAnalyzedAsFarAsReadable) {
   EXPECT_FALSE(fs::exists(dir.path / "report2" / "kernels.csv"));
 }
 
+// A counters trace cut before any kernel record or gpu__time_duration value (a killed run):
+// no launch has a duration, and the totals say so with null, not 0 ns.
+TEST(EndToEnd, NoTimedLaunchGivesNullDurationNotZero) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, CollectionMode::kCounters);
+    t.config(1, testing::roofline_metrics());
+    t.launch(101, 0, 100, 200);
+    std::vector<double> v = Counts{}.values();
+    v.back() = kNaN;  // gpu__time_duration.sum not available
+    t.counters(1, 101, v);
+    t.finish();
+  }
+  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  std::ifstream in(dir.path / "report" / "summary.json");
+  nlohmann::json s = nlohmann::json::parse(in);
+  EXPECT_EQ(s["totals"]["launches"], 1);
+  EXPECT_TRUE(s["totals"]["duration_ns"].is_null()) << s["totals"]["duration_ns"];
+  EXPECT_EQ(CsvTable::read(dir.path / "report" / "phases.csv").cell(0, "duration_ns"), "");
+}
+
 TEST(EndToEnd, SummarySaysWhenTheTraceStartsAndItsLastEvent) {
   TempDir dir;
   write_timing_trace(dir.path / "t.rftrace", 5);  // the last kernel ends at 1000 + 4 * 100 + 70 ns
