@@ -32,6 +32,15 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
+#ifdef RFPROF_ANALYZER_DATA
+/// The shipped H100 ResNet-18 trace, examples/traces/resnet18-h100.rftrace (one training step,
+/// 374 launches with counters; examples/traces/README.md).
+inline std::filesystem::path shipped_trace() {
+  return std::filesystem::path(RFPROF_ANALYZER_DATA) / ".." / ".." / ".." / "examples" / "traces" /
+         "resnet18-h100.rftrace";
+}
+#endif
+
 /// A CSV file read back by column name: RFC 4180 quoting, one record per line (the analyzer's
 /// outputs hold no line breaks in fields). cell(r, "col") is "" for an unknown column.
 struct CsvTable {

@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "analyzer_samples.h"
@@ -19,24 +18,16 @@ namespace fs = std::filesystem;
 using testing::CsvTable;
 using testing::TempDir;
 
-const fs::path kShipped = fs::path(RFPROF_ANALYZER_DATA) / ".." / ".." / ".." / "examples" / "traces" /
-                          "resnet18-h100.rftrace";
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 /// Columns of kernels.csv that hold counts, bytes, intensities or rates: never negative.
 bool is_count_column(const std::string& name) {
   for (const char* suffix : {"_flop", "_ops", "_bytes", "intensity", "flop_per_s", "duration_ns"})
-    if (name.size() >= std::string(suffix).size() && name.ends_with(suffix)) return true;
+    if (name.ends_with(suffix)) return true;
   return false;
 }
 
 TEST(CorruptTraces, FlippedBytesNeverHangCrashOrWriteNegativeCounts) {
-  const std::string original = read_all(kShipped);
-  ASSERT_GT(original.size(), 200000u) << kShipped;
+  const std::string original = testing::slurp(testing::shipped_trace());
+  ASSERT_GT(original.size(), 200000u) << testing::shipped_trace();
   std::vector<std::pair<size_t, unsigned char>> flips = {{125933, 163}, {68013, 143}};
   for (size_t at = 7; at < original.size(); at += 1999) flips.push_back({at, static_cast<unsigned char>(original[at] ^ 0x80)});
   TempDir dir;

@@ -83,7 +83,7 @@ TEST(HtmlReport, StepRangeNameIsTheStepComponentOfTheNvtxPath) {
 TEST(HtmlReport, ThroughputCountsTheStepsWhoseKernelsTheTraceHolds) {
   TempDir dir;
   AnalyzeOptions o;
-  o.traces = {fs::path(RFPROF_ANALYZER_DATA) / ".." / ".." / ".." / "examples" / "traces" / "resnet18-h100.rftrace"};
+  o.traces = {testing::shipped_trace()};
   o.output_dir = dir.path / "out";
   std::ostringstream err;
   ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();

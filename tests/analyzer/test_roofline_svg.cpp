@@ -143,8 +143,7 @@ TEST(SvgRender, EqualRoofsAreDrawnOnce) {
 TEST(RunCharts, ZeroFlopGroupsAreNotCalledUncounted) {
   testing::TempDir dir;
   AnalyzeOptions o;
-  o.traces = {std::filesystem::path(RFPROF_ANALYZER_DATA) / ".." / ".." / ".." / "examples" / "traces" /
-              "resnet18-h100.rftrace"};
+  o.traces = {testing::shipped_trace()};
   o.output_dir = dir.path;
   std::ostringstream err;
   ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
