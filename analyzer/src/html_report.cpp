@@ -1,13 +1,10 @@
 // report.html and scaling.csv (rfprof/analyzer/html_report.h).
 #include "rfprof/analyzer/html_report.h"
 
-#include <cctype>
-#include <charconv>
-#include <filesystem>
-#include <sstream>
 #include <stdexcept>
 
 #include "rfprof/analyzer/csv.h"
+#include "rfprof/analyzer/scaling.h"
 
 namespace rf::analyzer {
 namespace {
@@ -15,33 +12,6 @@ namespace {
 using json = nlohmann::ordered_json;
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-std::vector<std::string> words(std::string_view s) {
-  std::vector<std::string> out;
-  std::istringstream in{std::string(s)};
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-std::optional<uint64_t> positive(std::string_view s) {
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v == 0) return std::nullopt;
-  return v;
-}
-
-/// The value of the first of `flags` in `command_line` ("--flag N" or "--flag=N").
-std::optional<uint64_t> flag_value(std::string_view command_line,
-                                   std::initializer_list<std::string_view> flags) {
-  const auto w = words(command_line);
-  for (size_t i = 0; i < w.size(); ++i)
-    for (std::string_view f : flags) {
-      if (w[i] == f && i + 1 < w.size()) return positive(w[i + 1]);
-      if (f.starts_with("--") && w[i].size() > f.size() && w[i].starts_with(f) && w[i][f.size()] == '=')
-        return positive(std::string_view(w[i]).substr(f.size() + 1));
-    }
-  return std::nullopt;
-}
 
 /// FLOP and DRAM bytes of the launches that have both (those arithmetic intensity is over).
 std::optional<double> counted_flop(const Aggregate& a) {
@@ -71,14 +41,6 @@ void splice(std::string& text, std::string_view marker, std::string_view with) {
 
 }  // namespace
 
-std::optional<uint64_t> batch_size_from_command_line(std::string_view command_line) {
-  return flag_value(command_line, {"--batch-size", "--batch_size", "-b"});
-}
-
-std::optional<uint64_t> iterations_from_command_line(std::string_view command_line) {
-  return flag_value(command_line, {"--iterations", "--iters", "--steps"});
-}
-
 const std::vector<std::string>& scaling_csv_header() {
   static const std::vector<std::string> h = {
       "label", "trace", "batch_size", "iterations", "launches", "gpu_time_ns", "flop",
@@ -91,17 +53,10 @@ void ReportPage::begin_trace(const TraceContext& ctx) {
 }
 
 std::string_view step_range_name(std::string_view path) {
-  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   while (!path.empty()) {
     const size_t slash = path.find('/');
     const std::string_view part = path.substr(0, slash);
-    for (std::string_view stem : {"iteration", "step", "iter"}) {
-      if (part.size() < stem.size()) continue;
-      bool same = true;
-      for (size_t i = 0; i < stem.size() && same; ++i)
-        same = std::tolower(static_cast<unsigned char>(part[i])) == stem[i];
-      if (same && (part.size() == stem.size() || !word_char(part[stem.size()]))) return part;
-    }
+    if (is_step_range_name(part)) return part;
     if (slash == std::string_view::npos) break;
     path.remove_prefix(slash + 1);
   }
@@ -127,13 +82,12 @@ std::vector<ScalingRow> ReportPage::scaling_rows() const {
   for (const auto& t : traces_) {
     ScalingRow r;
     r.trace = t.path;
-    r.batch_size = batch_size_from_command_line(t.command_line);
+    r.batch_size = batch_size_of(t.command_line);
     // The steps whose kernels the trace holds; the command line's count only when the trace has
     // no step ranges (it counts every step of the run, profiled or not).
-    r.iterations = t.steps.empty() ? iterations_from_command_line(t.command_line)
+    r.iterations = t.steps.empty() ? iterations_of(t.command_line)
                                    : std::optional<uint64_t>(t.steps.size());
-    r.label = r.batch_size ? "batch " + std::to_string(*r.batch_size)
-                           : std::filesystem::path(t.path).filename().string();
+    r.label = trace_label(t.path, r.batch_size);
     r.launches = t.totals.launches;
     r.gpu_time_ns = t.totals.duration_ns;
     r.flop = counted_flop(t.totals);

@@ -1,42 +1,76 @@
 // processes.csv rows (rfprof/analyzer/scaling.h).
 #include "rfprof/analyzer/scaling.h"
 
+#include <cctype>
 #include <charconv>
+#include <filesystem>
+#include <initializer_list>
 #include <limits>
-#include <regex>
 #include <sstream>
 
 #include "rfprof/analyzer/csv.h"
 
 namespace rf::analyzer {
 
-std::optional<uint64_t> batch_size_of(const std::string& command_line) {
-  std::istringstream in(command_line);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  auto number = [](const std::string& s) -> std::optional<uint64_t> {
-    uint64_t v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || v == 0) return std::nullopt;
-    return v;
-  };
-  for (size_t i = 0; i < words.size(); ++i) {
-    for (const char* flag : {"--batch-size", "--batch_size", "--bs", "-b"}) {
-      const std::string f = flag;
-      if (words[i] == f && i + 1 < words.size()) return number(words[i + 1]);
-      if (f.size() > 2 && words[i].rfind(f + "=", 0) == 0) return number(words[i].substr(f.size() + 1));
+namespace {
+
+std::vector<std::string> words(std::string_view s) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(s)};
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::optional<uint64_t> positive(std::string_view s) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v == 0) return std::nullopt;
+  return v;
+}
+
+/// The value of the first of `flags` in `command_line` ("--flag N", or "--flag=N" for long flags).
+std::optional<uint64_t> flag_value(std::string_view command_line, std::initializer_list<std::string_view> flags) {
+  const auto w = words(command_line);
+  for (size_t i = 0; i < w.size(); ++i)
+    for (std::string_view f : flags) {
+      if (w[i] == f && i + 1 < w.size()) return positive(w[i + 1]);
+      if (f.starts_with("--") && w[i].size() > f.size() && w[i].starts_with(f) && w[i][f.size()] == '=')
+        return positive(std::string_view(w[i]).substr(f.size() + 1));
     }
-  }
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<uint64_t> batch_size_of(std::string_view command_line) {
+  return flag_value(command_line, {"--batch-size", "--batch_size", "--bs", "-b"});
+}
+
+std::optional<uint64_t> iterations_of(std::string_view command_line) {
+  return flag_value(command_line, {"--iterations", "--iters", "--steps"});
+}
+
+std::string trace_label(const std::string& trace_path, const std::optional<uint64_t>& batch_size) {
+  return batch_size ? "batch " + std::to_string(*batch_size) : std::filesystem::path(trace_path).stem().string();
+}
+
+bool is_step_range_name(std::string_view name) {
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::string_view stem : {"iteration", "step", "iter"}) {
+    if (name.size() < stem.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < stem.size() && same; ++i)
+      same = std::tolower(static_cast<unsigned char>(name[i])) == stem[i];
+    if (same && (name.size() == stem.size() || !word_char(name[stem.size()]))) return true;
+  }
+  return false;
+}
+
 StepRanges step_ranges(const NvtxIndex& nvtx) {
-  static const std::regex step(R"(^(step|iter|iteration)\b)", std::regex::icase);
   StepRanges s;
   for (const auto& r : nvtx.ranges()) {
     if (r.end_ns == std::numeric_limits<uint64_t>::max()) continue;
-    const std::string name(r.name);
-    if (!std::regex_search(name, step)) continue;
+    if (!is_step_range_name(r.name)) continue;
     ++s.count;
     s.wall_ns += r.end_ns - r.start_ns;
   }

@@ -54,20 +54,6 @@ nlohmann::json page_data(const std::string& html) {
   return nlohmann::json::parse(html.substr(b, e - b));
 }
 
-TEST(HtmlReport, BatchSizeAndIterationsFromCommandLine) {
-  EXPECT_EQ(batch_size_from_command_line("python train.py --batch-size 64 --lr 0.1"), 64u);
-  EXPECT_EQ(batch_size_from_command_line("python train.py --batch-size=256"), 256u);
-  EXPECT_EQ(batch_size_from_command_line("python train.py -b 1"), 1u);
-  EXPECT_EQ(batch_size_from_command_line("python train.py --batch_size 32"), 32u);
-  EXPECT_EQ(batch_size_from_command_line("python train.py -b"), std::nullopt);
-  EXPECT_EQ(batch_size_from_command_line("python train.py -b x12"), std::nullopt);
-  EXPECT_EQ(batch_size_from_command_line("python train.py --batch-size 0"), std::nullopt);
-  EXPECT_EQ(batch_size_from_command_line("python train.py --batch-sizes 4"), std::nullopt);
-  EXPECT_EQ(iterations_from_command_line("x --steps 10 -b 2"), 10u);
-  EXPECT_EQ(iterations_from_command_line("x --iterations=3"), 3u);
-  EXPECT_EQ(iterations_from_command_line("x --epochs 3"), std::nullopt);
-}
-
 TEST(HtmlReport, StepRangeNameIsTheStepComponentOfTheNvtxPath) {
   EXPECT_EQ(step_range_name("step 5/forward/aten::conv2d"), "step 5");
   EXPECT_EQ(step_range_name("train/Iteration 12/backward"), "Iteration 12");
@@ -117,7 +103,7 @@ TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   auto d = page_data(html);
   ASSERT_EQ(d["traces"].size(), 2u);
   EXPECT_EQ(d["traces"][0]["label"], "batch 8");
-  EXPECT_EQ(d["traces"][1]["label"], "b.rftrace");
+  EXPECT_EQ(d["traces"][1]["label"], "b");  // the file stem, as processes.csv labels it
   // Trace a: 2 launches x 1000 FLOP in 2 x 1000 ns -> 1e9 FLOP/s; 2000 FLOP / 800 bytes = 2.5.
   EXPECT_EQ(d["traces"][0]["launches"], 2);
   EXPECT_EQ(d["traces"][0]["duration_ns"], 2000);
@@ -148,6 +134,17 @@ TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   }
   EXPECT_TRUE(fp32 && dram);
   EXPECT_TRUE(d["ops"].is_null());  // summary.json without "ops"
+
+  // scaling.csv and processes.csv name and size each trace alike.
+  testing::CsvTable scaling = testing::CsvTable::read(o.output_dir / "scaling.csv");
+  testing::CsvTable processes = testing::CsvTable::read(o.output_dir / "processes.csv");
+  ASSERT_EQ(scaling.rows.size(), 2u);
+  ASSERT_EQ(processes.rows.size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(scaling.cell(r, "label"), processes.cell(r, "label"));
+    EXPECT_EQ(scaling.cell(r, "trace"), processes.cell(r, "trace"));
+    EXPECT_EQ(scaling.cell(r, "batch_size"), processes.cell(r, "batch_size"));
+  }
   // Trace b holds 5 GiB while "forward" is open; trace a has no memory records.
   ASSERT_EQ(d["ranges"].size(), 1u);
   EXPECT_EQ(d["ranges"][0]["peak_memory_bytes"], 5ull << 30);

@@ -23,6 +23,30 @@ TEST(Scaling, BatchSizeFromTheCommandLine) {
   EXPECT_FALSE(batch_size_of("python main.py --batch-size big"));
   EXPECT_FALSE(batch_size_of("python main.py --batch-size 0"));
   EXPECT_FALSE(batch_size_of("python main.py -b"));
+  EXPECT_FALSE(batch_size_of("python main.py -b x12"));
+  EXPECT_FALSE(batch_size_of("python main.py --batch-sizes 4"));
+  EXPECT_EQ(batch_size_of("python main.py --bs 4"), 4u);
+  EXPECT_FALSE(batch_size_of("python main.py -b=4"));  // '=' only after a long flag
+}
+
+TEST(Scaling, IterationsFromTheCommandLine) {
+  EXPECT_EQ(iterations_of("x --steps 10 -b 2"), 10u);
+  EXPECT_EQ(iterations_of("x --iterations=3"), 3u);
+  EXPECT_EQ(iterations_of("x --iters 5 --profile-iters 1"), 5u);
+  EXPECT_EQ(iterations_of("x --epochs 3"), std::nullopt);
+}
+
+TEST(Scaling, TraceLabelIsTheBatchOrTheFileStem) {
+  EXPECT_EQ(trace_label("runs/rank0.rftrace", 64u), "batch 64");
+  EXPECT_EQ(trace_label("runs/rank0.rftrace", std::nullopt), "rank0");
+  EXPECT_EQ(trace_label("all_parent.rftrace.part", std::nullopt), "all_parent.rftrace");
+}
+
+TEST(Scaling, StepRangeNames) {
+  for (const char* yes : {"step", "step 5", "Step:3", "ITERATION 2", "iter", "iter-7"})
+    EXPECT_TRUE(is_step_range_name(yes)) << yes;
+  for (const char* no : {"", "ste", "stepper", "steps", "step_3", "iter2", "forward", " step 1"})
+    EXPECT_FALSE(is_step_range_name(no)) << no;
 }
 
 /// A timing-mode trace of `pid` running `command`: `steps` "step i" ranges of 1 ms (each holding

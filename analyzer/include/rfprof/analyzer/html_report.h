@@ -30,19 +30,13 @@ std::string_view report_js();        ///< analyzer/report/report.js: builds the 
 std::string_view report_template();  ///< analyzer/report/report.html.in
 }  // namespace assets
 
-/// N from "--batch-size N", "--batch-size=N", "--batch_size N" or "-b N" in a command line
-/// (whitespace-separated words); nullopt when absent or not a positive integer.
-std::optional<uint64_t> batch_size_from_command_line(std::string_view command_line);
-/// N from "--iterations N", "--iters N" or "--steps N" (also "=N"); nullopt when absent.
-std::optional<uint64_t> iterations_from_command_line(std::string_view command_line);
-
 /// One row of scaling.csv: one trace of the run.
 struct ScalingRow {
-  std::string label;                     ///< "batch N" when the batch size is known, else file name
+  std::string label;                     ///< trace_label (scaling.h), as in processes.csv
   std::string trace;                     ///< trace path
-  std::optional<uint64_t> batch_size;    ///< from the command line
+  std::optional<uint64_t> batch_size;    ///< from the command line (batch_size_of, scaling.h)
   /// steps whose kernels the trace holds (distinct step_range_name of its launches), else the
-  /// command line's --iters N (iterations_from_command_line)
+  /// command line's --iters N (iterations_of, scaling.h)
   std::optional<uint64_t> iterations;
   uint64_t launches = 0;
   uint64_t gpu_time_ns = 0;              ///< sum of kernel durations (ns)
@@ -109,9 +103,8 @@ class ReportPage {
 };
 
 /// The component of an NVTX path ("step 5/forward/aten::conv2d") that names a training step: the
-/// first one starting with "step", "iter" or "iteration" (any case) followed by the end or a
-/// character other than a letter, digit or '_' ("step 5", "Iteration", not "stepper"); "" when
-/// none does. The NVTX ranges processes.csv counts as steps.
+/// first one for which is_step_range_name (scaling.h) holds ("step 5", "Iteration", not
+/// "stepper"); "" when none does. The same rule picks the steps processes.csv counts.
 std::string_view step_range_name(std::string_view nvtx_path);
 
 /// Writes the self-contained report.html for `data` (ReportPage::data): the template with the

@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rfprof/analyzer/nvtx_attribution.h"
@@ -15,11 +16,25 @@
 namespace rf::analyzer {
 
 /// The batch size a command line asks for: the value of --batch-size, --batch_size, --bs or -b
-/// ("--batch-size 64", "--batch-size=64", "-b 64"); nullopt when none (or not a positive integer).
-std::optional<uint64_t> batch_size_of(const std::string& command_line);
+/// ("--batch-size 64", "--batch-size=64", "-b 64"; whitespace-separated words); nullopt when none
+/// (or not a positive integer). processes.csv and scaling.csv both read it from here.
+std::optional<uint64_t> batch_size_of(std::string_view command_line);
 
-/// Training steps of a trace: its NVTX ranges named "step...", "iter..." or "iteration..."
-/// (case-insensitive, at the start of the name) that ended, and their summed wall time (ns).
+/// N from "--iterations N", "--iters N" or "--steps N" (also "=N"); nullopt when absent or not a
+/// positive integer. It counts every step of the run, profiled or not.
+std::optional<uint64_t> iterations_of(std::string_view command_line);
+
+/// How processes.csv and scaling.csv name a trace: "batch N" when the batch size is known, else
+/// the trace's file name without its extension ("rank0" for "runs/rank0.rftrace").
+std::string trace_label(const std::string& trace_path, const std::optional<uint64_t>& batch_size);
+
+/// Whether an NVTX range name names a training step: it starts with "step", "iter" or
+/// "iteration" (any case) followed by the end or a character other than a letter, digit or '_'
+/// ("step 5", "Iteration", "iter:3"; not "stepper", "step_3", "steps").
+bool is_step_range_name(std::string_view name);
+
+/// Training steps of a trace: its NVTX ranges that ended and whose names are step range names
+/// (is_step_range_name), and their summed wall time (ns).
 struct StepRanges {
   uint64_t count = 0;
   uint64_t wall_ns = 0;
