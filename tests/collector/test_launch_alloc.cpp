@@ -1,0 +1,207 @@
+// The launch path allocates nothing after a thread's first launches (launch_log.h, docs/collector.md
+// "Launches"): LaunchLog::enter/exit into the real trace::Writer (the thread's buffer, its
+// kernel-name cache, the 64 KiB buffer hand-over to the flush thread), with a -k filter, an NVTX
+// include rule, and a known call stack. Global operator new is replaced in this executable and
+// counts, per thread, the allocations made while the test arms it. malloc called directly (not
+// through operator new) is not seen. To find an allocation this test reports:
+//   RFPROF_TEST_TRAP_ALLOCATION=1 gdb -batch -ex run -ex bt build/tests/test_launch_alloc
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <new>
+#include <string>
+
+#include "rfprof/collector/call_stacks.h"
+#include "rfprof/collector/launch_filter.h"
+#include "rfprof/collector/launch_log.h"
+#include "rfprof/trace/reader.h"
+#include "rfprof/trace/writer.h"
+
+namespace {
+
+thread_local bool t_armed = false;
+thread_local uint64_t t_allocations = 0;
+
+void* counted(std::size_t n, std::size_t align) {
+  if (t_armed) {
+    ++t_allocations;
+    if (std::getenv("RFPROF_TEST_TRAP_ALLOCATION")) __builtin_trap();  // to see it in gdb
+  }
+  if (n == 0) n = 1;
+  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
+                                               : std::malloc(n);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) { return counted(n, 0); }
+void* operator new[](std::size_t n) { return counted(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted(n, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted(n, static_cast<std::size_t>(a)); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace rf::collector {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSymbol = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_";
+
+/// Allocations by the calling thread while `f` runs.
+template <typename F>
+uint64_t allocations_during(F&& f) {
+  t_allocations = 0;
+  t_armed = true;
+  f();
+  t_armed = false;
+  return t_allocations;
+}
+
+/// The session's launch path in timing mode (as bench/bench_launch_path.cpp): a LaunchLog with
+/// window 0 open writing through a trace::Writer. The session's flush thread is played by the test
+/// thread itself, not counted: once a launch has handed a full buffer over, the test writes it out
+/// before the next launch, so every launch finds the written buffer back in the writer's spares.
+/// (A flush thread that falls behind makes the writer allocate a new 68 KiB buffer per buffer
+/// handed over, until its spares, at most 16, cover the lag: docs/collector.md.)
+class LaunchPath {
+ public:
+  LaunchPath() { log_.process_start(1); }
+  ~LaunchPath() {
+    std::error_code ec;
+    fs::remove(file_, ec);
+    fs::remove(file_.string() + ".part", ec);
+  }
+  /// One launch through LaunchLog: entry, then exit with its LaunchApi record; then, unarmed, the
+  /// flush thread's work if the launch handed a buffer over.
+  void launch(bool selected, uint32_t stack_id) {
+    const uint32_t c = corr_++;
+    LaunchTicket t = log_.enter(c, 0, selected);
+    trace::LaunchApi l;
+    l.correlation_id = c;
+    l.thread_id = 100;
+    l.api_start_ns = c * 1000ull;
+    l.api_end_ns = l.api_start_ns + 400;
+    l.grid[0] = 1024;
+    l.block[0] = 256;
+    l.stack_id = stack_id;
+    log_.exit(t, l, kSymbol);
+    if (flush_now_) {
+      const bool armed = t_armed;
+      t_armed = false;
+      flush_now_ = false;
+      writer_.flush();
+      ++flushes_;
+      t_armed = armed;
+    }
+  }
+  /// Buffers handed over and written so far.
+  uint64_t flushes() const { return flushes_; }
+  /// Finishes the trace and returns how many LaunchApi records it holds.
+  uint64_t finish_and_count() {
+    writer_.finish();
+    uint64_t n = 0;
+    trace::Reader r(file_);
+    for (trace::Record rec; r.next(rec);)
+      if (std::holds_alternative<trace::LaunchApi>(rec)) ++n;
+    return n;
+  }
+
+ private:
+  fs::path file_ = fs::temp_directory_path() / ("rfprof-test-launch-alloc-" + std::to_string(::getpid()) + ".rftrace");
+  bool flush_now_ = false;
+  uint64_t flushes_ = 0;
+  trace::Writer writer_{file_, trace::WriterOptions{.chunk_bytes = 1u << 20,
+                                                    .force_overwrite = true,
+                                                    .max_pending_chunks = 8,
+                                                    .on_chunk_pending = [this] { flush_now_ = true; }}};
+  LaunchLog log_{true, LaunchSink{[this](const trace::Record& r) { writer_.append(r); },
+                                  [this](std::string_view s) { return writer_.intern_cached(s); },
+                                  [this](const trace::Record& r) { writer_.append_buffered(r); }}};
+  uint32_t corr_ = 1;
+};
+
+// Enough launches to hand several 64 KiB thread buffers to the flush thread (a LaunchApi record
+// is about 90 bytes: some 700 launches per buffer).
+constexpr int kWarmUp = 5000;
+constexpr int kMeasured = 50000;
+
+TEST(LaunchAlloc, TheCountingAllocatorSeesAnAllocation) {
+  // The instrument itself: an allocation while armed is counted (else every test below passes).
+  const uint64_t n = allocations_during([] {
+    auto* v = new char[100];
+    delete[] v;
+  });
+  EXPECT_EQ(n, 1u);
+}
+
+TEST(LaunchAlloc, PlainLaunchesAllocateNothingAfterTheFirst) {
+  LaunchPath path;
+  for (int i = 0; i < kWarmUp; ++i) path.launch(true, 0);
+  const uint64_t n = allocations_during([&] {
+    for (int i = 0; i < kMeasured; ++i) path.launch(true, 0);
+  });
+  EXPECT_EQ(n, 0u) << "allocations in " << kMeasured << " launches";
+  EXPECT_GT(path.flushes(), 50u);  // buffers were handed over while measured, not only before
+  EXPECT_EQ(path.finish_and_count(), uint64_t{kWarmUp + kMeasured});  // every launch written
+}
+
+TEST(LaunchAlloc, KernelAndNvtxFiltersAllocateNothingAfterTheFirst) {
+  LaunchPath path;
+  LaunchFilterOptions k;
+  k.kernel_name = "regex:elementwise";
+  LaunchFilter kernel_filter(k);
+  LaunchFilterOptions o;
+  o.nvtx_include = {"step/*/forward/"};
+  LaunchFilter nvtx_filter(o);
+  for (const char* name : {"step", "forward", "aten::fill_"}) nvtx_filter.nvtx().push(100, "", name);
+  auto both = [&] {
+    path.launch(kernel_filter.selects(kSymbol, 100), 0);
+    path.launch(nvtx_filter.selects(kSymbol, 100), 0);
+  };
+  for (int i = 0; i < kWarmUp; ++i) both();
+  const uint64_t n = allocations_during([&] {
+    for (int i = 0; i < kMeasured; ++i) both();
+  });
+  EXPECT_EQ(n, 0u) << "allocations in " << 2 * kMeasured << " filtered launches";
+  // Both filters select this kernel under this stack: a filter that refused would write nothing.
+  EXPECT_EQ(path.finish_and_count(), uint64_t{2 * (kWarmUp + kMeasured)});
+}
+
+TEST(LaunchAlloc, AKnownCallStackAllocatesNothing) {
+  LaunchPath path;
+  CallStackTable stacks;
+  std::set<uint32_t> ids;
+  uint64_t n = 0;
+  // Both rounds capture from the same call site, so the stack is the same: the first round
+  // interns it (and allocates), the second finds it in the thread's cache.
+  for (int round = 0; round < 2; ++round) {
+    t_allocations = 0;
+    t_armed = round == 1;
+    for (int i = 0; i < kWarmUp; ++i) {
+      const uint32_t id = stacks.capture_and_intern();
+      ids.insert(id);
+      path.launch(true, id);
+    }
+    t_armed = false;
+    n = t_allocations;
+  }
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_NE(*ids.begin(), 0u);
+  EXPECT_EQ(n, 0u);
+}
+
+}  // namespace
+}  // namespace rf::collector
