@@ -17,23 +17,6 @@ std::string demangled(std::string_view symbol) {
   return status == 0 && d ? std::string(d.get()) : s;
 }
 
-[[noreturn]] void bad_rule(std::string_view text, const std::string& why) {
-  throw FilterError("NVTX rule \"" + std::string(text) + "\": " + why);
-}
-
-/// Does `pattern[p..]` match `stack[s..]`, to the end of the stack when `to_top`, else ending
-/// anywhere? `*` spans any number of ranges, none included.
-bool match_from(const std::vector<std::string>& pattern, size_t p, const std::vector<std::string>& stack,
-                size_t s, bool to_top) {
-  if (p == pattern.size()) return !to_top || s == stack.size();
-  if (pattern[p] == "*") {
-    for (size_t k = s; k <= stack.size(); ++k)
-      if (match_from(pattern, p + 1, stack, k, to_top)) return true;
-    return false;
-  }
-  return s < stack.size() && stack[s] == pattern[p] && match_from(pattern, p + 1, stack, s + 1, to_top);
-}
-
 }  // namespace
 
 // ---- NvtxState ----
@@ -89,14 +72,19 @@ std::vector<std::string> NvtxState::stack(uint64_t thread, std::string_view doma
   return it == t.domains.end() ? std::vector<std::string>{} : it->second;
 }
 
-bool NvtxState::stack_matches(uint64_t thread, std::string_view domain, const std::vector<std::string>& pattern,
+bool NvtxState::stack_matches(uint64_t thread, const NvtxName& domain, const std::vector<NvtxElement>& pattern,
                               bool bottom, bool top) const {
   static const std::vector<std::string> kEmpty;
   ThreadStacks& t = stacks_.of_key(thread);
   std::lock_guard lock(t.mutex);  // this thread's own: taken by another thread only in stack()
-  const std::vector<std::string>* stack = &kEmpty;
-  if (auto it = t.domains.find(domain); it != t.domains.end()) stack = &it->second;
-  return rf::collector::stack_matches(pattern, bottom, top, *stack);
+  if (domain.literal()) {
+    const std::vector<std::string>* stack = &kEmpty;
+    if (auto it = t.domains.find(domain.text); it != t.domains.end()) stack = &it->second;
+    return rf::collector::stack_matches(pattern, bottom, top, *stack);
+  }
+  for (const auto& [name, stack] : t.domains)
+    if (domain.matches(name) && rf::collector::stack_matches(pattern, bottom, top, stack)) return true;
+  return false;
 }
 
 bool NvtxState::start_end_open(std::string_view domain, std::string_view name) const {
@@ -108,55 +96,12 @@ bool NvtxState::start_end_open(std::string_view domain, std::string_view name) c
   return false;
 }
 
-// ---- NvtxRule ----
-
-bool stack_matches(const std::vector<std::string>& pattern, bool bottom, bool top,
-                   const std::vector<std::string>& stack) {
-  // An unanchored bottom: the pattern may start at any depth; an unanchored top: it may end below
-  // the top (match_from with `top` false accepts leftover stack entries).
-  for (size_t start = 0; start <= (bottom ? 0 : stack.size()); ++start)
-    if (match_from(pattern, 0, stack, start, top)) return true;
+bool NvtxState::start_end_open(const NvtxName& domain, const NvtxName& name) const {
+  if (domain.literal() && name.literal()) return start_end_open(domain.text, name.text);
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, r] : open_)
+    if (domain.matches(r.domain) && name.matches(r.name)) return true;
   return false;
-}
-
-NvtxRule NvtxRule::parse(std::string_view text) {
-  NvtxRule r;
-  std::string_view rest = text;
-  if (auto at = rest.find('@'); at != std::string_view::npos) {
-    r.domain = std::string(rest.substr(0, at));
-    if (r.domain.empty()) bad_rule(text, "an empty domain before @");
-    rest.remove_prefix(at + 1);
-  }
-  if (rest.empty()) bad_rule(text, "no range name");
-  r.push_pop = rest.find('/') != std::string_view::npos;
-  if (!r.push_pop) {
-    r.names.emplace_back(rest);
-    return r;
-  }
-  if (rest.front() == '[') {
-    r.bottom = true;
-    rest.remove_prefix(1);
-  }
-  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
-  if (!rest.empty() && rest.back() == ']') {
-    r.top = true;
-    rest.remove_suffix(1);
-  }
-  size_t pos = 0;
-  while (true) {
-    const size_t slash = rest.find('/', pos);
-    const std::string_view name = rest.substr(pos, slash == std::string_view::npos ? slash : slash - pos);
-    if (name.empty()) bad_rule(text, "an empty range name between slashes");
-    r.names.emplace_back(name);
-    if (slash == std::string_view::npos) break;
-    pos = slash + 1;
-  }
-  return r;
-}
-
-bool NvtxRule::matches(const NvtxState& state, uint64_t thread) const {
-  if (!push_pop) return state.start_end_open(domain, names.front());
-  return state.stack_matches(thread, domain, names, bottom, top);
 }
 
 // ---- LaunchFilter ----
@@ -221,7 +166,9 @@ LaunchFilter::LaunchFilter(const LaunchFilterOptions& options) : base_(options.k
   for (const auto& t : options.nvtx_exclude) exclude_.push_back(NvtxRule::parse(t));
   for (const auto* rules : {&include_, &exclude_})
     for (const auto& r : *rules)
-      if (!r.push_pop) nvtx_.watch(r.domain, r.names.front());  // answered without a lock
+      if (!r.push_pop && r.domain.literal())
+        for (const auto& e : r.pattern)
+          if (e.name.literal()) nvtx_.watch(r.domain.text, e.name.text);  // answered without a lock
 }
 
 bool LaunchFilter::name_matches(std::string_view symbol) {

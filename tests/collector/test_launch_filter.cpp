@@ -89,42 +89,6 @@ TEST(LaunchFilter, BadRegexBaseOrRuleIsAFilterError) {
   }
 }
 
-TEST(LaunchFilter, RuleSyntax) {
-  NvtxRule r = NvtxRule::parse("A/");
-  EXPECT_TRUE(r.push_pop);
-  EXPECT_EQ(r.names, (std::vector<std::string>{"A"}));
-  r = NvtxRule::parse("Dom@[A/*/B]/");
-  EXPECT_EQ(r.domain, "Dom");
-  EXPECT_TRUE(r.bottom);
-  EXPECT_TRUE(r.top);
-  EXPECT_EQ(r.names, (std::vector<std::string>{"A", "*", "B"}));
-  r = NvtxRule::parse("A/B");  // two names: push/pop without the trailing slash
-  EXPECT_TRUE(r.push_pop);
-  EXPECT_EQ(r.names.size(), 2u);
-  r = NvtxRule::parse("epoch 3");
-  EXPECT_FALSE(r.push_pop);
-  EXPECT_EQ(r.names, (std::vector<std::string>{"epoch 3"}));
-}
-
-TEST(LaunchFilter, StackPatterns) {
-  const std::vector<std::string> stack = {"step", "forward", "conv1", "aten::conv2d"};
-  auto m = [&](const char* rule) {
-    NvtxRule r = NvtxRule::parse(rule);
-    return stack_matches(r.names, r.bottom, r.top, stack);
-  };
-  EXPECT_TRUE(m("forward/"));
-  EXPECT_TRUE(m("forward/conv1/"));
-  EXPECT_FALSE(m("forward/aten::conv2d/"));  // not directly inside
-  EXPECT_TRUE(m("forward/*/aten::conv2d/"));
-  EXPECT_TRUE(m("step/*/forward/"));          // * spans no range too
-  EXPECT_TRUE(m("[step/"));
-  EXPECT_FALSE(m("[forward/"));
-  EXPECT_TRUE(m("aten::conv2d]/"));
-  EXPECT_FALSE(m("conv1]/"));
-  EXPECT_TRUE(m("[step/*/aten::conv2d]/"));
-  EXPECT_FALSE(m("backward/"));
-}
-
 TEST(LaunchFilter, NvtxIncludeExcludePerThreadAndDomain) {
   LaunchFilter f = filter("", {"forward/", "Dom@timed/"}, {"forward/skip_me/"});
   EXPECT_TRUE(f.uses_nvtx());

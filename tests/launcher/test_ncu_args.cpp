@@ -139,9 +139,13 @@ TEST(NcuArgs, NvtxIncludeAndExcludeRulesGoToTheCollector) {
   EXPECT_EQ(p.env.at("RFPROF_NVTX_EXCLUDE"), "[warmup/");
   EXPECT_EQ(p.command, (std::vector<std::string>{"python", "main.py", "--nvtx-include", "x"}));
   EXPECT_EQ(parse({"--nvtx-incl", "A/", "a"}).env.at("RFPROF_NVTX_INCLUDE"), "A/");  // unique prefix
-  // Anchors and commas reach the collector as written (CLI11 would read "[A,B]" as a list).
-  EXPECT_EQ(parse({"--nvtx-include", "[step/*/aten::mm]/", "--nvtx-include=[A,B]", "a"}).env.at("RFPROF_NVTX_INCLUDE"),
-            "[step/*/aten::mm]/;[A,B]");
+  // Anchors, brackets and commas reach the collector as written (CLI11 would read "[A,B]" as a
+  // list): ncu's own examples.
+  EXPECT_EQ(parse({"--nvtx-include", "[step/*/aten::mm]", "--nvtx-include=regex:[0-9]d@/[0-9]r,C[0-9/]", "a"})
+                .env.at("RFPROF_NVTX_INCLUDE"),
+            "[step/*/aten::mm];regex:[0-9]d@/[0-9]r,C[0-9/]");
+  // ncu's syntax is checked before the application runs: a comma joins start/end ranges only.
+  EXPECT_NE(error_of({"--nvtx-include", "[A,B]", "a"}).find("cannot appear in a push/pop rule"), std::string::npos);
   EXPECT_NE(error_of({"--nvtx-include"}).find("needs an NVTX rule"), std::string::npos);
   EXPECT_NE(error_of({"--nvtx-include", "A/", "-i", "t.rftrace"}).find("select launches while profiling"),
             std::string::npos);

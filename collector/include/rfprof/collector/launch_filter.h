@@ -18,15 +18,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rfprof/collector/nvtx_rule.h"
 #include "rfprof/trace/per_thread.h"
 
 namespace rf::collector {
-
-/// A bad filter (an invalid regular expression or NVTX rule); what() names it and says why.
-class FilterError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 /// The NVTX ranges open in a process as the filter sees them: a push/pop stack per thread and
 /// NVTX domain, and the open start/end ranges. Fed from the NVTX callbacks; thread-safe. The
@@ -48,11 +43,15 @@ class NvtxState {
 
   /// The push/pop stack of `thread` in `domain`, outermost first (a copy).
   std::vector<std::string> stack(uint64_t thread, std::string_view domain) const;
-  /// stack_matches() on the stack of `thread` in `domain`, in place (no copy, no allocation).
-  bool stack_matches(uint64_t thread, std::string_view domain, const std::vector<std::string>& pattern,
+  /// stack_matches() (nvtx_rule.h) on the stacks of `thread` in the domains `domain` names (a
+  /// literal domain: its one stack), in place (no copy, no allocation).
+  bool stack_matches(uint64_t thread, const NvtxName& domain, const std::vector<NvtxElement>& pattern,
                      bool bottom, bool top) const;
   /// True when a start/end range named `name` is open in `domain`.
   bool start_end_open(std::string_view domain, std::string_view name) const;
+  /// The same for the names of a rule: a watched literal pair without a lock, otherwise (a regex:
+  /// rule) by looking through the open start/end ranges under the process-wide lock.
+  bool start_end_open(const NvtxName& domain, const NvtxName& name) const;
 
  private:
   using DomainStacks = std::map<std::string, std::vector<std::string>, std::less<>>;
@@ -75,29 +74,6 @@ class NvtxState {
   };
   std::unordered_map<uint64_t, Open> open_;  // start/end ranges by id
 };
-
-/// One --nvtx-include / --nvtx-exclude rule in ncu's syntax:
-///   [DOMAIN@]A/B/       push/pop: A and then B directly inside it, anywhere in the stack
-///   [DOMAIN@]A/*/B/     push/pop: `*` stands for any number of ranges (none included)
-///   [DOMAIN@][A/B]/     `[` anchors the pattern at the bottom of the stack, `]` at its top
-///   [DOMAIN@]A          start/end: a start/end range named A is open (no `/`)
-/// The trailing `/` of a push/pop rule may be left out when it has two or more names. Without
-/// `DOMAIN@` the rule concerns the default domain.
-struct NvtxRule {
-  std::string domain;
-  bool push_pop = false;
-  std::vector<std::string> names;  ///< push/pop: names and "*", outermost first; start/end: one
-  bool bottom = false, top = false;  ///< `[` / `]` anchors (push/pop)
-
-  /// Parses `text`. Throws FilterError naming the rule when it is empty or malformed.
-  static NvtxRule parse(std::string_view text);
-  /// Whether the rule holds for a launch by `thread` in `state`.
-  bool matches(const NvtxState& state, uint64_t thread) const;
-};
-
-/// True when `pattern` (names and "*", with the anchors) matches the push/pop `stack`.
-bool stack_matches(const std::vector<std::string>& pattern, bool bottom, bool top,
-                   const std::vector<std::string>& stack);
 
 /// Settings of a LaunchFilter (from RFPROF_KERNEL_NAME, RFPROF_KERNEL_NAME_BASE,
 /// RFPROF_NVTX_INCLUDE, RFPROF_NVTX_EXCLUDE).

@@ -1,0 +1,198 @@
+// NVTX rules in ncu's syntax (nvtx_rule.h): every example of ncu's "NVTX Filtering" tables, read
+// as ncu reads it, matched against push/pop stacks and open start/end ranges through LaunchFilter.
+#include "rfprof/collector/nvtx_rule.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "rfprof/collector/launch_filter.h"
+
+namespace rf::collector {
+namespace {
+
+constexpr const char* kKernel = "_Z5scalePfffi";
+
+/// The names of a rule's pattern, "*" and "+" for the quantifiers.
+std::vector<std::string> names(const NvtxRule& r) {
+  std::vector<std::string> out;
+  for (const auto& e : r.pattern)
+    out.push_back(e.kind == NvtxElement::Kind::kAny   ? "*"
+                  : e.kind == NvtxElement::Kind::kOne ? "+"
+                                                      : e.name.text);
+  return out;
+}
+
+/// Whether `rule` holds on the default domain's push/pop `stack`.
+bool on_stack(const char* rule, const std::vector<std::string>& stack) {
+  NvtxRule r = NvtxRule::parse(rule);
+  EXPECT_TRUE(r.push_pop) << rule;
+  return stack_matches(r.pattern, r.bottom, r.top, stack);
+}
+
+std::string error_of(const char* rule) {
+  try {
+    (void)NvtxRule::parse(rule);
+  } catch (const FilterError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NvtxRule, PushPopSyntaxOfNcusTable) {
+  NvtxRule r = NvtxRule::parse("A_range/");
+  EXPECT_TRUE(r.push_pop);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"A_range"}));
+  EXPECT_FALSE(r.bottom || r.top);
+  r = NvtxRule::parse("[A_range");  // a '[' alone makes it push/pop, anchored at the bottom
+  EXPECT_TRUE(r.push_pop && r.bottom && !r.top);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"A_range"}));
+  r = NvtxRule::parse("Range Z]");
+  EXPECT_TRUE(r.push_pop && r.top && !r.bottom);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"Range Z"}));
+  r = NvtxRule::parse("[A_range/+/Range Z");
+  EXPECT_TRUE(r.bottom);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"A_range", "+", "Range Z"}));
+  r = NvtxRule::parse("Domain B@A_range/*/Range Z]");
+  EXPECT_EQ(r.domain.text, "Domain B");
+  EXPECT_TRUE(r.top);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"A_range", "*", "Range Z"}));
+  r = NvtxRule::parse("Dom@[A/*/B]/");  // rfprof's earlier spelling: a '/' after ']'
+  EXPECT_TRUE(r.bottom && r.top);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"A", "*", "B"}));
+}
+
+TEST(NvtxRule, StartEndSyntaxOfNcusTable) {
+  NvtxRule r = NvtxRule::parse("Domain-A@A_range");
+  EXPECT_FALSE(r.push_pop);
+  EXPECT_EQ(r.domain.text, "Domain-A");
+  EXPECT_EQ(names(r), (std::vector<std::string>{"A_range"}));
+  r = NvtxRule::parse("B range,A_range,Range C");
+  EXPECT_FALSE(r.push_pop);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"B range", "A_range", "Range C"}));
+}
+
+TEST(NvtxRule, EscapedQuantifiersArePartOfNames) {
+  NvtxRule r = NvtxRule::parse("A_range\\[i\\]");  // ncu's example: the start/end range "A_range[i]"
+  EXPECT_FALSE(r.push_pop);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"A_range[i]"}));
+  r = NvtxRule::parse("a\\/b/c\\,d/");
+  EXPECT_TRUE(r.push_pop);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"a/b", "c,d"}));
+  r = NvtxRule::parse("x\\@y@\\*/");
+  EXPECT_EQ(r.domain.text, "x@y");
+  EXPECT_EQ(names(r), (std::vector<std::string>{"*"}));  // a range named "*", not a quantifier
+  EXPECT_EQ(r.pattern[0].kind, NvtxElement::Kind::kName);
+}
+
+TEST(NvtxRule, StackPatterns) {
+  const std::vector<std::string> stack = {"step", "forward", "conv1", "aten::conv2d"};
+  EXPECT_TRUE(on_stack("forward/", stack));
+  EXPECT_TRUE(on_stack("forward/conv1", stack));
+  EXPECT_FALSE(on_stack("forward/aten::conv2d", stack));  // not directly inside
+  EXPECT_TRUE(on_stack("forward/*/aten::conv2d", stack));
+  EXPECT_TRUE(on_stack("step/*/forward", stack));  // * spans no range too
+  EXPECT_TRUE(on_stack("forward/+/aten::conv2d", stack));
+  EXPECT_FALSE(on_stack("step/+/forward", stack));  // + is exactly one
+  EXPECT_FALSE(on_stack("step/+/aten::conv2d", stack));
+  EXPECT_TRUE(on_stack("[step", stack));
+  EXPECT_FALSE(on_stack("[forward", stack));
+  EXPECT_TRUE(on_stack("aten::conv2d]", stack));
+  EXPECT_FALSE(on_stack("conv1]", stack));
+  EXPECT_TRUE(on_stack("[step/*/aten::conv2d]", stack));
+  EXPECT_TRUE(on_stack("[step/+/+/aten::conv2d]", stack));
+  EXPECT_FALSE(on_stack("backward/", stack));
+  EXPECT_FALSE(on_stack("[step/", {}));
+}
+
+TEST(NvtxRule, RegexRules) {
+  NvtxRule r = NvtxRule::parse("regex:Domain[A-Z]@Range[0-9]/");  // ncu's example
+  EXPECT_TRUE(r.push_pop);
+  EXPECT_FALSE(r.bottom || r.top);  // the brackets are the expressions'
+  EXPECT_TRUE(r.domain.matches("DomainQ"));
+  EXPECT_FALSE(r.domain.matches("Domain7"));
+  EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, {"x", "Range4"}));
+  EXPECT_FALSE(stack_matches(r.pattern, r.bottom, r.top, {"RangeX"}));
+  // ncu's example: "/[" and "/]" give the expression its leading '[' and trailing ']'.
+  r = NvtxRule::parse("regex:[0-9]domainA@/[0-9]rangeA,RangeC[0-9/]");
+  EXPECT_FALSE(r.push_pop);
+  EXPECT_EQ(r.domain.text, "[0-9]domainA");
+  EXPECT_EQ(names(r), (std::vector<std::string>{"[0-9]rangeA", "RangeC[0-9]"}));
+  EXPECT_TRUE(r.pattern[1].name.matches("RangeC7"));
+  // Regex escapes reach the expression; a bottom anchor and a regex name together.
+  r = NvtxRule::parse("regex:[policy\\.model\\..*/");
+  EXPECT_TRUE(r.push_pop && r.bottom);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"policy\\.model\\..*"}));
+  EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, {"policy.model.fc1"}));
+  EXPECT_FALSE(stack_matches(r.pattern, r.bottom, r.top, {"policyXmodel.fc1"}));
+  r = NvtxRule::parse("regex:iter_[0-9]+/");  // '+' inside a name is the expression's
+  EXPECT_EQ(r.pattern.size(), 1u);
+  EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, {"train", "iter_12"}));
+}
+
+TEST(NvtxRule, MalformedRulesAreRefusedNamingTheRule) {
+  for (const char* bad : {"", "@A", "D@", "A//B", "/A", "*/A", "A/+", "[+/A", "A,,B", "A,*", "A/B,C",
+                          "D1@D2@A", "A\\", "regex:(unclosed", "regex:D(@A/", "[", "]", "[]"}) {
+    const std::string e = error_of(bad);
+    EXPECT_NE(e.find(std::string("\"") + bad + "\""), std::string::npos) << "rule '" << bad << "': " << e;
+  }
+  EXPECT_NE(error_of("A/+").find("between two range names"), std::string::npos);
+  EXPECT_NE(error_of("A/B,C").find("','"), std::string::npos);
+  EXPECT_NE(error_of("regex:(x/").find("not a valid regular expression"), std::string::npos);
+}
+
+TEST(NvtxRule, FilterSelectsByNcuRules) {
+  LaunchFilterOptions o;
+  o.nvtx_include = {"[cutlass", "regex:^deepgemm/"};
+  o.nvtx_exclude = {"warmup]"};
+  LaunchFilter f(o);
+  NvtxState& s = f.nvtx();
+  EXPECT_FALSE(f.selects(kKernel, 1));
+  s.push(1, "", "outer");
+  s.push(1, "", "cutlass");
+  EXPECT_FALSE(f.selects(kKernel, 1));  // cutlass is not at the bottom
+  s.pop(1, "");
+  s.pop(1, "");
+  s.push(1, "", "cutlass");
+  s.push(1, "", "gemm");
+  EXPECT_TRUE(f.selects(kKernel, 1));
+  s.push(1, "", "warmup");
+  EXPECT_FALSE(f.selects(kKernel, 1));  // excluded while warmup is at the top
+  s.push(1, "", "inner");
+  EXPECT_TRUE(f.selects(kKernel, 1));
+  s.push(2, "", "deepgemm_fp8");
+  EXPECT_TRUE(f.selects(kKernel, 2));
+  s.push(3, "", "x_deepgemm");  // ^ anchors the expression
+  EXPECT_FALSE(f.selects(kKernel, 3));
+}
+
+TEST(NvtxRule, StartEndRulesNeedEveryNameOpenAndRegexDomainsSearchAll) {
+  LaunchFilterOptions o;
+  o.nvtx_include = {"A_range,B range", "regex:^Dom[0-9]@/[ab]]"};
+  LaunchFilter f(o);
+  NvtxState& s = f.nvtx();
+  s.start(1, "", "A_range");
+  EXPECT_FALSE(f.selects(kKernel, 1));  // B range is not open
+  s.start(2, "", "B range");
+  EXPECT_TRUE(f.selects(kKernel, 1));
+  s.end(1);
+  EXPECT_FALSE(f.selects(kKernel, 1));
+  s.push(5, "Other", "a");
+  EXPECT_FALSE(f.selects(kKernel, 5));
+  s.push(5, "Dom3", "b");  // a domain the expression names, "b" at the top of its stack
+  EXPECT_TRUE(f.selects(kKernel, 5));
+  s.push(5, "Dom3", "c");
+  EXPECT_FALSE(f.selects(kKernel, 5));
+
+  LaunchFilterOptions se;
+  se.nvtx_include = {"regex:D.*@epoch [0-9]+"};  // start/end names by expression: searched in the open ranges
+  LaunchFilter g(se);
+  g.nvtx().start(9, "Dx", "epoch 12");
+  EXPECT_TRUE(g.selects(kKernel, 1));
+  g.nvtx().end(9);
+  EXPECT_FALSE(g.selects(kKernel, 1));
+}
+
+}  // namespace
+}  // namespace rf::collector
