@@ -49,7 +49,7 @@ bool parse_on_off(const char* var, const std::string& value) {
   bad(var, value, "one of on, off, yes, no, 1, 0");
 }
 
-std::vector<std::string> parse_metrics(const std::string& value) {
+std::vector<std::string> parse_metrics_impl(const std::string& value) {
   std::vector<std::string> out;
   size_t pos = 0;
   while (true) {
@@ -170,10 +170,27 @@ EnvLookup process_environment() {
   };
 }
 
+std::string per_process_pattern(std::string_view pattern, uint32_t pid, std::optional<uint32_t> root_pid) {
+  std::string p(pattern);
+  if (!root_pid || *root_pid == pid) return p;
+  for (size_t i = 0; i + 1 < p.size(); ++i) {
+    if (p[i] != '%') continue;
+    const char c = p[i + 1];
+    if (c == 'p' || c == 'i' || c == 'q') return p;  // already one name per process
+    ++i;                                             // "%%" and "%h" are skipped whole
+  }
+  constexpr std::string_view kExt = ".rftrace";
+  if (p.size() >= kExt.size() && p.compare(p.size() - kExt.size(), kExt.size(), kExt) == 0)
+    return p.insert(p.size() - kExt.size(), ".%p");
+  return p + ".%p";
+}
+
+std::vector<std::string> parse_metric_list(const std::string& value) { return parse_metrics_impl(value); }
+
 Config read_config(const EnvLookup& env) {
   Config c;
   if (auto v = env("RFPROF_OUTPUT"); v && !trim(*v).empty()) c.output_pattern = trim(*v);
-  if (auto v = get(env, "RFPROF_METRICS")) c.metrics = parse_metrics(*v);
+  if (auto v = get(env, "RFPROF_METRICS")) c.metrics = parse_metric_list(*v);
   if (auto v = get(env, "RFPROF_PROFILE_FROM_START"))
     c.profile_from_start = parse_on_off("RFPROF_PROFILE_FROM_START", *v);
   if (auto v = get(env, "RFPROF_MODE")) {

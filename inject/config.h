@@ -65,6 +65,10 @@ struct Config {
   std::string trace_list;
 };
 
+/// RFPROF_METRICS's list: comma-separated names, trimmed, duplicates dropped, in order. Throws
+/// ConfigError (naming RFPROF_METRICS) for an empty item.
+std::vector<std::string> parse_metric_list(const std::string& value);
+
 /// Reads every RFPROF_* variable through `env`. Unset or empty variables keep their defaults.
 /// Throws ConfigError on the first bad value (RFPROF_OUTPUT is only checked by
 /// expand_output_pattern, which needs the process identity).
@@ -85,6 +89,14 @@ struct PatternContext {
 /// Throws ConfigError (naming RFPROF_OUTPUT, the pattern and the problem) for an empty pattern, an
 /// unknown placeholder, a lone trailing %, %q without {VAR}, or an unset VAR.
 std::filesystem::path expand_output_pattern(std::string_view pattern, const PatternContext& context);
+
+/// The pattern a process of an rfprof run expands: `pattern` itself for the process rfprof started
+/// (`root_pid`, RFPROF_ROOT_PID; also when unset) and for a pattern that already differs per
+/// process (%p, %i or %q{VAR} in it); otherwise `pattern` with ".%p" before its ".rftrace"
+/// ("rep.rftrace" -> "rep.%p.rftrace"), so that the other CUDA processes of the run (torchrun
+/// workers, a child that execs) write traces of their own where ncu writes one report for all,
+/// instead of refusing or overwriting the first one's. Never throws.
+std::string per_process_pattern(std::string_view pattern, uint32_t pid, std::optional<uint32_t> root_pid);
 
 /// Appends `trace` (made absolute) and a newline to the file `list`, created if needed, in one
 /// O_APPEND write. Returns false, and changes nothing else, when it cannot. Never throws.

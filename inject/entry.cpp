@@ -43,7 +43,8 @@ bool initialize_once() noexcept {
     if (::gethostname(host, sizeof host - 1) == 0) pattern.hostname = host;
     pattern.env = env;
     rf::collector::SessionOptions options;
-    options.output = rf::inject::expand_output_pattern(config.output_pattern, pattern);
+    options.output = rf::inject::expand_output_pattern(
+        rf::inject::per_process_pattern(config.output_pattern, pattern.pid, config.root_pid), pattern);
     options.metrics = config.metrics;
     options.metric_set = config.metric_set;
     options.profile_from_start = config.profile_from_start;

@@ -57,18 +57,27 @@ bool print_csv(const launcher::Plan& plan, const std::vector<fs::path>& traces, 
     filter.name_equals = collector::function_name_matches;  // the collector's -k rule
   }
   std::ofstream file;
-  if (plan.log_file) {
+  std::ostream* channel = &std::cout;
+  if (plan.log_file == "stderr") {
+    channel = &std::cerr;
+  } else if (plan.log_file && plan.log_file != "stdout") {
     file.open(*plan.log_file, std::ios::trunc);
     if (!file) {
       std::cerr << "rfprof: cannot write --log-file " << *plan.log_file << "\n";
       return false;
     }
+    channel = &file;
   }
-  std::ostream& out = plan.log_file ? file : std::cout;
+  std::ostream& out = *channel;
   try {
     analyzer::write_ncu_csv(out, traces, plan.page, filter, &std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "rfprof: " << e.what() << "\n";
+    for (const auto& t : traces)
+      if (t.extension() == ".ncu-rep")
+        std::cerr << "rfprof: " << t.string() << " looks like an Nsight Compute report: print it with "
+                  << "`ncu -i " << t.string() << " --csv --page raw > report.csv`, then `rfanalyze --import-ncu "
+                  << "report.csv` places its kernels on the roofline\n";
     return false;
   }
   return static_cast<bool>(out.flush());
@@ -136,7 +145,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   // ncu opens --log-file before the application runs: an unwritable one is said now, not after.
-  if (plan.log_file && !std::ofstream(*plan.log_file, std::ios::trunc)) {
+  if (plan.log_file && plan.log_file != "stdout" && plan.log_file != "stderr" &&
+      !std::ofstream(*plan.log_file, std::ios::trunc)) {
     std::cerr << "rfprof: cannot write --log-file " << *plan.log_file << "\n";
     return 2;
   }

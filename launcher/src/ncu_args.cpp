@@ -2,12 +2,16 @@
 #include "rfprof/collector/launch_filter.h"
 #include "rfprof/launcher/ncu_args.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <regex>
 
 #include "config.h"  // librfinject's reading of the RFPROF_* variables (inject/config.h)
 #include "rfprof/collector/metric_set_names.h"
+#include "rfprof/launcher/metric_names.h"
 
 namespace rf::launcher {
 namespace {
@@ -77,6 +81,69 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"import-source", "source import is not supported (--import-source no is accepted)"},
       {"check-exit-code", "expected yes or no (rfprof always exits with the application's status)"},
       {"launch-count-per-kernel", "not supported; use -k with -c"},
+      // ncu flags without an rfprof counterpart (their ncu defaults, where harmless, are accepted:
+      // accepted_values()).
+      {"config-file", "rfprof reads no config.ncu-cfg; give the flags on the command line (--config-file off is accepted)"},
+      {"config-file-path", "rfprof reads no config.ncu-cfg; give the flags on the command line"},
+      {"kill", "rfprof lets the application run to its end (--kill no is accepted)"},
+      {"filter-mode", "launch filters are process-wide (--filter-mode global is accepted)"},
+      {"launch-skip-before-match", "not supported (0 is accepted); use -s, which counts the launches -k selects"},
+      {"range-filter", "not supported; select ranges with --nvtx-include, or windows with cudaProfilerStart/Stop"},
+      {"target-processes-filter", "every CUDA process of the application is profiled (or only the first: --target-processes application-only)"},
+      {"native-include", "call stack filters are not supported; rfanalyze sums launches by call site (--call-stack)"},
+      {"native-exclude", "call stack filters are not supported; rfanalyze sums launches by call site (--call-stack)"},
+      {"python-include", "python call stacks are not supported"},
+      {"python-exclude", "python call stacks are not supported"},
+      {"nvtx-push-pop-scope", "push/pop ranges are per thread (--nvtx-push-pop-scope thread is accepted)"},
+      {"pipeline-boost-state", "expected stable or dynamic (rfprof never changes the tensor-core boost state)"},
+      {"import-sass", "expected yes or no (rfprof's traces hold no SASS)"},
+      {"apply-rules", "expected yes or no (rfprof applies no ncu rules)"},
+      {"rule", "ncu's rules are not applied"},
+      {"list-rules", "ncu's rules are not applied"},
+      {"list-metrics", "use `rfprof --list-sets --chip CHIP`, which lists the metrics of each set"},
+      {"list-chips", "use `rfprof --list-sets --chip CHIP` with a chip name such as GH100"},
+      {"chips", "metric queries are not supported; use `rfprof --list-sets --chip CHIP`"},
+      {"query-metrics-mode", "metric queries are not supported; use `rfprof --list-sets --chip CHIP`"},
+      {"query-metrics-collection", "metric queries are not supported; use `rfprof --list-sets --chip CHIP`"},
+      {"metric-distribution-groups", "not supported: rfprof plans the passes of its metric list itself"},
+      {"section-folder-recursive", "section files are not read"},
+      {"section-folder-restore", "section files are not read"},
+      {"rename-kernels", "expected on or off (rfprof prints demangled names as the driver gives them)"},
+      {"rename-kernels-export", "kernel renaming is not supported"},
+      {"rename-kernels-path", "kernel renaming is not supported"},
+      {"source-folders", "source import is not supported"},
+      {"print-source", "source views are not printed; rfanalyze writes the per-kernel tables"},
+      {"resolve-source-file", "source views are not printed"},
+      {"print-details", "the details page prints rfprof's metrics only (--print-details header is accepted)"},
+      {"print-metric-name", "metric names are printed as NVIDIA spells them (--print-metric-name name is accepted)"},
+      {"print-kernel-base", "kernel names are printed demangled (--print-kernel-base demangled is accepted)"},
+      {"print-metric-instances", "metric instances are not recorded (--print-metric-instances none is accepted)"},
+      {"print-nvtx-rename", "kernels are not renamed after NVTX ranges (--print-nvtx-rename none is accepted); rfanalyze's kernels.csv has each launch's NVTX path"},
+      {"print-rule-details", "ncu's rules are not applied"},
+      {"print-metric-attribution", "green-context attribution is not recorded"},
+      {"print-fp", "values are printed as recorded"},
+      {"open-in-ui", "rfprof has no UI: rfanalyze writes report.html"},
+      {"pm-sampling-buffer-size", "PM sampling is not supported"},
+      {"pm-sampling-max-passes", "PM sampling is not supported"},
+      {"warp-samples-per-interval", "warp sampling is not supported"},
+      {"disable-pm-warp-sampling", "PM sampling is not supported"},
+      {"warp-sampling-max-passes", "warp sampling is not supported"},
+      {"warp-sampling-buffer-size", "warp sampling is not supported"},
+      {"mps", "MPS profiling is not supported"},
+      {"mps-num-clients", "MPS profiling is not supported"},
+      {"mps-timeout", "MPS profiling is not supported"},
+      {"communicator", "the multi-process communicator is not supported: each process writes its own trace"},
+      {"communicator-tcp-num-peers", "the multi-process communicator is not supported"},
+      {"communicator-tcp-hostname", "the multi-process communicator is not supported"},
+      {"communicator-tcp-port", "the multi-process communicator is not supported"},
+      {"lockstep-kernel-launch", "the multi-process communicator is not supported"},
+      {"lockstep-nvtx-include", "the multi-process communicator is not supported"},
+      {"lockstep-nvtx-exclude", "the multi-process communicator is not supported"},
+      {"max-connections", "remote attach is not supported"},
+      {"process-id", "attaching to a running process is not supported"},
+      {"injection-path-64", "rfprof injects its own librfinject.so"},
+      {"preload-library", "not supported; set LD_PRELOAD for the application"},
+      {"support-32bit", "32-bit processes are not supported"},
   };
   return flags;
 }
@@ -98,6 +165,28 @@ const std::vector<AcceptedValue>& accepted_values() {
       {"check-exit-code", "0", ""},
       {"import-source", "no", ""},
       {"import-source", "0", ""},
+      {"config-file", "off", ""},
+      {"config-file", "on", ""},  // ncu's default: it only matters when a config.ncu-cfg exists
+      {"kill", "no", ""},
+      {"kill", "0", ""},
+      {"filter-mode", "global", ""},
+      {"launch-skip-before-match", "0", ""},
+      {"nvtx-push-pop-scope", "thread", ""},
+      {"pipeline-boost-state", "dynamic", ""},
+      {"pipeline-boost-state", "stable",
+       "--pipeline-boost-state stable: rfprof does not set the tensor-core boost state as ncu does; kernels run "
+       "in the application's state"},
+      {"import-sass", "yes", ""},
+      {"import-sass", "no", ""},
+      {"apply-rules", "yes", ""},
+      {"apply-rules", "no", ""},
+      {"rename-kernels", "on", ""},
+      {"rename-kernels", "off", ""},
+      {"print-details", "header", ""},
+      {"print-metric-name", "name", ""},
+      {"print-kernel-base", "demangled", ""},
+      {"print-metric-instances", "none", ""},
+      {"print-nvtx-rename", "none", ""},
   };
   return values;
 }
@@ -108,7 +197,7 @@ const std::vector<std::string>& long_options() {
       "profile-from-start", "disable-profiler-start-stop", "target-processes", "nvtx", "kernel-name",
       "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
       "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups", "replay-range",
-      "version"};
+      "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals"};
   return opts;
 }
 
@@ -117,8 +206,13 @@ Plan parse_args(const std::vector<std::string>& raw) {
   // `--target-process all`) and reject ncu flags rfprof does not support, naming them. Only the
   // tokens before the application are looked at: the first token that is neither an option nor an
   // option's value starts the application's command line.
-  static const std::vector<std::string> kNoValue = {"help", "csv", "force-overwrite", "disable-profiler-start-stop",
-                                                    "nvtx", "list-sets", "call-stack", "version"};
+  // Flags without a value (ncu's switches), rfprof's own and those of unsupported_flags().
+  static const std::vector<std::string> kNoValue = {
+      "help", "csv", "force-overwrite", "disable-profiler-start-stop", "nvtx", "list-sets", "call-stack",
+      "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals",
+      "list-sections", "query-metrics", "list-rules", "list-metrics", "list-chips", "open-in-ui",
+      "section-folder-restore", "disable-pm-warp-sampling", "print-rule-details", "print-metric-attribution",
+      "print-fp", "lockstep-kernel-launch"};
   static const std::vector<std::string> kShortWithValue = {"-o", "-i", "-k", "-s", "-c"};
   std::vector<std::string> all = long_options();
   for (const auto& [flag, why] : unsupported_flags())
@@ -140,7 +234,14 @@ Plan parse_args(const std::vector<std::string>& raw) {
         std::vector<std::string> matches;
         for (const auto& o : all)
           if (o.rfind(name, 0) == 0) matches.push_back(o);
-        if (matches.size() > 1) fail("--" + name + " is ambiguous: could be --" + matches[0] + " or --" + matches[1]);
+        // The shortest match wins when every other one extends it (--target-process: not
+        // --target-processes-filter but --target-processes).
+        std::sort(matches.begin(), matches.end(),
+                  [](const std::string& x, const std::string& y) { return x.size() < y.size(); });
+        bool extends = true;
+        for (const auto& m : matches) extends = extends && m.rfind(matches.front(), 0) == 0;
+        if (matches.size() > 1 && !extends)
+          fail("--" + name + " is ambiguous: could be --" + matches[0] + " or --" + matches[1]);
         if (matches.empty()) fail("unknown option --" + name + " (see rfprof --help and docs/ncu-flags.md)");
         name = matches[0];
       }
@@ -179,15 +280,28 @@ Plan parse_args(const std::vector<std::string>& raw) {
   const std::vector<std::string> command(raw.begin() + static_cast<std::ptrdiff_t>(i), raw.end());
 
   CLI::App app{"rfprof: a transparent roofline profiler with Nsight Compute's command line: "
-               "rfprof [ncu options] application [arguments] (docs/ncu-flags.md)"};
+               "rfprof [ncu options] application [arguments] (docs/ncu-flags.md)",
+               "rfprof"};
   Plan plan;
-  std::string metrics, section, set, page = "details", log_file, export_pattern, import, from_start,
+  std::vector<std::string> metrics_flags, section_flags, call_stack_types;
+  std::string set, page = "details", log_file, export_pattern, import, from_start,
       targets = "all", kernel_name, replay = "kernel";
   bool force = false, no_start_stop = false, nvtx = false, call_stack = false;
-  std::string call_stack_type = "native", memory_usage, name_base;
+  std::string memory_usage, name_base;
   uint64_t skip = 0, count = 0;
-  app.add_option("--metrics", metrics, "metrics to collect, comma-separated, spelled as NVIDIA spells them");
-  app.add_option("--section", section, "a roofline section (SpeedOfLight_RooflineChart, ...)");
+  // Repeatable as in ncu: each occurrence takes one value, and the values add up.
+  app.add_option("--metrics", metrics_flags,
+                 "metrics to collect, comma-separated, spelled as NVIDIA spells them (repeatable); a base "
+                 "name gets .sum, .avg, .min and .max as in ncu")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--section", section_flags,
+                 "a roofline section (SpeedOfLight_RooflineChart, ...; repeatable: the largest set they need)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  bool no_extra_suffixes = false;
+  app.add_flag("--disable-extra-suffixes", no_extra_suffixes,
+               "collect base metric names as given, without ncu's .sum/.avg/.min/.max");
   app.add_option("--set", set, "metric set: timing, roofline, roofline-tensor, hierarchical");
   app.add_flag("--csv", plan.csv, "print ncu's CSV after the run");
   app.add_option("--page", page, "CSV page: raw or details")->check(CLI::IsMember({"raw", "details"}));
@@ -235,14 +349,22 @@ Plan parse_args(const std::vector<std::string>& raw) {
                  "with --replay-mode step: groups (passes + one timing window) to collect (default 1)")
       ->check(CLI::Range(1, 1000));
   app.add_flag("--call-stack", call_stack, "record the native call stack of each launch (RFPROF_CALLSTACKS)");
-  app.add_option("--call-stack-type", call_stack_type, "native (the only type)");
+  app.add_option("--call-stack-type", call_stack_types, "native (the only type rfprof records; repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--cuda-memory-usage", memory_usage,
                  "true|false: record GPU memory allocations (RFPROF_MEMORY; the nsys flag)");
   std::string list_chip;
   bool list_sets = false;
   app.add_flag("--list-sets", list_sets, "list rfprof's metric sets for --chip and exit");
   app.add_option("--chip", list_chip, "chip for --list-sets, e.g. GH100");
-  app.add_flag("--version", plan.version, "print rfprof's version and exit");
+  app.add_flag("-v,--version", plan.version, "print rfprof's version and exit");
+  bool quiet = false, verbose = false, forward_signals = false;
+  app.add_flag("--quiet", quiet, "print no notes (rfprof's errors are still printed)");
+  app.add_flag("--verbose", verbose, "accepted (rfprof prints the same)");
+  app.add_flag("--null-stdin", plan.null_stdin, "run the application with /dev/null as its standard input");
+  app.add_flag("--forward-signals", forward_signals,
+               "accepted: rfprof always forwards SIGINT, SIGTERM and SIGHUP to the application");
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app.parse(reversed);
@@ -254,14 +376,30 @@ Plan parse_args(const std::vector<std::string>& raw) {
     fail(std::string(e.what()) + " (see rfprof --help)");
   }
   plan.command = command;
-  plan.notes = notes;
+  if (!quiet) plan.notes = notes;
   if (plan.version) return plan;
   if (list_sets) {
     if (list_chip.empty()) fail("--list-sets needs --chip CHIP (e.g. --chip GH100)");
     plan.list_sets_chip = list_chip;
     return plan;
   }
-  if (!import.empty()) plan.import_files.push_back(import);
+  if (!import.empty()) {
+    // ncu -o rep.ncu-rep then ncu -i rep.ncu-rep: rfprof wrote rep.rftrace.
+    const std::filesystem::path asked(import);
+    std::error_code ec;
+    if (asked.extension() == ".ncu-rep" && !std::filesystem::exists(asked, ec)) {
+      std::filesystem::path ours = asked;
+      ours.replace_extension(".rftrace");
+      if (std::filesystem::exists(ours, ec)) import = ours.string();
+    }
+    plan.import_files.push_back(import);
+    if (!export_pattern.empty())
+      fail("-i with -o: rfprof does not export a filtered copy of a trace; -i prints it (--csv), "
+           "rfanalyze analyzes it");
+    if (!metrics_flags.empty() || !set.empty() || !section_flags.empty())
+      fail("-i with --metrics/--set/--section: rfprof prints every metric the trace holds; these flags choose "
+           "what is collected while profiling");
+  }
   if (plan.command.empty() && plan.import_files.empty())
     fail("no application given (expected: rfprof [options] application [arguments], or -i TRACE)");
   if (!plan.command.empty() && !plan.import_files.empty())
@@ -270,19 +408,48 @@ Plan parse_args(const std::vector<std::string>& raw) {
     fail("--nvtx-include/--nvtx-exclude select launches while profiling; with -i, use rfanalyze's "
          "ranges.csv or the nvtx column of kernels.csv instead");
 
-  if (!metrics.empty() && (!set.empty() || !section.empty()))
+  std::string metrics;
+  for (const auto& m : metrics_flags) metrics += (metrics.empty() || m.empty() ? "" : ",") + m;
+  if (!metrics.empty() && (!set.empty() || !section_flags.empty()))
     fail("--metrics with --set/--section: give one of them");
-  if (!set.empty() && !section.empty()) fail("--set with --section: give one of them");
-  if (!metrics.empty()) plan.env["RFPROF_METRICS"] = metrics;
+  if (!set.empty() && !section_flags.empty()) fail("--set with --section: give one of them");
+  if (!metrics.empty()) {
+    // The syntax first (as librfinject reads it), then each name against CUPTI's host API, so that
+    // a name the collector would refuse inside the application is refused here.
+    std::vector<std::string> names;
+    try {
+      names = inject::parse_metric_list(metrics);
+    } catch (const inject::ConfigError& e) {
+      std::string what = e.what();
+      if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
+      fail("--metrics: " + what);
+    }
+    std::vector<std::string> metric_notes;
+    if (!command.empty()) names = resolve_metric_names(names, !no_extra_suffixes, metric_notes);
+    if (!quiet) plan.notes.insert(plan.notes.end(), metric_notes.begin(), metric_notes.end());
+    metrics.clear();
+    for (const auto& n : names) metrics += (metrics.empty() ? "" : ",") + n;
+    plan.env["RFPROF_METRICS"] = metrics;
+  }
   if (!set.empty()) plan.env["RFPROF_METRIC_SET"] = set_for("set", set);
-  if (!section.empty()) plan.env["RFPROF_METRIC_SET"] = set_for("section", section);
+  if (!section_flags.empty()) {
+    // rfprof's sets nest (timing, roofline, roofline-tensor, hierarchical): the largest one needed.
+    const auto& order = collector::metric_set_names();
+    size_t largest = 0;
+    for (const auto& sec : section_flags) {
+      const std::string s = set_for("section", sec);
+      largest = std::max(largest, static_cast<size_t>(std::find(order.begin(), order.end(), s) - order.begin()));
+    }
+    plan.env["RFPROF_METRIC_SET"] = order.at(largest);
+  }
   if (!from_start.empty())
     plan.env["RFPROF_PROFILE_FROM_START"] = on_off("--profile-from-start", from_start) ? "on" : "off";
   if (no_start_stop) plan.env["RFPROF_DISABLE_PROFILER_START_STOP"] = "1";
   if (force) plan.env["RFPROF_FORCE_OVERWRITE"] = "1";
-  if (call_stack_type != "native")
-    fail("--call-stack-type " + call_stack_type + ": only native call stacks are recorded (python: not supported)");
-  if (call_stack) plan.env["RFPROF_CALLSTACKS"] = "1";
+  for (const auto& type : call_stack_types)
+    if (lower(type) != "native")
+      fail("--call-stack-type " + type + ": only native call stacks are recorded (python call stacks are not supported)");
+  if (call_stack || !call_stack_types.empty()) plan.env["RFPROF_CALLSTACKS"] = "1";  // ncu: the type implies --call-stack
   if (!memory_usage.empty()) {
     const std::string m = lower(memory_usage);
     if (m != "true" && m != "false") fail("--cuda-memory-usage " + memory_usage + ": expected true or false");
@@ -290,6 +457,9 @@ Plan parse_args(const std::vector<std::string>& raw) {
   }
   plan.env["RFPROF_TARGET_PROCESSES"] = targets;
   plan.output_pattern = export_pattern.empty() ? "rfprof_%p" : export_pattern;
+  constexpr std::string_view kNcuRep = ".ncu-rep";  // -o rep.ncu-rep writes rep.rftrace
+  if (plan.output_pattern.size() > kNcuRep.size() && plan.output_pattern.ends_with(kNcuRep))
+    plan.output_pattern.resize(plan.output_pattern.size() - kNcuRep.size());
   if (plan.output_pattern.size() < 8 || plan.output_pattern.compare(plan.output_pattern.size() - 8, 8, ".rftrace") != 0)
     plan.output_pattern += ".rftrace";
   plan.env["RFPROF_OUTPUT"] = plan.output_pattern;
@@ -341,6 +511,9 @@ Plan parse_args(const std::vector<std::string>& raw) {
   };
   rules("--nvtx-include", "RFPROF_NVTX_INCLUDE", nvtx_include);
   rules("--nvtx-exclude", "RFPROF_NVTX_EXCLUDE", nvtx_exclude);
+  if (replay == "step" && no_start_stop && replay_range.empty())
+    fail("--replay-mode step with --disable-profiler-start-stop: no cudaProfilerStart/Stop window would open; "
+         "give --replay-range NAME (an NVTX range that is one step) or drop --disable-profiler-start-stop");
   if (replay == "step") {  // named as typed; librfinject would refuse them and run unprofiled
     if (plan.env["RFPROF_PROFILE_FROM_START"] == "on")
       fail("--replay-mode step needs --profile-from-start off: each cudaProfilerStart/Stop window is one step");
@@ -386,6 +559,41 @@ void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
   } catch (const inject::ConfigError& e) {
     refuse(e);
   }
+  check_output(plan, env);
+}
+
+void check_output(const Plan& plan, const inject::EnvLookup& env) {
+  const std::string& pattern = plan.output_pattern;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // The folder, when the pattern names it without placeholders: ncu does not create it either.
+  const fs::path folder = fs::path(pattern).parent_path();
+  if (!folder.empty() && folder.string().find('%') == std::string::npos) {
+    if (!fs::exists(folder, ec))
+      fail("-o/--export " + pattern + ": the folder " + folder.string() + " does not exist");
+    if (!fs::is_directory(folder, ec))
+      fail("-o/--export " + pattern + ": " + folder.string() + " is not a folder");
+    if (::access(folder.c_str(), W_OK | X_OK) != 0)
+      fail("-o/--export " + pattern + ": cannot write in the folder " + folder.string());
+  }
+  // The trace of the process rfprof starts, when its name does not depend on the process: an
+  // existing one is refused before the run, as ncu refuses an existing report without -f.
+  for (const char* per_process : {"%p", "%i", "%q"})
+    if (pattern.find(per_process) != std::string::npos) return;
+  if (const auto force = env("RFPROF_FORCE_OVERWRITE"); force && !force->empty() && *force != "0") return;
+  inject::PatternContext context;
+  context.pid = 1;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) context.hostname = host;
+  context.env = env;
+  fs::path trace;
+  try {
+    trace = inject::expand_output_pattern(pattern, context);
+  } catch (const inject::ConfigError&) {
+    return;  // check_plan named it
+  }
+  if (fs::exists(trace, ec))
+    fail("-o/--export " + pattern + ": " + trace.string() + " exists; -f/--force-overwrite overwrites it");
 }
 
 }  // namespace rf::launcher

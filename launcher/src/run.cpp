@@ -64,6 +64,13 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
   }
   if (child == 0) {
     ::close(exec_error[0]);
+    if (plan.null_stdin) {  // --null-stdin
+      const int null_fd = ::open("/dev/null", O_RDONLY);
+      if (null_fd >= 0 && null_fd != 0) {
+        ::dup2(null_fd, 0);
+        ::close(null_fd);
+      }
+    }
     std::vector<std::string> envs = environment;
     envs.push_back("RFPROF_ROOT_PID=" + std::to_string(::getpid()));
     std::vector<char*> argv, envp;

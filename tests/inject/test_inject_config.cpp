@@ -357,6 +357,21 @@ TEST(OutputPattern, IndexUsesTheRealFilesystemByDefault) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(OutputPattern, OtherProcessesOfARunGetTheirOwnName) {
+  // rfprof -o rep: the process rfprof started writes rep.rftrace, every other CUDA process of the
+  // run rep.<pid>.rftrace (ncu writes one report for all of them).
+  EXPECT_EQ(per_process_pattern("rep.rftrace", 100, 100u), "rep.rftrace");
+  EXPECT_EQ(per_process_pattern("rep.rftrace", 101, 100u), "rep.%p.rftrace");
+  EXPECT_EQ(expand(per_process_pattern("out/rep.rftrace", 101, 100u)), "out/rep.4242.rftrace");
+  EXPECT_EQ(per_process_pattern("rep", 101, 100u), "rep.%p");
+  EXPECT_EQ(per_process_pattern("rep.rftrace", 101, std::nullopt), "rep.rftrace");  // librfinject alone
+  // Patterns that already name each process apart are left alone; %h and %% do not.
+  for (const char* own : {"r_%p.rftrace", "r%i.rftrace", "r_%q{RANK}.rftrace"})
+    EXPECT_EQ(per_process_pattern(own, 101, 100u), own);
+  EXPECT_EQ(per_process_pattern("r_%h.rftrace", 101, 100u), "r_%h.%p.rftrace");
+  EXPECT_EQ(per_process_pattern("100%%p.rftrace", 101, 100u), "100%%p.%p.rftrace");
+}
+
 TEST(OutputPattern, Errors) {
   struct Case {
     const char* pattern;

@@ -31,7 +31,8 @@ struct Plan {
   std::vector<std::string> import_files;
   bool csv = false;                      ///< --csv: print ncu's CSV after the run
   std::string page = "details";          ///< --page raw|details (ncu's default: details)
-  std::optional<std::string> log_file;   ///< --log-file: where the CSV/report text goes
+  /// --log-file: where the CSV/report text goes; "stdout" and "stderr" name those channels (ncu)
+  std::optional<std::string> log_file;
   std::string output_pattern;            ///< -o/--export pattern, ".rftrace" appended if missing
   /// Kernel filters applied to what is printed (-k, -s, -c): see docs/ncu-flags.md.
   std::optional<std::string> kernel_name;  ///< exact name, or "regex:<ECMAScript regex>"
@@ -40,7 +41,8 @@ struct Plan {
   std::optional<std::string> list_sets_chip;  ///< --list-sets --chip CHIP: print the sets and exit
   bool help = false;                     ///< --help: usage was requested
   std::string help_text;
-  bool version = false;                  ///< --version: print rfprof's version and exit
+  bool version = false;                  ///< -v/--version: print rfprof's version and exit
+  bool null_stdin = false;               ///< --null-stdin: the application reads /dev/null
   /// One-line notes for stderr before the run ("rfprof: note: ..."): ncu flags accepted whose ncu
   /// meaning rfprof does not reproduce (e.g. --cache-control all: no cache flush).
   std::vector<std::string> notes;
@@ -67,9 +69,16 @@ Plan parse_args(const std::vector<std::string>& args);
 
 /// Checks, before the application starts, the settings librfinject will read in it: the plan's
 /// RFPROF_* variables over `process_env` (rfprof's own environment, which the application
-/// inherits), with inject::read_config, and the -o pattern's syntax. Throws ArgsError naming the
+/// inherits), with inject::read_config, the -o pattern's syntax, and check_output. Throws ArgsError naming the
 /// flag (or "the environment's RFPROF_X") and what was expected. Does nothing without a command.
 void check_plan(const Plan& plan, const std::function<std::optional<std::string>(const std::string&)>& process_env);
+
+/// The -o checks of check_plan, before the application starts: a folder named without
+/// placeholders must exist and be writable, and the trace of the process rfprof starts must not
+/// exist unless RFPROF_FORCE_OVERWRITE (through `env`) is set, when its name depends on nothing
+/// but the host (no %p, %i or %q{VAR}; ncu refuses an existing report without -f the same way).
+/// Throws ArgsError naming -o and the path.
+void check_output(const Plan& plan, const std::function<std::optional<std::string>(const std::string&)>& env);
 
 /// The long options rfprof accepts (without "--"), for prefix expansion and docs.
 const std::vector<std::string>& long_options();

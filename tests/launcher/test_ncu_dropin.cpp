@@ -1,0 +1,150 @@
+// ncu command lines from public cluster scripts and from ncu's documentation, as rfprof reads them
+// (ncu_args.h, metric_names.h): what ncu accepts and rfprof can honour is honoured, ncu's harmless
+// defaults are accepted, the rest is refused before the application runs, naming the flag.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "rfprof/launcher/metric_names.h"
+#include "rfprof/launcher/ncu_args.h"
+
+namespace rf::launcher {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string error_of(const std::vector<std::string>& args) {
+  try {
+    (void)parse_args(args);
+  } catch (const ArgsError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(NcuDropIn, MetricsRepeatedBaseNamesAndForms) {
+  // Repeated --metrics add up, as in ncu.
+  Plan p = parse_args({"--metrics", "dram__bytes_read.sum", "--metrics", "dram__bytes_write.sum", "app"});
+  EXPECT_EQ(p.env.at("RFPROF_METRICS"), "dram__bytes_read.sum,dram__bytes_write.sum");
+  EXPECT_TRUE(p.notes.empty());
+  // A base name gets ncu's extra suffixes, with a note.
+  p = parse_args({"--metrics", "gpu__time_duration,dram__bytes_read.sum", "app"});
+  EXPECT_EQ(p.env.at("RFPROF_METRICS"),
+            "gpu__time_duration.sum,gpu__time_duration.avg,gpu__time_duration.min,gpu__time_duration.max,"
+            "dram__bytes_read.sum");
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_TRUE(has(p.notes[0], "a base name")) << p.notes[0];
+  EXPECT_TRUE(parse_args({"--quiet", "--metrics", "gpu__time_duration", "app"}).notes.empty());
+  EXPECT_TRUE(has(error_of({"--disable-extra-suffixes", "--metrics", "gpu__time_duration", "app"}),
+                  "gpu__time_duration.sum"));
+  // ncu's forms and unknown names are refused before the run, with the closest names.
+  for (const char* form : {"breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed", "group:occupancy",
+                           "regex:sm__inst_issued.*"})
+    EXPECT_TRUE(has(error_of({"--metrics", form, "app"}), "breakdown:, group: and regex: forms")) << form;
+  const std::string unknown = error_of({"--metrics", "dram__bytes_reed.sum", "app"});
+  EXPECT_TRUE(has(unknown, "rfprof: --metrics dram__bytes_reed.sum: not a metric")) << unknown;
+  EXPECT_TRUE(has(unknown, "dram__bytes_read.sum")) << unknown;
+  EXPECT_TRUE(has(error_of({"--metrics", "a,,b", "app"}), "--metrics: RFPROF_METRICS"));
+  // With -i nothing is collected: no host API check, and the flag is refused as meaningless.
+  EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "--metrics", "gpu__time_duration.sum"}), "-i with --metrics"));
+}
+
+TEST(NcuDropIn, ResolveMetricNamesKeepsOrderAndDropsDuplicates) {
+  std::vector<std::string> notes;
+  EXPECT_EQ(resolve_metric_names({"dram__bytes_read.sum", "dram__bytes", "dram__bytes.sum"}, true, notes),
+            (std::vector<std::string>{"dram__bytes_read.sum", "dram__bytes.sum", "dram__bytes.avg",
+                                      "dram__bytes.min", "dram__bytes.max"}));
+  EXPECT_EQ(notes.size(), 1u);
+}
+
+TEST(NcuDropIn, SectionsAndCallStackTypesRepeat) {
+  // Two roofline sections: the larger of the sets they need.
+  Plan p = parse_args({"--section", "SpeedOfLight_RooflineChart", "--section",
+                       "SpeedOfLight_HierarchicalDoubleRooflineChart", "app"});
+  EXPECT_EQ(p.env.at("RFPROF_METRIC_SET"), "hierarchical");
+  p = parse_args({"--section", "SpeedOfLight_RooflineChart", "app"});
+  EXPECT_EQ(p.env.at("RFPROF_METRIC_SET"), "roofline");
+  EXPECT_TRUE(has(error_of({"--section", "SpeedOfLight", "--section", "Occupancy", "app"}), "--section SpeedOfLight"));
+  // --call-stack-type implies --call-stack (ncu); python is refused by name.
+  EXPECT_EQ(parse_args({"--call-stack-type", "native", "app"}).env.at("RFPROF_CALLSTACKS"), "1");
+  EXPECT_TRUE(has(error_of({"--call-stack-type", "native", "--call-stack-type", "python", "app"}),
+                  "--call-stack-type python: only native"));
+}
+
+TEST(NcuDropIn, NcuDefaultsAreAcceptedAndOtherNcuFlagsNamed) {
+  Plan p = parse_args({"--config-file", "off", "--kill", "no", "--filter-mode", "global", "--import-sass", "yes",
+                       "--apply-rules", "no", "--nvtx-push-pop-scope", "thread", "--launch-skip-before-match", "0",
+                       "--print-kernel-base", "demangled", "--verbose", "--forward-signals", "--null-stdin", "app", "x"});
+  EXPECT_EQ(p.command, (std::vector<std::string>{"app", "x"}));  // no value was taken for a switch
+  EXPECT_TRUE(p.null_stdin);
+  EXPECT_TRUE(parse_args({"-v"}).version);
+  // A switch of ncu rfprof does not support is refused without taking the next word as its value.
+  EXPECT_EQ(error_of({"--list-sections", "app"}), "rfprof: --list-sections is not supported: rfprof honours the "
+                                                  "roofline sections only (see --section)");
+  EXPECT_TRUE(has(error_of({"--query-metrics", "--chip", "GH100"}), "rfprof: --query-metrics is not supported"));
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--kill", "yes", "app"},
+                                             {"--range-filter", ":[1-3]:", "app"},
+                                             {"--pm-sampling-buffer-size", "0", "app"},
+                                             {"--native-include", "FuncA", "app"},
+                                             {"--communicator", "tcp", "app"},
+                                             {"--config-file-path", "x.cfg", "app"}}) {
+    const std::string e = error_of(args);
+    EXPECT_EQ(e.rfind("rfprof: " + args[0] + " " + args[1] + " is not supported: ", 0), 0u) << e;
+  }
+  // --target-process: the shortest option it begins, as ncu reads it.
+  EXPECT_EQ(parse_args({"--target-process", "application-only", "app"}).env.at("RFPROF_TARGET_PROCESSES"),
+            "application-only");
+  EXPECT_TRUE(has(error_of({"--print-s", "x", "app"}), "ambiguous"));  // print-source or print-summary
+}
+
+TEST(NcuDropIn, StepReplayWithoutAnyWindowIsRefused) {
+  EXPECT_TRUE(has(error_of({"--replay-mode", "step", "--disable-profiler-start-stop", "app"}), "--replay-range"));
+  EXPECT_EQ(parse_args({"--replay-mode", "step", "--disable-profiler-start-stop", "--replay-range", "step", "app"})
+                .env.at("RFPROF_REPLAY_RANGE"),
+            "step");
+}
+
+TEST(NcuDropIn, NcuRepNamesAndImport) {
+  EXPECT_EQ(parse_args({"-o", "rep.ncu-rep", "app"}).output_pattern, "rep.rftrace");
+  EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "-o", "copy"}), "-i with -o"));
+  // -i rep.ncu-rep finds the rep.rftrace that -o rep.ncu-rep wrote.
+  const fs::path dir = fs::temp_directory_path() / ("rfprof-dropin-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "rep.rftrace") << "x";
+  EXPECT_EQ(parse_args({"-i", (dir / "rep.ncu-rep").string()}).import_files,
+            (std::vector<std::string>{(dir / "rep.rftrace").string()}));
+  std::ofstream(dir / "rep.ncu-rep") << "x";  // a real one is read as asked (and refused when read)
+  EXPECT_EQ(parse_args({"-i", (dir / "rep.ncu-rep").string()}).import_files,
+            (std::vector<std::string>{(dir / "rep.ncu-rep").string()}));
+  fs::remove_all(dir);
+}
+
+TEST(NcuDropIn, OutputIsCheckedBeforeTheRun) {
+  const fs::path dir = fs::temp_directory_path() / ("rfprof-dropin-out-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "rep.rftrace") << "x";
+  auto no_env = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  auto check = [&](const std::vector<std::string>& args) -> std::string {
+    try {
+      check_plan(parse_args(args), no_env);
+    } catch (const ArgsError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_TRUE(has(check({"-o", (dir / "rep").string(), "app"}), "exists; -f/--force-overwrite overwrites it"));
+  EXPECT_EQ(check({"-f", "-o", (dir / "rep").string(), "app"}), "");
+  EXPECT_EQ(check({"-o", (dir / "rep_%p").string(), "app"}), "");  // a name per process: not known yet
+  EXPECT_TRUE(has(check({"-o", (dir / "missing" / "rep").string(), "app"}), "does not exist"));
+  EXPECT_TRUE(has(check({"-o", (dir / "rep.rftrace" / "x").string(), "app"}), "is not a folder"));
+  EXPECT_EQ(check({"-o", (dir / "new").string(), "app"}), "");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rf::launcher
