@@ -150,22 +150,25 @@ int main(int argc, char** argv) {
     std::cerr << "rfprof: cannot write --log-file " << *plan.log_file << "\n";
     return 2;
   }
-  // Each profiled process appends the path of its trace here: --csv prints exactly this run's.
+  // Each profiled process appends the path of its trace here: --csv prints exactly this run's,
+  // and rfprof names them at the end (ncu's "==PROF== Report:" line).
   TraceList list;
-  if (plan.csv) {
-    if (!list.create()) {
-      std::cerr << "rfprof: cannot create a temporary file in " << fs::temp_directory_path(ec).string()
-                << " (for --csv)\n";
-      return 2;
-    }
+  if (list.create()) {
     plan.env["RFPROF_TRACE_LIST"] = list.path().string();
+  } else if (plan.csv) {
+    std::cerr << "rfprof: cannot create a temporary file in " << fs::temp_directory_path(ec).string()
+              << " (for --csv)\n";
+    return 2;
   }
   const int status = launcher::run_application(plan, launcher::application_environment(plan, *inject, environ), std::cerr);
+  const launcher::ListedTraces traces =
+      list.path().empty() ? launcher::ListedTraces{} : launcher::traces_listed(list.path());
+  std::vector<fs::path> all = traces.finished;
+  // A killed process's trace: print_csv says it is truncated and prints what it holds.
+  all.insert(all.end(), traces.unfinished.begin(), traces.unfinished.end());
+  if (!plan.quiet)
+    for (const auto& t : all) std::cerr << "rfprof: trace: " << t.string() << "\n";
   if (plan.csv) {
-    const launcher::ListedTraces traces = launcher::traces_listed(list.path());
-    std::vector<fs::path> all = traces.finished;
-    // A killed process's trace: print_csv says it is truncated and prints what it holds.
-    all.insert(all.end(), traces.unfinished.begin(), traces.unfinished.end());
     if (all.empty())
       std::cerr << "rfprof: no trace was written (no CUDA work profiled?)\n";
     else

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "config.h"  // librfinject's reading of the RFPROF_* variables (inject/config.h)
@@ -44,6 +45,44 @@ std::string set_for(const std::string& flag, const std::string& value) {
   if (auto it = sections.find(v); it != sections.end()) return it->second;
   fail("--section " + value + ": not a roofline section; rfprof honours SpeedOfLight_RooflineChart and the "
        "SpeedOfLight_Hierarchical{Single,Double,Half,Tensor}RooflineChart sections");
+}
+
+/// The words of ncu's response file `path`: whitespace-separated, '...' and "..." quote (the quotes
+/// dropped), a backslash escapes the next character. Throws ArgsError for an unreadable file or an
+/// unclosed quote.
+std::vector<std::string> response_file_words(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("@" + path + ": cannot read this response file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else
+        word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < text.size()) {
+      word += text[++i];
+      in_word = true;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quote) fail("@" + path + ": a quote is not closed");
+  if (in_word) words.push_back(std::move(word));
+  return words;
 }
 
 bool on_off(const std::string& flag, const std::string& value) {
@@ -201,7 +240,9 @@ const std::vector<std::string>& long_options() {
   return opts;
 }
 
-Plan parse_args(const std::vector<std::string>& raw) {
+Plan parse_args(const std::vector<std::string>& given) {
+  std::vector<std::string> raw = given;  // response files (@FILE) are spliced in below
+  int response_files = 0;
   // Before CLI11 parses: expand unique prefixes of long options (ncu accepts them, e.g.
   // `--target-process all`) and reject ncu flags rfprof does not support, naming them. Only the
   // tokens before the application are looked at: the first token that is neither an option nor an
@@ -273,6 +314,13 @@ Plan parse_args(const std::vector<std::string>& raw) {
       if (a.size() == 2 && std::find(kShortWithValue.begin(), kShortWithValue.end(), a) != kShortWithValue.end() &&
           i + 1 < raw.size())
         args.push_back(raw[++i]);
+    } else if (a.size() > 1 && a[0] == '@') {
+      // ncu's response file: its words replace the @FILE token (which may name more of them).
+      if (++response_files > 64) fail(a + ": more than 64 response files (does one name itself?)");
+      std::vector<std::string> words = response_file_words(a.substr(1));
+      raw.erase(raw.begin() + static_cast<std::ptrdiff_t>(i));
+      raw.insert(raw.begin() + static_cast<std::ptrdiff_t>(i), words.begin(), words.end());
+      --i;
     } else {
       break;  // the application
     }
@@ -359,8 +407,9 @@ Plan parse_args(const std::vector<std::string>& raw) {
   app.add_flag("--list-sets", list_sets, "list rfprof's metric sets for --chip and exit");
   app.add_option("--chip", list_chip, "chip for --list-sets, e.g. GH100");
   app.add_flag("-v,--version", plan.version, "print rfprof's version and exit");
-  bool quiet = false, verbose = false, forward_signals = false;
-  app.add_flag("--quiet", quiet, "print no notes (rfprof's errors are still printed)");
+  bool& quiet = plan.quiet;
+  bool verbose = false, forward_signals = false;
+  app.add_flag("--quiet", quiet, "print no notes and no trace names (rfprof's errors are still printed)");
   app.add_flag("--verbose", verbose, "accepted (rfprof prints the same)");
   app.add_flag("--null-stdin", plan.null_stdin, "run the application with /dev/null as its standard input");
   app.add_flag("--forward-signals", forward_signals,

@@ -146,5 +146,23 @@ TEST(NcuDropIn, OutputIsCheckedBeforeTheRun) {
   fs::remove_all(dir);
 }
 
+TEST(NcuDropIn, ResponseFilesAreSplicedInBeforeTheApplication) {
+  const fs::path dir = fs::temp_directory_path() / ("rfprof-dropin-rsp-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.rsp") << "--set roofline-tensor\n  -k 'my kernel' @" << (dir / "b.rsp").string() << "\n";
+  std::ofstream(dir / "b.rsp") << "--launch-count \"3\"";
+  Plan p = parse_args({"@" + (dir / "a.rsp").string(), "app", "@not-ours"});
+  EXPECT_EQ(p.env.at("RFPROF_METRIC_SET"), "roofline-tensor");
+  EXPECT_EQ(p.env.at("RFPROF_KERNEL_NAME"), "my kernel");
+  EXPECT_EQ(p.env.at("RFPROF_LAUNCH_COUNT"), "3");
+  EXPECT_EQ(p.command, (std::vector<std::string>{"app", "@not-ours"}));  // the application's own words
+  std::ofstream(dir / "self.rsp") << "@" << (dir / "self.rsp").string();
+  EXPECT_TRUE(has(error_of({"@" + (dir / "self.rsp").string(), "app"}), "more than 64 response files"));
+  EXPECT_TRUE(has(error_of({"@" + (dir / "missing.rsp").string(), "app"}), "cannot read this response file"));
+  std::ofstream(dir / "open.rsp") << "-k 'x";
+  EXPECT_TRUE(has(error_of({"@" + (dir / "open.rsp").string(), "app"}), "quote is not closed"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace rf::launcher

@@ -116,6 +116,15 @@ TEST(RfprofBinary, CsvPrintsOnlyTheTracesThisRunListed) {
   const std::string out = slurp(dir.path / "out.csv");
   EXPECT_NE(out.find("\"mine()\""), std::string::npos) << out;
   EXPECT_EQ(out.find("stale()"), std::string::npos) << out;
+  // Each listed trace is named at the end (ncu's "==PROF== Report:"), and only those.
+  const std::string err = slurp(dir.path / "err.txt");
+  EXPECT_NE(err.find("rfprof: trace: " + (dir.path / "r_5.rftrace").string() + "\n"), std::string::npos) << err;
+  EXPECT_EQ(err.find("r_999"), std::string::npos) << err;
+  // --log-file stdout is the standard output, not a file named "stdout".
+  ASSERT_EQ(std::system((rfprof + "--log-file stdout --quiet " + lists).c_str()), 0);
+  EXPECT_NE(slurp(dir.path / "out.csv").find("\"mine()\""), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "stdout"));
+  EXPECT_EQ(slurp(dir.path / "err.txt"), "");  // --quiet: no trace line
 
   // A run that lists nothing prints nothing, whatever matches the pattern.
   ASSERT_EQ(std::system((rfprof + "sh -c 'cp mine.src r_6.rftrace' > out2.csv 2> err2.txt").c_str()), 0);

@@ -43,6 +43,7 @@ struct Plan {
   std::string help_text;
   bool version = false;                  ///< -v/--version: print rfprof's version and exit
   bool null_stdin = false;               ///< --null-stdin: the application reads /dev/null
+  bool quiet = false;                    ///< --quiet: no notes, no "rfprof: trace:" lines
   /// One-line notes for stderr before the run ("rfprof: note: ..."): ncu flags accepted whose ncu
   /// meaning rfprof does not reproduce (e.g. --cache-control all: no cache flush).
   std::vector<std::string> notes;
