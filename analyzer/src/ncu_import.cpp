@@ -173,7 +173,12 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
       out.devices.emplace(*r.device, std::move(d));
     }
     r.metrics = layout->evaluate(values);
-    if (time_col && !std::isnan(values[*time_col])) r.duration_ns = static_cast<uint64_t>(std::llround(values[*time_col]));
+    // A duration is a finite, non-negative number of ns below 2^63: anything else (a hostile
+    // "-5", "inf" or "1e30", which llround cannot represent) leaves the launch untimed.
+    if (time_col) {
+      const double t = values[*time_col];
+      if (std::isfinite(t) && t >= 0 && t < 9.2e18) r.duration_ns = static_cast<uint64_t>(std::llround(t));
+    }
     if (out.rows.empty()) {
       out.pid = r.pid;
       out.process_name = f[2];

@@ -68,6 +68,30 @@ TEST(NcuImport, AutoUnitsAndProfLinesAreRead) {
   EXPECT_DOUBLE_EQ(*b.metrics.fp16_flop, kFp16Weights.fma * 5);
 }
 
+TEST(NcuImport, ImpossibleDurationsLeaveTheLaunchUntimed) {
+  // A negative, infinite or huge gpu__time_duration.sum became ~1.8e19 ns (llround of -5 cast to
+  // uint64_t) or an unspecified value; now the launch has no duration.
+  std::ifstream in(kData / "ncu_auto_units.csv");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* bad : {"-5", "inf", "1e30"}) {
+    std::string t = text;
+    const std::string cell = "\"12.29\"";
+    const size_t at = t.find(cell);
+    ASSERT_NE(at, std::string::npos);
+    t.replace(at, cell.size(), std::string("\"") + bad + "\"");
+    TempDir dir;
+    const auto path = dir.path / "bad.csv";
+    {
+      std::ofstream out(path);
+      out << t;
+    }
+    NcuImport imp = read_ncu_csv(path);
+    ASSERT_EQ(imp.rows.size(), 2u) << bad;
+    EXPECT_FALSE(imp.rows[0].duration_ns) << bad << ": " << imp.rows[0].duration_ns.value_or(0);
+    EXPECT_EQ(imp.rows[1].duration_ns, 1500u) << bad;  // the other launch keeps its 1.50 usecond
+  }
+}
+
 TEST(NcuImport, ErrorsNameLineAndColumn) {
   try {
     read_ncu_csv(kData / "ncu_bad_cell.csv");
