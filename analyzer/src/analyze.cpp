@@ -217,7 +217,9 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
     report.write_ops(out.open("ops.csv"), out.open("layers.csv"));
     report.write_call_sites(out.open("callsites_time.folded"), out.open("callsites_flop.folded"),
                             out.open("callsites.csv"));
-    out.open("summary.json") << report.summary().dump(2) << "\n";
+    // Names come from the application and may not be UTF-8: replaced by U+FFFD, never thrown.
+    out.open("summary.json") << report.summary().dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                             << "\n";
     out.open("roofline.svg") << render_roofline_svg(run_charts(report));
     page.write_scaling_csv(out.open("scaling.csv"));
     write_report_html(out.open("report.html"), page.data(report));

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/analyze.h"
 
@@ -62,6 +64,51 @@ TEST(CorruptTraces, FlippedBytesNeverHangCrashOrWriteNegativeCounts) {
   // Most flips land in values or names and leave a readable trace; some break a record.
   EXPECT_GT(analyzed, flips.size() / 2);
   std::cout << flips.size() << " flips: " << analyzed << " analyzed, " << refused << " refused\n";
+}
+
+// Found by fuzz_analysis in its first minute: a trace whose strings are not UTF-8 (an NVTX range
+// named in Latin-1 by the application, a collector message, a flipped byte) made summary.json's
+// nlohmann::json::dump throw type_error 316 out of run_analysis, and rfanalyze died in
+// std::terminate with no outputs. Every JSON writer now replaces invalid bytes with U+FFFD.
+TEST(CorruptTraces, NamesThatAreNotUtf8AreReplacedInJsonAndKeptInCsv) {
+  TempDir dir;
+  const std::string bad_device = "H100 \xb1";              // Latin-1 plus-minus sign
+  const std::string bad_kernel = "gemm_\xff\xfe(float*)";  // never valid in UTF-8
+  const std::string bad_range = "layer\xc3";               // a truncated two-byte sequence
+  const std::string bad_message = "counters busy \xe2\x82";
+  {
+    testing::TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, trace::CollectionMode::kTiming);
+    t.device(0, bad_device, "GH100");
+    t.push(1, 100, 1000, bad_range);
+    t.launch(11, 0, 100, 2500);
+    t.kernel(11, 3000, 8000, bad_kernel);
+    t.pop(1, 100, 9000);
+    t.error(trace::ErrorCode::kCountersUnavailable, bad_message);
+    t.finish();
+  }
+  AnalyzeOptions o;
+  o.traces = {dir.path / "t.rftrace"};
+  o.output_dir = dir.path / "out";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  // summary.json is valid UTF-8 JSON (nlohmann's parser refuses anything else) with U+FFFD.
+  const nlohmann::json summary = nlohmann::json::parse(testing::slurp(o.output_dir / "summary.json"));
+  EXPECT_EQ(summary["devices"][0]["name"], "H100 \xef\xbf\xbd");
+  EXPECT_EQ(summary["collector_errors"][0]["message"], "counters busy \xef\xbf\xbd");
+  const nlohmann::json chrome = nlohmann::json::parse(testing::slurp(o.output_dir / "trace.json"));
+  bool kernel_seen = false;
+  for (const auto& e : chrome["traceEvents"])
+    if (e.value("cat", "") == "kernel") {
+      kernel_seen = true;
+      EXPECT_EQ(e["name"], "gemm_\xef\xbf\xbd\xef\xbf\xbd(float*)");
+    }
+  EXPECT_TRUE(kernel_seen);
+  // The CSVs keep the application's bytes as they were: they are the data, not a JSON document.
+  const testing::CsvTable k = testing::CsvTable::read(o.output_dir / "kernels.csv");
+  ASSERT_EQ(k.rows.size(), 1u);
+  EXPECT_EQ(k.cell(0, "kernel"), bad_kernel);
+  EXPECT_EQ(k.cell(0, "nvtx"), bad_range);
 }
 
 }  // namespace
