@@ -13,6 +13,7 @@ namespace rf::analyzer {
 inline constexpr int kExitOk = 0;          ///< outputs written (above-roof launches are warned about)
 inline constexpr int kExitOutputError = 1; ///< an output file could not be written
 inline constexpr int kExitBadInput = 2;    ///< missing or corrupt trace, bad phase map or ceilings file
+inline constexpr int kExitInternalError = 3;  ///< rfanalyze's main only: an exception escaped run_analysis (a bug)
 
 /// Inputs of a run (the command line of rfanalyze).
 struct AnalyzeOptions {
