@@ -5,6 +5,8 @@
 //   BM_LaunchEnterExit:        no filter, no call stack; Threads(1..4): what threads share
 //   BM_LaunchWithKernelFilter: plus LaunchFilter::selects with a -k filter (cached per symbol)
 //   BM_LaunchWithNvtxFilter:   plus an NVTX include rule over a 3-deep push/pop stack
+//   BM_LaunchWithRegexNvtxFilter: plus a regex: push/pop rule over a 6-deep stack
+//   BM_LaunchWithRegexStartEndFilter: plus a regex: start/end rule, 3 ranges open; 1 and 4 threads
 //   BM_LaunchWithCallStack:    plus CallStackTable::capture_and_intern (RFPROF_CALLSTACKS=1)
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -125,6 +127,40 @@ void BM_LaunchWithNvtxFilter(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_LaunchWithNvtxFilter);
+
+/// The push/pop stack of a PyTorch step under emit_nvtx-like ranges, outermost first.
+constexpr const char* kDeepStack[] = {"ProfilerStep#3", "step", "forward", "layer1", "aten::conv2d",
+                                      "aten::fill_"};
+
+void BM_LaunchWithRegexNvtxFilter(benchmark::State& state) {
+  Path& p = shared_path();
+  collector::LaunchFilterOptions o;
+  o.nvtx_include = {"regex:step/*/forw.rd/"};  // searched in each range name
+  collector::LaunchFilter filter(o);
+  for (const char* n : kDeepStack) filter.nvtx().push(100, "", n);
+  for (auto _ : state) p.launch(filter.selects(kSymbol, 100), 0);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LaunchWithRegexNvtxFilter);
+
+/// A start/end rule given as a regular expression, with one such range open among others;
+/// Threads(4): launching threads that ask at once.
+void BM_LaunchWithRegexStartEndFilter(benchmark::State& state) {
+  Path& p = shared_path();
+  static collector::LaunchFilter* filter = [] {
+    collector::LaunchFilterOptions o;
+    o.nvtx_include = {"regex:train_step_[0-9]+"};
+    auto* f = new collector::LaunchFilter(o);
+    f->nvtx().start(1, "", "epoch 0");
+    f->nvtx().start(2, "", "data loading");
+    f->nvtx().start(3, "", "train_step_12");
+    return f;
+  }();
+  const uint64_t thread = 100 + static_cast<uint64_t>(state.thread_index());
+  for (auto _ : state) p.launch(filter->selects(kSymbol, thread), 0);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LaunchWithRegexStartEndFilter)->Threads(1)->Threads(4)->UseRealTime();
 
 void BM_LaunchWithCallStack(benchmark::State& state) {
   Path& p = shared_path();

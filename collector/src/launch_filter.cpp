@@ -21,75 +21,112 @@ std::string demangled(std::string_view symbol) {
 
 // ---- NvtxState ----
 
+namespace {
+
+bool same_name(const NvtxName& a, const NvtxName& b) { return a.literal() == b.literal() && a.text == b.text; }
+
+}  // namespace
+
+uint64_t NvtxState::regex_matches_of(std::string_view text) const {
+  uint64_t bits = 0;
+  for (size_t i = 0; i < regexes_.size(); ++i)
+    if (regexes_[i].matches(text)) bits |= uint64_t{1} << i;
+  return bits;
+}
+
+int NvtxState::watch_regex(const NvtxName& name) {
+  if (name.literal()) return -1;
+  for (size_t i = 0; i < regexes_.size(); ++i)
+    if (regexes_[i].text == name.text) return static_cast<int>(i);
+  if (regexes_.size() == kRegexSlots) return -1;
+  regexes_.push_back(name);
+  regexes_.back().slot = -1;  // searched in push(); the slot is the index
+  return static_cast<int>(regexes_.size() - 1);
+}
+
 void NvtxState::push(uint64_t thread, std::string_view domain, std::string_view name) {
+  // Searched before the thread's lock is taken: another thread reading the stack never waits.
+  const uint64_t bits = regexes_.empty() ? 0 : regex_matches_of(name);
   ThreadStacks& t = stacks_.of_key(thread);
   std::lock_guard lock(t.mutex);
   auto it = t.domains.find(domain);
-  if (it == t.domains.end()) it = t.domains.emplace(std::string(domain), std::vector<std::string>{}).first;
-  it->second.emplace_back(name);
+  if (it == t.domains.end())
+    it = t.domains.emplace(std::string(domain), DomainStack{regex_matches_of(domain), {}}).first;
+  it->second.ranges.push_back({std::string(name), bits});
 }
 
 void NvtxState::pop(uint64_t thread, std::string_view domain) {
   ThreadStacks& t = stacks_.of_key(thread);
   std::lock_guard lock(t.mutex);
   auto it = t.domains.find(domain);
-  if (it == t.domains.end() || it->second.empty()) return;
-  it->second.pop_back();  // an empty stack is kept: the thread will push again
+  if (it == t.domains.end() || it->second.ranges.empty()) return;
+  it->second.ranges.pop_back();  // an empty stack is kept: the thread will push again
 }
 
-void NvtxState::watch(std::string_view domain, std::string_view name) {
-  for (const auto& w : watched_)
-    if (w->domain == domain && w->name == name) return;
+void NvtxState::watch(const NvtxName& domain, const NvtxName& name) {
+  if (find_watched(domain, name)) return;
   auto w = std::make_unique<Watched>();
   w->domain = domain;
   w->name = name;
   watched_.push_back(std::move(w));
 }
 
-void NvtxState::start(uint64_t id, std::string_view domain, std::string_view name) {
-  Watched* watched = nullptr;
+const NvtxState::Watched* NvtxState::find_watched(const NvtxName& domain, const NvtxName& name) const {
   for (const auto& w : watched_)
-    if (w->domain == domain && w->name == name) watched = w.get();
+    if (same_name(w->domain, domain) && same_name(w->name, name)) return w.get();
+  return nullptr;
+}
+
+void NvtxState::start(uint64_t id, std::string_view domain, std::string_view name) {
+  std::vector<Watched*> counted;
+  for (const auto& w : watched_)
+    if (w->domain.matches(domain) && w->name.matches(name)) counted.push_back(w.get());
   std::lock_guard lock(mutex_);
   auto [it, inserted] = open_.try_emplace(id);
-  if (!inserted && it->second.watched) it->second.watched->open.fetch_sub(1);  // id reused
-  it->second = Open{std::string(domain), std::string(name), watched};
-  if (watched) watched->open.fetch_add(1);
+  if (!inserted)
+    for (Watched* w : it->second.watched) w->open.fetch_sub(1);  // id reused
+  for (Watched* w : counted) w->open.fetch_add(1);
+  it->second = Open{std::string(domain), std::string(name), std::move(counted)};
 }
 
 void NvtxState::end(uint64_t id) {
   std::lock_guard lock(mutex_);
   auto it = open_.find(id);
   if (it == open_.end()) return;
-  if (it->second.watched) it->second.watched->open.fetch_sub(1);
+  for (Watched* w : it->second.watched) w->open.fetch_sub(1);
   open_.erase(it);
 }
 
 std::vector<std::string> NvtxState::stack(uint64_t thread, std::string_view domain) const {
   ThreadStacks& t = stacks_.of_key(thread);
   std::lock_guard lock(t.mutex);
-  auto it = t.domains.find(domain);
-  return it == t.domains.end() ? std::vector<std::string>{} : it->second;
+  std::vector<std::string> names;
+  if (auto it = t.domains.find(domain); it != t.domains.end())
+    for (const auto& r : it->second.ranges) names.push_back(r.name);
+  return names;
 }
 
 bool NvtxState::stack_matches(uint64_t thread, const NvtxName& domain, const std::vector<NvtxElement>& pattern,
                               bool bottom, bool top) const {
-  static const std::vector<std::string> kEmpty;
+  static const std::vector<NvtxStackEntry> kEmpty;
   ThreadStacks& t = stacks_.of_key(thread);
   std::lock_guard lock(t.mutex);  // this thread's own: taken by another thread only in stack()
   if (domain.literal()) {
-    const std::vector<std::string>* stack = &kEmpty;
-    if (auto it = t.domains.find(domain.text); it != t.domains.end()) stack = &it->second;
+    const std::vector<NvtxStackEntry>* stack = &kEmpty;
+    if (auto it = t.domains.find(domain.text); it != t.domains.end()) stack = &it->second.ranges;
     return rf::collector::stack_matches(pattern, bottom, top, *stack);
   }
-  for (const auto& [name, stack] : t.domains)
-    if (domain.matches(name) && rf::collector::stack_matches(pattern, bottom, top, stack)) return true;
+  for (const auto& [name, d] : t.domains) {
+    const bool domain_matches = domain.slot >= 0 ? ((d.regex_matches >> domain.slot) & 1u) : domain.matches(name);
+    if (domain_matches && rf::collector::stack_matches(pattern, bottom, top, d.ranges)) return true;
+  }
   return false;
 }
 
 bool NvtxState::start_end_open(std::string_view domain, std::string_view name) const {
   for (const auto& w : watched_)
-    if (w->domain == domain && w->name == name) return w->open.load() > 0;  // no lock
+    if (w->domain.literal() && w->name.literal() && w->domain.text == domain && w->name.text == name)
+      return w->open.load() > 0;  // no lock
   std::lock_guard lock(mutex_);
   for (const auto& [id, r] : open_)
     if (r.domain == domain && r.name == name) return true;
@@ -97,7 +134,7 @@ bool NvtxState::start_end_open(std::string_view domain, std::string_view name) c
 }
 
 bool NvtxState::start_end_open(const NvtxName& domain, const NvtxName& name) const {
-  if (domain.literal() && name.literal()) return start_end_open(domain.text, name.text);
+  if (const Watched* w = find_watched(domain, name)) return w->open.load() > 0;  // no lock
   std::lock_guard lock(mutex_);
   for (const auto& [id, r] : open_)
     if (domain.matches(r.domain) && name.matches(r.name)) return true;
@@ -164,11 +201,18 @@ LaunchFilter::LaunchFilter(const LaunchFilterOptions& options) : base_(options.k
   }
   for (const auto& t : options.nvtx_include) include_.push_back(NvtxRule::parse(t));
   for (const auto& t : options.nvtx_exclude) exclude_.push_back(NvtxRule::parse(t));
-  for (const auto* rules : {&include_, &exclude_})
-    for (const auto& r : *rules)
-      if (!r.push_pop && r.domain.literal())
-        for (const auto& e : r.pattern)
-          if (e.name.literal()) nvtx_.watch(r.domain.text, e.name.text);  // answered without a lock
+  // Answered at a launch without a lock and without a regex search: start/end names are counted
+  // as ranges start and end; a push/pop rule's regexes are searched as ranges are pushed.
+  for (auto* rules : {&include_, &exclude_})
+    for (auto& r : *rules) {
+      if (!r.push_pop) {
+        for (const auto& e : r.pattern) nvtx_.watch(r.domain, e.name);
+        continue;
+      }
+      r.domain.slot = nvtx_.watch_regex(r.domain);
+      for (auto& e : r.pattern)
+        if (e.kind == NvtxElement::Kind::kName) e.name.slot = nvtx_.watch_regex(e.name);
+    }
 }
 
 bool LaunchFilter::name_matches(std::string_view symbol) {

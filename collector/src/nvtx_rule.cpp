@@ -56,8 +56,9 @@ NvtxName name_of(std::string_view text, const Chars& chars, bool regex, const ch
 
 /// Does `pattern[p..]` match `stack[s..]`, to the end of the stack when `to_top`, else ending
 /// anywhere? `*` spans any number of ranges (none included), `+` exactly one.
-bool match_from(const std::vector<NvtxElement>& pattern, size_t p, const std::vector<std::string>& stack,
-                size_t s, bool to_top) {
+template <class Entry>
+bool match_from(const std::vector<NvtxElement>& pattern, size_t p, const std::vector<Entry>& stack, size_t s,
+                bool to_top) {
   if (p == pattern.size()) return !to_top || s == stack.size();
   const NvtxElement& e = pattern[p];
   switch (e.kind) {
@@ -80,13 +81,33 @@ bool NvtxName::matches(std::string_view name) const {
   return std::regex_search(name.begin(), name.end(), *regex);
 }
 
-bool stack_matches(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
-                   const std::vector<std::string>& stack) {
+bool NvtxName::matches(const NvtxStackEntry& range) const {
+  if (slot >= 0) return (range.regex_matches >> slot) & 1u;
+  return matches(range.name);
+}
+
+namespace {
+
+template <class Entry>
+bool stack_matches_any_start(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
+                             const std::vector<Entry>& stack) {
   // An unanchored bottom: the pattern may start at any depth; an unanchored top: it may end below
   // the top (match_from with `to_top` false accepts leftover stack entries).
   for (size_t start = 0; start <= (bottom ? 0 : stack.size()); ++start)
     if (match_from(pattern, 0, stack, start, top)) return true;
   return false;
+}
+
+}  // namespace
+
+bool stack_matches(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
+                   const std::vector<std::string>& stack) {
+  return stack_matches_any_start(pattern, bottom, top, stack);
+}
+
+bool stack_matches(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
+                   const std::vector<NvtxStackEntry>& stack) {
+  return stack_matches_any_start(pattern, bottom, top, stack);
 }
 
 NvtxRule NvtxRule::parse(std::string_view text) {

@@ -180,6 +180,35 @@ TEST(LaunchAlloc, KernelAndNvtxFiltersAllocateNothingAfterTheFirst) {
   EXPECT_EQ(path.finish_and_count(), uint64_t{2 * (kWarmUp + kMeasured)});
 }
 
+// regex: NVTX rules, push/pop and start/end. Before 2026-11-23 each launch searched the rules'
+// expressions in the open ranges (std::regex_search allocates its match state: 600,000
+// allocations in these 100,000 launches) and a start/end regex rule took the process-wide lock
+// of the open ranges. Now the
+// expressions are searched when a range is pushed or started, and a launch reads bits and counts.
+TEST(LaunchAlloc, RegexNvtxRulesAllocateNothingAtALaunch) {
+  LaunchPath path;
+  LaunchFilterOptions pp;
+  pp.nvtx_include = {"regex:step/*/forw.rd/"};
+  LaunchFilter push_pop(pp);
+  for (const char* name : {"ProfilerStep#3", "step", "forward", "layer1", "aten::fill_"})
+    push_pop.nvtx().push(100, "", name);
+  LaunchFilterOptions se;
+  se.nvtx_include = {"regex:train_step_[0-9]+"};
+  LaunchFilter start_end(se);
+  start_end.nvtx().start(1, "", "epoch 0");
+  start_end.nvtx().start(2, "", "train_step_12");
+  auto both = [&] {
+    path.launch(push_pop.selects(kSymbol, 100), 0);
+    path.launch(start_end.selects(kSymbol, 100), 0);
+  };
+  for (int i = 0; i < kWarmUp; ++i) both();
+  const uint64_t n = allocations_during([&] {
+    for (int i = 0; i < kMeasured; ++i) both();
+  });
+  EXPECT_EQ(n, 0u) << "allocations in " << 2 * kMeasured << " launches under regex: rules";
+  EXPECT_EQ(path.finish_and_count(), uint64_t{2 * (kWarmUp + kMeasured)});  // both select
+}
+
 TEST(LaunchAlloc, AKnownCallStackAllocatesNothing) {
   LaunchPath path;
   CallStackTable stacks;

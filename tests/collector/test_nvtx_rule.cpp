@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <string>
 #include <vector>
 
@@ -112,8 +114,8 @@ TEST(NvtxRule, RegexRules) {
   EXPECT_FALSE(r.bottom || r.top);  // the brackets are the expressions'
   EXPECT_TRUE(r.domain.matches("DomainQ"));
   EXPECT_FALSE(r.domain.matches("Domain7"));
-  EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, {"x", "Range4"}));
-  EXPECT_FALSE(stack_matches(r.pattern, r.bottom, r.top, {"RangeX"}));
+  EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, std::vector<std::string>{"x", "Range4"}));
+  EXPECT_FALSE(stack_matches(r.pattern, r.bottom, r.top, std::vector<std::string>{"RangeX"}));
   // ncu's example: "/[" and "/]" give the expression its leading '[' and trailing ']'.
   r = NvtxRule::parse("regex:[0-9]domainA@/[0-9]rangeA,RangeC[0-9/]");
   EXPECT_FALSE(r.push_pop);
@@ -124,11 +126,11 @@ TEST(NvtxRule, RegexRules) {
   r = NvtxRule::parse("regex:[policy\\.model\\..*/");
   EXPECT_TRUE(r.push_pop && r.bottom);
   EXPECT_EQ(names(r), (std::vector<std::string>{"policy\\.model\\..*"}));
-  EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, {"policy.model.fc1"}));
-  EXPECT_FALSE(stack_matches(r.pattern, r.bottom, r.top, {"policyXmodel.fc1"}));
+  EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, std::vector<std::string>{"policy.model.fc1"}));
+  EXPECT_FALSE(stack_matches(r.pattern, r.bottom, r.top, std::vector<std::string>{"policyXmodel.fc1"}));
   r = NvtxRule::parse("regex:iter_[0-9]+/");  // '+' inside a name is the expression's
   EXPECT_EQ(r.pattern.size(), 1u);
-  EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, {"train", "iter_12"}));
+  EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, std::vector<std::string>{"train", "iter_12"}));
 }
 
 TEST(NvtxRule, MalformedRulesAreRefusedNamingTheRule) {
@@ -192,6 +194,64 @@ TEST(NvtxRule, StartEndRulesNeedEveryNameOpenAndRegexDomainsSearchAll) {
   EXPECT_TRUE(g.selects(kKernel, 1));
   g.nvtx().end(9);
   EXPECT_FALSE(g.selects(kKernel, 1));
+}
+
+// A launch reads regex results that push() and start() recorded: they must follow the ranges as
+// they are pushed, popped, started, ended and reused, on any thread.
+TEST(NvtxRule, RegexResultsRecordedAtPushAndStartFollowTheRanges) {
+  LaunchFilterOptions o;
+  o.nvtx_include = {"regex:^fwd_[0-9]+$/", "regex:step_[0-9]+"};
+  o.nvtx_exclude = {"regex:^Warm@^ge]"};  // a range starting "ge" at the top, in a domain Warm...
+  LaunchFilter f(o);
+  NvtxState& s = f.nvtx();
+  EXPECT_FALSE(f.selects(kKernel, 1));
+  s.push(1, "", "fwd_1");
+  EXPECT_TRUE(f.selects(kKernel, 1));
+  s.push(1, "", "fwd_x");  // not matched, but fwd_1 is still open below it
+  EXPECT_TRUE(f.selects(kKernel, 1));
+  s.pop(1, "");
+  s.pop(1, "");
+  EXPECT_FALSE(f.selects(kKernel, 1));
+  EXPECT_FALSE(f.selects(kKernel, 2));
+  s.start(7, "", "train step_3");  // started here, ended by another thread below
+  EXPECT_TRUE(f.selects(kKernel, 2));
+  s.start(7, "", "eval");  // the id reused by a range the rule does not name
+  EXPECT_FALSE(f.selects(kKernel, 2));
+  s.start(7, "", "step_4");
+  std::thread([&] { s.end(7); }).join();
+  EXPECT_FALSE(f.selects(kKernel, 2));
+  s.push(3, "", "fwd_2");
+  EXPECT_TRUE(f.selects(kKernel, 3));
+  s.push(3, "Warmup", "aten::mm");  // another domain: its own stack; its top does not start "ge"
+  EXPECT_TRUE(f.selects(kKernel, 3));
+  s.push(3, "Warmup", "gemm");
+  EXPECT_FALSE(f.selects(kKernel, 3));  // excluded
+  s.push(3, "Cold", "gemm");
+  EXPECT_FALSE(f.selects(kKernel, 3));  // still excluded by Warmup's stack
+}
+
+// Past NvtxState::kRegexSlots expressions, the rest are searched at each launch: same answers.
+TEST(NvtxRule, MoreRegexRulesThanSlotsStillMatch) {
+  LaunchFilterOptions o;
+  for (int i = 0; i < 70; ++i) o.nvtx_include.push_back("regex:^r" + std::to_string(i) + "$/");
+  o.nvtx_include.push_back("regex:^r3$/");  // the same expression again shares a slot
+  LaunchFilter f(o);
+  for (int i : {0, 3, 63, 64, 69}) {
+    const uint64_t thread = 100 + static_cast<uint64_t>(i);
+    f.nvtx().push(thread, "", "r" + std::to_string(i));
+    EXPECT_TRUE(f.selects(kKernel, thread)) << "r" << i;
+  }
+  f.nvtx().push(200, "", "r70");
+  EXPECT_FALSE(f.selects(kKernel, 200));
+  NvtxState s;
+  NvtxName a = NvtxRule::parse("regex:a/").pattern[0].name;
+  EXPECT_EQ(s.watch_regex(a), 0);
+  EXPECT_EQ(s.watch_regex(NvtxRule::parse("regex:b/").pattern[0].name), 1);
+  EXPECT_EQ(s.watch_regex(a), 0);
+  EXPECT_EQ(s.watch_regex(NvtxRule::parse("a/").pattern[0].name), -1);  // literal: compared
+  for (int i = 0; i < NvtxState::kRegexSlots; ++i)
+    s.watch_regex(NvtxRule::parse("regex:x" + std::to_string(i) + "/").pattern[0].name);
+  EXPECT_EQ(s.watch_regex(NvtxRule::parse("regex:y/").pattern[0].name), -1);
 }
 
 }  // namespace

@@ -25,11 +25,17 @@ namespace rf::collector {
 
 /// The NVTX ranges open in a process as the filter sees them: a push/pop stack per thread and
 /// NVTX domain, and the open start/end ranges. Fed from the NVTX callbacks; thread-safe. The
-/// launch path's questions take no lock shared between threads: a thread's stacks have their own
-/// lock (trace::PerThread), and a watched start/end name has an atomic count of open ranges.
+/// launch path's questions take no lock shared between threads and search no regular expression:
+/// a thread's stacks have their own lock (trace::PerThread), a watched start/end name has an
+/// atomic count of open ranges, and a rule's regular expressions are searched when a range is
+/// pushed or started, not when a kernel is launched (watch_regex, watch).
 class NvtxState {
  public:
-  /// nvtx(Domain)RangePush on `thread` in `domain` ("" = the default domain).
+  /// Most regular expressions that get a slot (bits of NvtxStackEntry::regex_matches).
+  static constexpr int kRegexSlots = 64;
+
+  /// nvtx(Domain)RangePush on `thread` in `domain` ("" = the default domain). Searches each
+  /// watched regular expression in `name` (and in `domain` when the thread first uses it).
   void push(uint64_t thread, std::string_view domain, std::string_view name);
   /// nvtx(Domain)RangePop on `thread`; a pop of an empty stack is ignored.
   void pop(uint64_t thread, std::string_view domain);
@@ -37,11 +43,17 @@ class NvtxState {
   void start(uint64_t id, std::string_view domain, std::string_view name);
   /// nvtxRangeEnd(id) (any thread); an unknown id is ignored.
   void end(uint64_t id);
-  /// Before any range starts: keep an atomic count of the open start/end ranges named `name` in
-  /// `domain`, so that start_end_open() answers for it without a lock (a start/end rule's name).
-  void watch(std::string_view domain, std::string_view name);
+  /// Before any range is pushed: gives regex name `name` (a regex: push/pop rule's domain or range
+  /// name) a slot, so that it is searched once per push instead of at every launch. Returns the
+  /// slot (0..kRegexSlots-1; the same expression shares one), or -1 when every slot is taken or
+  /// `name` is literal (then it is compared or searched when asked).
+  int watch_regex(const NvtxName& name);
+  /// Before any range starts: keep an atomic count of the open start/end ranges whose domain is
+  /// (or, regex, matches) `domain` and whose name is (matches) `name`, so that start_end_open()
+  /// answers for that pair without a lock (a start/end rule's names).
+  void watch(const NvtxName& domain, const NvtxName& name);
 
-  /// The push/pop stack of `thread` in `domain`, outermost first (a copy).
+  /// The push/pop stack of `thread` in `domain`, outermost first (a copy of the names).
   std::vector<std::string> stack(uint64_t thread, std::string_view domain) const;
   /// stack_matches() (nvtx_rule.h) on the stacks of `thread` in the domains `domain` names (a
   /// literal domain: its one stack), in place (no copy, no allocation).
@@ -49,28 +61,38 @@ class NvtxState {
                      bool bottom, bool top) const;
   /// True when a start/end range named `name` is open in `domain`.
   bool start_end_open(std::string_view domain, std::string_view name) const;
-  /// The same for the names of a rule: a watched literal pair without a lock, otherwise (a regex:
-  /// rule) by looking through the open start/end ranges under the process-wide lock.
+  /// The same for the names of a rule: a watched pair without a lock, otherwise by looking
+  /// through the open start/end ranges under the process-wide lock.
   bool start_end_open(const NvtxName& domain, const NvtxName& name) const;
 
  private:
-  using DomainStacks = std::map<std::string, std::vector<std::string>, std::less<>>;
+  /// One domain's stack on one thread, and which watched regexes match the domain's name.
+  struct DomainStack {
+    uint64_t regex_matches = 0;
+    std::vector<NvtxStackEntry> ranges;
+  };
+  using DomainStacks = std::map<std::string, DomainStack, std::less<>>;
   /// One thread's stacks; its lock is taken by other threads only to read them (stack()).
   struct ThreadStacks {
     std::mutex mutex;
     DomainStacks domains;
   };
-  /// A watched start/end name and its open ranges.
+  /// A watched start/end (domain, name) pair and its open ranges.
   struct Watched {
-    std::string domain, name;
+    NvtxName domain, name;
     std::atomic<int64_t> open{0};
   };
+  /// The bits of the watched regexes found in `text`.
+  uint64_t regex_matches_of(std::string_view text) const;
+  const Watched* find_watched(const NvtxName& domain, const NvtxName& name) const;
+
   mutable trace::PerThread<ThreadStacks> stacks_;  // keyed by the caller's thread id
+  std::vector<NvtxName> regexes_;                   // by slot; set before use, then read-only
   std::vector<std::unique_ptr<Watched>> watched_;   // set before use (watch), then read-only
   mutable std::mutex mutex_;                        // open_
   struct Open {
     std::string domain, name;
-    Watched* watched = nullptr;
+    std::vector<Watched*> watched;  // the watched pairs it counts in
   };
   std::unordered_map<uint64_t, Open> open_;  // start/end ranges by id
 };
@@ -109,7 +131,7 @@ class LaunchFilter {
   std::string exact_;  // -k NAME
   std::optional<std::regex> regex_;
   std::string base_;
-  std::vector<NvtxRule> include_, exclude_;
+  std::vector<NvtxRule> include_, exclude_;  // regex names carry their NvtxState slot
   NvtxState nvtx_;
   struct Hash {
     using is_transparent = void;

@@ -21,13 +21,25 @@ class FilterError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// One range of a push/pop stack as NvtxState keeps it: its name, and which of the rules'
+/// regular expressions were found in it, searched once when it was pushed (bit i: slot i).
+struct NvtxStackEntry {
+  std::string name;
+  uint64_t regex_matches = 0;
+};
+
 /// A domain or range name of a rule: literal text, or in a `regex:` rule an ECMAScript regular
 /// expression searched in the name (as -k regex: searches kernel names).
 struct NvtxName {
   std::string text;                          ///< the name, or the expression
   std::shared_ptr<const std::regex> regex;   ///< set in a regex: rule
+  /// A regex's slot in NvtxState (NvtxState::watch_regex, 0..63): pushed ranges carry whether
+  /// it matched them, so a launch tests a bit instead of searching. -1: searched when asked.
+  int slot = -1;
   /// Whether `name` is this name (literal: equal; regex: the expression found in it).
   bool matches(std::string_view name) const;
+  /// The same for a pushed range: a regex with a slot reads the range's bit (no search).
+  bool matches(const NvtxStackEntry& range) const;
   bool literal() const noexcept { return !regex; }
 };
 
@@ -72,5 +84,8 @@ struct NvtxRule {
 /// pattern may start at any depth and end below the top. No allocation.
 bool stack_matches(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
                    const std::vector<std::string>& stack);
+/// The same on a stack as NvtxState keeps it (regex slots read from the entries).
+bool stack_matches(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
+                   const std::vector<NvtxStackEntry>& stack);
 
 }  // namespace rf::collector
