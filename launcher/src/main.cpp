@@ -1,6 +1,7 @@
 // rfprof: Nsight Compute's command line on rfprof's collector (docs/ncu-flags.md).
-//   rfprof [ncu options] application [arguments]    run it under librfinject; --csv prints ncu's CSV
-//   rfprof -i TRACE [--csv --page raw|details]        print an existing trace as ncu's CSV
+//   rfprof [ncu options] application [arguments]    run it under librfinject, then print ncu's
+//                                                    text (--csv: its CSV; -o without --csv: nothing)
+//   rfprof -i TRACE [--csv --page raw|details]        print an existing trace as ncu's text or CSV
 //   rfprof --list-sets --chip GH100                   rfprof's metric sets and their passes
 #include <unistd.h>
 
@@ -44,11 +45,11 @@ int list_sets(const std::string& chip) {
   return 0;
 }
 
-/// Prints the CSV page of `traces` to --log-file or stdout. Returns false (after one message) on
-/// an unreadable trace or output.
+/// Prints `traces` to --log-file or stdout: the CSV page with --csv, else ncu's text output.
+/// Returns false (after one message) on an unreadable trace or output.
 /// `filtered`: apply -k/-s/-c while printing (-i: an existing trace); after a run the collector has
 /// applied them already.
-bool print_csv(const launcher::Plan& plan, const std::vector<fs::path>& traces, bool filtered) {
+bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& traces, bool filtered) {
   analyzer::NcuFilter filter;
   if (filtered) {
     filter.kernel_name = plan.kernel_name;
@@ -70,7 +71,10 @@ bool print_csv(const launcher::Plan& plan, const std::vector<fs::path>& traces, 
   }
   std::ostream& out = *channel;
   try {
-    analyzer::write_ncu_csv(out, traces, plan.page, filter, &std::cerr);
+    if (plan.csv)
+      analyzer::write_ncu_csv(out, traces, plan.page, filter, &std::cerr);
+    else
+      analyzer::write_ncu_text(out, traces, filter, &std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "rfprof: " << e.what() << "\n";
     for (const auto& t : traces)
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
   if (plan.list_sets_chip) return list_sets(*plan.list_sets_chip);
   if (!plan.import_files.empty()) {
     std::vector<fs::path> traces(plan.import_files.begin(), plan.import_files.end());
-    return print_csv(plan, traces, /*filtered=*/true) ? 0 : 2;
+    return print_results(plan, traces, /*filtered=*/true) ? 0 : 2;
   }
 
   std::error_code ec;
@@ -155,24 +159,25 @@ int main(int argc, char** argv) {
   TraceList list;
   if (list.create()) {
     plan.env["RFPROF_TRACE_LIST"] = list.path().string();
-  } else if (plan.csv) {
+  } else if (plan.csv || !plan.export_given) {
     std::cerr << "rfprof: cannot create a temporary file in " << fs::temp_directory_path(ec).string()
-              << " (for --csv)\n";
+              << " (to print this run's results)\n";
     return 2;
   }
   const int status = launcher::run_application(plan, launcher::application_environment(plan, *inject, environ), std::cerr);
   const launcher::ListedTraces traces =
       list.path().empty() ? launcher::ListedTraces{} : launcher::traces_listed(list.path());
   std::vector<fs::path> all = traces.finished;
-  // A killed process's trace: print_csv says it is truncated and prints what it holds.
+  // A killed process's trace: print_results says it is truncated and prints what it holds.
   all.insert(all.end(), traces.unfinished.begin(), traces.unfinished.end());
   if (!plan.quiet)
     for (const auto& t : all) std::cerr << "rfprof: trace: " << t.string() << "\n";
-  if (plan.csv) {
+  // As ncu: --csv prints the CSV; without it, the results are printed as text unless -o wrote them.
+  if (plan.csv || !plan.export_given) {
     if (all.empty())
       std::cerr << "rfprof: no trace was written (no CUDA work profiled?)\n";
     else
-      print_csv(plan, all, /*filtered=*/false);
+      print_results(plan, all, /*filtered=*/false);
   }
   return status;
 }

@@ -505,6 +505,7 @@ Plan parse_args(const std::vector<std::string>& given) {
     if (m == "true") plan.env["RFPROF_MEMORY"] = "1";
   }
   plan.env["RFPROF_TARGET_PROCESSES"] = targets;
+  plan.export_given = !export_pattern.empty();
   plan.output_pattern = export_pattern.empty() ? "rfprof_%p" : export_pattern;
   constexpr std::string_view kNcuRep = ".ncu-rep";  // -o rep.ncu-rep writes rep.rftrace
   if (plan.output_pattern.size() > kNcuRep.size() && plan.output_pattern.ends_with(kNcuRep))

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "../analyzer/analyzer_samples.h"
 
@@ -84,6 +86,50 @@ TEST(NcuCsv, DetailsPageMatchesTheGoldenFile) {
   f.launch_count = 1;
   EXPECT_EQ(write_ncu_csv(out, {dir.path / "t.rftrace"}, "details", f), 1u);
   EXPECT_EQ(out.str(), golden("details.csv", out.str()));
+}
+
+// Without --csv, rfprof prints what ncu prints: a process line, then per launch its kernel line and
+// a table of metric name, unit and value.
+TEST(NcuText, PageMatchesTheGoldenFileAndNcusLayout) {
+  TempDir dir;
+  write_trace(dir.path / "t.rftrace");
+  {
+    TraceBuilder t(dir.path / "timing.rftrace");  // a second process, timing mode: no counters
+    t.process(77, trace::CollectionMode::kTiming);
+    t.launch(1, 0, 100, 1000);
+    t.kernel(1, 2000, 2750, "relu_kernel(float*)");
+    t.finish();
+  }
+  std::ostringstream out;
+  EXPECT_EQ(write_ncu_text(out, {dir.path / "t.rftrace", dir.path / "timing.rftrace"}, {}), 5u);
+  const std::string text = out.str();
+  EXPECT_EQ(text, golden("details.txt", text));
+
+  std::vector<std::string> lines;
+  for (std::istringstream in(text); std::getline(in, lines.emplace_back());) {
+  }
+  EXPECT_EQ(lines[0], "[4242] python3@node01");
+  EXPECT_EQ(lines[1], "  ffma_loop(float*, int) (1024, 1, 1)x(256, 1, 1), Context 0, Stream 7, Device 0, CC 0.0");
+  EXPECT_EQ(lines[2], "    Section: Command line profiler metrics");
+  // Every row of a table is as wide as its rules; names left-aligned, units and values right.
+  const size_t width = lines[3].size();
+  EXPECT_EQ(lines[3].find_first_not_of(" -"), std::string::npos);
+  for (size_t i = 4; i < lines.size() && lines[i] != lines[3]; ++i) EXPECT_EQ(lines[i].size(), width) << lines[i];
+  EXPECT_NE(text.find("    smsp__sass_thread_inst_executed_op_ffma_pred_on.sum "), std::string::npos);
+  EXPECT_NE(text.find(" inst   10,240,000\n"), std::string::npos) << text;
+  // The timing-mode process: its own line, and the kernel's duration from the trace (750 ns).
+  const size_t proc = text.find("[77] python3@node01\n  relu_kernel(float*) ");
+  ASSERT_NE(proc, std::string::npos) << text;
+  EXPECT_NE(text.find("gpu__time_duration.sum          ns          750\n", proc), std::string::npos) << text;
+  // The launch without counters in the counters trace shows its duration too (100 ns).
+  EXPECT_NE(text.find("gpu__time_duration.sum          ns          100\n"), std::string::npos) << text;
+  // -k/-s/-c apply as to the CSV.
+  NcuFilter f;
+  f.kernel_name = "ffma_loop";
+  f.launch_skip = 1;
+  std::ostringstream one;
+  EXPECT_EQ(write_ncu_text(one, {dir.path / "t.rftrace"}, f), 1u);
+  EXPECT_EQ(one.str().find("reduce<"), std::string::npos);
 }
 
 TEST(NcuCsv, FiltersSkipCountAndRegex) {

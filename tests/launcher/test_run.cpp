@@ -141,6 +141,34 @@ TEST(RfprofBinary, CsvPrintsOnlyTheTracesThisRunListed) {
       << slurp(dir.path / "err3.txt");
 }
 
+// As ncu: without --csv and without -o the results are printed as text after the run (ncu's
+// details page); with -o only the traces are named; -i without --csv prints the text too.
+TEST(RfprofBinary, WithoutCsvOrOutputPrintsNcusText) {
+  TempDir dir;
+  write_one_kernel_trace(dir.path / "mine.src", 11, "mine()");
+  const std::string lists = "sh -c 'cp mine.src t.rftrace && echo $PWD/t.rftrace >> \"$RFPROF_TRACE_LIST\"'";
+  auto run = [&](const std::string& flags) {
+    const std::string cmd = "cd " + dir.path.string() + " && " + RFPROF_BIN + " " + flags + " " + lists +
+                            " > out.txt 2> err.txt";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(dir.path / "err.txt");
+    return slurp(dir.path / "out.txt");
+  };
+  const std::string text = run("");
+  EXPECT_EQ(text.rfind("[11] python3@node01\n  mine() (1024, 1, 1)x(256, 1, 1), Context 0, Stream 7, Device 0", 0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("    Section: Command line profiler metrics\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpu__time_duration.sum          ns        1,000\n"), std::string::npos) << text;
+  EXPECT_EQ(run("-f -o rep"), "");  // -o: the trace is the result, nothing printed
+  EXPECT_NE(slurp(dir.path / "err.txt").find("rfprof: trace: "), std::string::npos);
+  // -i prints the text page without --csv, and ncu's CSV with it.
+  const std::string import = "cd " + dir.path.string() + " && " + RFPROF_BIN + " -i t.rftrace";
+  ASSERT_EQ(std::system((import + " > i.txt").c_str()), 0);
+  EXPECT_EQ(slurp(dir.path / "i.txt"), text);
+  ASSERT_EQ(std::system((import + " --csv > i.csv").c_str()), 0);
+  EXPECT_EQ(slurp(dir.path / "i.csv").rfind("\"ID\",\"Process ID\"", 0), 0u);
+}
+
 // Settings librfinject would refuse inside the application (which would then run unprofiled) are
 // refused before it starts, naming the flag; an unwritable --log-file too.
 TEST(RfprofBinary, RefusesBeforeRunningWhatTheCollectorWouldRefuse) {

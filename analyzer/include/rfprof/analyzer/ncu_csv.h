@@ -1,5 +1,6 @@
-// Nsight Compute's CSV (`ncu --csv --page raw|details`) written from rfprof traces, so scripts
-// written for ncu read rfprof's results unchanged (docs/ncu-flags.md, "CSV").
+// Nsight Compute's CSV (`ncu --csv --page raw|details`) and its text output (without --csv)
+// written from rfprof traces, so scripts written for ncu read rfprof's results unchanged
+// (docs/ncu-flags.md, "CSV").
 //   raw:     "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",
 //            "Block Size","Grid Size","Device","CC",<metric names>; then a units row (11 empty
 //            cells, a unit per metric); then one row per launch.
@@ -50,5 +51,16 @@ std::string ncu_unit(const std::string& metric);
 uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::path>& traces,
                        const std::string& page, const NcuFilter& filter, std::ostream* warnings = nullptr,
                        const std::string& warning_prefix = "rfprof: ");
+
+/// The same launches as ncu prints them without --csv (its details page as text): a
+/// "[PID] PROCESS@HOST" line when the process changes, then per launch
+///   "  KERNEL (gx, gy, gz)x(bx, by, bz), Context C, Stream S, Device D, CC X.Y"
+///   "    Section: Command line profiler metrics"
+/// and a table of Metric Name (left-aligned), Metric Unit and Metric Value (right-aligned) between
+/// rules of dashes. Units are base units, as `--print-units base`. A launch without a
+/// gpu__time_duration metric (timing mode) shows its kernel's duration from the trace as
+/// gpu__time_duration.sum in ns. Throws as write_ncu_csv; returns the number of launches printed.
+uint64_t write_ncu_text(std::ostream& out, const std::vector<std::filesystem::path>& traces, const NcuFilter& filter,
+                        std::ostream* warnings = nullptr, const std::string& warning_prefix = "rfprof: ");
 
 }  // namespace rf::analyzer

@@ -29,11 +29,14 @@ struct Plan {
   std::map<std::string, std::string> env;
   /// Traces to read instead of running anything (-i/--import).
   std::vector<std::string> import_files;
-  bool csv = false;                      ///< --csv: print ncu's CSV after the run
+  bool csv = false;                      ///< --csv: print ncu's CSV (else, without -o, ncu's text)
   std::string page = "details";          ///< --page raw|details (ncu's default: details)
   /// --log-file: where the CSV/report text goes; "stdout" and "stderr" name those channels (ncu)
   std::optional<std::string> log_file;
   std::string output_pattern;            ///< -o/--export pattern, ".rftrace" appended if missing
+  /// -o/--export was given. As ncu: without it and without --csv the results are printed as text
+  /// after the run; with it only the traces are named.
+  bool export_given = false;
   /// Kernel filters applied to what is printed (-k, -s, -c): see docs/ncu-flags.md.
   std::optional<std::string> kernel_name;  ///< exact name, or "regex:<ECMAScript regex>"
   uint64_t launch_skip = 0;
