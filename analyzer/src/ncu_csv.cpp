@@ -191,45 +191,128 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
   });
 }
 
+namespace {
+
+/// A table of ncu's text output: `header` and `rows` of equal size, column 0 left-aligned and the
+/// others right-aligned, between rules of dashes, indented by 4.
+void write_table(std::ostream& out, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w(header.size());
+  for (size_t c = 0; c < header.size(); ++c) w[c] = header[c].size();
+  for (const auto& r : rows)
+    for (size_t c = 0; c < w.size() && c < r.size(); ++c) w[c] = std::max(w[c], r[c].size());
+  std::string rule = "   ";
+  for (size_t width : w) rule += " " + std::string(width, '-');
+  auto line = [&](const std::vector<std::string>& r) {
+    out << "   ";
+    for (size_t c = 0; c < w.size(); ++c) {
+      const std::string& cell = c < r.size() ? r[c] : std::string();
+      const std::string pad(w[c] - cell.size(), ' ');
+      out << " " << (c == 0 ? cell + pad : pad + cell);
+    }
+    out << "\n";
+  };
+  out << rule << "\n";
+  line(header);
+  out << rule << "\n";
+  for (const auto& r : rows) line(r);
+  out << rule << "\n";
+}
+
+/// The launch's metrics as (name, value), with its kernel's duration from the trace as
+/// gpu__time_duration.sum when no gpu__time_duration metric was collected (timing mode).
+std::vector<std::pair<std::string, double>> text_values(const PrintedLaunch& p) {
+  std::vector<std::pair<std::string, double>> v = p.values;
+  const bool has_duration = std::any_of(v.begin(), v.end(), [](const auto& x) { return x.first.rfind(kGpuTimeDuration, 0) == 0; });
+  if (!has_duration && p.row->duration_ns)
+    v.emplace_back(std::string(kGpuTimeDuration) + ".sum", static_cast<double>(*p.row->duration_ns));
+  return v;
+}
+
+/// "[PID] PROCESS@HOST" and "  KERNEL (grid)x(block), Context C, Stream S, Device D, CC X.Y".
+std::string process_line(const PrintedLaunch& p) {
+  const auto& f = p.ident;
+  return "[" + f[kPid] + "] " + f[kProcess] + "@" + f[kHost];
+}
+std::string kernel_line(const PrintedLaunch& p) {
+  const auto& f = p.ident;
+  return "  " + f[kKernel] + " " + f[kGrid] + "x" + f[kBlock] + ", Context " + f[kContext] + ", Stream " +
+         f[kStream] + ", Device " + f[kDevice] + ", CC " + f[kCc];
+}
+
+}  // namespace
+
 uint64_t write_ncu_text(std::ostream& out, const std::vector<std::filesystem::path>& traces, const NcuFilter& filter,
                         std::ostream* warnings, const std::string& warning_prefix) {
   std::vector<std::string> columns;
-  std::string process;  // "[PID] NAME@HOST" of the launches printed last
+  std::string process;  // the process line of the launches printed last
   return for_each_printed_launch(
       traces, filter, warnings, warning_prefix, columns, [](const std::vector<std::string>&) {},
       [&](const PrintedLaunch& p) {
-        const std::vector<std::string>& f = p.ident;
-        const std::string proc = "[" + f[kPid] + "] " + f[kProcess] + "@" + f[kHost];
-        if (proc != process) out << proc << "\n";
-        process = proc;
-        out << "  " << f[kKernel] << " " << f[kGrid] << "x" << f[kBlock] << ", Context " << f[kContext]
-            << ", Stream " << f[kStream] << ", Device " << f[kDevice] << ", CC " << f[kCc] << "\n";
-        std::vector<std::array<std::string, 3>> rows;
-        bool has_duration = false;
-        for (const auto& [name, v] : p.values) {
-          rows.push_back({name, ncu_unit(name), ncu_number(v)});
-          has_duration = has_duration || name.rfind(kGpuTimeDuration, 0) == 0;
+        if (const std::string proc = process_line(p); proc != process) {
+          out << proc << "\n";
+          process = proc;
         }
-        // Timing mode has no counters: the kernel's own duration (CUPTI activity) is the metric.
-        if (!has_duration && p.row->duration_ns)
-          rows.push_back({std::string(kGpuTimeDuration) + ".sum", ncu_unit(kGpuTimeDuration),
-                          ncu_number(static_cast<double>(*p.row->duration_ns))});
-        std::array<size_t, 3> w = {std::string("Metric Name").size(), std::string("Metric Unit").size(),
-                                   std::string("Metric Value").size()};
-        for (const auto& r : rows)
-          for (size_t c = 0; c < 3; ++c) w[c] = std::max(w[c], r[c].size());
-        const std::string rule = "    " + std::string(w[0], '-') + " " + std::string(w[1], '-') + " " +
-                                 std::string(w[2], '-') + "\n";
-        auto line = [&](const std::string& name, const std::string& unit, const std::string& value) {
-          out << "    " << name << std::string(w[0] - name.size(), ' ') << " " << std::string(w[1] - unit.size(), ' ')
-              << unit << " " << std::string(w[2] - value.size(), ' ') << value << "\n";
-        };
-        out << "    Section: " << kNcuSection << "\n" << rule;
-        line("Metric Name", "Metric Unit", "Metric Value");
-        out << rule;
-        for (const auto& r : rows) line(r[0], r[1], r[2]);
-        out << rule << "\n";
+        out << kernel_line(p) << "\n    Section: " << kNcuSection << "\n";
+        std::vector<std::vector<std::string>> rows;
+        for (const auto& [name, v] : text_values(p)) rows.push_back({name, ncu_unit(name), ncu_number(v)});
+        write_table(out, {"Metric Name", "Metric Unit", "Metric Value"}, rows);
+        out << "\n";
       });
+}
+
+uint64_t write_ncu_summary_text(std::ostream& out, const std::vector<std::filesystem::path>& traces,
+                                const NcuFilter& filter, std::ostream* warnings, const std::string& warning_prefix) {
+  /// One kernel line's launches: per metric, in order of first appearance, min, max, sum, count.
+  struct Stat {
+    double min = 0, max = 0, sum = 0;
+    uint64_t n = 0;
+  };
+  struct Group {
+    std::string process, kernel;
+    uint64_t invocations = 0;
+    std::vector<std::pair<std::string, Stat>> metrics;
+  };
+  std::vector<Group> groups;  // in order of first launch; memory: distinct kernel lines x metrics
+  std::map<std::string, size_t> index;
+  std::vector<std::string> columns;
+  const uint64_t printed = for_each_printed_launch(
+      traces, filter, warnings, warning_prefix, columns, [](const std::vector<std::string>&) {},
+      [&](const PrintedLaunch& p) {
+        const std::string proc = process_line(p), kernel = kernel_line(p);
+        auto [it, added] = index.try_emplace(proc + "\n" + kernel, groups.size());
+        if (added) groups.push_back({proc, kernel, 0, {}});
+        Group& g = groups[it->second];
+        ++g.invocations;
+        for (const auto& [name, v] : text_values(p)) {
+          if (!std::isfinite(v)) continue;
+          auto m = std::find_if(g.metrics.begin(), g.metrics.end(), [&](const auto& x) { return x.first == name; });
+          if (m == g.metrics.end()) {
+            g.metrics.emplace_back(name, Stat{v, v, 0, 0});
+            m = g.metrics.end() - 1;
+          }
+          Stat& s = m->second;
+          s.min = std::min(s.min, v);
+          s.max = std::max(s.max, v);
+          s.sum += v;
+          ++s.n;
+        }
+      });
+  std::string process;
+  for (const Group& g : groups) {
+    if (g.process != process) {
+      out << g.process << "\n";
+      process = g.process;
+    }
+    out << g.kernel << ", Invocations " << g.invocations << "\n    Section: " << kNcuSection << "\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& [name, s] : g.metrics)
+      rows.push_back({name, ncu_unit(name), ncu_number(s.min), ncu_number(s.max),
+                      ncu_number(s.sum / static_cast<double>(s.n))});
+    write_table(out, {"Metric Name", "Metric Unit", "Minimum", "Maximum", "Average"}, rows);
+    out << "\n";
+  }
+  return printed;
 }
 
 }  // namespace rf::analyzer

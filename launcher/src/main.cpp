@@ -73,6 +73,8 @@ bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& trac
   try {
     if (plan.csv)
       analyzer::write_ncu_csv(out, traces, plan.page, filter, &std::cerr);
+    else if (plan.print_summary)
+      analyzer::write_ncu_summary_text(out, traces, filter, &std::cerr);
     else
       analyzer::write_ncu_text(out, traces, filter, &std::cerr);
   } catch (const std::exception& e) {

@@ -112,7 +112,6 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"query-metrics", "use `rfprof --list-sets --chip CHIP` (metric sets) instead"},
       {"list-sections", "rfprof honours the roofline sections only (see --section)"},
       {"list-sets", ""},  // supported; listed here only to be skipped below
-      {"print-summary", "summaries are in rfanalyze's outputs (summary.json, phases.csv)"},
       {"print-units", "units are printed in base units: only --print-units base is accepted"},
       {"section-folder", "section files are not read"},
       {"pm-sampling-interval", "PM sampling is not supported"},
@@ -236,7 +235,8 @@ const std::vector<std::string>& long_options() {
       "profile-from-start", "disable-profiler-start-stop", "target-processes", "nvtx", "kernel-name",
       "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
       "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups", "replay-range",
-      "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals"};
+      "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals",
+      "print-summary"};
   return opts;
 }
 
@@ -353,6 +353,9 @@ Plan parse_args(const std::vector<std::string>& given) {
   app.add_option("--set", set, "metric set: timing, roofline, roofline-tensor, hierarchical");
   app.add_flag("--csv", plan.csv, "print ncu's CSV after the run");
   app.add_option("--page", page, "CSV page: raw or details")->check(CLI::IsMember({"raw", "details"}));
+  std::string summary = "none";
+  app.add_option("--print-summary", summary, "none or per-kernel: one table per kernel (min, max, average)")
+      ->check(CLI::IsMember({"none", "per-kernel", "per-gpu", "per-nvtx"}));
   app.add_option("--log-file", log_file, "write the printed report to this file");
   app.add_option("-o,--export", export_pattern, "trace path pattern (%h %p %q{ENV} %i %%)");
   app.add_flag("-f,--force-overwrite", force, "overwrite existing traces");
@@ -426,6 +429,13 @@ Plan parse_args(const std::vector<std::string>& given) {
   }
   plan.command = command;
   if (!quiet) plan.notes = notes;
+  if (summary == "per-gpu" || summary == "per-nvtx")
+    fail("--print-summary " + summary + ": only per-kernel is printed; rfanalyze's phases.csv and ranges.csv "
+         "sum kernels per phase and per NVTX range");
+  plan.print_summary = summary == "per-kernel";
+  if (plan.print_summary && plan.csv)
+    fail("--print-summary per-kernel with --csv: the summary is printed as text; for CSV use --csv --page raw "
+         "(one row per launch) and group by \"Kernel Name\"");
   if (plan.version) return plan;
   if (list_sets) {
     if (list_chip.empty()) fail("--list-sets needs --chip CHIP (e.g. --chip GH100)");

@@ -132,6 +132,52 @@ TEST(NcuText, PageMatchesTheGoldenFileAndNcusLayout) {
   EXPECT_EQ(one.str().find("reduce<"), std::string::npos);
 }
 
+// --print-summary per-kernel: one table per kernel line with the minimum, maximum and average.
+TEST(NcuText, PerKernelSummaryGivesMinMaxAverageAndInvocations) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "s.rftrace");
+    t.process(5, trace::CollectionMode::kTiming);
+    uint32_t corr = 1;
+    for (uint64_t d : {100, 600, 200}) {  // relu three times: 100, 600, 200 ns
+      t.launch(corr, 0, 100, corr * 10000);
+      t.kernel(corr, corr * 10000 + 10, corr * 10000 + 10 + d, "relu(float*)");
+      ++corr;
+    }
+    t.launch(corr, 0, 100, corr * 10000);
+    t.kernel(corr, corr * 10000 + 10, corr * 10000 + 60, "gemm(float*)");
+    t.finish();
+  }
+  std::ostringstream out;
+  EXPECT_EQ(write_ncu_summary_text(out, {dir.path / "s.rftrace"}, {}), 4u);
+  const std::string text = out.str();
+  EXPECT_EQ(text,
+            "[5] python3@node01\n"
+            "  relu(float*) (1024, 1, 1)x(256, 1, 1), Context 0, Stream 7, Device 0, CC , Invocations 3\n"
+            "    Section: Command line profiler metrics\n"
+            "    ---------------------- ----------- ------- ------- -------\n"
+            "    Metric Name            Metric Unit Minimum Maximum Average\n"
+            "    ---------------------- ----------- ------- ------- -------\n"
+            "    gpu__time_duration.sum          ns     100     600     300\n"
+            "    ---------------------- ----------- ------- ------- -------\n"
+            "\n"
+            "  gemm(float*) (1024, 1, 1)x(256, 1, 1), Context 0, Stream 7, Device 0, CC , Invocations 1\n"
+            "    Section: Command line profiler metrics\n"
+            "    ---------------------- ----------- ------- ------- -------\n"
+            "    Metric Name            Metric Unit Minimum Maximum Average\n"
+            "    ---------------------- ----------- ------- ------- -------\n"
+            "    gpu__time_duration.sum          ns      50      50      50\n"
+            "    ---------------------- ----------- ------- ------- -------\n"
+            "\n");
+  // -s applies before grouping: the first relu is skipped.
+  NcuFilter f;
+  f.launch_skip = 1;
+  std::ostringstream skipped;
+  write_ncu_summary_text(skipped, {dir.path / "s.rftrace"}, f);
+  EXPECT_NE(skipped.str().find("Invocations 2\n"), std::string::npos) << skipped.str();
+  EXPECT_NE(skipped.str().find("ns     200     600     400\n"), std::string::npos) << skipped.str();
+}
+
 TEST(NcuCsv, FiltersSkipCountAndRegex) {
   TempDir dir;
   write_trace(dir.path / "t.rftrace");

@@ -173,5 +173,18 @@ TEST(NcuDropIn, ResponseFilesAreSplicedInBeforeTheApplication) {
   fs::remove_all(dir);
 }
 
+// ncu's --print-summary: per-kernel is printed (as text), the other groupings are refused with
+// where rfprof has them, and the CSV summary is refused with the CSV to use instead.
+TEST(NcuDropIn, PrintSummaryPerKernel) {
+  EXPECT_TRUE(parse_args({"--print-summary", "per-kernel", "app"}).print_summary);
+  EXPECT_TRUE(parse_args({"-i", "t.rftrace", "--print-summary", "per-kernel"}).print_summary);
+  EXPECT_FALSE(parse_args({"--print-summary", "none", "app"}).print_summary);
+  EXPECT_FALSE(parse_args({"app"}).print_summary);
+  EXPECT_TRUE(has(error_of({"--print-summary", "per-gpu", "app"}), "only per-kernel"));
+  EXPECT_TRUE(has(error_of({"--print-summary", "per-nvtx", "app"}), "ranges.csv"));
+  EXPECT_TRUE(has(error_of({"--print-summary", "per-kernel", "--csv", "app"}), "--csv --page raw"));
+  EXPECT_FALSE(error_of({"--print-summary", "per-launch", "app"}).empty());
+}
+
 }  // namespace
 }  // namespace rf::launcher

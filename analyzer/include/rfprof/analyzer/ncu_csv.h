@@ -63,4 +63,14 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
 uint64_t write_ncu_text(std::ostream& out, const std::vector<std::filesystem::path>& traces, const NcuFilter& filter,
                         std::ostream* warnings = nullptr, const std::string& warning_prefix = "rfprof: ");
 
+/// ncu's `--print-summary per-kernel` as text: the launches write_ncu_text would print, grouped by
+/// process and kernel line (name, grid, block, context, stream, device: launches that print the
+/// same line), in order of first launch. Per group the kernel line gets ", Invocations N", and the
+/// table has Metric Name, Metric Unit, Minimum, Maximum and Average (arithmetic mean over the
+/// launches that have the metric). Memory: distinct kernel lines x metrics. Throws as
+/// write_ncu_csv; returns the number of launches summarized.
+uint64_t write_ncu_summary_text(std::ostream& out, const std::vector<std::filesystem::path>& traces,
+                                const NcuFilter& filter, std::ostream* warnings = nullptr,
+                                const std::string& warning_prefix = "rfprof: ");
+
 }  // namespace rf::analyzer

@@ -37,6 +37,9 @@ struct Plan {
   /// -o/--export was given. As ncu: without it and without --csv the results are printed as text
   /// after the run; with it only the traces are named.
   bool export_given = false;
+  /// --print-summary per-kernel: the text is one table per kernel (min, max, average) instead of
+  /// one per launch (analyzer::write_ncu_summary_text).
+  bool print_summary = false;
   /// Kernel filters applied to what is printed (-k, -s, -c): see docs/ncu-flags.md.
   std::optional<std::string> kernel_name;  ///< exact name, or "regex:<ECMAScript regex>"
   uint64_t launch_skip = 0;
