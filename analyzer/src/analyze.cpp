@@ -36,6 +36,12 @@ std::string trace_error_line(const fs::path& path, const trace::TraceError& e) {
   return p + ": " + m + " at byte " + std::to_string(e.offset());
 }
 
+/// An output file that could not be created, written or renamed (exit kExitOutputError).
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// The output files of a run, each open under a temporary name ("NAME.partial") until commit();
 /// a run that fails before commit() removes them all, so it leaves no partial outputs behind.
 class Outputs {
@@ -47,25 +53,25 @@ class Outputs {
     std::error_code ec;
     for (const auto& f : files_) fs::remove(partial(f.name), ec);
   }
-  /// Opens output `name` (a file name inside the output directory). Throws std::runtime_error when
-  /// it cannot be created.
+  /// Opens output `name` (a file name inside the output directory). Throws OutputError when it
+  /// cannot be created.
   std::ostream& open(const std::string& name) {
     auto s = std::make_unique<std::ofstream>(partial(name), std::ios::binary | std::ios::trunc);
-    if (!*s) throw std::runtime_error("cannot create " + partial(name).string());
+    if (!*s) throw OutputError("cannot create " + partial(name).string());
     files_.push_back({name, std::move(s)});
     return *files_.back().stream;
   }
 
-  /// Closes every file and renames it to its final name. Throws std::runtime_error on failure.
+  /// Closes every file and renames it to its final name. Throws OutputError on failure.
   void commit() {
     for (auto& f : files_) {
       f.stream->close();
-      if (!*f.stream) throw std::runtime_error("cannot write " + partial(f.name).string());
+      if (!*f.stream) throw OutputError("cannot write " + partial(f.name).string());
     }
     for (const auto& f : files_) {
       std::error_code ec;
       fs::rename(partial(f.name), dir_ / f.name, ec);
-      if (ec) throw std::runtime_error("cannot rename " + partial(f.name).string() + ": " + ec.message());
+      if (ec) throw OutputError("cannot rename " + partial(f.name).string() + ": " + ec.message());
     }
     committed_ = true;
   }
@@ -236,9 +242,13 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
           << " kernel launch(es) lie slightly above measured ceilings (at most 10 %): rfbench "
              "did not reach the hardware's peak there; see above_roof in "
           << (options.output_dir / "summary.json").string() << "\n";
-  } catch (const std::runtime_error& e) {
+  } catch (const OutputError& e) {
     err << "rfanalyze: " << e.what() << "\n";
     return kExitOutputError;
+  } catch (const std::exception& e) {
+    // Anything else is a bug (fuzz_analysis fails on it); the outputs were unwound away.
+    err << "rfanalyze: internal error: " << e.what() << " (no outputs written; please report it)\n";
+    return kExitInternalError;
   }
   return kExitOk;
 }

@@ -74,8 +74,8 @@ int main(int argc, char** argv) {
   try {
     return rf::analyzer::run_analysis(options, std::cerr);
   } catch (const std::exception& e) {
-    // run_analysis throws for no input (fuzz_analysis checks that); if a bug ever lets something
-    // through, one line and a status instead of std::terminate. Its outputs were unwound away.
+    // run_analysis throws for no input bytes (fuzz_analysis checks that) and catches its own
+    // bugs; what is left (an exception before its outputs open), one line instead of std::terminate.
     std::cerr << "rfanalyze: internal error: " << e.what() << " (no outputs written; please report it)\n";
     return rf::analyzer::kExitInternalError;
   }

@@ -255,7 +255,8 @@ uint64_t write_ncu_text(std::ostream& out, const std::vector<std::filesystem::pa
         }
         out << kernel_line(p) << "\n    Section: " << kNcuSection << "\n";
         std::vector<std::vector<std::string>> rows;
-        for (const auto& [name, v] : text_values(p)) rows.push_back({name, ncu_unit(name), ncu_number(v)});
+        for (const auto& [name, v] : text_values(p))
+          rows.push_back({name, ncu_unit(name), std::isfinite(v) ? ncu_number(v) : "n/a"});  // ncu's n/a
         write_table(out, {"Metric Name", "Metric Unit", "Metric Value"}, rows);
         out << "\n";
       });
@@ -284,7 +285,9 @@ uint64_t write_ncu_summary_text(std::ostream& out, const std::vector<std::filesy
         if (added) groups.push_back({proc, kernel, 0, {}});
         Group& g = groups[it->second];
         ++g.invocations;
-        for (const auto& [name, v] : text_values(p)) {
+        for (const auto& value : text_values(p)) {
+          const std::string& name = value.first;  // (clang: a lambda cannot capture a structured binding)
+          const double v = value.second;
           if (!std::isfinite(v)) continue;
           auto m = std::find_if(g.metrics.begin(), g.metrics.end(), [&](const auto& x) { return x.first == name; });
           if (m == g.metrics.end()) {

@@ -1,20 +1,40 @@
 // Per-op / per-layer breakdown from emit_nvtx ranges (rfprof/analyzer/ops.h).
 #include "rfprof/analyzer/ops.h"
 
-#include <regex>
+#include <charconv>
 
 #include "rfprof/analyzer/csv.h"
 
 namespace rf::analyzer {
 
 std::optional<OpRange> parse_op_range(std::string_view name) {
-  static const std::regex re(R"(^(autograd::engine::evaluate_function: )?([^,]+?), (stashed )?seq ?= ?([0-9]+)(,.*)?$)");
-  std::cmatch m;
-  if (!std::regex_match(name.data(), name.data() + name.size(), m, re)) return std::nullopt;
+  // "[autograd::engine::evaluate_function: ]OP, [stashed ]seq[ ]=[ ]DIGITS[,...]", OP without a
+  // comma. Parsed by hand: libstdc++'s std::regex recursed once per character here, and a range
+  // name of some 60,000 characters overflowed the stack (found 2026-11-23 reviewing fuzz_analysis).
+  static constexpr std::string_view kEvaluate = "autograd::engine::evaluate_function: ";
   OpRange r;
-  r.op = m[2].str();
-  r.seq = std::stoull(m[4].str());
-  r.backward = m[1].matched || m[3].matched || r.op.find("Backward") != std::string::npos;
+  std::string_view s = name;
+  const bool evaluate = s.starts_with(kEvaluate);
+  if (evaluate) s.remove_prefix(kEvaluate.size());
+  const size_t comma = s.find(',');
+  if (comma == 0 || comma == std::string_view::npos) return std::nullopt;
+  std::string_view op = s.substr(0, comma);
+  s.remove_prefix(comma);
+  if (!s.starts_with(", ")) return std::nullopt;
+  s.remove_prefix(2);
+  const bool stashed = s.starts_with("stashed ");
+  if (stashed) s.remove_prefix(8);
+  if (!s.starts_with("seq")) return std::nullopt;
+  s.remove_prefix(3);
+  if (s.starts_with(' ')) s.remove_prefix(1);
+  if (!s.starts_with('=')) return std::nullopt;
+  s.remove_prefix(1);
+  if (s.starts_with(' ')) s.remove_prefix(1);
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), r.seq);
+  // No digits, a number past uint64 (not a sequence number PyTorch gives), or text after it.
+  if (ec != std::errc() || end == s.data() || (end != s.data() + s.size() && *end != ',')) return std::nullopt;
+  r.op = std::string(op);
+  r.backward = evaluate || stashed || r.op.find("Backward") != std::string::npos;
   return r;
 }
 

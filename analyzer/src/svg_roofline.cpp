@@ -6,13 +6,17 @@
 #include <cstdio>
 #include <sstream>
 
+#include "rfprof/analyzer/utf8.h"
+
 namespace rf::analyzer {
 namespace {
 
 constexpr double kWidth = 900, kChartHeight = 560;
 constexpr double kLeft = 90, kRight = 230, kTop = 50, kBottom = 70;  // margins; legend on the right
 
-std::string xml(const std::string& s) {
+std::string xml(const std::string& text) {
+  // Names from the trace need not be UTF-8; an SVG that is not is not well-formed XML.
+  const std::string s = valid_utf8(text);
   std::string out;
   out.reserve(s.size());
   for (char c : s) {

@@ -27,31 +27,37 @@ bool same_name(const NvtxName& a, const NvtxName& b) { return a.literal() == b.l
 
 }  // namespace
 
-uint64_t NvtxState::regex_matches_of(std::string_view text) const {
+uint64_t NvtxState::regex_matches_of(std::string_view text, uint8_t use) const {
   uint64_t bits = 0;
   for (size_t i = 0; i < regexes_.size(); ++i)
-    if (regexes_[i].matches(text)) bits |= uint64_t{1} << i;
+    if ((slot_use_[i] & use) && regexes_[i].matches(text)) bits |= uint64_t{1} << i;
   return bits;
 }
 
-int NvtxState::watch_regex(const NvtxName& name) {
+int NvtxState::watch_regex(const NvtxName& name, bool domain) {
   if (name.literal()) return -1;
+  const uint8_t use = domain ? kDomainUse : kRangeUse;
   for (size_t i = 0; i < regexes_.size(); ++i)
-    if (regexes_[i].text == name.text) return static_cast<int>(i);
+    if (regexes_[i].text == name.text) {
+      slot_use_[i] |= use;
+      return static_cast<int>(i);
+    }
   if (regexes_.size() == kRegexSlots) return -1;
   regexes_.push_back(name);
   regexes_.back().slot = -1;  // searched in push(); the slot is the index
+  slot_use_.push_back(use);
   return static_cast<int>(regexes_.size() - 1);
 }
 
 void NvtxState::push(uint64_t thread, std::string_view domain, std::string_view name) {
   // Searched before the thread's lock is taken: another thread reading the stack never waits.
-  const uint64_t bits = regexes_.empty() ? 0 : regex_matches_of(name);
+  // Only range-name expressions here; a domain's are searched once, when the thread first uses it.
+  const uint64_t bits = regexes_.empty() ? 0 : regex_matches_of(name, kRangeUse);
   ThreadStacks& t = stacks_.of_key(thread);
   std::lock_guard lock(t.mutex);
   auto it = t.domains.find(domain);
   if (it == t.domains.end())
-    it = t.domains.emplace(std::string(domain), DomainStack{regex_matches_of(domain), {}}).first;
+    it = t.domains.emplace(std::string(domain), DomainStack{regex_matches_of(domain, kDomainUse), {}}).first;
   it->second.ranges.push_back({std::string(name), bits});
 }
 
@@ -209,9 +215,9 @@ LaunchFilter::LaunchFilter(const LaunchFilterOptions& options) : base_(options.k
         for (const auto& e : r.pattern) nvtx_.watch(r.domain, e.name);
         continue;
       }
-      r.domain.slot = nvtx_.watch_regex(r.domain);
+      r.domain.slot = nvtx_.watch_regex(r.domain, /*domain=*/true);
       for (auto& e : r.pattern)
-        if (e.kind == NvtxElement::Kind::kName) e.name.slot = nvtx_.watch_regex(e.name);
+        if (e.kind == NvtxElement::Kind::kName) e.name.slot = nvtx_.watch_regex(e.name, /*domain=*/false);
     }
 }
 

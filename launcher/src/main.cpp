@@ -71,12 +71,15 @@ bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& trac
   }
   std::ostream& out = *channel;
   try {
+    uint64_t printed = 0;
     if (plan.csv)
-      analyzer::write_ncu_csv(out, traces, plan.page, filter, &std::cerr);
+      printed = analyzer::write_ncu_csv(out, traces, plan.page, filter, &std::cerr);
     else if (plan.print_summary)
-      analyzer::write_ncu_summary_text(out, traces, filter, &std::cerr);
+      printed = analyzer::write_ncu_summary_text(out, traces, filter, &std::cerr);
     else
-      analyzer::write_ncu_text(out, traces, filter, &std::cerr);
+      printed = analyzer::write_ncu_text(out, traces, filter, &std::cerr);
+    if (printed == 0) std::cerr << "rfprof: warning: no kernels were profiled\n";  // ncu's ==WARNING==
+
   } catch (const std::exception& e) {
     std::cerr << "rfprof: " << e.what() << "\n";
     for (const auto& t : traces)

@@ -12,6 +12,7 @@
 
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/utf8.h"
 
 namespace rf::analyzer {
 namespace {
@@ -104,11 +105,28 @@ TEST(CorruptTraces, NamesThatAreNotUtf8AreReplacedInJsonAndKeptInCsv) {
       EXPECT_EQ(e["name"], "gemm_\xef\xbf\xbd\xef\xbf\xbd(float*)");
     }
   EXPECT_TRUE(kernel_seen);
+  // roofline.svg (XML) and report.html too: the SVG once kept the bytes and was not well-formed.
+  EXPECT_TRUE(is_valid_utf8(testing::slurp(o.output_dir / "roofline.svg")));
+  EXPECT_NE(testing::slurp(o.output_dir / "roofline.svg").find("H100 \xef\xbf\xbd"), std::string::npos);
+  EXPECT_TRUE(is_valid_utf8(testing::slurp(o.output_dir / "report.html")));
   // The CSVs keep the application's bytes as they were: they are the data, not a JSON document.
   const testing::CsvTable k = testing::CsvTable::read(o.output_dir / "kernels.csv");
   ASSERT_EQ(k.rows.size(), 1u);
   EXPECT_EQ(k.cell(0, "kernel"), bad_kernel);
   EXPECT_EQ(k.cell(0, "nvtx"), bad_range);
+}
+
+TEST(Utf8, WellFormedSequencesOnly) {
+  EXPECT_TRUE(is_valid_utf8(""));
+  EXPECT_TRUE(is_valid_utf8("plain ascii"));
+  EXPECT_TRUE(is_valid_utf8("\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 \xf4\x8f\xbf\xbf"));  // é € U+1F525 U+10FFFF
+  for (const char* bad : {"\x80", "\xc3", "\xc0\x80", "\xe0\x80\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                          "\xf5\x80\x80\x80", "\xe2\x82", "\xff"})
+    EXPECT_FALSE(is_valid_utf8(bad)) << ::testing::PrintToString(std::string(bad));
+  EXPECT_EQ(valid_utf8("ok \xc3\xa9"), "ok \xc3\xa9");
+  EXPECT_EQ(valid_utf8("a\xff" "b"), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(valid_utf8("\xe2\x82"), "\xef\xbf\xbd\xef\xbf\xbd");  // each stray byte, as nlohmann
+  EXPECT_EQ(valid_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
 }
 
 }  // namespace

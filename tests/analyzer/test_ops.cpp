@@ -39,6 +39,28 @@ TEST(OpRanges, PyTorchNamesAreParsed) {
   EXPECT_FALSE(parse_op_range("forward"));
   EXPECT_FALSE(parse_op_range("step 3"));
   EXPECT_FALSE(parse_op_range("autograd::engine::evaluate_function: AddmmBackward0"));
+  EXPECT_FALSE(parse_op_range(", seq = 3"));           // no op name
+  EXPECT_FALSE(parse_op_range("aten::mm, seq = "));    // no number
+  EXPECT_FALSE(parse_op_range("aten::mm, seq = 3x"));  // not a number
+  EXPECT_FALSE(parse_op_range("aten::mm, seq = -3"));
+  EXPECT_FALSE(parse_op_range("aten::mm,seq = 3"));
+  auto no_spaces = parse_op_range("aten::mm, seq=4");
+  ASSERT_TRUE(no_spaces);
+  EXPECT_EQ(no_spaces->seq, 4u);
+}
+
+// Found reviewing fuzz_analysis (2026-11-23): names from a trace that broke the analysis.
+TEST(OpRanges, HostileNamesAreNotOpRanges) {
+  // std::stoull threw std::out_of_range out of run_analysis (exit 3, no outputs).
+  EXPECT_FALSE(parse_op_range("aten::mm, seq = 99999999999999999999999"));
+  auto max = parse_op_range("aten::mm, seq = 18446744073709551615");
+  ASSERT_TRUE(max);
+  EXPECT_EQ(max->seq, 18446744073709551615ull);
+  // std::regex_match recursed once per character: 60,000 overflowed the stack (SIGSEGV).
+  EXPECT_FALSE(parse_op_range(std::string(1 << 20, 'a')));
+  auto long_op = parse_op_range(std::string(1 << 20, 'a') + ", seq = 5, sizes = []");
+  ASSERT_TRUE(long_op);
+  EXPECT_EQ(long_op->op.size(), 1u << 20);
 }
 
 /// A training step as emit_nvtx records it: forward ops on the main thread (1) inside module

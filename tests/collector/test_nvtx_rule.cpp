@@ -230,6 +230,23 @@ TEST(NvtxRule, RegexResultsRecordedAtPushAndStartFollowTheRanges) {
   EXPECT_FALSE(f.selects(kKernel, 3));  // still excluded by Warmup's stack
 }
 
+// One expression used both as a domain and as a range name shares a slot searched in both.
+TEST(NvtxRule, AnExpressionForDomainAndRangeIsSearchedInBoth) {
+  LaunchFilterOptions o;
+  o.nvtx_include = {"regex:^L[0-9]$@^L[0-9]$/"};
+  LaunchFilter f(o);
+  f.nvtx().push(1, "L1", "x");
+  EXPECT_FALSE(f.selects(kKernel, 1));  // the domain matches, the range does not
+  f.nvtx().push(2, "M", "L2");
+  EXPECT_FALSE(f.selects(kKernel, 2));  // the range matches, the domain does not
+  f.nvtx().push(1, "L1", "L3");
+  EXPECT_TRUE(f.selects(kKernel, 1));
+  NvtxState s;
+  const NvtxName l = NvtxRule::parse("regex:L/").pattern[0].name;
+  EXPECT_EQ(s.watch_regex(l, /*domain=*/false), 0);
+  EXPECT_EQ(s.watch_regex(l, /*domain=*/true), 0);
+}
+
 // Past NvtxState::kRegexSlots expressions, the rest are searched at each launch: same answers.
 TEST(NvtxRule, MoreRegexRulesThanSlotsStillMatch) {
   LaunchFilterOptions o;

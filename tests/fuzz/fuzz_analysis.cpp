@@ -1,20 +1,26 @@
 // libFuzzer target: the whole rfanalyze run (analyze.h) on arbitrary trace bytes: both passes over
 // the trace (read_context, stream_launches), the roofline rows, NVTX attribution, phases, and every
 // report writer (CSV, JSON, HTML, SVG, Chrome trace). Every input must end in exit status 0 (a
-// readable or truncated trace) or kExitBadInput with one "rfanalyze:" message: never an exception
-// escaping run_analysis (libFuzzer reports it as a crash), a sanitizer report, a hang or an
-// unbounded allocation. Built and run by scripts/run-tests like the other two targets.
+// readable or truncated trace) or kExitBadInput with one "rfanalyze:" message: never an internal
+// error (exit 3: an unexpected exception), an exception escaping run_analysis, a sanitizer report,
+// a hang or an unbounded allocation; after exit 0 the JSON outputs parse and the SVG and HTML are
+// UTF-8. Built and run by scripts/run-tests like the other two targets.
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <system_error>
 
+#include <nlohmann/json.hpp>
+
 #include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/utf8.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace fs = std::filesystem;
@@ -48,6 +54,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (status == rf::analyzer::kExitBadInput && err.str().rfind("rfanalyze: ", 0) != 0) {
     std::fprintf(stderr, "fuzz_analysis: refused without an rfanalyze: message: '%s'\n", err.str().c_str());
     std::abort();
+  }
+  if (status != rf::analyzer::kExitOk) return 0;
+  // The JSON outputs parse (nlohmann's parser also refuses text that is not UTF-8), and the SVG and
+  // HTML are UTF-8: names from the trace are the application's bytes.
+  for (const char* name : {"summary.json", "trace.json"}) {
+    std::ifstream in(out / name, std::ios::binary);
+    if (!nlohmann::json::accept(in)) {
+      std::fprintf(stderr, "fuzz_analysis: %s is not valid JSON\n", name);
+      std::abort();
+    }
+  }
+  for (const char* name : {"roofline.svg", "report.html"}) {
+    std::ifstream in(out / name, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!rf::analyzer::is_valid_utf8(text)) {
+      std::fprintf(stderr, "fuzz_analysis: %s is not UTF-8\n", name);
+      std::abort();
+    }
   }
   return 0;
 }

@@ -167,6 +167,10 @@ TEST(RfprofBinary, WithoutCsvOrOutputPrintsNcusText) {
   EXPECT_EQ(slurp(dir.path / "i.txt"), text);
   ASSERT_EQ(std::system((import + " --csv > i.csv").c_str()), 0);
   EXPECT_EQ(slurp(dir.path / "i.csv").rfind("\"ID\",\"Process ID\"", 0), 0u);
+  // Nothing selected: said, as ncu's "No kernels were profiled".
+  ASSERT_EQ(std::system((import + " -k nothing_like_it > n.txt 2> n.err").c_str()), 0);
+  EXPECT_EQ(slurp(dir.path / "n.txt"), "");
+  EXPECT_EQ(slurp(dir.path / "n.err"), "rfprof: warning: no kernels were profiled\n");
 }
 
 // Settings librfinject would refuse inside the application (which would then run unprofiled) are

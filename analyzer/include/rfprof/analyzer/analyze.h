@@ -13,7 +13,7 @@ namespace rf::analyzer {
 inline constexpr int kExitOk = 0;          ///< outputs written (above-roof launches are warned about)
 inline constexpr int kExitOutputError = 1; ///< an output file could not be written
 inline constexpr int kExitBadInput = 2;    ///< missing or corrupt trace, bad phase map or ceilings file
-inline constexpr int kExitInternalError = 3;  ///< rfanalyze's main only: an exception escaped run_analysis (a bug)
+inline constexpr int kExitInternalError = 3;  ///< an unexpected exception inside the analysis (a bug), no outputs
 
 /// Inputs of a run (the command line of rfanalyze).
 struct AnalyzeOptions {
@@ -30,7 +30,8 @@ struct AnalyzeOptions {
 /// temporary names and renamed at the end, so a failed run leaves no partial outputs behind.
 /// Messages go to `err`, one line each, prefixed "rfanalyze: ": a truncated trace is analyzed as
 /// far as it is readable (exit 0); a missing or corrupt trace fails the run (kExitBadInput).
-/// Returns an exit status above. Never throws for bad input.
+/// Returns an exit status above. Never throws for bad input; an unexpected exception inside the
+/// analysis (a bug) is one "rfanalyze: internal error: ..." line and kExitInternalError.
 int run_analysis(const AnalyzeOptions& options, std::ostream& err);
 
 }  // namespace rf::analyzer

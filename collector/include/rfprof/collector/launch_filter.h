@@ -43,11 +43,12 @@ class NvtxState {
   void start(uint64_t id, std::string_view domain, std::string_view name);
   /// nvtxRangeEnd(id) (any thread); an unknown id is ignored.
   void end(uint64_t id);
-  /// Before any range is pushed: gives regex name `name` (a regex: push/pop rule's domain or range
-  /// name) a slot, so that it is searched once per push instead of at every launch. Returns the
-  /// slot (0..kRegexSlots-1; the same expression shares one), or -1 when every slot is taken or
-  /// `name` is literal (then it is compared or searched when asked).
-  int watch_regex(const NvtxName& name);
+  /// Before any range is pushed: gives regex name `name` (a regex: push/pop rule's range name, or
+  /// its domain when `domain`) a slot, so that it is searched once per push (a domain: once per
+  /// thread that uses it) instead of at every launch. Returns the slot (0..kRegexSlots-1; the same
+  /// expression shares one), or -1 when every slot is taken or `name` is literal (then it is
+  /// compared or searched when asked).
+  int watch_regex(const NvtxName& name, bool domain = false);
   /// Before any range starts: keep an atomic count of the open start/end ranges whose domain is
   /// (or, regex, matches) `domain` and whose name is (matches) `name`, so that start_end_open()
   /// answers for that pair without a lock (a start/end rule's names).
@@ -82,12 +83,14 @@ class NvtxState {
     NvtxName domain, name;
     std::atomic<int64_t> open{0};
   };
-  /// The bits of the watched regexes found in `text`.
-  uint64_t regex_matches_of(std::string_view text) const;
+  static constexpr uint8_t kRangeUse = 1, kDomainUse = 2;  // what a slot's expression is searched in
+  /// The bits of the watched regexes of `use` found in `text`.
+  uint64_t regex_matches_of(std::string_view text, uint8_t use) const;
   const Watched* find_watched(const NvtxName& domain, const NvtxName& name) const;
 
   mutable trace::PerThread<ThreadStacks> stacks_;  // keyed by the caller's thread id
   std::vector<NvtxName> regexes_;                   // by slot; set before use, then read-only
+  std::vector<uint8_t> slot_use_;                   // by slot: kRangeUse | kDomainUse
   std::vector<std::unique_ptr<Watched>> watched_;   // set before use (watch), then read-only
   mutable std::mutex mutex_;                        // open_
   struct Open {

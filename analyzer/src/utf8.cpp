@@ -1,0 +1,65 @@
+// UTF-8 checks for outputs (rfprof/analyzer/utf8.h).
+#include "rfprof/analyzer/utf8.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rf::analyzer {
+namespace {
+
+/// Length of the well-formed UTF-8 sequence at text[i], or 0 when the byte there starts none
+/// (RFC 3629, table 3-7 of the Unicode standard).
+size_t sequence_length(std::string_view text, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<uint8_t>(text[k]); };
+  const uint8_t c = b(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  uint8_t lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // no overlong forms
+    if (c == 0xED) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;  // at most U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > text.size() || b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+  return n;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = sequence_length(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string valid_utf8(std::string_view text) {
+  if (is_valid_utf8(text)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = sequence_length(text, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+}  // namespace rf::analyzer
