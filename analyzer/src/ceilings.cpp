@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "rfprof/analyzer/devices_json.h"
+#include "rfprof/collector/regex_subject.h"
 
 namespace rf::analyzer {
 namespace {
@@ -117,10 +118,8 @@ CeilingDb CeilingDb::from_file(const std::filesystem::path& path) {
 }
 
 const CeilingEntry* CeilingDb::match(std::string_view device_name, std::string_view chip) const {
-  // At most kMaxRegexSubject bytes of the name (from the trace) are searched: libstdc++'s
-  // std::regex recurses per character for patterns with repetition, and a hostile 1 MiB name
-  // would overflow the stack. Device names are some 30 characters.
-  const std::string name(device_name.substr(0, kMaxRegexSubject));
+  // The name comes from the trace: searched in its first bytes only (collector/regex_subject.h).
+  const std::string name(collector::regex_subject(device_name));
   for (size_t i = 0; i < entries_.size(); ++i) {
     const CeilingEntry& e = entries_[i];
     if (!e.chip.empty() && !chip.empty() && lower(e.chip) != lower(chip)) continue;

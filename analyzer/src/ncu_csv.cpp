@@ -12,6 +12,7 @@
 #include "rfprof/analyzer/csv.h"
 #include "rfprof/analyzer/phases.h"
 #include "rfprof/analyzer/trace_pass.h"
+#include "rfprof/collector/regex_subject.h"
 
 namespace rf::analyzer {
 namespace {
@@ -115,7 +116,8 @@ uint64_t for_each_printed_launch(const std::vector<std::filesystem::path>& trace
     stream_launches(ctx, phases, [&](const LaunchOutput& l) {
       const KernelRow& r = l.row;
       if (filter.kernel_name) {
-        const bool ok = re ? std::regex_search(r.kernel, *re)
+        const std::string_view subject = collector::regex_subject(r.kernel);  // a bound on the stack
+        const bool ok = re ? std::regex_search(subject.begin(), subject.end(), *re)
                          : filter.name_equals
                              ? filter.name_equals(r.kernel, *filter.kernel_name)
                              : (r.kernel == *filter.kernel_name || function_name(r.kernel) == *filter.kernel_name);

@@ -1,11 +1,10 @@
 // Ordered regex mapping of NVTX range paths to training phases (rfprof/analyzer/phases.h).
 #include "rfprof/analyzer/phases.h"
 
-#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "rfprof/analyzer/ceilings.h"
+#include "rfprof/collector/regex_subject.h"
 
 namespace rf::analyzer {
 
@@ -74,9 +73,8 @@ PhaseMap PhaseMap::from_file(const std::filesystem::path& path) {
 std::string PhaseMap::phase_of(const std::vector<std::string>& path) const {
   for (auto it = path.rbegin(); it != path.rend(); ++it)
     for (size_t i = 0; i < compiled_.size(); ++i)
-      // The first kMaxRegexSubject bytes of each name (ceilings.h: a bound on std::regex's stack).
-      if (std::regex_search(it->begin(), it->begin() + static_cast<std::ptrdiff_t>(std::min(it->size(), kMaxRegexSubject)),
-                            compiled_[i]))
+      if (const std::string_view subject = collector::regex_subject(*it);  // a bound on the stack
+          std::regex_search(subject.begin(), subject.end(), compiled_[i]))
         return rules_[i].phase;
   return kOtherPhase;
 }

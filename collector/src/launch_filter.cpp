@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include "rfprof/collector/regex_subject.h"
+
 namespace rf::collector {
 namespace {
 
@@ -229,7 +231,8 @@ bool LaunchFilter::name_matches(std::string_view symbol) {
   bool match = false;
   if (regex_) {  // searched in the demangled name (the symbol itself with base "mangled")
     const std::string name = base_ == "mangled" ? std::string(symbol) : demangled(symbol);
-    match = std::regex_search(name, *regex_);
+    const std::string_view subject = regex_subject(name);  // regex_subject.h: a bound on the stack
+    match = std::regex_search(subject.begin(), subject.end(), *regex_);
   } else {
     match = kernel_name_equals(symbol, base_, exact_);
   }

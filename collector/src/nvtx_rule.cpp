@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "rfprof/collector/launch_filter.h"
+#include "rfprof/collector/regex_subject.h"
 
 namespace rf::collector {
 namespace {
@@ -78,7 +79,8 @@ bool match_from(const std::vector<NvtxElement>& pattern, size_t p, const std::ve
 
 bool NvtxName::matches(std::string_view name) const {
   if (!regex) return name == text;
-  return std::regex_search(name.begin(), name.end(), *regex);
+  const std::string_view subject = regex_subject(name);  // regex_subject.h: a bound on the stack
+  return std::regex_search(subject.begin(), subject.end(), *regex);
 }
 
 bool NvtxName::matches(const NvtxStackEntry& range) const {

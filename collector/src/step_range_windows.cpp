@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "rfprof/collector/regex_subject.h"
+
 namespace rf::collector {
 
 StepRangeWindows::StepRangeWindows(const std::string& rule) {
@@ -19,7 +21,10 @@ StepRangeWindows::StepRangeWindows(const std::string& rule) {
 }
 
 bool StepRangeWindows::matches(std::string_view name) const {
-  if (regex_) return std::regex_search(name.begin(), name.end(), *regex_);
+  if (regex_) {
+    const std::string_view subject = regex_subject(name);  // regex_subject.h: a bound on the stack
+    return std::regex_search(subject.begin(), subject.end(), *regex_);
+  }
   return name == exact_;
 }
 

@@ -11,6 +11,9 @@ std::optional<TensorMetric> parse_tensor_metric(std::string_view name) {
   // sm__ops_path_tensor_[op_<OP>_]src_<SRC>[_dst_<DST>][_sparsity_<on|off>][.sum]
   static const std::regex re(
       R"(^(sm__ops_path_tensor_(?:op_([a-z0-9]+)_)?src_([a-z0-9_]+?)(?:_dst_(fp16|fp32))?(?:_sparsity_(on|off))?)(\.sum)?$)");
+  // No tensor metric name is near 128 characters; a longer name (a hostile trace's) is not one, and
+  // the lazy repetition below recursed once per character (a 60,000-character name: stack overflow).
+  if (name.size() > 128) return std::nullopt;
   std::cmatch m;
   if (!std::regex_match(name.data(), name.data() + name.size(), m, re)) return std::nullopt;
   const std::string src = m[3].str();

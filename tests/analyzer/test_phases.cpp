@@ -24,6 +24,15 @@ TEST(Phases, DefaultRules) {
   EXPECT_EQ(m.phase_of(Path{}), "other");
 }
 
+// Rules see the first 4096 bytes of a name (collector/regex_subject.h): a 1 MiB name from a
+// hostile trace overflowed libstdc++'s recursive std::regex before.
+TEST(Phases, HugeNamesAreSearchedInTheirFirstBytes) {
+  PhaseMap m({{"^(a|b)*forward", "forward", false}, {"^(a|b)*$", "all-ab", false}});
+  const std::string huge(1 << 20, 'a');
+  EXPECT_EQ(m.phase_of({huge + "forward"}), "all-ab");  // "forward" lies past the bound
+  EXPECT_EQ(m.phase_of({"abforward"}), "forward");
+}
+
 TEST(Phases, InnermostMatchingRangeDecides) {
   PhaseMap m = PhaseMap::defaults();
   EXPECT_EQ(m.phase_of({"train", "forward", "aten::mm"}), "forward");    // walks outward past aten::mm

@@ -27,6 +27,8 @@ TEST(TensorMetricName, ParsesPerOpNamesAndSparsity) {
   EXPECT_EQ(t->precision, TensorPrecision::kBf16);
   EXPECT_EQ(t->sparsity, TensorSparsity::kSparse);
   EXPECT_EQ(t->op, "hgmma");
+  // A hostile trace's 1 MiB metric name is no tensor metric (the regex recursed per character).
+  EXPECT_FALSE(parse_tensor_metric("sm__ops_path_tensor_src_" + std::string(1 << 20, 'a')));
   auto u = parse_tensor_metric("sm__ops_path_tensor_src_fp64.sum");
   ASSERT_TRUE(u);
   EXPECT_EQ(u->precision, TensorPrecision::kFp64);

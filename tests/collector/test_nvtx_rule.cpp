@@ -247,6 +247,31 @@ TEST(NvtxRule, AnExpressionForDomainAndRangeIsSearchedInBoth) {
   EXPECT_EQ(s.watch_regex(l, /*domain=*/true), 0);
 }
 
+// Names of any length with regex: rules (libstdc++'s std::regex recursed once per character: a
+// 60,000-character name overflowed the stack, inside the application). Searched in their first
+// 4096 bytes (regex_subject.h).
+TEST(NvtxRule, RegexRulesOnHugeNamesNeitherCrashNorSeeBeyondTheBound) {
+  const std::string huge(1 << 20, 'a');
+  LaunchFilterOptions o;
+  o.kernel_name = "regex:(a|b)*c";
+  o.nvtx_include = {"regex:(a|b)*c/", "regex:^(a|b)*$/"};
+  LaunchFilter f(o);
+  f.nvtx().push(1, "", huge);
+  EXPECT_FALSE(f.name_matches(huge));  // a symbol of 1 MiB: searched in 4096 bytes, no c there
+  EXPECT_TRUE(f.nvtx().stack(1, "").size() == 1);
+  EXPECT_FALSE(f.selects(huge, 1));
+  LaunchFilterOptions anchored;
+  anchored.nvtx_include = {"regex:^(a|b)*$/"};
+  LaunchFilter g(anchored);
+  g.nvtx().push(1, "", huge + "c");  // the c lies past the bound: the first 4096 bytes match ^(a|b)*$
+  EXPECT_TRUE(g.selects("", 1));
+  LaunchFilterOptions se;
+  se.nvtx_include = {"regex:(x|y)*z"};
+  LaunchFilter h(se);
+  h.nvtx().start(1, "", std::string(1 << 20, 'x') + "z");  // z past the bound: not seen
+  EXPECT_FALSE(h.selects("", 1));
+}
+
 // Past NvtxState::kRegexSlots expressions, the rest are searched at each launch: same answers.
 TEST(NvtxRule, MoreRegexRulesThanSlotsStillMatch) {
   LaunchFilterOptions o;

@@ -45,12 +45,6 @@ struct CeilingEntry {
   bool measured = false;                    ///< "measured": true (rfbench): values are measured
 };
 
-/// Most bytes of a name from a trace that a user's or the datasheet's regular expression is
-/// searched in (device names for ceilings, NVTX range names for phases): libstdc++'s std::regex
-/// recurses once per character for patterns with repetition, and a 60,000-character name
-/// overflowed an 8 MiB stack. Longer names are searched in their first 4096 bytes.
-inline constexpr size_t kMaxRegexSubject = 4096;
-
 /// An ordered list of CeilingEntry; the first entry that matches a device wins.
 class CeilingDb {
  public:

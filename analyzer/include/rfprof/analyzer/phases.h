@@ -43,7 +43,8 @@ class PhaseMap {
   static PhaseMap from_file(const std::filesystem::path& path);
 
   /// Phase of a range path given as names, outermost first: the first rule found in the innermost
-  /// name, else in the next one out. Each name is searched in its first kMaxRegexSubject bytes.
+  /// name, else in the next one out. Each name is searched in its first 4096 bytes
+  /// (collector/regex_subject.h).
   std::string phase_of(const std::vector<std::string>& path) const;
   const std::vector<PhaseRule>& rules() const noexcept { return rules_; }
 
