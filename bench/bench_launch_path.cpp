@@ -7,6 +7,7 @@
 //   BM_LaunchWithNvtxFilter:   plus an NVTX include rule over a 3-deep push/pop stack
 //   BM_LaunchWithRegexNvtxFilter: plus a regex: push/pop rule over a 6-deep stack
 //   BM_LaunchWithRegexStartEndFilter: plus a regex: start/end rule, 3 ranges open; 1 and 4 threads
+//   BM_FilterSelectsOnly:      LaunchFilter::selects alone (literal/regex start/end, regex push/pop)
 //   BM_LaunchWithCallStack:    plus CallStackTable::capture_and_intern (RFPROF_CALLSTACKS=1)
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -161,6 +162,21 @@ void BM_LaunchWithRegexStartEndFilter(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_LaunchWithRegexStartEndFilter)->Threads(1)->Threads(4)->UseRealTime();
+
+/// LaunchFilter::selects alone (no launch), for the rule set by the argument: 0 a literal
+/// start/end rule, 1 a regex: start/end rule, 2 a regex: push/pop rule over kDeepStack.
+void BM_FilterSelectsOnly(benchmark::State& state) {
+  static const char* const kRules[] = {"train_step_12", "regex:train_step_[0-9]+", "regex:step/*/forw.rd/"};
+  collector::LaunchFilterOptions o;
+  o.nvtx_include = {kRules[state.range(0)]};
+  collector::LaunchFilter filter(o);
+  filter.nvtx().start(1, "", "epoch 0");
+  filter.nvtx().start(2, "", "train_step_12");
+  for (const char* n : kDeepStack) filter.nvtx().push(100, "", n);
+  for (auto _ : state) benchmark::DoNotOptimize(filter.selects(kSymbol, 100));
+  state.SetLabel(kRules[state.range(0)]);
+}
+BENCHMARK(BM_FilterSelectsOnly)->DenseRange(0, 2);
 
 void BM_LaunchWithCallStack(benchmark::State& state) {
   Path& p = shared_path();
