@@ -158,6 +158,19 @@ TEST(LaunchAlloc, PlainLaunchesAllocateNothingAfterTheFirst) {
   EXPECT_EQ(path.finish_and_count(), uint64_t{kWarmUp + kMeasured});  // every launch written
 }
 
+/// Allocations in kMeasured rounds, after kWarmUp, of one launch through `a`'s decision and one
+/// through `b`'s (thread 100).
+uint64_t allocations_through(LaunchPath& path, LaunchFilter& a, LaunchFilter& b) {
+  auto both = [&] {
+    path.launch(a.selects(kSymbol, 100), 0);
+    path.launch(b.selects(kSymbol, 100), 0);
+  };
+  for (int i = 0; i < kWarmUp; ++i) both();
+  return allocations_during([&] {
+    for (int i = 0; i < kMeasured; ++i) both();
+  });
+}
+
 TEST(LaunchAlloc, KernelAndNvtxFiltersAllocateNothingAfterTheFirst) {
   LaunchPath path;
   LaunchFilterOptions k;
@@ -167,14 +180,7 @@ TEST(LaunchAlloc, KernelAndNvtxFiltersAllocateNothingAfterTheFirst) {
   o.nvtx_include = {"step/*/forward/"};
   LaunchFilter nvtx_filter(o);
   for (const char* name : {"step", "forward", "aten::fill_"}) nvtx_filter.nvtx().push(100, "", name);
-  auto both = [&] {
-    path.launch(kernel_filter.selects(kSymbol, 100), 0);
-    path.launch(nvtx_filter.selects(kSymbol, 100), 0);
-  };
-  for (int i = 0; i < kWarmUp; ++i) both();
-  const uint64_t n = allocations_during([&] {
-    for (int i = 0; i < kMeasured; ++i) both();
-  });
+  const uint64_t n = allocations_through(path, kernel_filter, nvtx_filter);
   EXPECT_EQ(n, 0u) << "allocations in " << 2 * kMeasured << " filtered launches";
   // Both filters select this kernel under this stack: a filter that refused would write nothing.
   EXPECT_EQ(path.finish_and_count(), uint64_t{2 * (kWarmUp + kMeasured)});
@@ -183,8 +189,8 @@ TEST(LaunchAlloc, KernelAndNvtxFiltersAllocateNothingAfterTheFirst) {
 // regex: NVTX rules, push/pop and start/end. Before 2026-11-23 each launch searched the rules'
 // expressions in the open ranges (std::regex_search allocates its match state: 600,000
 // allocations in these 100,000 launches) and a start/end regex rule took the process-wide lock
-// of the open ranges. Now the
-// expressions are searched when a range is pushed or started, and a launch reads bits and counts.
+// of the open ranges. Now the expressions are searched when a range is pushed or started, and a
+// launch reads bits and counts.
 TEST(LaunchAlloc, RegexNvtxRulesAllocateNothingAtALaunch) {
   LaunchPath path;
   LaunchFilterOptions pp;
@@ -197,14 +203,7 @@ TEST(LaunchAlloc, RegexNvtxRulesAllocateNothingAtALaunch) {
   LaunchFilter start_end(se);
   start_end.nvtx().start(1, "", "epoch 0");
   start_end.nvtx().start(2, "", "train_step_12");
-  auto both = [&] {
-    path.launch(push_pop.selects(kSymbol, 100), 0);
-    path.launch(start_end.selects(kSymbol, 100), 0);
-  };
-  for (int i = 0; i < kWarmUp; ++i) both();
-  const uint64_t n = allocations_during([&] {
-    for (int i = 0; i < kMeasured; ++i) both();
-  });
+  const uint64_t n = allocations_through(path, push_pop, start_end);
   EXPECT_EQ(n, 0u) << "allocations in " << 2 * kMeasured << " launches under regex: rules";
   EXPECT_EQ(path.finish_and_count(), uint64_t{2 * (kWarmUp + kMeasured)});  // both select
 }
