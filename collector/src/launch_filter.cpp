@@ -71,12 +71,14 @@ void NvtxState::pop(uint64_t thread, std::string_view domain) {
   it->second.ranges.pop_back();  // an empty stack is kept: the thread will push again
 }
 
-void NvtxState::watch(const NvtxName& domain, const NvtxName& name) {
-  if (find_watched(domain, name)) return;
+int NvtxState::watch(const NvtxName& domain, const NvtxName& name) {
+  for (size_t i = 0; i < watched_.size(); ++i)
+    if (same_name(watched_[i]->domain, domain) && same_name(watched_[i]->name, name)) return static_cast<int>(i);
   auto w = std::make_unique<Watched>();
   w->domain = domain;
   w->name = name;
   watched_.push_back(std::move(w));
+  return static_cast<int>(watched_.size() - 1);
 }
 
 const NvtxState::Watched* NvtxState::find_watched(const NvtxName& domain, const NvtxName& name) const {
@@ -142,6 +144,8 @@ bool NvtxState::start_end_open(std::string_view domain, std::string_view name) c
 }
 
 bool NvtxState::start_end_open(const NvtxName& domain, const NvtxName& name) const {
+  if (name.watched >= 0 && static_cast<size_t>(name.watched) < watched_.size())
+    return watched_[static_cast<size_t>(name.watched)]->open.load() > 0;  // no lock, no lookup
   if (const Watched* w = find_watched(domain, name)) return w->open.load() > 0;  // no lock
   std::lock_guard lock(mutex_);
   for (const auto& [id, r] : open_)
@@ -214,7 +218,7 @@ LaunchFilter::LaunchFilter(const LaunchFilterOptions& options) : base_(options.k
   for (auto* rules : {&include_, &exclude_})
     for (auto& r : *rules) {
       if (!r.push_pop) {
-        for (const auto& e : r.pattern) nvtx_.watch(r.domain, e.name);
+        for (auto& e : r.pattern) e.name.watched = nvtx_.watch(r.domain, e.name);
         continue;
       }
       r.domain.slot = nvtx_.watch_regex(r.domain, /*domain=*/true);

@@ -245,6 +245,18 @@ TEST(NvtxRule, AnExpressionForDomainAndRangeIsSearchedInBoth) {
   const NvtxName l = NvtxRule::parse("regex:L/").pattern[0].name;
   EXPECT_EQ(s.watch_regex(l, /*domain=*/false), 0);
   EXPECT_EQ(s.watch_regex(l, /*domain=*/true), 0);
+  // Start/end pairs: one counter per (domain, name), its index kept in the rule's name.
+  const NvtxName d = NvtxRule::parse("D@x").domain, x = NvtxRule::parse("D@x").pattern[0].name;
+  EXPECT_EQ(s.watch(d, x), 0);
+  EXPECT_EQ(s.watch(d, l), 1);
+  EXPECT_EQ(s.watch(d, x), 0);
+  NvtxName indexed = x;
+  indexed.watched = 0;
+  s.start(5, "D", "x");
+  EXPECT_TRUE(s.start_end_open(d, indexed));
+  EXPECT_TRUE(s.start_end_open(d, x));  // looked up
+  s.end(5);
+  EXPECT_FALSE(s.start_end_open(d, indexed));
 }
 
 // Names of any length with regex: rules (libstdc++'s std::regex recursed once per character: a

@@ -51,8 +51,9 @@ class NvtxState {
   int watch_regex(const NvtxName& name, bool domain = false);
   /// Before any range starts: keep an atomic count of the open start/end ranges whose domain is
   /// (or, regex, matches) `domain` and whose name is (matches) `name`, so that start_end_open()
-  /// answers for that pair without a lock (a start/end rule's names).
-  void watch(const NvtxName& domain, const NvtxName& name);
+  /// answers for that pair without a lock (a start/end rule's names). Returns the pair's index,
+  /// for NvtxName::watched (the same pair watched again: the same index).
+  int watch(const NvtxName& domain, const NvtxName& name);
 
   /// The push/pop stack of `thread` in `domain`, outermost first (a copy of the names).
   std::vector<std::string> stack(uint64_t thread, std::string_view domain) const;
@@ -62,8 +63,9 @@ class NvtxState {
                      bool bottom, bool top) const;
   /// True when a start/end range named `name` is open in `domain`.
   bool start_end_open(std::string_view domain, std::string_view name) const;
-  /// The same for the names of a rule: a watched pair without a lock, otherwise by looking
-  /// through the open start/end ranges under the process-wide lock.
+  /// The same for the names of a rule: a watched pair without a lock (`name.watched`: without a
+  /// lookup either), otherwise by looking through the open start/end ranges under the
+  /// process-wide lock.
   bool start_end_open(const NvtxName& domain, const NvtxName& name) const;
 
  private:

@@ -36,6 +36,9 @@ struct NvtxName {
   /// A regex's slot in NvtxState (NvtxState::watch_regex, 0..63): pushed ranges carry whether
   /// it matched them, so a launch tests a bit instead of searching. -1: searched when asked.
   int slot = -1;
+  /// A start/end rule's name: the index of the counter of (the rule's domain, this name) in
+  /// NvtxState (NvtxState::watch), read at a launch without a lookup. -1: looked up when asked.
+  int watched = -1;
   /// Whether `name` is this name (literal: equal; regex: the expression found in it).
   bool matches(std::string_view name) const;
   /// The same for a pushed range: a regex with a slot reads the range's bit (no search).
