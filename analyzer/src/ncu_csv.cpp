@@ -51,7 +51,19 @@ std::string function_name(const std::string& demangled) {
   return paren == std::string::npos ? demangled : demangled.substr(0, paren);
 }
 
+/// The duration text output shows for a launch without a gpu__time_duration metric (timing mode).
+const std::string kTextDuration = std::string(kGpuTimeDuration) + ".sum";
+
 }  // namespace
+
+bool NcuFilter::prints_metric(std::string_view metric) const {
+  if (metrics.empty()) return true;
+  return std::any_of(metrics.begin(), metrics.end(), [&](const std::string& m) {
+    if (metric == m) return true;
+    return m.find('.') == std::string::npos && metric.size() > m.size() && metric.substr(0, m.size()) == m &&
+           metric[m.size()] == '.';
+  });
+}
 
 std::string ncu_number(double value) {
   if (!std::isfinite(value)) return "";
@@ -88,31 +100,70 @@ struct PrintedLaunch {
   const KernelRow* row = nullptr;
 };
 
-/// Pass 1 of every trace (each truncated one said once on `warnings`), the metric names in order of
-/// first use into `columns`, then pass 2 with ncu's -k, -s, -c applied: `print` per launch kept.
-/// Returns the number printed.
-uint64_t for_each_printed_launch(const std::vector<std::filesystem::path>& traces, const NcuFilter& filter,
-                                 std::ostream* warnings, const std::string& warning_prefix,
-                                 std::vector<std::string>& columns,
-                                 const std::function<void(const std::vector<std::string>& columns)>& before,
-                                 const std::function<void(const PrintedLaunch&)>& print) {
-  std::optional<std::regex> re;
-  if (filter.kernel_name && filter.kernel_name->rfind("regex:", 0) == 0)
-    re.emplace(filter.kernel_name->substr(6), std::regex::ECMAScript);  // throws std::regex_error
+/// Throws std::invalid_argument when a name of filter.metrics selects none of `available`.
+void check_selected_metrics(const NcuFilter& filter, const std::vector<std::string>& available,
+                            const std::vector<std::filesystem::path>& traces) {
+  for (const std::string& m : filter.metrics) {
+    NcuFilter one;
+    one.metrics = {m};
+    if (std::any_of(available.begin(), available.end(), [&](const std::string& a) { return one.prints_metric(a); }))
+      continue;
+    constexpr size_t kNamed = 12;  // a one-line message: the first names, then how many more
+    std::string held;
+    for (size_t i = 0; i < available.size() && i < kNamed; ++i) held += (i ? ", " : "") + available[i];
+    if (available.size() > kNamed) held += " and " + std::to_string(available.size() - kNamed) + " more";
+    const std::string where = traces.size() == 1 ? traces.front().string() : std::to_string(traces.size()) + " traces";
+    throw std::invalid_argument("--metrics " + m + ": no such metric in " + where + " (" +
+                                (held.empty() ? std::string("it holds no metrics: a timing-mode trace")
+                                              : "it holds: " + held) +
+                                ")");
+  }
+}
+
+/// The traces to print, after pass 1: their contexts and the metric columns filter.metrics selects.
+struct PrintedTraces {
   std::vector<TraceContext> contexts;
+  std::vector<std::string> columns;  ///< in order of first appearance
+  std::optional<std::regex> kernel_regex;  ///< -k regex:EXPR, compiled
+};
+
+/// Pass 1 of every trace (each truncated one said once on `warnings`) and the metric names in order
+/// of first use that filter.metrics selects. `also_available`: names a page shows beyond the
+/// traces' metric lists (text: the duration), for the check of filter.metrics. Throws as
+/// write_ncu_csv, before anything is printed.
+PrintedTraces read_printed_traces(const std::vector<std::filesystem::path>& traces, const NcuFilter& filter,
+                                  std::ostream* warnings, const std::string& warning_prefix,
+                                  const std::vector<std::string>& also_available = {}) {
+  PrintedTraces out;
+  if (filter.kernel_name && filter.kernel_name->rfind("regex:", 0) == 0)
+    out.kernel_regex.emplace(filter.kernel_name->substr(6), std::regex::ECMAScript);  // throws std::regex_error
+  std::vector<std::string>& columns = out.columns;
   for (const auto& t : traces) {
-    contexts.push_back(read_context(t));
-    if (contexts.back().truncated && warnings)
-      *warnings << warning_prefix << t.string() << " is truncated at byte " << contexts.back().truncated_at
+    out.contexts.push_back(read_context(t));
+    if (out.contexts.back().truncated && warnings)
+      *warnings << warning_prefix << t.string() << " is truncated at byte " << out.contexts.back().truncated_at
                 << " (its process was killed?); printing the launches before it\n";
-    for (const auto& [id, cfg] : contexts.back().configs)
+    for (const auto& [id, cfg] : out.contexts.back().configs)
       for (const auto& name : cfg.names)
         if (std::find(columns.begin(), columns.end(), name) == columns.end()) columns.push_back(name);
   }
-  before(columns);
+  std::vector<std::string> available = columns;
+  for (const auto& a : also_available)
+    if (std::find(available.begin(), available.end(), a) == available.end()) available.push_back(a);
+  check_selected_metrics(filter, available, traces);
+  std::erase_if(columns, [&](const std::string& c) { return !filter.prints_metric(c); });
+  return out;
+}
+
+/// Pass 2 of the traces with ncu's -k, -s, -c applied: `print` per launch kept, with only the
+/// metrics filter.metrics selects. Returns the number printed. Throws trace::TraceError for a trace
+/// that became unreadable since pass 1.
+uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& filter,
+                                 const std::function<void(const PrintedLaunch&)>& print) {
+  const std::optional<std::regex>& re = traces.kernel_regex;
   uint64_t matched = 0, printed = 0;
   const PhaseMap phases = PhaseMap::defaults();
-  for (const auto& ctx : contexts) {
+  for (const auto& ctx : traces.contexts) {
     stream_launches(ctx, phases, [&](const LaunchOutput& l) {
       const KernelRow& r = l.row;
       if (filter.kernel_name) {
@@ -137,7 +188,8 @@ uint64_t for_each_printed_launch(const std::vector<std::filesystem::path>& trace
                  r.device ? std::to_string(*r.device) : "", cc};
       if (l.metric_names && l.metric_values)
         for (size_t i = 0; i < l.metric_names->size() && i < l.metric_values->size(); ++i)
-          p.values.emplace_back((*l.metric_names)[i], (*l.metric_values)[i]);
+          if (filter.prints_metric((*l.metric_names)[i]))
+            p.values.emplace_back((*l.metric_names)[i], (*l.metric_values)[i]);
       print(p);
       ++printed;
     });
@@ -161,21 +213,20 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
     for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << quoted(fields[i]);
     out << "\n";
   };
-  std::vector<std::string> columns;
-  auto header = [&](const std::vector<std::string>& cols) {
-    std::vector<std::string> h = ident;
-    if (page == "raw") {
-      h.insert(h.end(), cols.begin(), cols.end());
-      write_row(h);
-      std::vector<std::string> units(ident.size(), "");
-      for (const auto& c : cols) units.push_back(ncu_unit(c));
-      write_row(units);
-    } else {
-      for (const char* c : {"Section Name", "Metric Name", "Metric Unit", "Metric Value"}) h.push_back(c);
-      write_row(h);
-    }
-  };
-  return for_each_printed_launch(traces, filter, warnings, warning_prefix, columns, header, [&](const PrintedLaunch& p) {
+  const PrintedTraces printed = read_printed_traces(traces, filter, warnings, warning_prefix);
+  const std::vector<std::string>& columns = printed.columns;
+  std::vector<std::string> h = ident;
+  if (page == "raw") {
+    h.insert(h.end(), columns.begin(), columns.end());
+    write_row(h);
+    std::vector<std::string> units(ident.size(), "");
+    for (const auto& c : columns) units.push_back(ncu_unit(c));
+    write_row(units);
+  } else {
+    for (const char* c : {"Section Name", "Metric Name", "Metric Unit", "Metric Value"}) h.push_back(c);
+    write_row(h);
+  }
+  return for_each_printed_launch(printed, filter, [&](const PrintedLaunch& p) {
     if (page == "raw") {
       std::vector<std::string> row = p.ident;
       for (const auto& c : columns) {
@@ -222,12 +273,13 @@ void write_table(std::ostream& out, const std::vector<std::string>& header,
 }
 
 /// The launch's metrics as (name, value), with its kernel's duration from the trace as
-/// gpu__time_duration.sum when no gpu__time_duration metric was collected (timing mode).
-std::vector<std::pair<std::string, double>> text_values(const PrintedLaunch& p) {
+/// gpu__time_duration.sum when no gpu__time_duration metric was collected (timing mode) and
+/// `filter` prints it.
+std::vector<std::pair<std::string, double>> text_values(const PrintedLaunch& p, const NcuFilter& filter) {
   std::vector<std::pair<std::string, double>> v = p.values;
   const bool has_duration = std::any_of(v.begin(), v.end(), [](const auto& x) { return x.first.rfind(kGpuTimeDuration, 0) == 0; });
-  if (!has_duration && p.row->duration_ns)
-    v.emplace_back(std::string(kGpuTimeDuration) + ".sum", static_cast<double>(*p.row->duration_ns));
+  if (!has_duration && p.row->duration_ns && filter.prints_metric(kTextDuration))
+    v.emplace_back(kTextDuration, static_cast<double>(*p.row->duration_ns));
   return v;
 }
 
@@ -246,10 +298,10 @@ std::string kernel_line(const PrintedLaunch& p) {
 
 uint64_t write_ncu_text(std::ostream& out, const std::vector<std::filesystem::path>& traces, const NcuFilter& filter,
                         std::ostream* warnings, const std::string& warning_prefix) {
-  std::vector<std::string> columns;
+  const PrintedTraces printed = read_printed_traces(traces, filter, warnings, warning_prefix, {kTextDuration});
   std::string process;  // the process line of the launches printed last
   return for_each_printed_launch(
-      traces, filter, warnings, warning_prefix, columns, [](const std::vector<std::string>&) {},
+      printed, filter,
       [&](const PrintedLaunch& p) {
         if (const std::string proc = process_line(p); proc != process) {
           out << proc << "\n";
@@ -257,7 +309,7 @@ uint64_t write_ncu_text(std::ostream& out, const std::vector<std::filesystem::pa
         }
         out << kernel_line(p) << "\n    Section: " << kNcuSection << "\n";
         std::vector<std::vector<std::string>> rows;
-        for (const auto& [name, v] : text_values(p))
+        for (const auto& [name, v] : text_values(p, filter))
           rows.push_back({name, ncu_unit(name), std::isfinite(v) ? ncu_number(v) : "n/a"});  // ncu's n/a
         write_table(out, {"Metric Name", "Metric Unit", "Metric Value"}, rows);
         out << "\n";
@@ -278,16 +330,15 @@ uint64_t write_ncu_summary_text(std::ostream& out, const std::vector<std::filesy
   };
   std::vector<Group> groups;  // in order of first launch; memory: distinct kernel lines x metrics
   std::map<std::string, size_t> index;
-  std::vector<std::string> columns;
   const uint64_t printed = for_each_printed_launch(
-      traces, filter, warnings, warning_prefix, columns, [](const std::vector<std::string>&) {},
+      read_printed_traces(traces, filter, warnings, warning_prefix, {kTextDuration}), filter,
       [&](const PrintedLaunch& p) {
         const std::string proc = process_line(p), kernel = kernel_line(p);
         auto [it, added] = index.try_emplace(proc + "\n" + kernel, groups.size());
         if (added) groups.push_back({proc, kernel, 0, {}});
         Group& g = groups[it->second];
         ++g.invocations;
-        for (const auto& value : text_values(p)) {
+        for (const auto& value : text_values(p, filter)) {
           const std::string& name = value.first;  // (clang: a lambda cannot capture a structured binding)
           const double v = value.second;
           if (!std::isfinite(v)) continue;

@@ -56,6 +56,7 @@ bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& trac
     filter.launch_skip = plan.launch_skip;
     filter.launch_count = plan.launch_count;
     filter.name_equals = collector::function_name_matches;  // the collector's -k rule
+    filter.metrics = plan.print_metrics;
   }
   std::ofstream file;
   std::ostream* channel = &std::cout;

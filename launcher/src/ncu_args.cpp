@@ -455,9 +455,9 @@ Plan parse_args(const std::vector<std::string>& given) {
     if (!export_pattern.empty())
       fail("-i with -o: rfprof does not export a filtered copy of a trace; -i prints it (--csv), "
            "rfanalyze analyzes it");
-    if (!metrics_flags.empty() || !set.empty() || !section_flags.empty())
-      fail("-i with --metrics/--set/--section: rfprof prints every metric the trace holds; these flags choose "
-           "what is collected while profiling");
+    if (!set.empty() || !section_flags.empty())
+      fail("-i with --set/--section: rfprof's traces have one section (the metrics collected); choose the "
+           "printed metrics with --metrics a,b");
   }
   if (plan.command.empty() && plan.import_files.empty())
     fail("no application given (expected: rfprof [options] application [arguments], or -i TRACE)");
@@ -484,11 +484,18 @@ Plan parse_args(const std::vector<std::string>& given) {
       fail("--metrics: " + what);
     }
     std::vector<std::string> metric_notes;
-    if (!command.empty()) names = resolve_metric_names(names, !no_extra_suffixes, metric_notes);
-    if (!quiet) plan.notes.insert(plan.notes.end(), metric_notes.begin(), metric_notes.end());
-    metrics.clear();
-    for (const auto& n : names) metrics += (metrics.empty() ? "" : ",") + n;
-    plan.env["RFPROF_METRICS"] = metrics;
+    if (!plan.import_files.empty()) {
+      // -i: the names select what is printed. Checked as for a run (a typo gets the closest names);
+      // the analyzer then refuses a name the trace lacks.
+      (void)resolve_metric_names(names, !no_extra_suffixes, metric_notes);
+      plan.print_metrics = names;
+    } else {
+      if (!command.empty()) names = resolve_metric_names(names, !no_extra_suffixes, metric_notes);
+      if (!quiet) plan.notes.insert(plan.notes.end(), metric_notes.begin(), metric_notes.end());
+      metrics.clear();
+      for (const auto& n : names) metrics += (metrics.empty() ? "" : ",") + n;
+      plan.env["RFPROF_METRICS"] = metrics;
+    }
   }
   if (!set.empty()) plan.env["RFPROF_METRIC_SET"] = set_for("set", set);
   if (!section_flags.empty()) {

@@ -193,6 +193,80 @@ TEST(NcuCsv, FiltersSkipCountAndRegex) {
   EXPECT_THROW(write_ncu_csv(none, {dir.path / "t.rftrace"}, "summary", {}), std::invalid_argument);
 }
 
+// `ncu -i REPORT --csv --page raw --metrics a,b`: only the named metrics are printed; a base name
+// selects its rollups; a name the trace lacks is refused before anything is printed.
+TEST(NcuCsv, MetricsSelectThePrintedColumns) {
+  TempDir dir;
+  write_trace(dir.path / "t.rftrace");
+  const std::filesystem::path t = dir.path / "t.rftrace";
+  NcuFilter f;
+  f.metrics = {"dram__bytes_read.sum", "gpu__time_duration"};
+  std::ostringstream raw;
+  EXPECT_EQ(write_ncu_csv(raw, {t}, "raw", f), 4u);
+  std::istringstream in(raw.str());
+  std::string header, units, first;
+  std::getline(in, header);
+  std::getline(in, units);
+  std::getline(in, first);
+  // The trace's order (dram read before the duration), nothing else.
+  EXPECT_TRUE(header.ends_with("\"CC\",\"dram__bytes_read.sum\",\"gpu__time_duration.sum\"")) << header;
+  EXPECT_TRUE(units.ends_with(",\"\",\"byte\",\"ns\"")) << units;
+  EXPECT_TRUE(first.ends_with("\"1,234,567.5\",\"2,048\"")) << first;
+
+  std::ostringstream details;
+  write_ncu_csv(details, {t}, "details", f);
+  EXPECT_EQ(details.str().find("ffma_pred_on"), std::string::npos);
+  EXPECT_NE(details.str().find("\"dram__bytes_read.sum\",\"byte\",\"1,234,567.5\""), std::string::npos);
+
+  // Text: the selected rows only; the timing-mode duration counts as gpu__time_duration.sum.
+  std::ostringstream text;
+  NcuFilter dram;
+  dram.metrics = {"dram__bytes_write.sum"};
+  write_ncu_text(text, {t}, dram);
+  EXPECT_NE(text.str().find("dram__bytes_write.sum"), std::string::npos);
+  EXPECT_EQ(text.str().find("gpu__time_duration"), std::string::npos) << text.str();
+  {
+    TraceBuilder timing(dir.path / "timing.rftrace");
+    timing.process(77, trace::CollectionMode::kTiming);
+    timing.launch(1, 0, 100, 1000);
+    timing.kernel(1, 2000, 2750, "relu_kernel(float*)");
+    timing.finish();
+  }
+  NcuFilter duration;
+  duration.metrics = {"gpu__time_duration.sum"};
+  std::ostringstream timing_text;
+  EXPECT_EQ(write_ncu_text(timing_text, {dir.path / "timing.rftrace"}, duration), 1u);
+  EXPECT_NE(timing_text.str().find("gpu__time_duration.sum          ns          750\n"), std::string::npos)
+      << timing_text.str();
+  std::ostringstream timing_csv;
+  EXPECT_THROW(write_ncu_csv(timing_csv, {dir.path / "timing.rftrace"}, "raw", duration), std::invalid_argument);
+  EXPECT_EQ(timing_csv.str(), "");
+
+  // A name the trace lacks: refused, naming it and what the trace holds, with nothing printed.
+  NcuFilter typo;
+  typo.metrics = {"dram__bytes_read.sum", "lts__t_bytes.sum"};
+  std::ostringstream nothing;
+  try {
+    write_ncu_csv(nothing, {t}, "raw", typo);
+    ADD_FAILURE() << "lts__t_bytes.sum is not in the trace";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--metrics lts__t_bytes.sum: no such metric in " + t.string()), std::string::npos) << what;
+    EXPECT_NE(what.find("dram__bytes_write.sum"), std::string::npos) << what;
+  }
+  EXPECT_EQ(nothing.str(), "");
+  EXPECT_THROW(write_ncu_text(nothing, {t}, typo), std::invalid_argument);
+  EXPECT_EQ(nothing.str(), "");
+
+  // A base name selects NAME.suffix, never another metric that merely starts with it.
+  NcuFilter base;
+  base.metrics = {"dram__bytes"};
+  EXPECT_FALSE(base.prints_metric("dram__bytes_read.sum"));
+  EXPECT_TRUE(base.prints_metric("dram__bytes.sum"));
+  EXPECT_TRUE(NcuFilter{}.prints_metric("anything.sum"));
+  EXPECT_THROW(write_ncu_csv(nothing, {t}, "raw", base), std::invalid_argument);
+}
+
 TEST(NcuCsv, PandasScriptWrittenForNcuReadsIt) {
 #ifndef RFPROF_PANDAS_PYTHON
   GTEST_SKIP() << "python3 with pandas not found at configure time (scripts/install-deps installs python3-pandas)";

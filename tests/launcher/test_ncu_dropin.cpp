@@ -57,8 +57,15 @@ TEST(NcuDropInHostApi, MetricsRepeatedBaseNamesAndForms) {
   EXPECT_TRUE(has(unknown, "rfprof: --metrics dram__bytes_reed.sum: not a metric")) << unknown;
   EXPECT_TRUE(has(unknown, "dram__bytes_read.sum")) << unknown;
   EXPECT_TRUE(has(error_of({"--metrics", "a,,b", "app"}), "--metrics: RFPROF_METRICS"));
-  // With -i nothing is collected: no host API check, and the flag is refused as meaningless.
-  EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "--metrics", "gpu__time_duration.sum"}), "-i with --metrics"));
+  // With -i the names choose what is printed: kept as given (a base name stays a base name), nothing
+  // is collected, and a typo is refused with the closest names as for a run.
+  p = parse_args({"-i", "t.rftrace", "--metrics", "gpu__time_duration,dram__bytes_read.sum"});
+  EXPECT_EQ(p.print_metrics, (std::vector<std::string>{"gpu__time_duration", "dram__bytes_read.sum"}));
+  EXPECT_EQ(p.env.count("RFPROF_METRICS"), 0u);
+  EXPECT_TRUE(parse_args({"-i", "t.rftrace"}).print_metrics.empty());
+  EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "--metrics", "dram__bytes_reed.sum"}), "dram__bytes_read.sum"));
+  EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "--metrics", "regex:dram.*"}), "regex: forms"));
+  EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "--set", "roofline"}), "-i with --set/--section"));
 }
 
 TEST(NcuDropInHostApi, ResolveMetricNamesKeepsOrderAndDropsDuplicates) {

@@ -222,6 +222,19 @@ TEST(RfprofBinary, ImportPrintsTheRawPage) {
             "\"0\",\"7\",\"python3\",\"node01\",\"k()\",\"0\",\"7\",\"(256, 1, 1)\",\"(1024, 1, 1)\",\"0\",\"\"\n");
   const int missing = std::system((std::string(RFPROF_BIN) + " -i /no/such.rftrace --csv 2>/dev/null").c_str());
   EXPECT_EQ(WEXITSTATUS(missing), 2);
+  // --metrics chooses the printed metrics; one the trace lacks: exit 2, its name, an empty log file.
+  const std::string selected = std::string(RFPROF_BIN) + " -i " + (dir.path / "t.rftrace").string() +
+                               " --metrics gpu__time_duration --log-file " + (dir.path / "x.txt").string();
+  ASSERT_EQ(std::system(selected.c_str()), 0);
+  EXPECT_NE(slurp(dir.path / "x.txt").find("gpu__time_duration.sum          ns        1,000\n"), std::string::npos)
+      << slurp(dir.path / "x.txt");
+  const int lacking = std::system((std::string(RFPROF_BIN) + " -i " + (dir.path / "t.rftrace").string() +
+                                   " --csv --metrics dram__bytes_read.sum --log-file " + (dir.path / "x.csv").string() +
+                                   " 2>" + (dir.path / "err.txt").string()).c_str());
+  EXPECT_EQ(WEXITSTATUS(lacking), 2);
+  EXPECT_NE(slurp(dir.path / "err.txt").find("rfprof: --metrics dram__bytes_read.sum: no such metric in "),
+            std::string::npos) << slurp(dir.path / "err.txt");
+  EXPECT_EQ(slurp(dir.path / "x.csv"), "");
 }
 
 }  // namespace

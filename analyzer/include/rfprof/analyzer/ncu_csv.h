@@ -31,6 +31,14 @@ struct NcuFilter {
   std::function<bool(std::string_view, std::string_view)> name_equals;
   uint64_t launch_skip = 0;              ///< matching launches skipped first
   std::optional<uint64_t> launch_count;  ///< matching launches printed at most
+  /// Metrics printed (`ncu -i REPORT --metrics a,b`); empty: every metric. A full name selects that
+  /// metric; a base name without a rollup suffix (no '.', e.g. gpu__time_duration) selects every
+  /// NAME.suffix (.sum, .avg, ...), as ncu's extra suffixes. The writers throw std::invalid_argument
+  /// before printing anything when a name selects none of the traces' metrics.
+  std::vector<std::string> metrics;
+
+  /// True when `metric` (a full metric name) is printed under `metrics`.
+  bool prints_metric(std::string_view metric) const;
 };
 
 /// `value` as ncu prints it: integral values with thousands separators ("1,234,567"), others with
@@ -44,7 +52,9 @@ std::string ncu_unit(const std::string& metric);
 /// Streams the traces (pass 1 and 2 of rfanalyze, in order) and writes the page ("raw" or
 /// "details") to `out`. Metric columns of the raw page are the union of the traces' metric lists
 /// in order of first appearance; a launch without a value prints "". Throws trace::TraceError for
-/// an unreadable trace and std::invalid_argument for a bad page or filter regex.
+/// an unreadable trace, std::regex_error for a bad -k regex and std::invalid_argument for a bad
+/// page or a filter.metrics name that selects none of the traces' metrics, all before printing
+/// anything.
 /// Returns the number of launches printed. A truncated trace (a killed process's) is printed as
 /// far as it reads, with one line on `warnings` when given: "<prefix>TRACE is truncated at byte N
 /// ...".

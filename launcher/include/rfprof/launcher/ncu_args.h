@@ -44,6 +44,9 @@ struct Plan {
   std::optional<std::string> kernel_name;  ///< exact name, or "regex:<ECMAScript regex>"
   uint64_t launch_skip = 0;
   std::optional<uint64_t> launch_count;
+  /// -i with --metrics: only these metrics are printed (names as given; a base name selects its
+  /// .sum, .avg, ... as analyzer::NcuFilter::metrics). Empty: every metric of the trace.
+  std::vector<std::string> print_metrics;
   std::optional<std::string> list_sets_chip;  ///< --list-sets --chip CHIP: print the sets and exit
   bool help = false;                     ///< --help: usage was requested
   std::string help_text;
