@@ -141,34 +141,41 @@ void Session::step_close_window(uint32_t cbid) {
   }
   const WindowRole role = step_->current();
   step_role_.store(WindowRole::kDone);
-  StepWindowClosed closed = step_->close_window();
+  // The pass is stopped first (always, so no pass is left running): CUPTI's isAllPassSubmitted,
+  // not the host API's plan, decides whether the group's passes are complete, as NVIDIA's
+  // range_profiling sample loops Start/Stop until it is set.
+  std::optional<bool> all_submitted;
+  try {
+    driver::ScopedContext scope(cp->context());
+    if (cp->started()) all_submitted = cp->stop_pass();
+  } catch (const CuptiError& e) {
+    step_failed("ending pass " + std::to_string(role.pass) + " on " + device + ": " + e.what(),
+                static_cast<int>(e.result()));
+  }
+  StepWindowClosed closed = step_->close_window(all_submitted);
   if (closed.verdict.kind == WindowVerdict::kIgnored) return;  // the second callback of one stop
   std::optional<uint32_t> timing_window;
   if (role.kind == WindowRole::kTiming) timing_window = launch_log_.close_window();
+  // What CUPTI said of the passes: passIndex is the pass the next Start would run.
+  auto cupti_passes = [&] {
+    return "cuptiRangeProfilerStop after pass window " + std::to_string(role.pass + 1) + " (" +
+           std::to_string(step_->replay().planned_passes()) + " planned) reported passIndex " +
+           std::to_string(cp->last_stop_pass_index()) + ", isAllPassSubmitted " +
+           (all_submitted.value_or(false) ? "1" : "0");
+  };
+  if (!closed.verdict.passes_note.empty())
+    write_error(trace::ErrorCode::kRangeLaunchMismatch, 0, step_->replay().planned_passes(), role.pass + 1,
+                "replay across steps on " + device + ", group " + std::to_string(role.group) + ": " +
+                    closed.verdict.passes_note + " (" + cupti_passes() + ")");
 
   try {
     driver::ScopedContext scope(cp->context());
-    bool all_submitted = true, stopped = false;
-    if (cp->started()) {  // always, so no pass is left running
-      all_submitted = cp->stop_pass();
-      stopped = true;
-    }
-    // What CUPTI says of the passes, when it disagrees with the host API's pass count.
-    auto cupti_passes = [&] {
-      return "cuptiRangeProfilerStop after pass " + std::to_string(role.pass + 1) + " of " +
-             std::to_string(cp->num_passes()) + " reported passIndex " +
-             std::to_string(cp->last_stop_pass_index()) + ", isAllPassSubmitted " + (all_submitted ? "1" : "0");
-    };
-    if (stopped && role.kind == WindowRole::kPass && all_submitted && !closed.decode)
-      write_error(trace::ErrorCode::kRangeLaunchMismatch, 0, cp->num_passes(), role.pass + 1,
-                  "replay across steps on " + device + ", group " + std::to_string(role.group) +
-                      ": CUPTI needs fewer passes than planned: " + cupti_passes());
     if (!step_off_.load() && closed.decode) {
       // DecodeData only once CUPTI says every pass was submitted; then the Range Profiler is
       // disabled, as NVIDIA's range_profiling sample ends a user-replay session, and the timing
       // window runs without it. The next group's pass 0 enables it again.
       std::string why;
-      if (all_submitted) {
+      if (all_submitted.value_or(false)) {
         why = step_->counters_decoded(cp->decode_passes(/*prepare_next=*/false).ranges, true);
         cp->disable();
       } else {
@@ -183,8 +190,7 @@ void Session::step_close_window(uint32_t cbid) {
     }
     if (closed.reset_profiler) cp->disable();
   } catch (const CuptiError& e) {
-    step_failed("ending pass " + std::to_string(role.pass) + " on " + device + ": " + e.what(),
-                static_cast<int>(e.result()));
+    step_failed("decoding the passes on " + device + ": " + e.what(), static_cast<int>(e.result()));
   } catch (const std::exception& e) {
     step_failed("decoding the passes on " + device + ": " + e.what(), 0);
   }
@@ -193,7 +199,7 @@ void Session::step_close_window(uint32_t cbid) {
                 step_->replay().reference().size(), 0,
                 "replay across steps on " + device + ": a " +
                     (role.kind == WindowRole::kPass ? "pass " + std::to_string(role.pass) : std::string("timing")) +
-                    " window was discarded because its kernels differ from the first window's: " +
+                    " window was discarded: " +
                     closed.verdict.message);
   if (!closed.give_up.empty()) step_failed(closed.give_up, 0);
   for (StepRangeCounters& c : closed.counters) {

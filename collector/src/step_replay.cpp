@@ -1,6 +1,7 @@
 // Replay across training steps: the per-window state machine (rfprof/collector/step_replay.h).
 #include "rfprof/collector/step_replay.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace rf::collector {
@@ -12,7 +13,7 @@ std::string describe(const LaunchIdentity& l) {
   return l.kernel + "<<<" + dim(l.grid) + "," + dim(l.block) + ">>>";
 }
 
-StepReplay::StepReplay(uint32_t passes, uint32_t groups) : passes_(passes), groups_(groups) {
+StepReplay::StepReplay(uint32_t passes, uint32_t groups) : passes_(passes), planned_(passes), groups_(groups) {
   if (passes == 0) throw std::invalid_argument("replay across steps needs at least 1 pass");
   if (groups == 0) throw std::invalid_argument("replay across steps needs at least 1 group");
 }
@@ -51,7 +52,7 @@ std::string StepReplay::difference(const std::vector<LaunchIdentity>& seq) const
   return "";
 }
 
-WindowVerdict StepReplay::end() {
+WindowVerdict StepReplay::end(std::optional<bool> all_passes_submitted) {
   WindowVerdict v;
   if (!open_ || role_.kind == WindowRole::kDone) {
     open_ = false;
@@ -71,7 +72,7 @@ WindowVerdict StepReplay::end() {
   } else if (std::string d = difference(current_); !d.empty()) {
     ++discarded_;
     v.kind = WindowVerdict::kDiscarded;
-    v.message = std::move(d);
+    v.message = "its kernels differ from the first window's: " + d;
     if (role_.kind == WindowRole::kPass) {
       // The counter image accumulates passes in order and cannot redo one: start the group over.
       next_pass_ = 0;
@@ -87,7 +88,35 @@ WindowVerdict StepReplay::end() {
     return v;
   }
   ++next_pass_;
-  v.kind = next_pass_ == passes_ ? WindowVerdict::kGroupCounters : WindowVerdict::kKept;
+  if (!all_passes_submitted) {
+    v.kind = next_pass_ >= passes_ ? WindowVerdict::kGroupCounters : WindowVerdict::kKept;
+    return v;
+  }
+  // CUPTI decides: its isAllPassSubmitted, not the plan, ends the group's passes.
+  const uint32_t before = passes_;
+  if (*all_passes_submitted) {
+    passes_ = next_pass_;
+    v.kind = WindowVerdict::kGroupCounters;
+  } else if (next_pass_ < planned_ + kMaxExtraPasses) {
+    passes_ = std::max(passes_, next_pass_ + 1);
+    v.kind = WindowVerdict::kKept;
+  } else {
+    ++discarded_;
+    const uint32_t windows = next_pass_;
+    next_pass_ = 0;
+    reference_.clear();
+    passes_ = planned_;
+    v.kind = WindowVerdict::kDiscarded;
+    v.message = "cuptiRangeProfilerStop still reported passes to submit after " + std::to_string(windows) +
+                " pass windows (" + std::to_string(planned_) + " planned); the group restarts at pass 0";
+    return v;
+  }
+  if (passes_ != before)
+    v.passes_note = *all_passes_submitted
+                        ? "CUPTI completed the passes after " + std::to_string(passes_) + " windows, " +
+                              std::to_string(before) + " were planned; later groups run " + std::to_string(passes_)
+                        : "CUPTI wants more passes than the " + std::to_string(before) +
+                              " planned; running pass window " + std::to_string(next_pass_ + 1);
   return v;
 }
 

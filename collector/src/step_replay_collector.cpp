@@ -20,12 +20,12 @@ void StepReplayCollector::on_launch(const LaunchIdentity& launch, uint32_t corre
   if (role_.kind == WindowRole::kTiming) timing_correlation_ids_.push_back(correlation_id);
 }
 
-StepWindowClosed StepReplayCollector::close_window() {
+StepWindowClosed StepReplayCollector::close_window(std::optional<bool> all_passes_submitted) {
   StepWindowClosed c;
   if (!open_) return c;  // kIgnored
   open_ = false;
   const WindowRole role = role_;
-  c.verdict = replay_.end();
+  c.verdict = replay_.end(role.kind == WindowRole::kPass ? all_passes_submitted : std::nullopt);
   if (role.kind == WindowRole::kPass) {
     c.stop_pass = true;
     switch (c.verdict.kind) {

@@ -42,6 +42,59 @@ TEST(StepReplay, TwoPassesThenATimingWindowMakeAGroup) {
   EXPECT_EQ(v3.kind, WindowVerdict::kIgnored);
 }
 
+/// Runs one pass window launching `seq` whose Stop reported `all_submitted`.
+WindowVerdict pass_window(StepReplay& r, bool all_submitted, const std::vector<LaunchIdentity>& seq = kStep) {
+  EXPECT_EQ(r.begin().kind, WindowRole::kPass);
+  for (const auto& l : seq) r.on_launch(l);
+  return r.end(all_submitted);
+}
+
+// cuptiRangeProfilerStop's isAllPassSubmitted, not the host API's plan, ends a group's passes.
+TEST(StepReplay, CuptiSaysWhenThePassesAreComplete) {
+  StepReplay fewer(3, 2);
+  EXPECT_EQ(pass_window(fewer, false).kind, WindowVerdict::kKept);
+  WindowVerdict early = pass_window(fewer, true);  // CUPTI is done after 2 of the 3 planned
+  EXPECT_EQ(early.kind, WindowVerdict::kGroupCounters);
+  EXPECT_EQ(early.passes_note, "CUPTI completed the passes after 2 windows, 3 were planned; later groups run 2");
+  EXPECT_EQ(fewer.passes(), 2u);
+  EXPECT_EQ(fewer.planned_passes(), 3u);
+  EXPECT_EQ(window(fewer, kStep).first.kind, WindowRole::kTiming);
+  // The next group plans CUPTI's count: no note when it agrees.
+  EXPECT_EQ(pass_window(fewer, false).passes_note, "");
+  WindowVerdict agreed = pass_window(fewer, true);
+  EXPECT_EQ(agreed.kind, WindowVerdict::kGroupCounters);
+  EXPECT_EQ(agreed.passes_note, "");
+
+  StepReplay more(2, 1);
+  EXPECT_EQ(pass_window(more, false).kind, WindowVerdict::kKept);
+  WindowVerdict extra = pass_window(more, false);  // the planned last pass, and CUPTI wants another
+  EXPECT_EQ(extra.kind, WindowVerdict::kKept);
+  EXPECT_EQ(extra.passes_note, "CUPTI wants more passes than the 2 planned; running pass window 3");
+  auto [third, v] = window(more, {});
+  EXPECT_EQ(third.kind, WindowRole::kPass);
+  EXPECT_EQ(third.pass, 2u);
+  EXPECT_EQ(v.kind, WindowVerdict::kDiscarded);  // (no launches: the window is discarded, group restarts)
+  // Without Stop's answer (no pass was started) the plan decides, as before.
+  StepReplay plan(2, 1);
+  EXPECT_EQ(window(plan, kStep).second.kind, WindowVerdict::kKept);
+  EXPECT_EQ(window(plan, kStep).second.kind, WindowVerdict::kGroupCounters);
+}
+
+TEST(StepReplay, PassesCuptiNeverCompletesRestartTheGroupAtTheBound) {
+  StepReplay r(2, 1);
+  const uint32_t bound = 2 + StepReplay::kMaxExtraPasses;
+  for (uint32_t i = 0; i + 1 < bound; ++i) ASSERT_EQ(pass_window(r, false).kind, WindowVerdict::kKept) << i;
+  WindowVerdict last = pass_window(r, false);
+  EXPECT_EQ(last.kind, WindowVerdict::kDiscarded);
+  EXPECT_EQ(last.message, "cuptiRangeProfilerStop still reported passes to submit after 10 pass windows (2 planned); "
+                          "the group restarts at pass 0");
+  EXPECT_EQ(r.discarded(), 1u);
+  EXPECT_EQ(r.passes(), 2u);  // back to the plan
+  WindowRole again = r.begin();
+  EXPECT_EQ(again.kind, WindowRole::kPass);
+  EXPECT_EQ(again.pass, 0u);
+}
+
 TEST(StepReplay, OnePassSetAlternatesPassAndTiming) {
   StepReplay r(1, 2);
   std::vector<WindowRole::Kind> roles;
@@ -67,6 +120,7 @@ TEST(StepReplay, DifferentKernelInALaterPassRestartsTheGroup) {
   EXPECT_EQ(role.pass, 1u);
   EXPECT_EQ(v.kind, WindowVerdict::kDiscarded);
   EXPECT_EQ(v.message,
+            "its kernels differ from the first window's: "
             "launch 1: expected relu<<<(1024,1,1),(256,1,1)>>>, got gelu<<<(1024,1,1),(256,1,1)>>>; "
             "the group restarts at pass 0");
   EXPECT_EQ(r.discarded(), 1u);
@@ -92,7 +146,7 @@ TEST(StepReplay, DifferentGridOrBlockOrLengthIsAMismatch) {
   StepReplay r(2, 1);
   window(r, kStep);
   auto [role, v] = window(r, {k("conv"), k("relu")});
-  EXPECT_EQ(v.message, "2 launches, expected 3; the group restarts at pass 0");
+  EXPECT_EQ(v.message, "its kernels differ from the first window's: 2 launches, expected 3; the group restarts at pass 0");
 }
 
 TEST(StepReplay, MismatchedTimingWindowIsRunAgainWithoutLosingCounters) {

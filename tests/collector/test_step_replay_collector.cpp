@@ -91,6 +91,33 @@ TEST(StepReplayCollector, PassesNotAllSubmittedRestartTheGroup) {
   EXPECT_FALSE(c.counters_pending());
 }
 
+// The session gives each pass window Stop's isAllPassSubmitted: the decode follows CUPTI.
+TEST(StepReplayCollector, DecodeFollowsCuptisAllPassesSubmitted) {
+  StepReplayCollector c(1, 1);  // the host API planned 1 pass
+  c.open_window();
+  for (const auto& l : kStep) c.on_launch(l, 1);
+  StepWindowClosed w = c.close_window(false);  // CUPTI: more passes to submit
+  EXPECT_FALSE(w.decode);
+  EXPECT_EQ(w.verdict.kind, WindowVerdict::kKept);
+  EXPECT_NE(w.verdict.passes_note.find("more passes than the 1 planned"), std::string::npos) << w.verdict.passes_note;
+  WindowRole role = c.open_window();
+  EXPECT_EQ(role.kind, WindowRole::kPass);
+  EXPECT_EQ(role.pass, 1u);
+  for (const auto& l : kStep) c.on_launch(l, 2);
+  w = c.close_window(true);
+  EXPECT_TRUE(w.decode);
+  EXPECT_EQ(c.counters_decoded(ranges(3, 0.0), true), "");
+  EXPECT_EQ(window(c, kStep, 300, &role).verdict.kind, WindowVerdict::kGroupTimed);
+  EXPECT_EQ(role.kind, WindowRole::kTiming);
+  // A timing window ignores the argument (no pass ran in it).
+  StepReplayCollector t(1, 1);
+  window(t, kStep, 1);
+  ASSERT_EQ(t.counters_decoded(ranges(3, 0.0), true), "");
+  t.open_window();
+  for (const auto& l : kStep) t.on_launch(l, 9);
+  EXPECT_EQ(t.close_window(false).verdict.kind, WindowVerdict::kGroupTimed);
+}
+
 TEST(StepReplayCollector, MismatchedTimingWindowKeepsTheCountersForTheNextOne) {
   StepReplayCollector c(1, 1);
   window(c, kStep, 100);

@@ -9,7 +9,11 @@
 // reference sequence, the first window's: a window that differs is discarded with a message naming
 // the first differing launch, so that counters of different kernels are never combined. A
 // discarded instrumented window restarts its group at pass 0 (the counter image accumulates passes
-// in order and cannot redo one); a discarded timing window is run again. docs/collector.md, "Replay across steps".
+// in order and cannot redo one); a discarded timing window is run again.
+//
+// The pass count is the host API's plan until CUPTI says otherwise: cuptiRangeProfilerStop's
+// isAllPassSubmitted, given to end(), decides when a group's passes are complete, as NVIDIA's
+// range_profiling sample loops Start/Stop until it is set. docs/collector.md, "Replay across steps".
 #pragma once
 
 #include <array>
@@ -53,6 +57,9 @@ struct WindowVerdict {
     kIgnored,       ///< the window had no role (kDone) or was never opened
   } kind = kIgnored;
   std::string message;  ///< for kDiscarded: the first difference, e.g. "launch 3: expected ..., got ..."
+  /// Set when CUPTI's isAllPassSubmitted disagreed with the planned pass count: what changed, e.g.
+  /// "CUPTI completed the passes after 3 windows, 2 were planned; later groups run 3".
+  std::string passes_note;
 };
 
 /// The state machine of replay across steps. Not thread-safe: the session serializes calls.
@@ -68,7 +75,15 @@ class StepReplay {
   /// A kernel launch inside the open window (ignored outside one or in a kDone window).
   void on_launch(const LaunchIdentity& launch);
   /// The open window closes. Returns the verdict; the next begin() continues accordingly.
-  WindowVerdict end();
+  /// `all_passes_submitted`: for a pass window, what cuptiRangeProfilerStop said
+  /// (isAllPassSubmitted); it overrides the planned count for this and later groups: true ends the
+  /// group's passes (kGroupCounters), false asks for another pass window (kKept), up to
+  /// kMaxExtraPasses beyond the plan, after which the window is discarded and the group restarts.
+  /// Without it (no Stop was made) the planned count decides.
+  WindowVerdict end(std::optional<bool> all_passes_submitted = std::nullopt);
+
+  /// Pass windows beyond the host API's planned count that CUPTI may ask for in a group.
+  static constexpr uint32_t kMaxExtraPasses = 8;
 
   /// Starts the current group over at pass 0 (the decoded counters could not be used, e.g. their
   /// range count differs from the reference's); counts as a discarded window.
@@ -76,7 +91,10 @@ class StepReplay {
 
   /// The reference kernel sequence of the current group (the first kept window's).
   const std::vector<LaunchIdentity>& reference() const noexcept { return reference_; }
+  /// Passes of a group: the host API's plan, or CUPTI's count once a group told it.
   uint32_t passes() const noexcept { return passes_; }
+  /// The host API's planned pass count (the constructor's `passes`).
+  uint32_t planned_passes() const noexcept { return planned_; }
   /// Groups completed so far (kGroupTimed verdicts).
   uint32_t groups_done() const noexcept { return groups_done_; }
   /// Windows discarded so far.
@@ -89,6 +107,7 @@ class StepReplay {
   std::string difference(const std::vector<LaunchIdentity>& seq) const;
 
   uint32_t passes_;
+  uint32_t planned_;
   uint32_t groups_;
   uint32_t groups_done_ = 0;
   uint32_t next_pass_ = 0;  // pass of the next instrumented window; == passes_: timing window next

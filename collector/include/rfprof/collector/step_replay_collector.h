@@ -63,8 +63,11 @@ class StepReplayCollector {
   /// A kernel (or graph) launch in the open window, in launch order, with the correlation id its
   /// LaunchApi record carries (used for the timing window's launches).
   void on_launch(const LaunchIdentity& launch, uint32_t correlation_id);
-  /// The open window closes (cudaProfilerStop).
-  StepWindowClosed close_window();
+  /// The open window closes (cudaProfilerStop). `all_passes_submitted`: for a pass window whose
+  /// pass the session stopped, cuptiRangeProfilerStop's isAllPassSubmitted, which decides whether
+  /// the group's passes are complete (StepReplay::end); verdict.passes_note says when it disagreed
+  /// with the plan.
+  StepWindowClosed close_window(std::optional<bool> all_passes_submitted = std::nullopt);
   /// After StepWindowClosed::decode: the evaluated ranges of the group's image and whether CUPTI
   /// said every pass was submitted. Returns "" when kept; otherwise why the group restarts (range
   /// count differs from the reference's launch count, passes missing) and the caller must reset
