@@ -76,6 +76,15 @@ uint32_t parse_flush_ms(const std::string& value) {
   return static_cast<uint32_t>(ms);
 }
 
+uint32_t parse_max_ranges(const std::string& value) {
+  const std::string t = trim(value);
+  uint64_t n = 0;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+  if (ec != std::errc() || ptr != t.data() + t.size() || n < 1 || n > 100000)
+    bad("RFPROF_MAX_RANGES", value, "a number of kernels per counter image from 1 to 100000");
+  return static_cast<uint32_t>(n);
+}
+
 uint64_t parse_count(const char* var, const std::string& value, uint64_t min) {
   uint64_t n = 0;
   const char* end = value.data() + value.size();
@@ -242,6 +251,7 @@ Config read_config(const EnvLookup& env) {
       bad("RFPROF_FORCE_OVERWRITE", *v, "0 or 1");
   }
   if (auto v = get(env, "RFPROF_FLUSH_MS")) c.flush_ms = parse_flush_ms(*v);
+  if (auto v = get(env, "RFPROF_MAX_RANGES")) c.max_ranges = parse_max_ranges(*v);
   if (auto v = get(env, "RFPROF_CALLSTACKS")) c.call_stacks = parse_on_off("RFPROF_CALLSTACKS", *v);
   if (auto v = get(env, "RFPROF_MEMORY")) c.memory = parse_on_off("RFPROF_MEMORY", *v);
   read_filters(env, c);

@@ -45,6 +45,9 @@ struct Config {
   /// RFPROF_ROOT_PID: the process rfprof started; with application-only, others step aside.
   std::optional<uint32_t> root_pid;
   uint32_t flush_ms = 1000;          ///< RFPROF_FLUSH_MS: trace flush interval (ms), 1..60000
+  /// RFPROF_MAX_RANGES (1..100000): kernels a counter image holds, per image under kernel replay
+  /// (decoded when full) and per step under replay across steps (a longer step steps aside).
+  uint32_t max_ranges = 2000;
   bool call_stacks = false;          ///< RFPROF_CALLSTACKS: native call stack of each launch
   bool memory = false;               ///< RFPROF_MEMORY: device memory allocations and releases
   /// RFPROF_KERNEL_NAME, RFPROF_KERNEL_NAME_BASE, RFPROF_NVTX_INCLUDE, RFPROF_NVTX_EXCLUDE

@@ -52,6 +52,7 @@ bool initialize_once() noexcept {
     options.force_overwrite = config.force_overwrite;
     options.disable_profiler_start_stop = config.disable_profiler_start_stop;
     options.flush_ms = config.flush_ms;
+    options.max_ranges_per_image = config.max_ranges;
     options.call_stacks = config.call_stacks;
     options.memory = config.memory;
     options.filter = config.filter;

@@ -48,7 +48,7 @@ StepWindowClosed StepReplayCollector::close_window(std::optional<bool> all_passe
         c.give_up = "a window launches a CUDA graph, whose kernels cannot be matched to ranges";
       else if (ref.size() > max_ranges_)
         c.give_up = "a window launches " + std::to_string(ref.size()) + " kernels, more than the " +
-                    std::to_string(max_ranges_) + " ranges a pass holds";
+                    std::to_string(max_ranges_) + " ranges a pass holds (raise RFPROF_MAX_RANGES)";
     }
   } else if (role.kind == WindowRole::kTiming && c.verdict.kind == WindowVerdict::kGroupTimed) {
     if (pending_) {

@@ -197,6 +197,15 @@ TEST(ReadConfig, BadFlushMs) {
                  "an integer number of milliseconds from 1 to 60000");
 }
 
+TEST(ReadConfig, MaxRangesBounds) {
+  EXPECT_EQ(read_config(env_of({})).max_ranges, 2000u);
+  EXPECT_EQ(read_config(env_of({{"RFPROF_MAX_RANGES", " 20000 "}})).max_ranges, 20000u);
+  EXPECT_EQ(read_config(env_of({{"RFPROF_MAX_RANGES", "1"}})).max_ranges, 1u);
+  for (const char* v : {"0", "100001", "-1", "2k", "1.5", "99999999999999999999"})
+    expect_names(error_of("RFPROF_MAX_RANGES", v), "RFPROF_MAX_RANGES", v,
+                 "a number of kernels per counter image from 1 to 100000");
+}
+
 TEST(ReadConfig, CallStacksAndMemoryAreOffUnlessAsked) {
   Config none = read_config(env_of({}));
   EXPECT_FALSE(none.call_stacks);
