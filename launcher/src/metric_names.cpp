@@ -8,11 +8,10 @@
 
 #include "rfprof/collector/host_metrics.h"
 #include "rfprof/launcher/ncu_args.h"
+#include "args_fail.h"
 
 namespace rf::launcher {
 namespace {
-
-[[noreturn]] void fail(const std::string& message) { throw ArgsError("rfprof: " + message); }
 
 /// The host API of each chip, made when first asked (about 10 ms each).
 class Chips {

@@ -1,4 +1,5 @@
-// ncu flags -> rfprof plan (rfprof/launcher/ncu_args.h).
+// ncu flags -> rfprof plan (rfprof/launcher/ncu_args.h): parse_args. The flag tables are in
+// ncu_flag_tables.cpp, the checks before the run in check_plan.cpp.
 #include "rfprof/collector/launch_filter.h"
 #include "rfprof/launcher/ncu_args.h"
 
@@ -13,11 +14,10 @@
 #include "config.h"  // librfinject's reading of the RFPROF_* variables (inject/config.h)
 #include "rfprof/collector/metric_set_names.h"
 #include "rfprof/launcher/metric_names.h"
+#include "args_fail.h"
 
 namespace rf::launcher {
 namespace {
-
-[[noreturn]] void fail(const std::string& message) { throw ArgsError("rfprof: " + message); }
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -93,152 +93,6 @@ bool on_off(const std::string& flag, const std::string& value) {
 }
 
 }  // namespace
-
-const std::map<std::string, std::string>& unsupported_flags() {
-  static const std::map<std::string, std::string> flags = {
-      {"replay-mode", "rfprof replays by kernel (--replay-mode kernel) or across training steps (--replay-mode step)"},
-      {"app-replay-buffer", "application replay is not supported (rfprof uses kernel replay)"},
-      {"app-replay-match", "application replay is not supported"},
-      {"app-replay-mode", "application replay is not supported"},
-      {"range-replay-options", "range replay is not supported"},
-      {"graph-profiling", "graphs are profiled per kernel: only --graph-profiling node is accepted"},
-      {"cache-control", "expected all or none (rfprof never flushes caches: kernels run as in the application)"},
-      {"clock-control", "expected base or none (rfprof never changes clocks: kernels run at the application's clocks)"},
-      {"kernel-id", "use -k/--kernel-name with -s/-c instead"},
-      {"devices", "device selection is not supported: every device is profiled"},
-      {"mode", "the interactive modes (launch-and-attach, attach) are not supported"},
-      {"hostname", "remote attach is not supported"},
-      {"port", "remote attach is not supported"},
-      {"query-metrics", "use `rfprof --list-sets --chip CHIP` (metric sets) instead"},
-      {"list-sections", "rfprof honours the roofline sections only (see --section)"},
-      {"list-sets", ""},  // supported; listed here only to be skipped below
-      {"print-units", "units are printed in base units: only --print-units base is accepted"},
-      {"section-folder", "section files are not read"},
-      {"pm-sampling-interval", "PM sampling is not supported"},
-      {"warp-sampling-interval", "warp sampling is not supported"},
-      {"import-source", "source import is not supported (--import-source no is accepted)"},
-      {"check-exit-code", "expected yes or no (rfprof always exits with the application's status)"},
-      {"launch-count-per-kernel", "not supported; use -k with -c"},
-      // ncu flags without an rfprof counterpart (their ncu defaults, where harmless, are accepted:
-      // accepted_values()).
-      {"config-file", "rfprof reads no config.ncu-cfg; give the flags on the command line (--config-file off is accepted)"},
-      {"config-file-path", "rfprof reads no config.ncu-cfg; give the flags on the command line"},
-      {"kill", "rfprof lets the application run to its end (--kill no is accepted)"},
-      {"filter-mode", "launch filters are process-wide (--filter-mode global is accepted)"},
-      {"launch-skip-before-match", "not supported (0 is accepted); use -s, which counts the launches -k selects"},
-      {"range-filter", "not supported; select ranges with --nvtx-include, or windows with cudaProfilerStart/Stop"},
-      {"target-processes-filter", "every CUDA process of the application is profiled (or only the first: --target-processes application-only)"},
-      {"native-include", "call stack filters are not supported; rfanalyze sums launches by call site (--call-stack)"},
-      {"native-exclude", "call stack filters are not supported; rfanalyze sums launches by call site (--call-stack)"},
-      {"python-include", "python call stacks are not supported"},
-      {"python-exclude", "python call stacks are not supported"},
-      {"nvtx-push-pop-scope", "push/pop ranges are per thread (--nvtx-push-pop-scope thread is accepted)"},
-      {"pipeline-boost-state", "expected stable or dynamic (rfprof never changes the tensor-core boost state)"},
-      {"import-sass", "expected yes or no (rfprof's traces hold no SASS)"},
-      {"apply-rules", "expected yes or no (rfprof applies no ncu rules)"},
-      {"rule", "ncu's rules are not applied"},
-      {"list-rules", "ncu's rules are not applied"},
-      {"list-metrics", "use `rfprof --list-sets --chip CHIP`, which lists the metrics of each set"},
-      {"list-chips", "use `rfprof --list-sets --chip CHIP` with a chip name such as GH100"},
-      {"chips", "metric queries are not supported; use `rfprof --list-sets --chip CHIP`"},
-      {"query-metrics-mode", "metric queries are not supported; use `rfprof --list-sets --chip CHIP`"},
-      {"query-metrics-collection", "metric queries are not supported; use `rfprof --list-sets --chip CHIP`"},
-      {"metric-distribution-groups", "not supported: rfprof plans the passes of its metric list itself"},
-      {"section-folder-recursive", "section files are not read"},
-      {"section-folder-restore", "section files are not read"},
-      {"rename-kernels", "expected on or off (rfprof prints demangled names as the driver gives them)"},
-      {"rename-kernels-export", "kernel renaming is not supported"},
-      {"rename-kernels-path", "kernel renaming is not supported"},
-      {"source-folders", "source import is not supported"},
-      {"print-source", "source views are not printed; rfanalyze writes the per-kernel tables"},
-      {"resolve-source-file", "source views are not printed"},
-      {"print-details", "the details page prints rfprof's metrics only (--print-details header is accepted)"},
-      {"print-metric-name", "metric names are printed as NVIDIA spells them (--print-metric-name name is accepted)"},
-      {"print-kernel-base", "kernel names are printed demangled (--print-kernel-base demangled is accepted)"},
-      {"print-metric-instances", "metric instances are not recorded (--print-metric-instances none is accepted)"},
-      {"print-nvtx-rename", "kernels are not renamed after NVTX ranges (--print-nvtx-rename none is accepted); rfanalyze's kernels.csv has each launch's NVTX path"},
-      {"print-rule-details", "ncu's rules are not applied"},
-      {"print-metric-attribution", "green-context attribution is not recorded"},
-      {"print-fp", "values are printed as recorded"},
-      {"open-in-ui", "rfprof has no UI: rfanalyze writes report.html"},
-      {"pm-sampling-buffer-size", "PM sampling is not supported"},
-      {"pm-sampling-max-passes", "PM sampling is not supported"},
-      {"warp-samples-per-interval", "warp sampling is not supported"},
-      {"disable-pm-warp-sampling", "PM sampling is not supported"},
-      {"warp-sampling-max-passes", "warp sampling is not supported"},
-      {"warp-sampling-buffer-size", "warp sampling is not supported"},
-      {"mps", "MPS profiling is not supported"},
-      {"mps-num-clients", "MPS profiling is not supported"},
-      {"mps-timeout", "MPS profiling is not supported"},
-      {"communicator", "the multi-process communicator is not supported: each process writes its own trace"},
-      {"communicator-tcp-num-peers", "the multi-process communicator is not supported"},
-      {"communicator-tcp-hostname", "the multi-process communicator is not supported"},
-      {"communicator-tcp-port", "the multi-process communicator is not supported"},
-      {"lockstep-kernel-launch", "the multi-process communicator is not supported"},
-      {"lockstep-nvtx-include", "the multi-process communicator is not supported"},
-      {"lockstep-nvtx-exclude", "the multi-process communicator is not supported"},
-      {"max-connections", "remote attach is not supported"},
-      {"process-id", "attaching to a running process is not supported"},
-      {"injection-path-64", "rfprof injects its own librfinject.so"},
-      {"preload-library", "not supported; set LD_PRELOAD for the application"},
-      {"support-32bit", "32-bit processes are not supported"},
-  };
-  return flags;
-}
-
-const std::vector<AcceptedValue>& accepted_values() {
-  static const std::vector<AcceptedValue> values = {
-      {"cache-control", "none", ""},
-      {"cache-control", "all",
-       "--cache-control all: rfprof does not flush caches before each kernel as ncu does; DRAM bytes are "
-       "those of the application's own run"},
-      {"clock-control", "none", ""},
-      {"clock-control", "base",
-       "--clock-control base: rfprof does not lock clocks as ncu does; kernels run at the application's clocks"},
-      {"graph-profiling", "node", ""},
-      {"print-units", "base", ""},
-      {"check-exit-code", "yes", ""},
-      {"check-exit-code", "no", ""},
-      {"check-exit-code", "1", ""},
-      {"check-exit-code", "0", ""},
-      {"import-source", "no", ""},
-      {"import-source", "0", ""},
-      {"config-file", "off", ""},
-      {"config-file", "on", ""},  // ncu's default: it only matters when a config.ncu-cfg exists
-      {"kill", "no", ""},
-      {"kill", "0", ""},
-      {"filter-mode", "global", ""},
-      {"launch-skip-before-match", "0", ""},
-      {"nvtx-push-pop-scope", "thread", ""},
-      {"pipeline-boost-state", "dynamic", ""},
-      {"pipeline-boost-state", "stable",
-       "--pipeline-boost-state stable: rfprof does not set the tensor-core boost state as ncu does; kernels run "
-       "in the application's state"},
-      {"import-sass", "yes", ""},
-      {"import-sass", "no", ""},
-      {"apply-rules", "yes", ""},
-      {"apply-rules", "no", ""},
-      {"rename-kernels", "on", ""},
-      {"rename-kernels", "off", ""},
-      {"print-details", "header", ""},
-      {"print-metric-name", "name", ""},
-      {"print-kernel-base", "demangled", ""},
-      {"print-metric-instances", "none", ""},
-      {"print-nvtx-rename", "none", ""},
-  };
-  return values;
-}
-
-const std::vector<std::string>& long_options() {
-  static const std::vector<std::string> opts = {
-      "help", "metrics", "section", "set", "csv", "page", "log-file", "export", "force-overwrite", "import",
-      "profile-from-start", "disable-profiler-start-stop", "target-processes", "nvtx", "kernel-name",
-      "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
-      "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups", "replay-range",
-      "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals",
-      "print-summary"};
-  return opts;
-}
 
 Plan parse_args(const std::vector<std::string>& given) {
   std::vector<std::string> raw = given;  // response files (@FILE) are spliced in below
@@ -588,79 +442,6 @@ Plan parse_args(const std::vector<std::string>& given) {
       fail("--replay-mode step profiles every kernel of a step: drop -k, -s, -c, --nvtx-include and --nvtx-exclude");
   }
   return plan;
-}
-
-void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
-  if (plan.command.empty()) return;  // nothing runs: -i, --list-sets, --help, --version
-  // The application's environment, as application_environment builds it: the plan's variables
-  // over the process's own (a user's RFPROF_* reaches the application too).
-  inject::EnvLookup env = [&](const std::string& name) -> std::optional<std::string> {
-    if (auto it = plan.env.find(name); it != plan.env.end()) return it->second;
-    return process_env(name);
-  };
-  static const std::vector<std::pair<std::string, std::string>> kFlagOf = {
-      {"RFPROF_METRICS", "--metrics"},          {"RFPROF_METRIC_SET", "--set/--section"},
-      {"RFPROF_PROFILE_FROM_START", "--profile-from-start"}, {"RFPROF_OUTPUT", "-o/--export"},
-      {"RFPROF_KERNEL_NAME", "-k/--kernel-name"}, {"RFPROF_KERNEL_NAME_BASE", "--kernel-name-base"},
-      {"RFPROF_LAUNCH_SKIP", "-s/--launch-skip"}, {"RFPROF_LAUNCH_COUNT", "-c/--launch-count"},
-      {"RFPROF_NVTX_INCLUDE", "--nvtx-include"}, {"RFPROF_NVTX_EXCLUDE", "--nvtx-exclude"},
-      {"RFPROF_REPLAY", "--replay-mode"},       {"RFPROF_REPLAY_RANGE", "--replay-range"},
-      {"RFPROF_REPLAY_GROUPS", "--replay-groups"}};
-  auto refuse = [&](const inject::ConfigError& e) {
-    std::string what = e.what();
-    if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
-    for (const auto& [var, flag] : kFlagOf)
-      if (what.rfind(var, 0) == 0)
-        fail((plan.env.count(var) ? flag + ": " : "the environment's ") + what);
-    fail(what);
-  };
-  try {
-    (void)inject::read_config(env);
-    // The pattern's syntax only: %q{VAR} may name a variable that a launcher inside the command
-    // (torchrun, mpirun) sets for each process, so any variable counts as set here.
-    inject::PatternContext pattern;
-    pattern.pid = 1;
-    pattern.env = [](const std::string&) -> std::optional<std::string> { return std::string("x"); };
-    pattern.exists = [](const std::filesystem::path&) { return false; };
-    (void)inject::expand_output_pattern(plan.output_pattern, pattern);
-  } catch (const inject::ConfigError& e) {
-    refuse(e);
-  }
-  check_output(plan, env);
-}
-
-void check_output(const Plan& plan, const inject::EnvLookup& env) {
-  const std::string& pattern = plan.output_pattern;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  // The folder, when the pattern names it without placeholders: ncu does not create it either.
-  const fs::path folder = fs::path(pattern).parent_path();
-  if (!folder.empty() && folder.string().find('%') == std::string::npos) {
-    if (!fs::exists(folder, ec))
-      fail("-o/--export " + pattern + ": the folder " + folder.string() + " does not exist");
-    if (!fs::is_directory(folder, ec))
-      fail("-o/--export " + pattern + ": " + folder.string() + " is not a folder");
-    if (::access(folder.c_str(), W_OK | X_OK) != 0)
-      fail("-o/--export " + pattern + ": cannot write in the folder " + folder.string());
-  }
-  // The trace of the process rfprof starts, when its name does not depend on the process: an
-  // existing one is refused before the run, as ncu refuses an existing report without -f.
-  for (const char* per_process : {"%p", "%i", "%q"})
-    if (pattern.find(per_process) != std::string::npos) return;
-  if (const auto force = env("RFPROF_FORCE_OVERWRITE"); force && !force->empty() && *force != "0") return;
-  inject::PatternContext context;
-  context.pid = 1;
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0) context.hostname = host;
-  context.env = env;
-  fs::path trace;
-  try {
-    trace = inject::expand_output_pattern(pattern, context);
-  } catch (const inject::ConfigError&) {
-    return;  // check_plan named it
-  }
-  if (fs::exists(trace, ec))
-    fail("-o/--export " + pattern + ": " + trace.string() + " exists; -f/--force-overwrite overwrites it");
 }
 
 }  // namespace rf::launcher
