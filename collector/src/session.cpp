@@ -112,9 +112,34 @@ void Session::start() {
   writer_ = std::make_unique<trace::Writer>(options_.output, wo);
   write_process_info();
   (void)launch_log_.process_start(now_ns());
+  try {
+    flush_thread_ = std::thread([this] { flush_loop(); });
+    activity_flush_thread_ = std::thread([this] { activity_flush_loop(); });
+  } catch (...) {  // EAGAIN under a pids limit: a joinable thread must not reach ~Session
+    stop_flush_threads();
+    throw;
+  }
   owner_.set_running();  // this process owns the trace
-  flush_thread_ = std::thread([this] { flush_loop(); });
-  activity_flush_thread_ = std::thread([this] { activity_flush_loop(); });
+}
+
+void Session::stop_flush_threads() noexcept {
+  {
+    std::lock_guard lock(flush_mutex_);
+    flush_stop_ = true;
+  }
+  flush_cv_.notify_all();
+  if (flush_thread_.joinable()) flush_thread_.join();
+  if (activity_flush_thread_.joinable()) activity_flush_thread_.join();
+}
+
+void Session::flush_writer() noexcept {
+  if (!writer_ || write_failed_.load(std::memory_order_relaxed)) return;
+  try {
+    ScopedOverhead timed(process_overhead(), OverheadPhase::kWriterFlush);
+    writer_->flush();
+  } catch (const std::exception& e) {
+    report_write_failure(e);
+  }
 }
 
 void Session::write_process_info() noexcept {
@@ -214,6 +239,7 @@ void Session::flush_loop() noexcept {
   // Writes what was appended at least every flush_ms, whatever CUPTI does: on an H100 under a
   // busy PyTorch loop, a SIGKILL after 13 s left only the first second's records when this loop
   // also waited in cuptiActivityFlushAll (now on its own thread, activity_flush_loop).
+  block_finish_signals_in_this_thread();
   const auto period = std::chrono::milliseconds(options_.flush_ms);
   std::unique_lock lock(flush_mutex_);
   for (;;) {
@@ -223,12 +249,7 @@ void Session::flush_loop() noexcept {
     lock.unlock();
     if (!write_failed_.load(std::memory_order_relaxed)) {
       write_overhead(/*periodic=*/true);
-      try {
-        ScopedOverhead timed(process_overhead(), OverheadPhase::kWriterFlush);
-        writer_->flush();
-      } catch (const std::exception& e) {
-        report_write_failure(e);
-      }
+      flush_writer();
     }
     lock.lock();
   }
@@ -237,7 +258,8 @@ void Session::flush_loop() noexcept {
 void Session::activity_flush_loop() noexcept {
   // Every flush_ms, CUPTI hands over the activity buffers whose records are all complete
   // (cuptiActivityFlushAll(0), cupti_activity.h); their records reach the writer, which the
-  // loop above writes out.
+  // loop above writes out, woken at once so that they wait no second period.
+  block_finish_signals_in_this_thread();
   const auto period = std::chrono::milliseconds(options_.flush_ms);
   std::unique_lock lock(flush_mutex_);
   for (;;) {
@@ -248,6 +270,7 @@ void Session::activity_flush_loop() noexcept {
       ScopedOverhead timed(process_overhead(), OverheadPhase::kActivityFlush);
       RF_CUPTI_TRY(cuptiActivityFlushAll(0));
     }
+    request_flush();
     lock.lock();
   }
 }
@@ -269,16 +292,14 @@ void Session::finish() noexcept {
     const std::optional<uint32_t> closed = launch_log_.close_window();
     flush_all_images(/*at_exit=*/true);
     if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});
-    {
-      std::lock_guard lock(flush_mutex_);
-      flush_stop_ = true;
-    }
-    flush_cv_.notify_all();
-    if (flush_thread_.joinable()) flush_thread_.join();
-    if (activity_flush_thread_.joinable()) activity_flush_thread_.join();
+    // Each step of finishing can be cut short (a SIGKILL after SIGTERM's grace time, the signal
+    // handler's timeout): what it produced is written out before the next one starts.
+    flush_writer();
+    stop_flush_threads();
     // Forced flush: every buffer, also those with incomplete records (at-exit use per CUPTI docs).
     RF_CUPTI_TRY(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     write_pending_devices(/*all=*/true);
+    flush_writer();
     write_call_stacks();
     // session.finish ends here: what follows is writing the last records themselves.
     process_overhead().add(OverheadPhase::kFinish,

@@ -82,6 +82,10 @@ class Session {
   void write_overhead(bool periodic) noexcept;
   void flush_loop() noexcept;           ///< writer_->flush() every flush_ms or on request
   void activity_flush_loop() noexcept;  ///< cuptiActivityFlushAll(0) every flush_ms
+  /// Stops and joins the two flush threads (finish, or a failed start).
+  void stop_flush_threads() noexcept;
+  /// writer_->flush() now, timed as writer.flush; a failure is reported once and stops writing.
+  void flush_writer() noexcept;
   static uint64_t now_ns() noexcept;
 
   // session_callbacks.cpp

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -74,6 +75,7 @@ extern "C" void on_signal(int sig, siginfo_t* info, void* context) {
 }
 
 void watch() {
+  block_finish_signals_in_this_thread();
   for (;;) {
     char sig = 0;
     const ssize_t n = ::read(g_wake[0], &sig, 1);
@@ -90,6 +92,13 @@ void watch() {
 }
 
 }  // namespace
+
+void block_finish_signals_in_this_thread() noexcept {
+  sigset_t set;
+  ::sigemptyset(&set);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaddset(&set, sig);
+  (void)::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
 
 bool install_signal_finish(const std::vector<int>& signals, std::function<void()> finish, std::function<void()> flush,
                            int timeout_ms) noexcept {

@@ -1,8 +1,10 @@
 // Helper process of test_signal_finish: writes a trace through rf::trace::Writer with the signal
 // handlers of signal_finish.h installed, prints "ready", appends records until a signal arrives.
-//   signal_finish_helper TRACE [app-handler MARKER | fork-child]
+//   signal_finish_helper TRACE [app-handler MARKER | fork-child | thread-masks]
 // With app-handler, an application SIGINT handler (installed before rfprof's, as Python's is)
 // writes MARKER and makes the loop stop: the process then exits normally, finishing the trace.
+// With thread-masks, it prints "masks BLOCKING/OTHERS": of the threads other than main (the
+// watcher), how many block SIGTERM, SIGINT and SIGHUP (from /proc/self/task/*/status), and exits.
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -11,6 +13,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -38,6 +41,25 @@ int main(int argc, char** argv) {
   static rf::trace::Writer writer(argv[1], {.force_overwrite = true});
   rf::collector::install_signal_finish(
       {SIGTERM, SIGINT, SIGHUP}, [] { writer.finish(); }, [] { writer.flush(); }, 3000);
+  if (argc == 3 && std::strcmp(argv[2], "thread-masks") == 0) {
+    ::usleep(100 * 1000);  // the watcher thread has started
+    int others = 0, blocking = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      if (task.path().filename() == std::to_string(::getpid())) continue;
+      ++others;
+      std::ifstream status(task.path() / "status");
+      for (std::string line; std::getline(status, line);)
+        if (line.rfind("SigBlk:", 0) == 0) {
+          const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+          bool all = true;
+          for (int s : {SIGTERM, SIGINT, SIGHUP}) all = all && ((mask >> (s - 1)) & 1);
+          blocking += all;
+        }
+    }
+    std::printf("masks %d/%d\nready\n", blocking, others);
+    std::fflush(stdout);
+    return 0;
+  }
   if (argc == 3 && std::strcmp(argv[2], "fork-child") == 0) {
     const pid_t child = ::fork();  // a DataLoader-like worker: inherits the handlers
     if (child == 0) {

@@ -127,6 +127,18 @@ TEST(SignalFinish, ForkedChildDiesAsWithoutRfprofAndLeavesTheParentsTrace) {
   EXPECT_GT(finished_kernels(trace), 0);
 }
 
+// rfprof's own thread blocks the stop signals, so a SIGTERM sent to the process reaches an
+// application thread: run on the watcher, the handler would wait for the watcher itself.
+TEST(SignalFinish, WatcherThreadBlocksTheStopSignals) {
+  TempDir dir;
+  std::string masks;
+  const pid_t pid = start_helper({(dir.path / "t.rftrace").string(), "thread-masks"}, &masks);
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(masks, "masks 1/1");
+}
+
 TEST(SignalFinish, IgnoredSignalStaysIgnored) {
   TempDir dir;
   const fs::path trace = dir.path / "t.rftrace";

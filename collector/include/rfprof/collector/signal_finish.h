@@ -28,4 +28,10 @@ namespace rf::collector {
 bool install_signal_finish(const std::vector<int>& signals, std::function<void()> finish,
                            std::function<void()> flush, int timeout_ms) noexcept;
 
+/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread. rfprof's own threads (the watcher,
+/// the session's flush threads) call it first, so that the kernel delivers these signals to an
+/// application thread: a handler running on the watcher would wait for itself, and one running
+/// on a flush thread would make finish() wait to join it, each until the timeout. Never throws.
+void block_finish_signals_in_this_thread() noexcept;
+
 }  // namespace rf::collector
