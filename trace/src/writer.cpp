@@ -131,7 +131,7 @@ void Writer::append_buffered(const Record& record) {
   if (started && options_.on_chunk_pending) options_.on_chunk_pending();
 }
 
-bool Writer::move_buffer_locked(ThreadBuffer& b) {
+bool Writer::move_buffer_locked(ThreadBuffer& b, bool apply_bound) {
   if (b.records == 0) return false;
   if (finished_.load(std::memory_order_relaxed) || fd_ < 0) {  // dropped, memory stays bounded
     if (!finished_.load(std::memory_order_relaxed)) dropped_after_failure_ += b.records;
@@ -148,21 +148,28 @@ bool Writer::move_buffer_locked(ThreadBuffer& b) {
   records_written_ += b.records;
   b.records = 0;
   push_pending_locked(std::move(p));
-  return bound_pending_locked(was_empty);
+  return apply_bound ? bound_pending_locked(was_empty) : was_empty && !pending_.empty();
 }
 
 void Writer::collect_thread_buffers() {
   if (collect_locked_buffers() && options_.on_chunk_pending) options_.on_chunk_pending();
 }
 
-bool Writer::collect_locked_buffers() {
-  bool started = false;
+bool Writer::collect_locked_buffers(bool apply_bound) {
+  bool started = false, moved = false;
   buffers_.for_each([&](ThreadBuffer& b) {
     std::lock_guard own(b.mutex);
     if (b.records == 0) return;
     std::lock_guard lock(mutex_);
-    started = move_buffer_locked(b) || started;
+    moved = true;
+    started = move_buffer_locked(b, /*apply_bound=*/false) || started;
   });
+  if (!apply_bound || !moved) return started;
+  std::lock_guard lock(mutex_);
+  if (options_.max_pending_chunks == 0 || pending_.size() > options_.max_pending_chunks) {
+    flush_locked();  // inline mode, or past the bound: this thread writes, holding no buffer lock
+    return false;
+  }
   return started;
 }
 
@@ -265,7 +272,7 @@ void Writer::fail_locked(int err) {
 }
 
 void Writer::flush() {
-  (void)collect_locked_buffers();  // this thread writes them just below
+  (void)collect_locked_buffers(/*apply_bound=*/false);  // this thread writes them just below
   std::unique_lock lock(mutex_);
   std::vector<Pending> batch = take_pending_locked();
   if (batch.empty()) return;

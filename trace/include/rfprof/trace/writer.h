@@ -114,10 +114,14 @@ class Writer {
     std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings;  // owner thread only
   };
   /// Moves `b`'s records, after the open shared chunk, to pending_ (caller holds b.mutex and
-  /// mutex_). Returns true when a chunk started waiting (on_chunk_pending is due).
-  bool move_buffer_locked(ThreadBuffer& b);
-  /// collect_thread_buffers without the callback; returns true when on_chunk_pending is due.
-  bool collect_locked_buffers();
+  /// mutex_). Returns true when a chunk started waiting (on_chunk_pending is due). With
+  /// `apply_bound`, past max_pending_chunks this thread writes them (bound_pending_locked).
+  bool move_buffer_locked(ThreadBuffer& b, bool apply_bound = true);
+  /// collect_thread_buffers without the callback; returns true when on_chunk_pending is due. The
+  /// bound is applied once every buffer is collected, never while a thread's buffer lock is held
+  /// (that thread's next append would wait for the write); `apply_bound` false: the caller writes
+  /// right after (flush).
+  bool collect_locked_buffers(bool apply_bound = true);
   /// Gives `p` its chunk header and appends it to pending_.
   void push_pending_locked(Pending p);
   /// After chunks were pushed: writes inline in inline mode or past max_pending_chunks. Returns
