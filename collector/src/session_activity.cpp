@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "convert.h"
+#include "rfprof/collector/activity_buffers.h"
 #include "session_impl.h"
 
 namespace rf::collector {
@@ -13,21 +14,18 @@ namespace {
 // record in it is complete; while the GPU is kept busy the buffer being filled always holds
 // incomplete records, so it is handed over when full. 1 MiB (about 5,000 kernel records, a few
 // ResNet-18 steps) keeps that delay short; 8 MiB held ~75 steps, lost on SIGKILL (H100 run).
-constexpr size_t kBufferBytes = 1u << 20;
-constexpr size_t kBufferAlign = 8;         // CUPTI requires 8-byte aligned buffers
+// At most 256 outstanding (256 MiB): past that CUPTI drops records and counts them (below).
+ActivityBuffers g_buffers(1u << 20, 256);
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
-  *size = *buffer ? kBufferBytes : 0;  // a null buffer makes CUPTI drop records (counted below)
-  *max_records = 0;                    // as many records as fit
+  *buffer = g_buffers.take();
+  *size = *buffer ? g_buffers.buffer_bytes() : 0;  // a null buffer makes CUPTI drop records
+  *max_records = 0;                                // as many records as fit
 }
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
-  if (Session* s = current_session()) {
-    s->on_buffer_completed(buffer, valid_size);  // frees the buffer
-    return;
-  }
-  std::free(buffer);
+  if (Session* s = current_session()) s->on_buffer_completed(buffer, valid_size);
+  g_buffers.give_back(buffer);
 }
 
 }  // namespace
@@ -64,7 +62,6 @@ void Session::on_buffer_completed(uint8_t* buffer, size_t valid_size) noexcept {
     } catch (...) {
     }
   }
-  std::free(buffer);
 }
 
 void Session::handle_record(const CUpti_Activity* record) {

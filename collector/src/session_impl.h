@@ -61,6 +61,7 @@ class Session {
 
   // CUPTI entry points (never throw).
   void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept;
+  /// Reads the records of a buffer CUPTI handed back; the caller frees it.
   void on_buffer_completed(uint8_t* buffer, size_t valid_size) noexcept;
 
  private:
