@@ -38,7 +38,9 @@ int main(int argc, char** argv) {
     g_marker = argv[3];
     ::signal(SIGINT, app_handler);
   }
-  static rf::trace::Writer writer(argv[1], {.force_overwrite = true});
+  // Never destroyed, as rfprof's Session: the watcher thread may still be flushing it (after a
+  // SIGINT the application handler lets main finish and exit) when static destructors run.
+  static rf::trace::Writer& writer = *new rf::trace::Writer(argv[1], {.force_overwrite = true});
   rf::collector::install_signal_finish(
       {SIGTERM, SIGINT, SIGHUP}, [] { writer.finish(); }, [] { writer.flush(); }, 3000);
   if (argc == 3 && std::strcmp(argv[2], "thread-masks") == 0) {
