@@ -166,11 +166,8 @@ bool Writer::collect_locked_buffers(bool apply_bound) {
   });
   if (!apply_bound || !moved) return started;
   std::lock_guard lock(mutex_);
-  if (options_.max_pending_chunks == 0 || pending_.size() > options_.max_pending_chunks) {
-    flush_locked();  // inline mode, or past the bound: this thread writes, holding no buffer lock
-    return false;
-  }
-  return started;
+  (void)bound_pending_locked(false);  // past the bound this thread writes, holding no buffer lock
+  return started && !pending_.empty();
 }
 
 std::vector<uint8_t> Writer::take_spare_locked(size_t capacity) {
