@@ -96,7 +96,7 @@ void Session::handle_record(const CUpti_Activity* record) {
       const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
       std::string chip;
       {
-        std::lock_guard lock(counters_mutex_);
+        std::lock_guard lock(chips_mutex_);
         if (auto it = chips_.find(d->id); it != chips_.end()) chip = it->second;
       }
       auto intern_fn = [this](std::string_view s) { return intern(s); };
@@ -121,7 +121,7 @@ void Session::write_pending_devices(bool all) noexcept {
     for (auto it = pending_devices_.begin(); it != pending_devices_.end();) {
       std::string chip;
       {
-        std::lock_guard clock(counters_mutex_);
+        std::lock_guard clock(chips_mutex_);
         if (auto c = chips_.find(it->device_id); c != chips_.end()) chip = c->second;
       }
       if (chip.empty() && !all) {

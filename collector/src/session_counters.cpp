@@ -12,40 +12,49 @@ uint32_t Session::current_window() noexcept {
   return launch_log_.current_window().value_or(0);
 }
 
-std::string Session::chip_locked(uint32_t device_id) {
-  if (auto it = chips_.find(device_id); it != chips_.end()) return it->second;
+std::string Session::chip_for(uint32_t device_id) {
+  {
+    std::lock_guard lock(chips_mutex_);
+    if (auto it = chips_.find(device_id); it != chips_.end()) return it->second;
+  }
+  // Asked with no lock held (CUPTI calls). Two threads may both ask; the first answer is kept.
   std::string chip;
   try {
     initialize_profiler_once();
     chip = device_chip_name(device_id);
   } catch (...) {
-    chips_[device_id] = "";  // asked once; DeviceInfo is written without a chip
+    std::lock_guard lock(chips_mutex_);
+    chips_.emplace(device_id, "");  // asked once; DeviceInfo is written without a chip
     throw;
   }
-  chips_[device_id] = chip;
-  return chip;
+  std::lock_guard lock(chips_mutex_);
+  return chips_.emplace(device_id, std::move(chip)).first->second;
 }
 
 std::string Session::chip_of(uint32_t device_id) noexcept {
-  std::lock_guard lock(counters_mutex_);
   try {
-    return chip_locked(device_id);
+    return chip_for(device_id);
   } catch (...) {
     return std::string();
   }
 }
 
-uint32_t Session::config_id_locked(const ContextProfiler& cp) noexcept {
+uint32_t Session::config_id(const ContextProfiler& cp) noexcept {
+  // The MetricConfig record is written under the lock, so no thread can use an id before it is.
+  std::lock_guard lock(chips_mutex_);
   auto it = config_ids_.find(cp.chip());
   if (it != config_ids_.end()) return it->second;
   auto id = static_cast<uint32_t>(config_ids_.size() + 1);
-  config_ids_.emplace(cp.chip(), id);
-  trace::MetricConfig mc;
-  mc.config_id = id;
-  mc.chip = intern(cp.chip());
-  mc.num_passes = static_cast<uint32_t>(cp.num_passes());
-  for (const auto& m : cp.metrics()) mc.metrics.push_back(intern(m));
-  write(mc);
+  try {
+    config_ids_.emplace(cp.chip(), id);
+    trace::MetricConfig mc;
+    mc.config_id = id;
+    mc.chip = intern(cp.chip());
+    mc.num_passes = static_cast<uint32_t>(cp.num_passes());
+    for (const auto& m : cp.metrics()) mc.metrics.push_back(intern(m));
+    write(mc);
+  } catch (...) {
+  }
   return id;
 }
 
@@ -62,27 +71,26 @@ void Session::counters_unavailable(uint32_t window, CountersFailure failure,
 void Session::counters_failed(CUcontext ctx, uint32_t window, const std::string& detail,
                               int cupti_result) noexcept {
   try {
-    std::lock_guard lock(counters_mutex_);
-    profilers_.erase(ctx);
-    counters_refused_[ctx] = true;
+    (void)profilers_.refuse(ctx);
   } catch (...) {
   }
   counters_unavailable(window, classify_counters_failure(cupti_result), detail);
 }
 
 std::shared_ptr<ContextProfiler> Session::profiler_for(CUcontext ctx) {
+  // One setup attempt per context; a failed one is remembered until the context is destroyed.
+  return profilers_.get_or_setup(ctx, [this, ctx] { return set_up_profiler(ctx); });
+}
+
+std::shared_ptr<ContextProfiler> Session::set_up_profiler(CUcontext ctx) {
   const uint32_t window = current_window();
-  std::lock_guard lock(counters_mutex_);
-  if (auto it = profilers_.find(ctx); it != profilers_.end()) return it->second;
-  if (counters_refused_.count(ctx)) return nullptr;
-  counters_refused_[ctx] = true;  // until the setup below succeeds: one attempt per context
   ScopedOverhead timed(process_overhead(), OverheadPhase::kCountersSetup);
   uint32_t device = 0;
   std::string where = "context setup";
   try {
     RF_CUPTI_CALL(cuptiGetDeviceId(ctx, &device));
     where = "device " + std::to_string(device);
-    std::string chip = chip_locked(device);
+    std::string chip = chip_for(device);
     where += " (" + chip + ")";
     std::vector<std::string> metrics = options_.metrics;
     if (!options_.metric_set.empty())  // planned for this chip with the host API (metric_sets.h)
@@ -90,9 +98,7 @@ std::shared_ptr<ContextProfiler> Session::profiler_for(CUcontext ctx) {
     auto cp = std::make_shared<ContextProfiler>(ctx, device, chip, std::move(metrics),
                                                 options_.max_ranges_per_image,
                                                 step_mode() ? ReplayMode::kStep : ReplayMode::kKernel);
-    cp->set_config_id(config_id_locked(*cp));
-    counters_refused_.erase(ctx);
-    profilers_[ctx] = cp;
+    cp->set_config_id(config_id(*cp));
     return cp;
   } catch (const CuptiError& e) {
     counters_unavailable(window, classify_counters_failure(static_cast<int>(e.result())),
@@ -129,9 +135,7 @@ void Session::flush_image(ContextProfiler& cp) noexcept {
                       " launches are lost and counters stop on this context");
       CUcontext ctx = cp.context();
       cp.disable();
-      std::lock_guard lock(counters_mutex_);
-      profilers_.erase(ctx);
-      counters_refused_[ctx] = true;
+      (void)profilers_.refuse(ctx);  // the caller holds its own reference to cp
       return;
     }
     if (!image.all_passes_submitted)
@@ -165,12 +169,7 @@ void Session::flush_image(ContextProfiler& cp) noexcept {
 }
 
 void Session::flush_all_images(bool at_exit) noexcept {
-  std::vector<std::shared_ptr<ContextProfiler>> all;
-  {
-    std::lock_guard lock(counters_mutex_);
-    for (auto& [ctx, cp] : profilers_) all.push_back(cp);
-  }
-  for (auto& cp : all) {
+  for (auto& cp : profilers_.all()) {
     std::unique_lock<std::timed_mutex> lock(cp->mutex(), std::defer_lock);
     if (at_exit) {
       // A launch still in flight on another thread at exit must not hang the process.
@@ -190,15 +189,7 @@ void Session::flush_all_images(bool at_exit) noexcept {
 }
 
 void Session::drop_context(CUcontext ctx) noexcept {
-  std::shared_ptr<ContextProfiler> cp;
-  {
-    std::lock_guard lock(counters_mutex_);
-    if (auto it = profilers_.find(ctx); it != profilers_.end()) {
-      cp = it->second;
-      profilers_.erase(it);
-    }
-    counters_refused_.erase(ctx);  // the handle may be reused by a new context
-  }
+  std::shared_ptr<ContextProfiler> cp = profilers_.erase(ctx);  // the handle may be reused
   if (!cp) return;
   std::lock_guard lock(cp->mutex());
   if (step_mode()) step_context_destroyed(*cp);

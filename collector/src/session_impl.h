@@ -21,6 +21,7 @@
 
 #include "guards.h"
 #include "rfprof/collector/call_stacks.h"
+#include "rfprof/collector/context_table.h"
 #include "rfprof/collector/launch_filter.h"
 #include "range_profiler.h"
 #include "rfprof/collector/launch_log.h"
@@ -143,9 +144,14 @@ class Session {
   void drop_context(CUcontext ctx) noexcept;
   void counters_failed(CUcontext ctx, uint32_t window, const std::string& detail, int cupti_result) noexcept;
   void counters_unavailable(uint32_t window, CountersFailure failure, const std::string& detail) noexcept;
+  /// Chip name of a device (cuptiDeviceGetChipName), asked once per device; "" if that failed.
   std::string chip_of(uint32_t device_id) noexcept;
-  std::string chip_locked(uint32_t device_id);
-  uint32_t config_id_locked(const ContextProfiler& cp) noexcept;
+  /// chip_of, but the first failure for a device throws CuptiError (later asks return "").
+  std::string chip_for(uint32_t device_id);
+  /// Sets up the Range Profiler object of `ctx` (CUPTI calls; no session lock held); nullptr
+  /// after saying why (counters_unavailable).
+  std::shared_ptr<ContextProfiler> set_up_profiler(CUcontext ctx);
+  uint32_t config_id(const ContextProfiler& cp) noexcept;
   uint32_t current_window() noexcept;
 
   SessionOptions options_;
@@ -173,10 +179,11 @@ class Session {
   NvtxStyleTracker nvtx_styles_;
   std::vector<trace::DeviceInfo> pending_devices_;   // device records whose chip is not known yet
 
-  // Counters (counters_mutex_ guards the maps; each ContextProfiler has its own mutex).
-  std::mutex counters_mutex_;
-  std::unordered_map<CUcontext, std::shared_ptr<ContextProfiler>> profilers_;
-  std::unordered_map<CUcontext, bool> counters_refused_;   // contexts where setup failed
+  // Counters. No session lock is held across a CUPTI call here: the profilers are set up outside
+  // the table's lock (context_table.h), and chips_mutex_ guards only the two maps (the activity
+  // thread reads chips_ for DEVICE records). Each ContextProfiler has its own mutex.
+  ContextTable<ContextProfiler> profilers_;
+  std::mutex chips_mutex_;
   std::map<uint32_t, std::string> chips_;                  // device id -> chip name
   std::map<std::string, uint32_t> config_ids_;             // chip -> MetricConfig id
   std::atomic<bool> counters_message_printed_{false};

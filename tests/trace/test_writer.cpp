@@ -77,6 +77,8 @@ void sigkill_at_random_points(bool buffered) {
     if (child == 0) {
       ::close(pipefd[0]);
       Writer w(p, {.chunk_bytes = 1u << 16});
+      const uint32_t opened = 0;  // the .part exists: the random delay starts now
+      (void)!::write(pipefd[1], &opened, sizeof opened);
       for (uint32_t corr = 1;; ++corr) {
         KernelActivity k;
         k.correlation_id = corr;
@@ -93,12 +95,15 @@ void sigkill_at_random_points(bool buffered) {
       }
     }
     ::close(pipefd[1]);
+    // Killed before the writer opened its file, the child would leave nothing to check (seen on
+    // a loaded machine): the delay counts from the child's first report.
+    uint32_t flushed = 0, value = 0;
+    ASSERT_EQ(::read(pipefd[0], &value, sizeof value), static_cast<ssize_t>(sizeof value));
     ::usleep(static_cast<useconds_t>(delay_us(rng)));
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    uint32_t flushed = 0, value = 0;
     while (::read(pipefd[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value)) flushed = value;
     ::close(pipefd[0]);
     SCOPED_TRACE("run " + std::to_string(run) + ", last flush reported at kernel " + std::to_string(flushed));
