@@ -60,9 +60,12 @@ class LaunchJoiner {
   /// (or their window's close) before they are emitted.
   LaunchJoiner(bool await_counters, Sink sink);
 
-  void set_await_counters(bool await_counters) noexcept { await_counters_ = await_counters; }
+  /// A launch API call; emitted (through the sink) once its kernel record and, when awaited, its
+  /// counters arrived, in any order. Records are matched by correlation id (driver or runtime).
   void add_launch(const trace::LaunchApi& launch);
+  /// A kernel activity record (start/end in ns); a graph's kernels are matched to its launch.
   void add_kernel(const trace::KernelActivity& kernel);
+  /// The counter values of one range (one launch in kernel replay), matched by correlation id.
   void add_counters(const trace::RangeCounters& counters);
   /// The close of profiling window `window_id`: launches of it stop waiting for counters.
   void close_window(uint32_t window_id);

@@ -22,6 +22,7 @@
 
 namespace rf::collector {
 
+/// Objects of type T (Session: ContextProfiler) by context handle; see the comment above.
 template <class T>
 class ContextTable {
  public:
