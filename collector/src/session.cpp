@@ -284,13 +284,13 @@ void Session::request_flush() noexcept {
   flush_cv_.notify_all();
 }
 
-void Session::finish() noexcept {
+void Session::finish(std::chrono::milliseconds launch_wait) noexcept {
   if (!owner_.begin_finish()) return;  // once, and a forked child never writes
   const auto finish_began = std::chrono::steady_clock::now();
   try {
     if (step_mode()) step_finish();
     const std::optional<uint32_t> closed = launch_log_.close_window();
-    flush_all_images(/*at_exit=*/true);
+    flush_all_images(/*at_exit=*/true, launch_wait);
     if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});
     // Each step of finishing can be cut short (a SIGKILL after SIGTERM's grace time, the signal
     // handler's timeout): what it produced is written out before the next one starts.
@@ -354,11 +354,14 @@ bool start_session(const SessionOptions& options) noexcept {
   // SIGTERM (Slurm's time limit), SIGINT, SIGHUP: finish the trace before the default action
   // kills the process; with the application's own handler, flush and let it decide (signal_finish.h).
   install_signal_finish(
-      {SIGTERM, SIGINT, SIGHUP}, [] { exit_handler(); },
+      {SIGTERM, SIGINT, SIGHUP},
+      [] {
+        if (Session* live = g_session.load()) live->finish(Session::kSignalLaunchWait);
+      },
       [] {
         if (Session* live = g_session.load()) live->request_flush();
       },
-      3000);
+      static_cast<int>(Session::kSignalFinishTimeout.count()));
   result = 1;
   return true;
 }

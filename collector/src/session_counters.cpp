@@ -168,15 +168,16 @@ void Session::flush_image(ContextProfiler& cp) noexcept {
   }
 }
 
-void Session::flush_all_images(bool at_exit) noexcept {
+void Session::flush_all_images(bool at_exit, std::chrono::milliseconds launch_wait) noexcept {
   for (auto& cp : profilers_.all()) {
     std::unique_lock<std::timed_mutex> lock(cp->mutex(), std::defer_lock);
     if (at_exit) {
       // A launch still in flight on another thread at exit must not hang the process.
-      if (!lock.try_lock_for(std::chrono::seconds(10))) {
-        write_error(trace::ErrorCode::kDecodeFailed, cp->window_id(), cp->launches().size(), 0,
-                    "a kernel launch on device " + std::to_string(cp->device_id()) +
-                        " was still running 10 s after exit began; its counter image was not "
+      if (!lock.try_lock_for(launch_wait)) {
+        write_error(trace::ErrorCode::kDecodeFailed, cp->window_id(), 0, 0,
+                    "a kernel launch on device " + std::to_string(cp->device_id()) + " was still running " +
+                        std::to_string(launch_wait.count()) +
+                        " ms after the trace began to finish; the counter image of that context was not "
                         "decoded");
         continue;
       }

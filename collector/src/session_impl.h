@@ -8,6 +8,7 @@
 #include <cupti.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -48,8 +49,17 @@ class Session {
   /// Subscribes, opens the trace, enables activity and callbacks. Throws CuptiError or
   /// trace::WriteError; everything done so far is undone by the guards.
   void start();
-  /// Process exit: closes the window, decodes counters, flushes activity, writes TraceEnd.
-  void finish() noexcept;
+  /// How long finish() waits for a kernel launch in flight on a context before it leaves that
+  /// context's counter image undecoded (a CollectorError says so): at exit, 10 s; from a signal
+  /// handler, which waits 3 s in all, 1 s (the signal may have interrupted that very launch,
+  /// whose thread then holds the context until the handler returns).
+  static constexpr std::chrono::milliseconds kExitLaunchWait{10000};
+  static constexpr std::chrono::milliseconds kSignalLaunchWait{1000};
+  /// How long a fatal signal's handler waits for finish() before the signal's default action.
+  static constexpr std::chrono::milliseconds kSignalFinishTimeout{3000};
+  /// Process exit or a fatal signal: closes the window, decodes counters (waiting at most
+  /// `launch_wait` per context for a launch in flight), flushes activity, writes TraceEnd.
+  void finish(std::chrono::milliseconds launch_wait = kExitLaunchWait) noexcept;
   /// Wakes the flush thread now (a signal the application handles: its records reach the file).
   void request_flush() noexcept;
   /// pthread_atfork child handler: the child must not touch the parent's CUPTI state or trace.
@@ -140,7 +150,9 @@ class Session {
   // session_counters.cpp
   std::shared_ptr<ContextProfiler> profiler_for(CUcontext ctx);
   void flush_image(ContextProfiler& cp) noexcept;
-  void flush_all_images(bool at_exit) noexcept;
+  /// Decodes every context's image (window close); at exit also disables the Range Profiler and
+  /// waits at most `launch_wait` for a launch in flight on a context (else skips it, saying so).
+  void flush_all_images(bool at_exit, std::chrono::milliseconds launch_wait = kExitLaunchWait) noexcept;
   void drop_context(CUcontext ctx) noexcept;
   void counters_failed(CUcontext ctx, uint32_t window, const std::string& detail, int cupti_result) noexcept;
   void counters_unavailable(uint32_t window, CountersFailure failure, const std::string& detail) noexcept;
