@@ -95,13 +95,15 @@ void Session::handle_record(const CUpti_Activity* record) {
       // (a few bytes per device, never a double free).
       const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
       std::string chip;
+      bool never_known = false;  // asking CUPTI for its chip failed: written without one
       {
         std::lock_guard lock(chips_mutex_);
         if (auto it = chips_.find(d->id); it != chips_.end()) chip = it->second;
+        never_known = chip_errors_.count(d->id) > 0;
       }
       auto intern_fn = [this](std::string_view s) { return intern(s); };
       trace::DeviceInfo info = convert_device(*d, chip, intern_fn);
-      if (!chip.empty()) {
+      if (!chip.empty() || never_known) {
         write(info);
       } else {
         std::lock_guard lock(activity_mutex_);
@@ -120,11 +122,13 @@ void Session::write_pending_devices(bool all) noexcept {
     std::lock_guard lock(activity_mutex_);
     for (auto it = pending_devices_.begin(); it != pending_devices_.end();) {
       std::string chip;
+      bool never_known = false;  // asking for it failed: written without a chip now, not at exit
       {
         std::lock_guard clock(chips_mutex_);
         if (auto c = chips_.find(it->device_id); c != chips_.end()) chip = c->second;
+        never_known = chip_errors_.count(it->device_id) > 0;
       }
-      if (chip.empty() && !all) {
+      if (chip.empty() && !all && !never_known) {
         ++it;
         continue;
       }

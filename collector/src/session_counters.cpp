@@ -15,6 +15,7 @@ uint32_t Session::current_window() noexcept {
 std::string Session::chip_for(uint32_t device_id) {
   {
     std::lock_guard lock(chips_mutex_);
+    if (auto e = chip_errors_.find(device_id); e != chip_errors_.end()) std::rethrow_exception(e->second);
     if (auto it = chips_.find(device_id); it != chips_.end()) return it->second;
   }
   // Asked with no lock held (CUPTI calls). Two threads may both ask; the first answer is kept.
@@ -23,8 +24,10 @@ std::string Session::chip_for(uint32_t device_id) {
     initialize_profiler_once();
     chip = device_chip_name(device_id);
   } catch (...) {
+    // Asked once: every later ask rethrows this error (so a context's setup reports the CUPTI
+    // error itself, e.g. ERR_NVGPUCTRPERM), and DeviceInfo is written without a chip.
     std::lock_guard lock(chips_mutex_);
-    chips_.emplace(device_id, "");  // asked once; DeviceInfo is written without a chip
+    chip_errors_.emplace(device_id, std::current_exception());
     throw;
   }
   std::lock_guard lock(chips_mutex_);

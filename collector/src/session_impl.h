@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -158,7 +159,7 @@ class Session {
   void counters_unavailable(uint32_t window, CountersFailure failure, const std::string& detail) noexcept;
   /// Chip name of a device (cuptiDeviceGetChipName), asked once per device; "" if that failed.
   std::string chip_of(uint32_t device_id) noexcept;
-  /// chip_of, but the first failure for a device throws CuptiError (later asks return "").
+  /// chip_of, but throws what asking for the device's chip threw (CuptiError), every time.
   std::string chip_for(uint32_t device_id);
   /// Sets up the Range Profiler object of `ctx` (CUPTI calls; no session lock held); nullptr
   /// after saying why (counters_unavailable).
@@ -197,6 +198,7 @@ class Session {
   ContextTable<ContextProfiler> profilers_;
   std::mutex chips_mutex_;
   std::map<uint32_t, std::string> chips_;                  // device id -> chip name
+  std::map<uint32_t, std::exception_ptr> chip_errors_;     // device id -> why its chip is unknown
   std::map<std::string, uint32_t> config_ids_;             // chip -> MetricConfig id
   std::atomic<bool> counters_message_printed_{false};
 
