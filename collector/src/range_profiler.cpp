@@ -99,7 +99,7 @@ ContextProfiler::ContextProfiler(CUcontext ctx, uint32_t device_id, std::string 
 ContextProfiler::~ContextProfiler() { disable(); }
 
 void ContextProfiler::start(uint32_t window_id) {
-  if (started_) return;
+  if (started_ || stopped_for_good_) return;
   if (!profiler_.get()) {
     ScopedOverhead timed(process_overhead(), OverheadPhase::kEnable);
     profiler_ = RangeProfilerGuard(ctx_);

@@ -82,6 +82,14 @@ class ContextProfiler {
   DecodedImage decode_passes(bool prepare_next = true);
   /// Disables the range profiler of the context (before the context is destroyed, or at exit).
   void disable() noexcept;
+  /// Counters failed on this context (start or decode): disable(), and start() never runs again
+  /// for this object, whichever thread still holds it (call with mutex() held).
+  void stop_for_good() noexcept {
+    disable();
+    stopped_for_good_ = true;
+  }
+  /// True after stop_for_good(): the launch path must not start an image (read with mutex() held).
+  bool stopped_for_good() const noexcept { return stopped_for_good_; }
   ReplayMode replay() const noexcept { return replay_; }
 
   CUcontext context() const noexcept { return ctx_; }
@@ -123,6 +131,7 @@ class ContextProfiler {
   uint32_t config_id_ = 0;
   LaunchRangeMap launches_;
   std::timed_mutex mutex_;
+  bool stopped_for_good_ = false;
 };
 
 /// cuptiProfilerInitialize, once per process (later calls return the first result). Throws

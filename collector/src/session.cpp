@@ -290,7 +290,7 @@ void Session::finish(std::chrono::milliseconds launch_wait) noexcept {
   try {
     if (step_mode()) step_finish();
     const std::optional<uint32_t> closed = launch_log_.close_window();
-    flush_all_images(/*at_exit=*/true, launch_wait);
+    flush_all_images(/*at_exit=*/true, launch_wait, closed.value_or(0));
     if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});
     // Each step of finishing can be cut short (a SIGKILL after SIGTERM's grace time, the signal
     // handler's timeout): what it produced is written out before the next one starts.

@@ -2,6 +2,7 @@
 // memory allocations and releases (MEMORY2, with RFPROF_MEMORY).
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "convert.h"
 #include "rfprof/collector/activity_buffers.h"
@@ -94,21 +95,26 @@ void Session::handle_record(const CUpti_Activity* record) {
       // CUPTI documents that the client owns d->name; it is left alone, as NVIDIA's samples do
       // (a few bytes per device, never a double free).
       const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
-      std::string chip;
-      bool never_known = false;  // asking CUPTI for its chip failed: written without one
-      {
-        std::lock_guard lock(chips_mutex_);
-        if (auto it = chips_.find(d->id); it != chips_.end()) chip = it->second;
-        never_known = chip_errors_.count(d->id) > 0;
-      }
       auto intern_fn = [this](std::string_view s) { return intern(s); };
-      trace::DeviceInfo info = convert_device(*d, chip, intern_fn);
-      if (!chip.empty() || never_known) {
-        write(info);
-      } else {
+      std::optional<trace::DeviceInfo> ready;
+      {
+        // Under activity_mutex_ from the chip lookup to the push, as write_pending_devices: a
+        // chip learnt in between would otherwise leave this record pending until exit.
         std::lock_guard lock(activity_mutex_);
-        pending_devices_.push_back(info);  // chip learnt when a context on it is created
+        std::string chip;
+        bool never_known = false;  // asking CUPTI for its chip failed: written without one
+        {
+          std::lock_guard clock(chips_mutex_);
+          if (auto it = chips_.find(d->id); it != chips_.end()) chip = it->second;
+          never_known = chip_errors_.count(d->id) > 0;
+        }
+        trace::DeviceInfo info = convert_device(*d, chip, intern_fn);
+        if (!chip.empty() || never_known)
+          ready = std::move(info);
+        else
+          pending_devices_.push_back(std::move(info));  // chip learnt when a context on it is created
       }
+      if (ready) write(*ready);
       break;
     }
     default:

@@ -322,7 +322,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
                                                  std::to_string(cp->device_id()) + " (" + cp->chip() +
                                                  "): " + e.what(),
                       static_cast<int>(e.result()));
-      cp->disable();
+      cp->stop_for_good();
       cp->mutex().unlock();
       t_locked.reset();
     }

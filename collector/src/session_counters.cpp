@@ -137,7 +137,7 @@ void Session::flush_image(ContextProfiler& cp) noexcept {
                       "; the counters of its " + std::to_string(cp.launches().size()) +
                       " launches are lost and counters stop on this context");
       CUcontext ctx = cp.context();
-      cp.disable();
+      cp.stop_for_good();            // also for a launch that already holds cp
       (void)profilers_.refuse(ctx);  // the caller holds its own reference to cp
       return;
     }
@@ -171,13 +171,17 @@ void Session::flush_image(ContextProfiler& cp) noexcept {
   }
 }
 
-void Session::flush_all_images(bool at_exit, std::chrono::milliseconds launch_wait) noexcept {
+void Session::flush_all_images(bool at_exit, std::chrono::milliseconds launch_wait,
+                               uint32_t exit_window) noexcept {
+  // One deadline for every context: N busy contexts must not cost N times the wait.
+  const auto deadline = std::chrono::steady_clock::now() + launch_wait;
   for (auto& cp : profilers_.all()) {
     std::unique_lock<std::timed_mutex> lock(cp->mutex(), std::defer_lock);
     if (at_exit) {
       // A launch still in flight on another thread at exit must not hang the process.
-      if (!lock.try_lock_for(launch_wait)) {
-        write_error(trace::ErrorCode::kDecodeFailed, cp->window_id(), 0, 0,
+      if (!lock.try_lock_until(deadline)) {
+        // cp is not ours to read (its launch thread holds it): the window the exit closed.
+        write_error(trace::ErrorCode::kDecodeFailed, exit_window, 0, 0,
                     "a kernel launch on device " + std::to_string(cp->device_id()) + " was still running " +
                         std::to_string(launch_wait.count()) +
                         " ms after the trace began to finish; the counter image of that context was not "
@@ -195,10 +199,13 @@ void Session::flush_all_images(bool at_exit, std::chrono::milliseconds launch_wa
 void Session::drop_context(CUcontext ctx) noexcept {
   std::shared_ptr<ContextProfiler> cp = profilers_.erase(ctx);  // the handle may be reused
   if (!cp) return;
-  std::lock_guard lock(cp->mutex());
-  if (step_mode()) step_context_destroyed(*cp);
-  flush_image(*cp);
-  cp->disable();  // before the context goes away
+  {
+    std::lock_guard lock(cp->mutex());
+    if (step_mode()) step_context_destroyed(*cp);
+    flush_image(*cp);  // a decode failure refuses ctx in the table: forgotten again below
+    cp->stop_for_good();  // before the context goes away; a launch still holding cp starts nothing
+  }
+  (void)profilers_.erase(ctx);
 }
 
 }  // namespace rf::collector

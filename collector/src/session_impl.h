@@ -50,10 +50,10 @@ class Session {
   /// Subscribes, opens the trace, enables activity and callbacks. Throws CuptiError or
   /// trace::WriteError; everything done so far is undone by the guards.
   void start();
-  /// How long finish() waits for a kernel launch in flight on a context before it leaves that
-  /// context's counter image undecoded (a CollectorError says so): at exit, 10 s; from a signal
-  /// handler, which waits 3 s in all, 1 s (the signal may have interrupted that very launch,
-  /// whose thread then holds the context until the handler returns).
+  /// How long finish() waits, for all contexts together, for kernel launches in flight before it
+  /// leaves the counter images of the contexts still busy undecoded (a CollectorError says so):
+  /// at exit, 10 s; from a signal handler, which waits 3 s in all, 1 s (the signal may have
+  /// interrupted that very launch, whose thread then holds the context until the handler returns).
   static constexpr std::chrono::milliseconds kExitLaunchWait{10000};
   static constexpr std::chrono::milliseconds kSignalLaunchWait{1000};
   /// How long a fatal signal's handler waits for finish() before the signal's default action.
@@ -153,7 +153,10 @@ class Session {
   void flush_image(ContextProfiler& cp) noexcept;
   /// Decodes every context's image (window close); at exit also disables the Range Profiler and
   /// waits at most `launch_wait` for a launch in flight on a context (else skips it, saying so).
-  void flush_all_images(bool at_exit, std::chrono::milliseconds launch_wait = kExitLaunchWait) noexcept;
+  /// `launch_wait` is one deadline for all contexts together; `exit_window` names the window in
+  /// the CollectorError of a skipped context.
+  void flush_all_images(bool at_exit, std::chrono::milliseconds launch_wait = kExitLaunchWait,
+                        uint32_t exit_window = 0) noexcept;
   void drop_context(CUcontext ctx) noexcept;
   void counters_failed(CUcontext ctx, uint32_t window, const std::string& detail, int cupti_result) noexcept;
   void counters_unavailable(uint32_t window, CountersFailure failure, const std::string& detail) noexcept;
@@ -193,8 +196,10 @@ class Session {
   std::vector<trace::DeviceInfo> pending_devices_;   // device records whose chip is not known yet
 
   // Counters. No session lock is held across a CUPTI call here: the profilers are set up outside
-  // the table's lock (context_table.h), and chips_mutex_ guards only the two maps (the activity
-  // thread reads chips_ for DEVICE records). Each ContextProfiler has its own mutex.
+  // the table's lock (context_table.h). chips_mutex_ guards chips_, chip_errors_ and config_ids_
+  // (the activity thread reads the first two for DEVICE records); config_id() also writes a chip's
+  // MetricConfig under it, once per chip. Lock order: activity_mutex_, then chips_mutex_, then the
+  // writer's locks. Each ContextProfiler has its own mutex.
   ContextTable<ContextProfiler> profilers_;
   std::mutex chips_mutex_;
   std::map<uint32_t, std::string> chips_;                  // device id -> chip name

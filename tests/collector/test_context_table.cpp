@@ -5,6 +5,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
 #include <future>
 #include <stdexcept>
 #include <thread>
@@ -22,7 +26,34 @@ using Table = ContextTable<Profiler>;
 
 const void* ctx(uintptr_t n) { return reinterpret_cast<const void*>(n); }
 
+/// Ends the test binary with a failure (exit 1, one line on stderr) unless destroyed within
+/// `limit`: a ContextTable call that blocked where it must not would otherwise hang the test
+/// (a blocked std::async future cannot be abandoned), not fail it.
+class Watchdog {
+ public:
+  explicit Watchdog(std::chrono::seconds limit) : done_(std::make_shared<std::atomic<bool>>(false)) {
+    const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::thread([done = done_, limit, test] {
+      const auto end = std::chrono::steady_clock::now() + limit;
+      while (std::chrono::steady_clock::now() < end) {
+        if (done->load()) return;
+        std::this_thread::sleep_for(10ms);
+      }
+      std::fprintf(stderr, "FAILED: ContextTable.%s still blocked after %lld s: a call waited where it must not\n",
+                   test.c_str(), static_cast<long long>(limit.count()));
+      std::_Exit(1);
+    }).detach();
+  }
+  ~Watchdog() { done_->store(true); }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::shared_ptr<std::atomic<bool>> done_;
+};
+
 TEST(ContextTable, SetupRunsOnceAndConcurrentCallersGetItsResult) {
+  Watchdog dog(10s);
   Table table;
   std::atomic<int> setups{0};
   std::vector<std::future<std::shared_ptr<Profiler>>> results;
@@ -43,8 +74,9 @@ TEST(ContextTable, SetupRunsOnceAndConcurrentCallersGetItsResult) {
 
 // The deadlock this table exists to prevent: a setup (CUPTI calls) waits for another thread (a
 // CUPTI callback) that looks the table up. With a lock held across the setup this would hang; the
-// setup gives up after 5 s instead, so the test fails rather than hangs.
+// watchdog ends the test with a failure instead.
 TEST(ContextTable, OtherThreadsLookupsDoNotWaitForASetup) {
+  Watchdog dog(10s);
   Table table;
   bool other_finished = false;
   auto p = table.get_or_setup(ctx(1), [&] {
@@ -66,6 +98,7 @@ TEST(ContextTable, OtherThreadsLookupsDoNotWaitForASetup) {
 }
 
 TEST(ContextTable, AskingAgainFromInsideTheSetupGetsNullAtOnce) {
+  Watchdog dog(10s);  // a re-entry that waited would wait for itself
   Table table;
   std::shared_ptr<Profiler> inner = std::make_shared<Profiler>(Profiler{-1});
   int setups = 0;
@@ -125,6 +158,7 @@ TEST(ContextTable, RefuseReturnsTheObjectAndStopsLaterSetups) {
 }
 
 TEST(ContextTable, AContextErasedDuringItsSetupDropsTheResult) {
+  Watchdog dog(10s);  // an erase that waited for the setup would never return
   Table table;
   std::promise<void> started, erased;
   std::weak_ptr<Profiler> made;
@@ -150,6 +184,7 @@ TEST(ContextTable, AContextErasedDuringItsSetupDropsTheResult) {
 }
 
 TEST(ContextTable, AWaiterSeesTheRefusalOfTheSetupItWaitedFor) {
+  Watchdog dog(10s);
   Table table;
   std::promise<void> started, go;
   auto setter = std::async(std::launch::async, [&] {

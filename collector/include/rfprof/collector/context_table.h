@@ -118,22 +118,33 @@ class ContextTable {
     uint64_t ticket;  // tells this setup from a later one of the same key after an erase
   };
 
-  Ptr finish(Key key, uint64_t ticket, Ptr result) {
+  /// Wakes the waiters on every path out of finish(), a failed allocation included.
+  struct NotifyAll {
+    std::condition_variable& cv;
+    ~NotifyAll() { cv.notify_all(); }
+  };
+
+  Ptr finish(Key key, uint64_t ticket, Ptr result) noexcept {
+    NotifyAll notify{cv_};
     Ptr dropped;  // destroyed after the lock is released
-    {
-      std::lock_guard lock(mutex_);
-      auto p = pending_.find(key);
-      if (p != pending_.end() && p->second.ticket == ticket) {
-        pending_.erase(p);
-        if (result)
-          ready_[key] = result;
-        else
-          refused_.insert(key);
-      } else {
-        dropped = std::move(result);  // erased (or refused) while it was set up
-      }
+    std::lock_guard lock(mutex_);
+    auto p = pending_.find(key);
+    if (p == pending_.end() || p->second.ticket != ticket) {
+      dropped = std::move(result);  // erased (or refused) while it was set up
+      return nullptr;
     }
-    cv_.notify_all();
+    try {  // inserted before the pending entry goes, so the key is never neither
+      if (result)
+        ready_[key] = result;
+      else
+        refused_.insert(key);
+    } catch (...) {  // no memory for the entry: the context goes without (waiters get nullptr)
+      dropped = std::move(result);
+      ready_.erase(key);
+      pending_.erase(p);
+      return nullptr;
+    }
+    pending_.erase(p);
     return result;
   }
 
