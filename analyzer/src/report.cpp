@@ -38,7 +38,17 @@ void Report::begin_trace(const TraceContext& ctx) {
 
 void Report::add_launch(const LaunchOutput& launch) {
   const KernelRow& row = launch.row;
-  write_csv_row(kernels_, row.csv_fields());
+  const DeviceCeilings* ceilings = nullptr;
+  int64_t device_index = -1;
+  if (row.device)
+    if (auto it = current_devices_.find(*row.device); it != current_devices_.end()) {
+      ceilings = &devices_[it->second].ceilings;
+      device_index = static_cast<int64_t>(it->second);
+    }
+  if (!ceilings && forced_ceilings_) ceilings = &*forced_ceilings_;  // no DeviceInfo, --device given
+  std::optional<RoofCheck> roof;
+  if (ceilings) roof = check_roof(row.metrics, row.duration_ns, *ceilings);
+  write_csv_row(kernels_, row.csv_fields(roof ? &*roof : nullptr));
   if (launch.metric_names && launch.metric_values) {
     const auto& names = *launch.metric_names;
     const auto& values = *launch.metric_values;
@@ -66,20 +76,12 @@ void Report::add_launch(const LaunchOutput& launch) {
   if (current_has_memory_ && !row.nvtx.empty() && !path_phases_.contains(row.nvtx))
     path_phases_.emplace(row.nvtx, row.phase);
 
-  const DeviceCeilings* ceilings = nullptr;
-  int64_t device_index = -1;
-  if (row.device)
-    if (auto it = current_devices_.find(*row.device); it != current_devices_.end()) {
-      ceilings = &devices_[it->second].ceilings;
-      device_index = static_cast<int64_t>(it->second);
-    }
   kernel_groups_[KernelGroupKey{device_index, row.kernel, row.phase}].add(row);
-  if (!ceilings && forced_ceilings_) ceilings = &*forced_ceilings_;  // no DeviceInfo, --device given
-  if (!ceilings) {
+  if (!roof) {
     ++launches_without_ceilings_;
     return;
   }
-  RoofCheck check = check_roof(row.metrics, row.duration_ns, *ceilings);
+  const RoofCheck& check = *roof;
   if (!check.above()) return;
   ++above_roof_count_;
   if (!check.only_measured_ceilings_exceeded) ++above_roof_errors_;

@@ -48,21 +48,21 @@ bool mix_ceilings_measured(const LaunchMetrics& m, const DeviceCeilings& c) {
 RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& duration_ns,
                      const DeviceCeilings& c) {
   RoofCheck r;
-  if (!duration_ns || *duration_ns == 0) return r;
-  const double seconds = static_cast<double>(*duration_ns) * 1e-9;
-  r.achieved_flop_per_s = flop_per_s(m.total_flop(), duration_ns);
   r.compute_peak_flop_per_s = mix_peak_flop_per_s(m, c);
-  if (auto bytes = m.dram_bytes()) r.dram_bytes_per_s = *bytes / seconds;
-
-  std::optional<double> memory_roof;
   if (auto ai = arithmetic_intensity(m.total_flop(), m.dram_bytes()); ai && c.dram.value)
-    memory_roof = *ai * *c.dram.value;
+    r.memory_roof_flop_per_s = *ai * *c.dram.value;
+  const std::optional<double>& memory_roof = r.memory_roof_flop_per_s;
   if (r.compute_peak_flop_per_s && memory_roof)
     r.attainable_flop_per_s = std::min(*r.compute_peak_flop_per_s, *memory_roof);
   else if (r.compute_peak_flop_per_s)
     r.attainable_flop_per_s = r.compute_peak_flop_per_s;
   else
     r.attainable_flop_per_s = memory_roof;
+
+  if (!duration_ns || *duration_ns == 0) return r;
+  const double seconds = static_cast<double>(*duration_ns) * 1e-9;
+  r.achieved_flop_per_s = flop_per_s(m.total_flop(), duration_ns);
+  if (auto bytes = m.dram_bytes()) r.dram_bytes_per_s = *bytes / seconds;
 
   r.above_compute = r.achieved_flop_per_s && r.compute_peak_flop_per_s &&
                     *r.achieved_flop_per_s > *r.compute_peak_flop_per_s;

@@ -48,7 +48,7 @@ const std::vector<std::string>& kernels_csv_header() {
       {"id", "pid", "device", "stream", "kernel", "grid", "block", "duration_ns", "fp64_flop",
        "fp32_flop", "fp16_flop", "dram_read_bytes", "dram_write_bytes"},
       {"arithmetic_intensity", "l2_arithmetic_intensity", "l1_arithmetic_intensity", "flop_per_s",
-       "nvtx", "phase"});
+       "nvtx", "phase", "bound", "attainable_flop_per_s", "roof_fraction"});
   return h;
 }
 
@@ -78,7 +78,7 @@ std::optional<double> KernelRow::flop_per_s() const {
   return rf::analyzer::flop_per_s(metrics.total_flop(), duration_ns);
 }
 
-std::vector<std::string> KernelRow::csv_fields() const {
+std::vector<std::string> KernelRow::csv_fields(const RoofCheck* roof) const {
   std::vector<std::string> f = {std::to_string(id),
           std::to_string(pid),
           opt_int(device),
@@ -102,6 +102,9 @@ std::vector<std::string> KernelRow::csv_fields() const {
     f.push_back(format_optional(v));
   f.push_back(nvtx);
   f.push_back(phase);
+  f.push_back(roof ? roof->bound() : "");
+  f.push_back(format_optional(roof ? roof->attainable_flop_per_s : std::nullopt));
+  f.push_back(format_optional(roof ? roof->roof_fraction() : std::nullopt));
   return f;
 }
 

@@ -202,6 +202,32 @@ TEST(Roof, PointsBelowTheRoofAreNotFlagged) {
   EXPECT_DOUBLE_EQ(*r.attainable_flop_per_s, 2e12);
 }
 
+// Toy ceilings: FP32 2e12 FLOP/s, DRAM 1e11 bytes/s, so the ridge point is at 20 FLOP/byte.
+TEST(Roof, BoundSaysWhichSideOfTheRidgeTheLaunchIs) {
+  DeviceCeilings c = toy_ceilings();
+  // AI 100 FLOP/byte, right of the ridge: compute-bound, 1e9 of 2e12 FLOP/s attainable.
+  RoofCheck r = check_roof(metrics(0, 1e6, 0, 1e4), uint64_t{1000000}, c);
+  EXPECT_STREQ(r.bound(), "compute");
+  EXPECT_DOUBLE_EQ(*r.roof_fraction(), 1e9 / 2e12);
+  // AI 10 FLOP/byte, left of it: memory-bound, the roof is 10 * 1e11 = 1e12 FLOP/s; 1e5 FLOP in
+  // 0.1 ms is 1e9 FLOP/s.
+  r = check_roof(metrics(0, 1e5, 0, 1e4), uint64_t{100000}, c);
+  EXPECT_STREQ(r.bound(), "memory");
+  EXPECT_DOUBLE_EQ(*r.memory_roof_flop_per_s, 1e12);
+  EXPECT_DOUBLE_EQ(*r.attainable_flop_per_s, 1e12);
+  EXPECT_DOUBLE_EQ(*r.roof_fraction(), 1e-3);
+  // The roofs need no duration; the fraction does.
+  r = check_roof(metrics(0, 1e5, 0, 1e4), std::nullopt, c);
+  EXPECT_STREQ(r.bound(), "memory");
+  EXPECT_FALSE(r.roof_fraction().has_value());
+  // No FLOP: no compute peak for the mix and a zero memory roof, so neither bound nor fraction.
+  r = check_roof(metrics(0, 0, 0, 1e4), uint64_t{1000}, c);
+  EXPECT_STREQ(r.bound(), "");
+  EXPECT_FALSE(r.roof_fraction().has_value());
+  // A precision without a ceiling (FP16 here): the compute roof is unknown.
+  EXPECT_STREQ(check_roof(metrics(0, 0, 1e6, 1e4), uint64_t{1000}, c).bound(), "");
+}
+
 TEST(Roof, AboveTheComputeCeiling) {
   DeviceCeilings c = toy_ceilings();
   // 4e9 FP32 FLOP in 1 ms = 4e12 FLOP/s > 2e12; bytes tiny so the memory roof is high.

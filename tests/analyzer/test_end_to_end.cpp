@@ -172,6 +172,41 @@ TEST(EndToEnd, KernelRowsJoinCountersAndNvtx) {
 
 // Counters mode on an H100: the replayed kernel's activity record has no timestamps, so its
 // duration (and FLOP/s) comes from gpu__time_duration.sum; a kernel with timestamps keeps them.
+// Each kernels.csv row says where its launch sits under its device's roofline (roof.h).
+TEST(EndToEnd, KernelRowsSayWhichRoofBoundsThem) {
+  TempDir dir;
+  write_training_trace(dir.path / "t.rftrace");  // one "NVIDIA H100 80GB HBM3" device
+  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "report" / "summary.json"));
+  const double dram = s["devices"][0]["ceilings"]["dram_bytes_per_s"]["value"].get<double>();
+  const double fp32 = s["devices"][0]["ceilings"]["fp32_flop_per_s"]["value"].get<double>();
+  ASSERT_GT(dram, 0.0);
+  ASSERT_GT(fp32 / dram, 2.0);  // the ridge point lies right of row 0's intensity
+  const CsvTable kt = CsvTable::read(dir.path / "report" / "kernels.csv");
+  // Row 0: 2000 FP32 FLOP over 1000 DRAM bytes (AI 2) in 1000 ns: memory-bound, its roof is
+  // 2 x the DRAM bandwidth, and it reaches 2e9 FLOP/s of it.
+  EXPECT_EQ(kt.cell(0, "bound"), "memory");
+  EXPECT_NEAR(std::stod(kt.cell(0, "attainable_flop_per_s")), 2 * dram, 2 * dram * 1e-6);
+  EXPECT_NEAR(std::stod(kt.cell(0, "roof_fraction")), 2e9 / (2 * dram), 1e-9);
+  // Every FP32-only row with an intensity: memory-bound left of the FP32 ridge, compute-bound
+  // right of it, with a fraction when it also has a rate.
+  size_t checked = 0;
+  for (size_t i = 0; i < kt.rows.size(); ++i) {
+    if (kt.cell(i, "arithmetic_intensity").empty() || kt.cell(i, "fp64_flop") != "0" ||
+        kt.cell(i, "fp16_flop") != "0")
+      continue;
+    const double ai = std::stod(kt.cell(i, "arithmetic_intensity"));
+    if (ai <= 0.0) continue;
+    EXPECT_EQ(kt.cell(i, "bound"), ai * dram < fp32 ? "memory" : "compute") << "row " << i;
+    if (!kt.cell(i, "flop_per_s").empty()) {
+      EXPECT_FALSE(kt.cell(i, "roof_fraction").empty()) << "row " << i;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 1u);
+}
+
 TEST(EndToEnd, CountersModeDurationFallsBackToGpuTimeDuration) {
   TempDir dir;
   {
@@ -466,11 +501,12 @@ TEST(EndToEnd, SeveralTracesAndCustomPhases) {
   o.phase_map = map;
   Outcome r = analyze({dir.path / "a.rftrace", dir.path / "b.rftrace"}, dir.path / "report", o);
   ASSERT_EQ(r.status, kExitOk) << r.err;
-  auto k = lines_of(dir.path / "report" / "kernels.csv");
-  ASSERT_EQ(k.size(), 1u + 5 + 3);
-  EXPECT_EQ(k[1].substr(k[1].rfind(',') + 1), "step");   // iteration/forward -> step
-  EXPECT_EQ(k[6].substr(0, 7), "10,777,");
-  EXPECT_EQ(k[6].substr(k[6].rfind(',') + 1), "other");  // forward no longer maps
+  const CsvTable k = CsvTable::read(dir.path / "report" / "kernels.csv");
+  ASSERT_EQ(k.rows.size(), 5u + 3);
+  EXPECT_EQ(k.cell(0, "phase"), "step");  // iteration/forward -> step
+  EXPECT_EQ(k.cell(5, "id"), "10");
+  EXPECT_EQ(k.cell(5, "pid"), "777");
+  EXPECT_EQ(k.cell(5, "phase"), "other");  // forward no longer maps
   std::ifstream in(dir.path / "report" / "summary.json");
   nlohmann::json s = nlohmann::json::parse(in);
   ASSERT_EQ(s["traces"].size(), 2u);

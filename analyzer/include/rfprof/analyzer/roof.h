@@ -19,6 +19,7 @@ struct RoofCheck {
   std::optional<double> achieved_flop_per_s;
   std::optional<double> compute_peak_flop_per_s;  ///< peak of the precision mix
   std::optional<double> attainable_flop_per_s;    ///< min(compute peak, AI * bandwidth)
+  std::optional<double> memory_roof_flop_per_s;   ///< AI * DRAM bandwidth (the roof's slope at AI)
   std::optional<double> dram_bytes_per_s;         ///< achieved DRAM bandwidth
   bool above_compute = false;                     ///< achieved FLOP/s > compute peak
   bool above_memory = false;                      ///< achieved DRAM bytes/s > DRAM bandwidth
@@ -28,6 +29,19 @@ struct RoofCheck {
   /// DRAM bytes/s stay within the datasheet's bandwidth where one is known.
   bool only_measured_ceilings_exceeded = false;
   bool above() const noexcept { return above_compute || above_memory; }
+  /// Which roof limits the launch: "memory" when its arithmetic intensity is left of the ridge
+  /// point (AI × DRAM bandwidth < compute peak of its mix), else "compute"; "" when either roof is
+  /// unknown (no FLOP, no DRAM bytes, or a ceiling missing). Roofline model, Williams et al. 2009.
+  const char* bound() const noexcept {
+    if (!memory_roof_flop_per_s || !compute_peak_flop_per_s) return "";
+    return *memory_roof_flop_per_s < *compute_peak_flop_per_s ? "memory" : "compute";
+  }
+  /// Achieved / attainable FLOP/s (1 = on the roof; above 1 only for a point above its roof);
+  /// absent when either is unknown or attainable is 0.
+  std::optional<double> roof_fraction() const noexcept {
+    if (!achieved_flop_per_s || !attainable_flop_per_s || *attainable_flop_per_s <= 0.0) return std::nullopt;
+    return *achieved_flop_per_s / *attainable_flop_per_s;
+  }
   /// "warning" for a launch only slightly above measured ceilings: a benchmark gives a lower
   /// bound of the hardware's peak, and a real kernel can beat it (on an H100 a ReLU backward kernel
   /// read DRAM at 2.85 TB/s where rfbench's float4 copy reached 2.82 TB/s). "error" otherwise:
@@ -46,7 +60,8 @@ inline constexpr double kMeasuredCeilingMargin = 1.10;
 std::optional<double> mix_peak_flop_per_s(const LaunchMetrics& m, const DeviceCeilings& c);
 
 /// Places one launch (counters `m`, kernel duration `duration_ns`) under the ceilings `c`.
-/// Nothing is flagged when the duration is absent or 0 or a needed ceiling is unknown.
+/// The roofs (compute peak, memory roof, attainable, bound()) need no duration; achieved rates
+/// and flags do. Nothing is flagged when the duration is absent or 0 or a needed ceiling is unknown.
 RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& duration_ns,
                      const DeviceCeilings& c);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rfprof/analyzer/flops.h"
+#include "rfprof/analyzer/roof.h"
 #include "rfprof/trace/records.h"
 
 namespace rf::analyzer {
@@ -54,8 +55,10 @@ struct KernelRow {
   std::optional<double> arithmetic_intensity() const;
   /// total FLOP / duration (FLOP/s); see flop_per_s() in flops.h.
   std::optional<double> flop_per_s() const;
-  /// The kernels.csv fields, unescaped, in kernels_csv_header() order.
-  std::vector<std::string> csv_fields() const;
+  /// The kernels.csv fields, unescaped, in kernels_csv_header() order; the roofline position
+  /// (`bound`, `attainable_flop_per_s`, `roof_fraction`) from `roof`, the launch placed under its
+  /// device's ceilings (check_roof), empty when null (no ceilings for the device).
+  std::vector<std::string> csv_fields(const RoofCheck* roof = nullptr) const;
 };
 
 /// Sum of one optional column over many launches: present once one launch had a value.
