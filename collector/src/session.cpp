@@ -132,11 +132,11 @@ void Session::stop_flush_threads() noexcept {
   if (activity_flush_thread_.joinable()) activity_flush_thread_.join();
 }
 
-void Session::flush_writer() noexcept {
+void Session::flush_writer(std::optional<std::chrono::nanoseconds> buffer_wait) noexcept {
   if (!writer_ || write_failed_.load(std::memory_order_relaxed)) return;
   try {
     ScopedOverhead timed(process_overhead(), OverheadPhase::kWriterFlush);
-    writer_->flush();
+    writer_->flush(buffer_wait);
   } catch (const std::exception& e) {
     report_write_failure(e);
   }
@@ -249,7 +249,7 @@ void Session::flush_loop() noexcept {
     lock.unlock();
     if (!write_failed_.load(std::memory_order_relaxed)) {
       write_overhead(/*periodic=*/true);
-      flush_writer();
+      flush_writer(kFlushBufferWait);
     }
     lock.lock();
   }
@@ -284,13 +284,17 @@ void Session::request_flush() noexcept {
   flush_cv_.notify_all();
 }
 
-void Session::finish(std::chrono::milliseconds launch_wait) noexcept {
+void Session::finish(FinishFrom from) noexcept {
   if (!owner_.begin_finish()) return;  // once, and a forked child never writes
   const auto finish_began = std::chrono::steady_clock::now();
+  const bool signal = from == FinishFrom::kSignal;
+  // The thread the signal interrupted may hold its own writer buffer: every collection from here
+  // on leaves a buffer busy past kSignalBufferWait out instead of waiting for it.
+  if (signal && writer_) writer_->bound_buffer_waits(kSignalBufferWait);
   try {
     if (step_mode()) step_finish();
     const std::optional<uint32_t> closed = launch_log_.close_window();
-    flush_all_images(/*at_exit=*/true, launch_wait, closed.value_or(0));
+    flush_all_images(/*at_exit=*/true, signal ? kSignalLaunchWait : kExitLaunchWait, closed.value_or(0));
     if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});
     // Each step of finishing can be cut short (a SIGKILL after SIGTERM's grace time, the signal
     // handler's timeout): what it produced is written out before the next one starts.
@@ -309,6 +313,9 @@ void Session::finish(std::chrono::milliseconds launch_wait) noexcept {
     write_overhead(/*periodic=*/false);
     owner_.set_finished();
     if (!write_failed_.load()) writer_->finish(now_ns(), dropped_records_.load());
+    if (writer_->buffers_left_out() > 0)
+      print_line("rfprof: the trace was finished without the last records of a thread that held its "
+                 "buffer when the signal arrived (at most 64 KiB of its launches)");
   } catch (const std::exception& e) {
     owner_.set_finished();
     print_line(std::string("rfprof: could not finish the trace: ") + e.what());
@@ -356,7 +363,7 @@ bool start_session(const SessionOptions& options) noexcept {
   install_signal_finish(
       {SIGTERM, SIGINT, SIGHUP},
       [] {
-        if (Session* live = g_session.load()) live->finish(Session::kSignalLaunchWait);
+        if (Session* live = g_session.load()) live->finish(Session::FinishFrom::kSignal);
       },
       [] {
         if (Session* live = g_session.load()) live->request_flush();

@@ -56,11 +56,19 @@ class Session {
   /// interrupted that very launch, whose thread then holds the context until the handler returns).
   static constexpr std::chrono::milliseconds kExitLaunchWait{10000};
   static constexpr std::chrono::milliseconds kSignalLaunchWait{1000};
+  /// How long a fatal signal's finish() waits for each thread's writer buffer: the interrupted
+  /// thread may hold its own (inside append_buffered); its records are then left out.
+  static constexpr std::chrono::milliseconds kSignalBufferWait{200};
+  /// How long the periodic flush waits for a thread's writer buffer before leaving it for the
+  /// next flush (so the flush thread, which finish() joins, never waits on a stopped thread).
+  static constexpr std::chrono::milliseconds kFlushBufferWait{100};
   /// How long a fatal signal's handler waits for finish() before the signal's default action.
   static constexpr std::chrono::milliseconds kSignalFinishTimeout{3000};
-  /// Process exit or a fatal signal: closes the window, decodes counters (waiting at most
-  /// `launch_wait` per context for a launch in flight), flushes activity, writes TraceEnd.
-  void finish(std::chrono::milliseconds launch_wait = kExitLaunchWait) noexcept;
+  /// Who finishes the trace: the process's exit (waits as long as needed, up to kExitLaunchWait
+  /// for launches), or a fatal signal's watcher thread (bounded waits, within kSignalFinishTimeout).
+  enum class FinishFrom { kExit, kSignal };
+  /// Closes the window, decodes counters, flushes activity, writes TraceEnd, renames the trace.
+  void finish(FinishFrom from = FinishFrom::kExit) noexcept;
   /// Wakes the flush thread now (a signal the application handles: its records reach the file).
   void request_flush() noexcept;
   /// pthread_atfork child handler: the child must not touch the parent's CUPTI state or trace.
@@ -98,7 +106,7 @@ class Session {
   /// Stops and joins the two flush threads (finish, or a failed start).
   void stop_flush_threads() noexcept;
   /// writer_->flush() now, timed as writer.flush; a failure is reported once and stops writing.
-  void flush_writer() noexcept;
+  void flush_writer(std::optional<std::chrono::nanoseconds> buffer_wait = std::nullopt) noexcept;
   static uint64_t now_ns() noexcept;
 
   // session_callbacks.cpp

@@ -1,14 +1,21 @@
 // Helper process of test_signal_finish: writes a trace through rf::trace::Writer with the signal
 // handlers of signal_finish.h installed, prints "ready", appends records until a signal arrives.
-//   signal_finish_helper TRACE [app-handler MARKER | fork-child | thread-masks]
+//   signal_finish_helper TRACE [app-handler MARKER | fork-child | thread-masks | held-buffer]
 // With app-handler, an application SIGINT handler (installed before rfprof's, as Python's is)
 // writes MARKER and makes the loop stop: the process then exits normally, finishing the trace.
 // With thread-masks, it prints "masks BLOCKING/OTHERS": of the threads other than main (the
 // watcher), how many block SIGTERM, SIGINT and SIGHUP (from /proc/self/task/*/status), and exits.
+// With held-buffer, main appends kernel 1 to the shared stream and kernel 2 to its own buffer,
+// then sends itself SIGTERM while it holds that buffer (as a signal landing inside
+// append_buffered): the finish must go on without the buffer. The finish does what Session's
+// does for a fatal signal: bound_buffer_waits(200 ms) first.
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <atomic>
 #include <cstdio>
@@ -42,7 +49,28 @@ int main(int argc, char** argv) {
   // SIGINT the application handler lets main finish and exit) when static destructors run.
   static rf::trace::Writer& writer = *new rf::trace::Writer(argv[1], {.force_overwrite = true});
   rf::collector::install_signal_finish(
-      {SIGTERM, SIGINT, SIGHUP}, [] { writer.finish(); }, [] { writer.flush(); }, 3000);
+      {SIGTERM, SIGINT, SIGHUP},
+      [] {
+        writer.bound_buffer_waits(std::chrono::milliseconds(200));
+        writer.finish();
+      },
+      [] { writer.flush(); }, 3000);
+  if (argc == 3 && std::strcmp(argv[2], "held-buffer") == 0) {
+    rf::trace::KernelActivity shared, buffered;
+    shared.correlation_id = 1;
+    buffered.correlation_id = 2;
+    writer.append(shared);
+    writer.append_buffered(buffered);
+    std::printf("ready\n");
+    std::fflush(stdout);
+    writer.with_thread_buffer_locked([] {
+      // To this thread, as a process-directed signal lands on the main thread; the handler runs
+      // here (under ThreadSanitizer at the sleep, where TSan delivers it) and never returns.
+      (void)::syscall(SYS_tgkill, ::getpid(), static_cast<pid_t>(::syscall(SYS_gettid)), SIGTERM);
+      ::sleep(10);
+    });
+    return 3;  // not reached: SIGTERM's default action ends the process
+  }
   if (argc == 3 && std::strcmp(argv[2], "thread-masks") == 0) {
     ::usleep(100 * 1000);  // the watcher thread has started
     int others = 0, blocking = 0;

@@ -5,9 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "rfprof/trace/reader.h"
 
@@ -61,6 +63,37 @@ long finished_kernels(const fs::path& trace) {
     ended |= std::holds_alternative<rf::trace::TraceEnd>(rec);
   }
   return ended && !r.truncated() ? n : -1;
+}
+
+/// Kernel correlation ids in a finished trace (empty when it is missing or not finished).
+std::vector<uint32_t> finished_kernel_ids(const fs::path& trace) {
+  if (finished_kernels(trace) < 0) return {};
+  rf::trace::Reader r(trace);
+  rf::trace::Record rec;
+  std::vector<uint32_t> ids;
+  while (r.next(rec))
+    if (auto* k = std::get_if<rf::trace::KernelActivity>(&rec)) ids.push_back(k->correlation_id);
+  return ids;
+}
+
+// The signal lands on a thread that holds its own writer buffer (inside append_buffered): the
+// watcher cannot collect that buffer until the handler returns, and the handler waits for the
+// watcher. The finish leaves the buffer out after its 200 ms and finishes the rest in time.
+TEST(SignalFinish, ASignalInsideAnAppendStillFinishesTheTrace) {
+  TempDir dir;
+  const fs::path trace = dir.path / "t.rftrace";
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = start_helper({trace.string(), "held-buffer"});
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_LT(took, std::chrono::milliseconds(2900)) << "the handler's 3 s timeout ran out";
+  // Finished and renamed; the shared record is in, the held buffer's record is left out.
+  EXPECT_EQ(finished_kernel_ids(trace), std::vector<uint32_t>{1});
+  EXPECT_FALSE(fs::exists(trace.string() + ".part"));
 }
 
 TEST(SignalFinish, SigtermFinishesTheTraceThenKillsAsBefore) {

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <random>
 #include <thread>
 
@@ -125,6 +127,82 @@ TEST(TraceWriter, SigkillAtRandomPointsKeepsEverythingFlushed) { sigkill_at_rand
 
 TEST(TraceWriter, SigkillAtRandomPointsKeepsEveryBufferedRecordFlushed) {
   sigkill_at_random_points(true);
+}
+
+/// A thread stopped while it holds its own buffer (a fatal signal's handler runs on it, waiting
+/// for the trace to be finished): flush() with a buffer wait skips that buffer for a later flush,
+/// and under bound_buffer_waits() a window's close and finish() go on without it, counting it,
+/// instead of waiting forever.
+TEST(TraceWriter, ABufferHeldByAStoppedThreadDoesNotStopFlushOrFinish) {
+  using namespace std::chrono_literals;
+  TempDir dir;
+  auto p = dir.path / "held.rftrace";
+  Writer w(p);
+  KernelActivity mine;
+  mine.correlation_id = 1;
+  w.append_buffered(mine);
+  std::promise<void> holding, release;
+  std::shared_future<void> released = release.get_future().share();
+  std::thread stopped([&, released] {
+    KernelActivity theirs;
+    theirs.correlation_id = 2;
+    w.append_buffered(theirs);
+    w.with_thread_buffer_locked([&] {
+      holding.set_value();
+      (void)released.wait_for(10s);  // a finish() that waited for it fails below, not hangs
+    });
+  });
+  holding.get_future().wait();
+  const auto t0 = std::chrono::steady_clock::now();
+  w.flush(50ms);  // skips the held buffer (for a later flush); mine reaches the file
+  EXPECT_EQ(w.buffers_left_out(), 0u);
+  w.bound_buffer_waits(50ms);  // what a fatal signal's finish does first
+  w.append(ProfilingWindow{1, false, 5, 0});  // a window's close collects the buffers: skips it
+  w.finish();
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  release.set_value();
+  stopped.join();
+  EXPECT_LT(waited, 5s);
+  EXPECT_EQ(w.buffers_left_out(), 2u);  // skipped at the window's close and at finish()
+  ASSERT_TRUE(std::filesystem::exists(p));  // finished: renamed, not left as .part
+  Reader r(p);
+  Record rec;
+  std::vector<uint32_t> kernels;
+  bool ended = false;
+  while (r.next(rec)) {
+    if (auto* k = std::get_if<KernelActivity>(&rec)) kernels.push_back(k->correlation_id);
+    ended = ended || std::holds_alternative<TraceEnd>(rec);
+  }
+  EXPECT_FALSE(r.truncated());
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(kernels, std::vector<uint32_t>{1});  // the held buffer's record is the one left out
+}
+
+/// Without a buffer wait, finish() waits for a held buffer and keeps its records.
+TEST(TraceWriter, FinishWithoutABufferWaitKeepsAHeldBuffersRecords) {
+  using namespace std::chrono_literals;
+  TempDir dir;
+  auto p = dir.path / "wait.rftrace";
+  Writer w(p);
+  std::promise<void> holding;
+  std::thread owner([&] {
+    KernelActivity k;
+    k.correlation_id = 7;
+    w.append_buffered(k);
+    w.with_thread_buffer_locked([&] {
+      holding.set_value();
+      std::this_thread::sleep_for(100ms);
+    });
+  });
+  holding.get_future().wait();
+  w.finish();
+  owner.join();
+  EXPECT_EQ(w.buffers_left_out(), 0u);
+  Reader r(p);
+  Record rec;
+  int kernels = 0;
+  while (r.next(rec)) kernels += std::holds_alternative<KernelActivity>(rec);
+  EXPECT_EQ(kernels, 1);
 }
 
 /// A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes write() fail with EFBIG as a full

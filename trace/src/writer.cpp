@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <thread>
 
 #include "rfprof/trace/reader.h"
 #include "wire.h"
@@ -155,10 +156,38 @@ void Writer::collect_thread_buffers() {
   if (collect_locked_buffers() && options_.on_chunk_pending) options_.on_chunk_pending();
 }
 
-bool Writer::collect_locked_buffers(bool apply_bound) {
+namespace {
+
+/// Takes `lock` within `wait`, polling try_lock (a timed mutex's timed lock, pthread_mutex_clocklock,
+/// is invisible to ThreadSanitizer, which then reports its unlock). The owner of a thread buffer
+/// holds it for one record's encoding, so the first or second try normally succeeds.
+bool lock_within(std::unique_lock<std::mutex>& lock, std::chrono::nanoseconds wait) {
+  const auto end = std::chrono::steady_clock::now() + wait;
+  while (!lock.try_lock()) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Writer::collect_locked_buffers(bool apply_bound, std::optional<std::chrono::nanoseconds> buffer_wait) {
+  bool count_left_out = false;
+  if (!buffer_wait)
+    if (const int64_t bound = buffer_wait_bound_ns_.load(std::memory_order_relaxed); bound >= 0) {
+      buffer_wait = std::chrono::nanoseconds(bound);
+      count_left_out = true;
+    }
   bool started = false, moved = false;
   buffers_.for_each([&](ThreadBuffer& b) {
-    std::lock_guard own(b.mutex);
+    std::unique_lock own(b.mutex, std::defer_lock);
+    if (!buffer_wait) {
+      own.lock();
+    } else if (!lock_within(own, *buffer_wait)) {
+      if (count_left_out) buffers_left_out_.fetch_add(1, std::memory_order_relaxed);
+      return;  // its thread is stopped inside append_buffered (or writing past the bound)
+    }
     if (b.records == 0) return;
     std::lock_guard lock(mutex_);
     moved = true;
@@ -268,8 +297,14 @@ void Writer::fail_locked(int err) {
                    "; the trace keeps what was written before");
 }
 
-void Writer::flush() {
-  (void)collect_locked_buffers(/*apply_bound=*/false);  // this thread writes them just below
+void Writer::with_thread_buffer_locked(const std::function<void()>& fn) {
+  ThreadBuffer& b = buffers_.local();
+  std::lock_guard own(b.mutex);
+  fn();
+}
+
+void Writer::flush(std::optional<std::chrono::nanoseconds> buffer_wait) {
+  (void)collect_locked_buffers(/*apply_bound=*/false, buffer_wait);  // written just below
   std::unique_lock lock(mutex_);
   std::vector<Pending> batch = take_pending_locked();
   if (batch.empty()) return;
@@ -306,7 +341,8 @@ void Writer::flush_locked() {
 
 void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
   if (finished_.load()) return;
-  (void)collect_locked_buffers();  // every thread's records precede TraceEnd
+  // Every thread's records precede TraceEnd (a buffer left out under bound_buffer_waits excepted).
+  (void)collect_locked_buffers();
   std::lock_guard lock(mutex_);
   if (finished_.load()) return;
   append_locked(TraceEnd{timestamp_ns, records_written_, dropped_records});

@@ -4,11 +4,13 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -78,10 +80,25 @@ class Writer {
   /// any (the flush thread, window close, finish). Throws WriteError when that writes and fails.
   void collect_thread_buffers();
   /// Closes the current chunk and write()s it, after every waiting chunk, to the file (no fsync).
-  /// The writing happens outside the lock appending threads take. Throws WriteError.
-  void flush();
+  /// The writing happens outside the lock appending threads take. `buffer_wait`: how long to wait
+  /// for each thread's buffer lock (nullopt: as long as it takes); a buffer still busy then stays
+  /// for the next flush, so a thread stopped inside append_buffered (a signal handler running on
+  /// it) cannot stop the flushing thread. Throws WriteError.
+  void flush(std::optional<std::chrono::nanoseconds> buffer_wait = std::nullopt);
   /// Appends TraceEnd, flushes, closes and renames `<path>.part` to `<path>`. Idempotent.
   void finish(uint64_t timestamp_ns = 0, uint64_t dropped_records = 0);
+  /// From now on every collection of the thread buffers (a window's close, flush() without its
+  /// own wait, finish()) waits at most `wait` for each thread's buffer lock and leaves a buffer
+  /// still busy out, counted in buffers_left_out(): a fatal signal's handler finishes the trace
+  /// while the thread it interrupted may hold its own buffer, which it never releases.
+  void bound_buffer_waits(std::chrono::nanoseconds wait) noexcept {
+    buffer_wait_bound_ns_.store(wait.count(), std::memory_order_relaxed);
+  }
+  /// Thread buffers skipped under bound_buffer_waits() (their records are not in the trace).
+  uint64_t buffers_left_out() const noexcept { return buffers_left_out_.load(std::memory_order_relaxed); }
+  /// Runs `fn` holding the calling thread's buffer lock, as append_buffered does while it encodes:
+  /// how a test stands for a thread a signal stopped inside append_buffered.
+  void with_thread_buffer_locked(const std::function<void()>& fn);
 
   /// Final path of the trace.
   const std::filesystem::path& path() const noexcept { return path_; }
@@ -121,7 +138,11 @@ class Writer {
   /// bound is applied once every buffer is collected, never while a thread's buffer lock is held
   /// (that thread's next append would wait for the write); `apply_bound` false: the caller writes
   /// right after (flush).
-  bool collect_locked_buffers(bool apply_bound = true);
+  /// `buffer_wait`: per buffer lock; a busy buffer is skipped (left for a later collection).
+  /// nullopt: the bound_buffer_waits() bound if one is set (a skipped buffer is then counted in
+  /// buffers_left_out_), else block.
+  bool collect_locked_buffers(bool apply_bound = true,
+                              std::optional<std::chrono::nanoseconds> buffer_wait = std::nullopt);
   /// Gives `p` its chunk header and appends it to pending_.
   void push_pending_locked(Pending p);
   /// After chunks were pushed: writes inline in inline mode or past max_pending_chunks. Returns
@@ -153,6 +174,8 @@ class Writer {
   std::vector<Pending> pending_;  // closed chunks not written yet (at most max_pending_chunks)
   bool io_failed_ = false;        // (io_mutex_) a write failed: nothing more is written
   int fd_ = -1;
+  std::atomic<int64_t> buffer_wait_bound_ns_{-1};  // bound_buffer_waits(); -1: none
+  std::atomic<uint64_t> buffers_left_out_{0};
   std::atomic<bool> finished_{false};  // set under mutex_; read without it by append_buffered
   std::vector<uint8_t> chunk_;   // encoded records of the open chunk
   uint32_t chunk_records_ = 0;
