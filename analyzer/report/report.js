@@ -41,10 +41,19 @@
     { title: 'FLOP/s', get: (r) => fmt(r.flop_per_s, 'FLOP/s') },
   ];
 
+  // "; 71% of it in memory-bound kernels, 20% compute-bound" (summary.json totals.by_bound).
+  function boundShare(totals) {
+    const b = totals.by_bound;
+    if (!b || !totals.duration_ns) return '';
+    const pct = (k) => Math.round((100 * b[k].duration_ns) / totals.duration_ns);
+    if (!b.memory.launches && !b.compute.launches) return '';
+    return `; ${pct('memory')}% of it in memory-bound kernels, ${pct('compute')}% compute-bound`;
+  }
+
   // Header.
   document.getElementById('rf-meta').textContent =
     `${data.tool} ${data.version}: ${data.traces.length} trace(s), ${data.totals.launches} launch(es), ` +
-    `${ms(data.totals.duration_ns)} ms GPU time` +
+    `${ms(data.totals.duration_ns)} ms GPU time` + boundShare(data.totals) +
     (data.above_roof_count ? `; ${data.above_roof_count} launch(es) above their roof (see summary.json)` : '');
 
   // Roofline: one panel per (trace, device) that has points; ceilings of the device as roofs.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <sstream>
+#include <string_view>
 
 #include "rfprof/analyzer/csv.h"
 #include "rfprof/analyzer/overhead.h"
@@ -49,6 +50,12 @@ void Report::add_launch(const LaunchOutput& launch) {
   std::optional<RoofCheck> roof;
   if (ceilings) roof = check_roof(row.metrics, row.duration_ns, *ceilings);
   write_csv_row(kernels_, row.csv_fields(roof ? &*roof : nullptr));
+  {
+    const std::string_view bound = roof ? roof->bound() : "";
+    BoundShare& share = bound_shares_[bound == "memory" ? 0 : bound == "compute" ? 1 : 2];
+    ++share.launches;
+    share.duration_ns += row.duration_ns.value_or(0);
+  }
   if (launch.metric_names && launch.metric_values) {
     const auto& names = *launch.metric_names;
     const auto& values = *launch.metric_values;

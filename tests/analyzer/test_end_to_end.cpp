@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -205,6 +206,19 @@ TEST(EndToEnd, KernelRowsSayWhichRoofBoundsThem) {
     ++checked;
   }
   EXPECT_GE(checked, 1u);
+  // summary.json totals.by_bound: the same launches and GPU time as the rows, by their bound.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> rows_by_bound;  // launches, duration_ns
+  for (size_t i = 0; i < kt.rows.size(); ++i) {
+    auto& share = rows_by_bound[kt.cell(i, "bound").empty() ? "unknown" : kt.cell(i, "bound")];
+    ++share.first;
+    if (!kt.cell(i, "duration_ns").empty()) share.second += std::stoull(kt.cell(i, "duration_ns"));
+  }
+  const auto& by_bound = s["totals"]["by_bound"];
+  for (const char* b : {"memory", "compute", "unknown"}) {
+    EXPECT_EQ(by_bound[b]["launches"].get<uint64_t>(), rows_by_bound[b].first) << b;
+    EXPECT_EQ(by_bound[b]["duration_ns"].get<uint64_t>(), rows_by_bound[b].second) << b;
+  }
+  EXPECT_GE(by_bound["memory"]["launches"].get<uint64_t>(), 1u);
 }
 
 TEST(EndToEnd, CountersModeDurationFallsBackToGpuTimeDuration) {

@@ -3,6 +3,7 @@
 // facts summary.json reports.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -119,6 +120,14 @@ class Report {
   /// summary.json (structure: docs/analyzer.md), keys in a fixed, readable order.
   nlohmann::ordered_json summary() const;
 
+  /// Launches and their GPU time (ns) by the roof that bounds them (RoofCheck::bound()).
+  struct BoundShare {
+    uint64_t launches = 0;
+    uint64_t duration_ns = 0;
+  };
+  /// By bound: [0] "memory", [1] "compute", [2] unknown (no FLOP, no DRAM bytes or no ceilings).
+  const std::array<BoundShare, 3>& bound_shares() const noexcept { return bound_shares_; }
+
   uint64_t above_roof_count() const noexcept { return above_roof_count_; }
   /// Launches above their roof with severity "error" (RoofCheck::severity).
   uint64_t above_roof_errors() const noexcept { return above_roof_errors_; }
@@ -155,6 +164,7 @@ class Report {
   std::string current_path_;
   uint64_t current_launches_ = 0;
   uint64_t launches_without_ceilings_ = 0;
+  std::array<BoundShare, 3> bound_shares_{};
   uint64_t above_roof_count_ = 0;
   uint64_t above_roof_errors_ = 0;
   std::vector<AboveRoof> above_roof_;
