@@ -187,9 +187,8 @@ json ReportPage::data(const Report& report) const {
   }
   json totals = sums(report.totals());
   json by_bound = json::object();
-  const char* bound_names[] = {"memory", "compute", "unknown"};
   for (size_t i = 0; i < report.bound_shares().size(); ++i)
-    by_bound[bound_names[i]] = {{"launches", report.bound_shares()[i].launches},
+    by_bound[Report::kBoundNames[i]] = {{"launches", report.bound_shares()[i].launches},
                                 {"duration_ns", report.bound_shares()[i].duration_ns}};
   totals["by_bound"] = by_bound;
   return {{"tool", summary.value("tool", "rfanalyze")},

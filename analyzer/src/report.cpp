@@ -52,7 +52,9 @@ void Report::add_launch(const LaunchOutput& launch) {
   write_csv_row(kernels_, row.csv_fields(roof ? &*roof : nullptr));
   {
     const std::string_view bound = roof ? roof->bound() : "";
-    BoundShare& share = bound_shares_[bound == "memory" ? 0 : bound == "compute" ? 1 : 2];
+    size_t i = 0;
+    while (i + 1 < kBoundNames.size() && bound != kBoundNames[i]) ++i;  // "" -> "unknown"
+    BoundShare& share = bound_shares_[i];
     ++share.launches;
     share.duration_ns += row.duration_ns.value_or(0);
   }

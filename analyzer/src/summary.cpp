@@ -206,9 +206,8 @@ nlohmann::ordered_json Report::summary() const {
   json totals = aggregate(totals_);
   totals["launches_without_ceilings"] = launches_without_ceilings_;
   json by_bound = json::object();
-  const char* bound_names[] = {"memory", "compute", "unknown"};
   for (size_t i = 0; i < bound_shares_.size(); ++i)
-    by_bound[bound_names[i]] = {{"launches", bound_shares_[i].launches},
+    by_bound[Report::kBoundNames[i]] = {{"launches", bound_shares_[i].launches},
                                 {"duration_ns", bound_shares_[i].duration_ns}};
   totals["by_bound"] = by_bound;
   json out = {{"tool", "rfanalyze"},

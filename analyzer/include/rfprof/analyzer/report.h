@@ -125,7 +125,9 @@ class Report {
     uint64_t launches = 0;
     uint64_t duration_ns = 0;
   };
-  /// By bound: [0] "memory", [1] "compute", [2] unknown (no FLOP, no DRAM bytes or no ceilings).
+  /// By bound: [i] for kBoundNames[i]: "memory", "compute", "unknown" (no FLOP, no DRAM bytes
+  /// or no ceilings).
+  static constexpr std::array<const char*, 3> kBoundNames = {"memory", "compute", "unknown"};
   const std::array<BoundShare, 3>& bound_shares() const noexcept { return bound_shares_; }
 
   uint64_t above_roof_count() const noexcept { return above_roof_count_; }
