@@ -23,6 +23,7 @@ const char* error_code_name(trace::ErrorCode code) {
     case trace::ErrorCode::kDroppedRecords: return "dropped_records";
     case trace::ErrorCode::kDecodeFailed: return "decode_failed";
     case trace::ErrorCode::kCallStacksDropped: return "call_stacks_dropped";
+    case trace::ErrorCode::kFinishCutShort: return "finish_cut_short";
     case trace::ErrorCode::kUnknown: break;
   }
   return "unknown";

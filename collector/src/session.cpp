@@ -35,6 +35,10 @@ void CUPTIAPI callback_trampoline(void* userdata, CUpti_CallbackDomain domain, C
   static_cast<Session*>(userdata)->on_callback(domain, cbid, data);
 }
 
+/// Before the signal handler's timeout, the time left to the last resort (Session::end_trace_now):
+/// enough for the writer's last flush with a thread buffer left out (200 ms) and the rename.
+constexpr std::chrono::milliseconds kLastResortMargin{800};
+
 void exit_handler() {
   if (Session* s = g_session.load()) s->finish();
 }
@@ -325,6 +329,23 @@ void Session::finish(FinishFrom from) noexcept {
   }
 }
 
+void Session::end_trace_now(uint64_t waited_ms) noexcept {
+  if (!writer_ || write_failed_.load()) return;
+  try {
+    write_error(trace::ErrorCode::kFinishCutShort, 0, waited_ms, 0,
+                "finishing the trace after the signal was still blocked after " + std::to_string(waited_ms) +
+                    " ms (in a CUDA or CUPTI call, or on a lock the interrupted thread holds): the trace "
+                    "ends here, without what finishing had not written yet (the last kernel records, "
+                    "counter images or call stacks)");
+    writer_->finish(now_ns(), dropped_records_.load());
+    print_line("rfprof: finishing the trace was blocked for " + std::to_string(waited_ms) +
+               " ms after the signal; the trace was ended with what it had");
+  } catch (const std::exception& e) {
+    print_line(std::string("rfprof: could not finish the trace: ") + e.what());
+  } catch (...) {
+  }
+}
+
 // ---- public entry points (session.h) ----
 
 bool start_session(const SessionOptions& options) noexcept {
@@ -368,7 +389,12 @@ bool start_session(const SessionOptions& options) noexcept {
       [] {
         if (Session* live = g_session.load()) live->request_flush();
       },
-      static_cast<int>(Session::kSignalFinishTimeout.count()));
+      static_cast<int>(Session::kSignalFinishTimeout.count()),
+      [] {
+        if (Session* live = g_session.load())
+          live->end_trace_now(static_cast<uint64_t>((Session::kSignalFinishTimeout - kLastResortMargin).count()));
+      },
+      static_cast<int>(kLastResortMargin.count()));
   result = 1;
   return true;
 }

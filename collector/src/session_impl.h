@@ -69,6 +69,10 @@ class Session {
   enum class FinishFrom { kExit, kSignal };
   /// Closes the window, decodes counters, flushes activity, writes TraceEnd, renames the trace.
   void finish(FinishFrom from = FinishFrom::kExit) noexcept;
+  /// A fatal signal's last resort (signal_finish.h), while finish(kSignal) is blocked: writes a
+  /// CollectorError (kFinishCutShort, `waited_ms`) and ends the trace with what it has. Safe while
+  /// finish() runs (the writer is thread-safe; its finish is idempotent).
+  void end_trace_now(uint64_t waited_ms) noexcept;
   /// Wakes the flush thread now (a signal the application handles: its records reach the file).
   void request_flush() noexcept;
   /// pthread_atfork child handler: the child must not touch the parent's CUPTI state or trace.

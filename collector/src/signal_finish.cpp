@@ -8,8 +8,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 namespace rf::collector {
@@ -23,6 +28,8 @@ int g_timeout_ms = 3000;
 std::atomic<bool> g_finishing{false};
 std::function<void()>* g_finish = nullptr;
 std::function<void()>* g_flush = nullptr;
+std::function<void()>* g_last_resort = nullptr;  // null: none
+int g_last_resort_margin_ms = 800;
 pid_t g_owner_pid = 0;  // the process that installed the handlers (a forked child inherits them)
 
 bool dies_by_default(int sig) {
@@ -74,6 +81,40 @@ extern "C" void on_signal(int sig, siginfo_t* info, void* context) {
   errno = saved_errno;
 }
 
+/// Runs g_finish; with a last resort, on a thread of its own, and runs the last resort instead
+/// of waiting once the handler's timeout is `g_last_resort_margin_ms` away.
+void finish_or_last_resort() {
+  if (!g_last_resort) return (*g_finish)();
+  struct Done {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto state = std::make_shared<Done>();  // outlives a finish thread left behind
+  std::thread runner;
+  try {
+    runner = std::thread([state] {
+      block_finish_signals_in_this_thread();
+      (*g_finish)();
+      std::lock_guard lock(state->m);
+      state->done = true;
+      state->cv.notify_all();
+    });
+  } catch (...) {
+    return (*g_finish)();  // no thread: as without a last resort
+  }
+  std::unique_lock lock(state->m);
+  const auto wait = std::chrono::milliseconds(std::max(0, g_timeout_ms - g_last_resort_margin_ms));
+  if (state->cv.wait_for(lock, wait, [&] { return state->done; })) {
+    lock.unlock();
+    runner.join();
+    return;
+  }
+  lock.unlock();
+  runner.detach();  // blocked; the process dies of the signal once the handler is answered
+  (*g_last_resort)();
+}
+
 void watch() {
   block_finish_signals_in_this_thread();
   for (;;) {
@@ -82,7 +123,7 @@ void watch() {
     if (n < 0 && errno == EINTR) continue;
     if (n != 1) return;
     if (sig > 0 && sig < kMaxSignal && dies_by_default(sig)) {
-      (*g_finish)();
+      finish_or_last_resort();
       const char done = 1;
       (void)!::write(g_ack[1], &done, 1);
     } else {
@@ -101,7 +142,7 @@ void block_finish_signals_in_this_thread() noexcept {
 }
 
 bool install_signal_finish(const std::vector<int>& signals, std::function<void()> finish, std::function<void()> flush,
-                           int timeout_ms) noexcept {
+                           int timeout_ms, std::function<void()> last_resort, int last_resort_margin_ms) noexcept {
   static std::atomic<bool> installed{false};
   if (installed.exchange(true)) return false;
   try {
@@ -110,6 +151,8 @@ bool install_signal_finish(const std::vector<int>& signals, std::function<void()
     g_finish = new std::function<void()>(std::move(finish));  // kept for the process's lifetime
     g_flush = new std::function<void()>(std::move(flush));
     g_timeout_ms = timeout_ms;
+    if (last_resort) g_last_resort = new std::function<void()>(std::move(last_resort));  // kept
+    g_last_resort_margin_ms = last_resort_margin_ms;
     g_owner_pid = ::getpid();
     std::thread(watch).detach();
   } catch (...) {

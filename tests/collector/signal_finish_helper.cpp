@@ -1,6 +1,7 @@
 // Helper process of test_signal_finish: writes a trace through rf::trace::Writer with the signal
 // handlers of signal_finish.h installed, prints "ready", appends records until a signal arrives.
-//   signal_finish_helper TRACE [app-handler MARKER | fork-child | thread-masks | held-buffer]
+//   signal_finish_helper TRACE [app-handler MARKER | fork-child | thread-masks | held-buffer |
+//                               stuck-finish]
 // With app-handler, an application SIGINT handler (installed before rfprof's, as Python's is)
 // writes MARKER and makes the loop stop: the process then exits normally, finishing the trace.
 // With thread-masks, it prints "masks BLOCKING/OTHERS": of the threads other than main (the
@@ -9,6 +10,8 @@
 // then sends itself SIGTERM while it holds that buffer (as a signal landing inside
 // append_buffered): the finish must go on without the buffer. The finish does what Session's
 // does for a fatal signal: bound_buffer_waits(200 ms) first.
+// With stuck-finish, the finish blocks for good (as one waiting in CUPTI would): the last resort
+// (the writer's finish, as Session::end_trace_now) must end the trace before the handler's 3 s.
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,6 +32,7 @@
 
 namespace {
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_stuck_finish{false};
 const char* g_marker = nullptr;
 extern "C" void app_handler(int) {
   if (g_marker) {
@@ -52,9 +56,11 @@ int main(int argc, char** argv) {
       {SIGTERM, SIGINT, SIGHUP},
       [] {
         writer.bound_buffer_waits(std::chrono::milliseconds(200));
+        while (g_stuck_finish) ::usleep(10 * 1000);
         writer.finish();
       },
-      [] { writer.flush(); }, 3000);
+      [] { writer.flush(); }, 3000, [] { writer.finish(); }, 800);
+  if (argc == 3 && std::strcmp(argv[2], "stuck-finish") == 0) g_stuck_finish = true;
   if (argc == 3 && std::strcmp(argv[2], "held-buffer") == 0) {
     rf::trace::KernelActivity shared, buffered;
     shared.correlation_id = 1;

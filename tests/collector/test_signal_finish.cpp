@@ -96,6 +96,26 @@ TEST(SignalFinish, ASignalInsideAnAppendStillFinishesTheTrace) {
   EXPECT_FALSE(fs::exists(trace.string() + ".part"));
 }
 
+// A finish blocked for good (in CUPTI, or on a lock the interrupted thread holds): the watcher
+// runs the last resort 800 ms before the handler's 3 s, which ends the trace with what it has.
+TEST(SignalFinish, ABlockedFinishIsReplacedByTheLastResortInTime) {
+  TempDir dir;
+  const fs::path trace = dir.path / "t.rftrace";
+  const pid_t pid = start_helper({trace.string(), "stuck-finish"});
+  ASSERT_GT(pid, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_GE(took, std::chrono::milliseconds(2000)) << "the last resort ran before the finish had its time";
+  EXPECT_LT(took, std::chrono::milliseconds(2950)) << "the handler's 3 s timeout ran out";
+  EXPECT_GT(finished_kernels(trace), 0) << "the trace was not finished";
+  EXPECT_FALSE(fs::exists(trace.string() + ".part"));
+}
+
 TEST(SignalFinish, SigtermFinishesTheTraceThenKillsAsBefore) {
   for (int sig : {SIGTERM, SIGHUP}) {
     TempDir dir;

@@ -12,8 +12,11 @@
 // trace). An ignored signal stays ignored. In a forked child (which inherits the handlers but not
 // the watcher thread) the handler restores the previous disposition and re-raises: the child
 // behaves as without rfprof and never touches the parent's trace. Limits: handlers the application installs after us
-// replace ours (its own handling then applies); a `finish` slower than the timeout is abandoned
-// (the trace keeps its flushed chunks, readable as truncated).
+// replace ours (its own handling then applies). `finish` runs on a thread of its own: if it has
+// not returned `last_resort_margin_ms` before the timeout (blocked in CUPTI, or on a lock the
+// interrupted thread holds), the watcher runs `last_resort` (the session ends the trace with what
+// it has) and answers the handler. If that blocks too, the handler gives up at the timeout (the
+// trace keeps its flushed chunks, readable as truncated).
 #pragma once
 
 #include <functional>
@@ -22,11 +25,16 @@
 namespace rf::collector {
 
 /// Installs the handlers for `signals` (once per process; later calls return false and change
-/// nothing). `finish` and `flush` run on a watcher thread; a dying handler waits at most
-/// `timeout_ms` for `finish`. Returns true when installed; false when already installed or when
-/// the pipe or thread cannot be created (nothing is installed then). Never throws.
+/// nothing). `flush` runs on a watcher thread, `finish` on a thread the watcher starts; a dying
+/// handler waits at most `timeout_ms` (ms). When `last_resort` is set and `finish` is still
+/// running `timeout_ms - last_resort_margin_ms` after the signal, the watcher runs `last_resort`
+/// and answers the handler (it must be safe to call while `finish` runs). Returns true when
+/// installed; false when already installed or when the pipe or thread cannot be created (nothing
+/// is installed then). Never throws.
 bool install_signal_finish(const std::vector<int>& signals, std::function<void()> finish,
-                           std::function<void()> flush, int timeout_ms) noexcept;
+                           std::function<void()> flush, int timeout_ms,
+                           std::function<void()> last_resort = nullptr,
+                           int last_resort_margin_ms = 800) noexcept;
 
 /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread. rfprof's own threads (the watcher,
 /// the session's flush threads) call it first, so that the kernel delivers these signals to an

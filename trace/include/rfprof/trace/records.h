@@ -173,6 +173,7 @@ enum class ErrorCode : uint32_t {
   kDroppedRecords = 4,        ///< CUPTI dropped activity records
   kDecodeFailed = 5,
   kCallStacksDropped = 6,     ///< launches without a call stack: the stack table was full (1.1)
+  kFinishCutShort = 7,        ///< a fatal signal's finish was blocked: the trace was ended early
 };
 
 /// Something the collector could not do, recorded instead of silently losing or shifting data.
