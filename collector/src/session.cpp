@@ -317,7 +317,7 @@ void Session::finish(FinishFrom from) noexcept {
     write_overhead(/*periodic=*/false);
     owner_.set_finished();
     if (!write_failed_.load()) writer_->finish(now_ns(), dropped_records_.load());
-    if (writer_->buffers_left_out() > 0)
+    if (writer_ && writer_->buffers_left_out() > 0)
       print_line("rfprof: the trace was finished without the last records of a thread that held its "
                  "buffer when the signal arrived (at most 64 KiB of its launches)");
   } catch (const std::exception& e) {

@@ -71,37 +71,11 @@ class ContextTable {
 
   /// Forgets `key` entirely (the context is destroyed; its handle may be reused): returns its
   /// object (nullptr if none); a setup still running for it has its result dropped.
-  Ptr erase(Key key) {
-    Ptr out;
-    {
-      std::lock_guard lock(mutex_);
-      if (auto it = ready_.find(key); it != ready_.end()) {
-        out = std::move(it->second);
-        ready_.erase(it);
-      }
-      refused_.erase(key);
-      pending_.erase(key);
-    }
-    cv_.notify_all();
-    return out;
-  }
+  Ptr erase(Key key) { return forget(key, /*refuse=*/false); }
 
   /// From now on get_or_setup(key) returns nullptr without a setup (counters failed on the
   /// context); returns the object it held (nullptr if none), for the caller to release.
-  Ptr refuse(Key key) {
-    Ptr out;
-    {
-      std::lock_guard lock(mutex_);
-      if (auto it = ready_.find(key); it != ready_.end()) {
-        out = std::move(it->second);
-        ready_.erase(it);
-      }
-      pending_.erase(key);
-      refused_.insert(key);
-    }
-    cv_.notify_all();
-    return out;
-  }
+  Ptr refuse(Key key) { return forget(key, /*refuse=*/true); }
 
   /// Every object set up and not erased or refused, in no particular order.
   std::vector<Ptr> all() const {
@@ -117,6 +91,26 @@ class ContextTable {
     std::thread::id thread;
     uint64_t ticket;  // tells this setup from a later one of the same key after an erase
   };
+
+  /// erase() (`refuse` false) or refuse(): drops the object and any setup in flight, then
+  /// forgets or remembers the refusal, and wakes the waiters.
+  Ptr forget(Key key, bool refuse) {
+    Ptr out;
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = ready_.find(key); it != ready_.end()) {
+        out = std::move(it->second);
+        ready_.erase(it);
+      }
+      pending_.erase(key);
+      if (refuse)
+        refused_.insert(key);
+      else
+        refused_.erase(key);
+    }
+    cv_.notify_all();
+    return out;
+  }
 
   /// Wakes the waiters on every path out of finish(), a failed allocation included.
   struct NotifyAll {
