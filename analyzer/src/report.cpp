@@ -54,9 +54,10 @@ void Report::add_launch(const LaunchOutput& launch) {
     const std::string_view bound = roof ? roof->bound() : "";
     size_t i = 0;
     while (i + 1 < kBoundNames.size() && bound != kBoundNames[i]) ++i;  // "" -> "unknown"
-    BoundShare& share = bound_shares_[i];
-    ++share.launches;
-    share.duration_ns += row.duration_ns.value_or(0);
+    for (BoundShare* share : {&bound_shares_[i], &range_bounds_[row.nvtx][i], &phase_bounds_[row.phase][i]}) {
+      ++share->launches;
+      share->duration_ns += row.duration_ns.value_or(0);
+    }
   }
   if (launch.metric_names && launch.metric_values) {
     const auto& names = *launch.metric_names;
@@ -187,17 +188,21 @@ std::map<std::string, uint64_t> Report::phase_memory_peaks() const {
 
 void Report::write_aggregates(std::ostream& ranges_csv, std::ostream& phases_csv) const {
   auto write = [](std::ostream& out, const std::string& key_column,
-                  const std::map<std::string, Aggregate>& rows, const std::map<std::string, uint64_t>& peaks) {
+                  const std::map<std::string, Aggregate>& rows, const std::map<std::string, uint64_t>& peaks,
+                  const std::map<std::string, std::array<BoundShare, 3>>& bounds) {
     write_csv_row(out, range_csv_header(key_column));
     for (const auto& [key, agg] : rows) {
       auto fields = agg.csv_fields(key);
       auto peak = peaks.find(key);
       fields.push_back(peak == peaks.end() ? std::string() : std::to_string(peak->second));
+      auto bound = bounds.find(key);  // present for every key: both maps are filled per launch
+      for (size_t i : {size_t{0}, size_t{1}})  // kBoundNames: memory, compute
+        fields.push_back(bound == bounds.end() ? std::string() : std::to_string(bound->second[i].duration_ns));
       write_csv_row(out, fields);
     }
   };
-  write(ranges_csv, "nvtx", ranges_, range_peaks_);
-  write(phases_csv, "phase", phases_, phase_memory_peaks());
+  write(ranges_csv, "nvtx", ranges_, range_peaks_, range_bounds_);
+  write(phases_csv, "phase", phases_, phase_memory_peaks(), phase_bounds_);
 }
 
 void Report::write_call_sites(std::ostream& time_folded, std::ostream& flop_folded,

@@ -67,6 +67,8 @@ std::vector<std::string> aggregate_csv_header(const std::string& key_column) {
 std::vector<std::string> range_csv_header(const std::string& key_column) {
   auto h = aggregate_csv_header(key_column);
   h.push_back("peak_memory_bytes");
+  h.push_back("memory_bound_ns");
+  h.push_back("compute_bound_ns");
   return h;
 }
 

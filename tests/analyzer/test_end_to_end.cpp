@@ -219,6 +219,24 @@ TEST(EndToEnd, KernelRowsSayWhichRoofBoundsThem) {
     EXPECT_EQ(by_bound[b]["duration_ns"].get<uint64_t>(), rows_by_bound[b].second) << b;
   }
   EXPECT_GE(by_bound["memory"]["launches"].get<uint64_t>(), 1u);
+  // phases.csv: each phase's GPU time by bound, as its kernels.csv rows give it.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> phase_time;  // memory, compute (ns)
+  for (size_t i = 0; i < kt.rows.size(); ++i) {
+    if (kt.cell(i, "duration_ns").empty()) continue;
+    const uint64_t ns = std::stoull(kt.cell(i, "duration_ns"));
+    if (kt.cell(i, "bound") == "memory") phase_time[kt.cell(i, "phase")].first += ns;
+    if (kt.cell(i, "bound") == "compute") phase_time[kt.cell(i, "phase")].second += ns;
+  }
+  const CsvTable phases = CsvTable::read(dir.path / "report" / "phases.csv");
+  ASSERT_FALSE(phases.rows.empty());
+  uint64_t memory_ns = 0;
+  for (size_t i = 0; i < phases.rows.size(); ++i) {
+    const auto& expected = phase_time[phases.cell(i, "phase")];
+    EXPECT_EQ(phases.cell(i, "memory_bound_ns"), std::to_string(expected.first)) << phases.cell(i, "phase");
+    EXPECT_EQ(phases.cell(i, "compute_bound_ns"), std::to_string(expected.second)) << phases.cell(i, "phase");
+    memory_ns += expected.first;
+  }
+  EXPECT_EQ(memory_ns, by_bound["memory"]["duration_ns"].get<uint64_t>());
 }
 
 TEST(EndToEnd, CountersModeDurationFallsBackToGpuTimeDuration) {

@@ -96,9 +96,10 @@ class Report {
   void end_trace(const TraceContext& ctx, const StreamStats& stats);
 
   /// Writes ranges.csv (by NVTX path) and phases.csv (by phase), headers included, sorted by key.
-  /// Their last column, peak_memory_bytes, is the highest GPU memory in use while a range with
-  /// that path was open (memory.h), the highest of its paths for a phase; empty without memory
-  /// records or for launches outside every range.
+  /// peak_memory_bytes is the highest GPU memory in use while a range with that path was open
+  /// (memory.h), the highest of its paths for a phase; empty without memory records or for
+  /// launches outside every range. memory_bound_ns and compute_bound_ns (the last two) are the
+  /// GPU time of its launches by kernels.csv's `bound`.
   void write_aggregates(std::ostream& ranges_csv, std::ostream& phases_csv) const;
   /// callsites_time.folded, callsites_flop.folded and callsites.csv (callsites.h).
   void write_call_sites(std::ostream& time_folded, std::ostream& flop_folded, std::ostream& csv) const;
@@ -167,6 +168,7 @@ class Report {
   uint64_t current_launches_ = 0;
   uint64_t launches_without_ceilings_ = 0;
   std::array<BoundShare, 3> bound_shares_{};
+  std::map<std::string, std::array<BoundShare, 3>> range_bounds_, phase_bounds_;  // by NVTX path, phase
   uint64_t above_roof_count_ = 0;
   uint64_t above_roof_errors_ = 0;
   std::vector<AboveRoof> above_roof_;

@@ -20,7 +20,8 @@ const std::vector<std::string>& kernels_csv_header();
 const std::vector<std::string>& counters_csv_header();
 /// Header of ranges.csv (`key_column` "nvtx") and phases.csv (`key_column` "phase").
 std::vector<std::string> aggregate_csv_header(const std::string& key_column);
-/// Header of ranges.csv and phases.csv: aggregate_csv_header(key_column), then peak_memory_bytes.
+/// Header of ranges.csv and phases.csv: aggregate_csv_header(key_column), then
+/// peak_memory_bytes, memory_bound_ns, compute_bound_ns.
 std::vector<std::string> range_csv_header(const std::string& key_column);
 
 /// One launch, as written to kernels.csv. Absent values are written as empty fields.
