@@ -50,15 +50,12 @@ void Report::add_launch(const LaunchOutput& launch) {
   std::optional<RoofCheck> roof;
   if (ceilings) roof = check_roof(row.metrics, row.duration_ns, *ceilings);
   write_csv_row(kernels_, row.csv_fields(roof ? &*roof : nullptr));
-  {
-    const std::string_view bound = roof ? roof->bound() : "";
-    size_t i = 0;
-    while (i + 1 < kBoundNames.size() && bound != kBoundNames[i]) ++i;  // "" -> "unknown"
-    for (BoundShare* share : {&bound_shares_[i], &range_bounds_[row.nvtx][i], &phase_bounds_[row.phase][i]}) {
-      ++share->launches;
-      share->duration_ns += row.duration_ns.value_or(0);
-    }
-  }
+  const std::string_view bound = roof ? roof->bound() : "";
+  size_t bound_index = 0;
+  while (bound_index + 1 < kBoundNames.size() && bound != kBoundNames[bound_index]) ++bound_index;  // "" -> unknown
+  const uint64_t ns = row.duration_ns.value_or(0);
+  ++bound_shares_[bound_index].launches;
+  bound_shares_[bound_index].duration_ns += ns;
   if (launch.metric_names && launch.metric_values) {
     const auto& names = *launch.metric_names;
     const auto& values = *launch.metric_values;
@@ -80,8 +77,11 @@ void Report::add_launch(const LaunchOutput& launch) {
   totals_.add(row);
   current_totals_.add(row);
   if (launch.nvtx_path) ops_.add(row, *launch.nvtx_path);
-  ranges_[row.nvtx].add(row);
-  phases_[row.phase].add(row);
+  for (Aggregate* a : {&ranges_[row.nvtx], &phases_[row.phase]}) {
+    a->add(row);
+    if (bound_index == 0) a->memory_bound_ns += ns;
+    if (bound_index == 1) a->compute_bound_ns += ns;
+  }
   call_sites_.add(row);
   if (current_has_memory_ && !row.nvtx.empty() && !path_phases_.contains(row.nvtx))
     path_phases_.emplace(row.nvtx, row.phase);
@@ -188,21 +188,19 @@ std::map<std::string, uint64_t> Report::phase_memory_peaks() const {
 
 void Report::write_aggregates(std::ostream& ranges_csv, std::ostream& phases_csv) const {
   auto write = [](std::ostream& out, const std::string& key_column,
-                  const std::map<std::string, Aggregate>& rows, const std::map<std::string, uint64_t>& peaks,
-                  const std::map<std::string, std::array<BoundShare, 3>>& bounds) {
+                  const std::map<std::string, Aggregate>& rows, const std::map<std::string, uint64_t>& peaks) {
     write_csv_row(out, range_csv_header(key_column));
     for (const auto& [key, agg] : rows) {
       auto fields = agg.csv_fields(key);
       auto peak = peaks.find(key);
       fields.push_back(peak == peaks.end() ? std::string() : std::to_string(peak->second));
-      auto bound = bounds.find(key);  // present for every key: both maps are filled per launch
-      for (size_t i : {size_t{0}, size_t{1}})  // kBoundNames: memory, compute
-        fields.push_back(bound == bounds.end() ? std::string() : std::to_string(bound->second[i].duration_ns));
+      fields.push_back(std::to_string(agg.memory_bound_ns));
+      fields.push_back(std::to_string(agg.compute_bound_ns));
       write_csv_row(out, fields);
     }
   };
-  write(ranges_csv, "nvtx", ranges_, range_peaks_, range_bounds_);
-  write(phases_csv, "phase", phases_, phase_memory_peaks(), phase_bounds_);
+  write(ranges_csv, "nvtx", ranges_, range_peaks_);
+  write(phases_csv, "phase", phases_, phase_memory_peaks());
 }
 
 void Report::write_call_sites(std::ostream& time_folded, std::ostream& flop_folded,

@@ -180,6 +180,8 @@ void Aggregate::merge(const Aggregate& o) {
   ai_bytes += o.ai_bytes;
   rate_flop += o.rate_flop;
   rate_ns += o.rate_ns;
+  memory_bound_ns += o.memory_bound_ns;
+  compute_bound_ns += o.compute_bound_ns;
 }
 
 std::optional<double> Aggregate::arithmetic_intensity() const {

@@ -168,7 +168,6 @@ class Report {
   uint64_t current_launches_ = 0;
   uint64_t launches_without_ceilings_ = 0;
   std::array<BoundShare, 3> bound_shares_{};
-  std::map<std::string, std::array<BoundShare, 3>> range_bounds_, phase_bounds_;  // by NVTX path, phase
   uint64_t above_roof_count_ = 0;
   uint64_t above_roof_errors_ = 0;
   std::vector<AboveRoof> above_roof_;

@@ -99,6 +99,9 @@ struct Aggregate {
   double ai_flop = 0.0, ai_bytes = 0.0;
   double rate_flop = 0.0;
   uint64_t rate_ns = 0;
+  /// GPU time (ns) of the launches whose roofline bound (RoofCheck::bound()) is memory, compute;
+  /// added by the Report, which knows the devices' ceilings (not by add()).
+  uint64_t memory_bound_ns = 0, compute_bound_ns = 0;
 
   void add(const KernelRow& row);
   /// Adds the launches summed in `other` (the same result as adding each of them here).
