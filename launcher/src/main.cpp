@@ -1,6 +1,7 @@
 // rfprof: Nsight Compute's command line on rfprof's collector (docs/ncu-flags.md).
 //   rfprof [ncu options] application [arguments]    run it under librfinject, then print ncu's
-//                                                    text (--csv: its CSV; -o without --csv: nothing)
+//                                                    text (--csv: its CSV; -o without --csv and
+//                                                    without --print-summary: nothing)
 //   rfprof -i TRACE [--csv --page raw|details]        print an existing trace as ncu's text or CSV
 //   rfprof --list-sets --chip GH100                   rfprof's metric sets and their passes
 #include <unistd.h>
@@ -165,7 +166,7 @@ int main(int argc, char** argv) {
   TraceList list;
   if (list.create()) {
     plan.env["RFPROF_TRACE_LIST"] = list.path().string();
-  } else if (plan.csv || !plan.export_given) {
+  } else if (plan.csv || !plan.export_given || plan.print_summary) {
     std::cerr << "rfprof: cannot create a temporary file in " << fs::temp_directory_path(ec).string()
               << " (to print this run's results)\n";
     return 2;
@@ -179,7 +180,8 @@ int main(int argc, char** argv) {
   if (!plan.quiet)
     for (const auto& t : all) std::cerr << "rfprof: trace: " << t.string() << "\n";
   // As ncu: --csv prints the CSV; without it, the results are printed as text unless -o wrote them.
-  if (plan.csv || !plan.export_given) {
+  // A summary asked for with --print-summary is printed with -o too: it was asked for by name.
+  if (plan.csv || !plan.export_given || plan.print_summary) {
     if (all.empty())
       std::cerr << "rfprof: no trace was written (no CUDA work profiled?)\n";
     else

@@ -161,6 +161,13 @@ TEST(RfprofBinary, WithoutCsvOrOutputPrintsNcusText) {
   EXPECT_NE(text.find("gpu__time_duration.sum          ns        1,000\n"), std::string::npos) << text;
   EXPECT_EQ(run("-f -o rep"), "");  // -o: the trace is the result, nothing printed
   EXPECT_NE(slurp(dir.path / "err.txt").find("rfprof: trace: "), std::string::npos);
+  // ... unless a summary is asked for by name: --print-summary per-kernel prints it with -o too.
+  const std::string summary = run("-f -o rep --print-summary per-kernel");
+  EXPECT_EQ(summary.rfind("[11] python3@node01\n  mine() (1024, 1, 1)x(256, 1, 1), Context 0, Stream 7, Device 0", 0),
+            0u)
+      << summary;
+  EXPECT_NE(summary.find(", Invocations 1"), std::string::npos) << summary;
+  EXPECT_EQ(run("-f -o rep --print-summary none"), "");
   // -i prints the text page without --csv, and ncu's CSV with it.
   const std::string import = "cd " + dir.path.string() + " && " + RFPROF_BIN + " -i t.rftrace";
   ASSERT_EQ(std::system((import + " > i.txt").c_str()), 0);
