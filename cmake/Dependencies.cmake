@@ -2,6 +2,8 @@
 #   rfprof::cupti        libcupti (CUDA::cupti when CMake finds it, else a fallback imported target)
 #   rfprof::nvtx3        NVTX v3 headers (header-only)
 #   rfprof::unwind       libunwind
+#   rfprof::llvm_demangle LLVM's Itanium demangler (Debian's llvm-14-dev), when found: the
+#                        analyzer's fallback for names libstdc++'s __cxa_demangle refuses
 #   nlohmann_json::nlohmann_json, CLI11::CLI11, GTest::gtest_main, zstd
 find_package(CUDAToolkit 13 REQUIRED)
 
@@ -45,6 +47,23 @@ else()
   target_include_directories(rfprof_unwind_fallback SYSTEM INTERFACE ${RFPROF_UNWIND_INCLUDE_DIR})
   add_library(rfprof::unwind ALIAS rfprof_unwind_fallback)
   message(STATUS "rfprof: libunwind ${RFPROF_UNWIND_LIBRARY} (no pkg-config module)")
+endif()
+
+# LLVM's demangler reads symbols libstdc++'s refuses (cuDNN's CUTLASS convolution kernels, seen in a
+# PyTorch ResNet-18 step on an H100). Optional: without it such a kernel keeps its mangled name.
+find_path(RFPROF_LLVM_DEMANGLE_INCLUDE_DIR llvm/Demangle/Demangle.h
+  PATHS /usr/lib/llvm-16/include /usr/lib/llvm-15/include /usr/lib/llvm-14/include)
+find_library(RFPROF_LLVM_DEMANGLE_LIBRARY LLVMDemangle
+  PATHS /usr/lib/llvm-16/lib /usr/lib/llvm-15/lib /usr/lib/llvm-14/lib)
+if(RFPROF_LLVM_DEMANGLE_INCLUDE_DIR AND RFPROF_LLVM_DEMANGLE_LIBRARY)
+  add_library(rfprof_llvm_demangle UNKNOWN IMPORTED GLOBAL)
+  set_target_properties(rfprof_llvm_demangle PROPERTIES IMPORTED_LOCATION ${RFPROF_LLVM_DEMANGLE_LIBRARY})
+  target_include_directories(rfprof_llvm_demangle SYSTEM INTERFACE ${RFPROF_LLVM_DEMANGLE_INCLUDE_DIR})
+  target_compile_definitions(rfprof_llvm_demangle INTERFACE RFPROF_HAVE_LLVM_DEMANGLE=1)
+  add_library(rfprof::llvm_demangle ALIAS rfprof_llvm_demangle)
+  message(STATUS "rfprof: LLVM demangler ${RFPROF_LLVM_DEMANGLE_LIBRARY}")
+else()
+  message(STATUS "rfprof: LLVM demangler not found (llvm-14-dev): names __cxa_demangle refuses stay mangled")
 endif()
 
 find_package(nlohmann_json 3.10 REQUIRED)

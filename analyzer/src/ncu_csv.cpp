@@ -12,6 +12,7 @@
 #include "rfprof/analyzer/csv.h"
 #include "rfprof/analyzer/phases.h"
 #include "rfprof/analyzer/trace_pass.h"
+#include "rfprof/collector/kernel_names.h"
 #include "rfprof/collector/regex_subject.h"
 
 namespace rf::analyzer {
@@ -45,10 +46,19 @@ std::string with_separators(const std::string& digits) {
   return out;
 }
 
-/// The function name ncu's -k matches by default: the demangled name up to its parameter list.
-std::string function_name(const std::string& demangled) {
-  const size_t paren = demangled.find('(');
-  return paren == std::string::npos ? demangled : demangled.substr(0, paren);
+/// Whether exact -k `wanted` names the launch `r` under filter.kernel_name_base (ncu's
+/// --kernel-name-base): the symbol, the demangled name, or (default) the function name rule.
+bool exact_name_matches(const KernelRow& r, const NcuFilter& filter, const std::string& wanted) {
+  if (filter.kernel_name_base == "mangled") return r.mangled == wanted;
+  if (filter.kernel_name_base == "demangled") return r.kernel == wanted;
+  return collector::function_name_matches(r.kernel, wanted);
+}
+
+/// The kernel as filter.print_kernel_base spells it (ncu's --print-kernel-base).
+std::string printed_name(const KernelRow& r, const NcuFilter& filter) {
+  if (filter.print_kernel_base == "mangled") return r.mangled.empty() ? r.kernel : std::string(r.mangled);
+  if (filter.print_kernel_base == "function") return collector::bare_function_name(r.kernel);
+  return r.kernel;
 }
 
 /// The duration text output shows for a launch without a gpu__time_duration metric (timing mode).
@@ -169,9 +179,7 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
       if (filter.kernel_name) {
         const std::string_view subject = collector::regex_subject(r.kernel);  // a bound on the stack
         const bool ok = re ? std::regex_search(subject.begin(), subject.end(), *re)
-                         : filter.name_equals
-                             ? filter.name_equals(r.kernel, *filter.kernel_name)
-                             : (r.kernel == *filter.kernel_name || function_name(r.kernel) == *filter.kernel_name);
+                           : exact_name_matches(r, filter, *filter.kernel_name);
         if (!ok) return;
       }
       if (matched++ < filter.launch_skip) return;
@@ -183,7 +191,7 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
       PrintedLaunch p;
       p.row = &r;
       p.ident = {std::to_string(printed), std::to_string(ctx.pid()), ctx.process_name,
-                 ctx.hostname, r.kernel, r.context ? std::to_string(*r.context) : "",
+                 ctx.hostname, printed_name(r, filter), r.context ? std::to_string(*r.context) : "",
                  r.stream ? std::to_string(*r.stream) : "", dim3(r.block), dim3(r.grid),
                  r.device ? std::to_string(*r.device) : "", cc};
       if (l.metric_names && l.metric_values)

@@ -7,6 +7,9 @@
 #include <memory>
 
 #include "rfprof/analyzer/csv.h"
+#ifdef RFPROF_HAVE_LLVM_DEMANGLE
+#include <llvm/Demangle/Demangle.h>
+#endif
 
 namespace rf::analyzer {
 namespace {
@@ -227,7 +230,30 @@ std::string demangle(const std::string& mangled) {
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> out(
       abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
-  return (status == 0 && out) ? std::string(out.get()) : mangled;
+  if (status == 0 && out) return std::string(out.get());
+#ifdef RFPROF_HAVE_LLVM_DEMANGLE
+  // LLVM's demangler recurses without a depth limit: 100,000 nested "P" overflow an 8 MiB stack
+  // (seen with LLVM 14). A trace is hostile input, so only names up to kMaxLlvmDemangled bytes
+  // (about 90 bytes of stack per level: < 1 MiB) go to it; real kernel symbols are shorter.
+  if (mangled.size() <= kMaxLlvmDemangled) {
+    status = 0;
+    out.reset(llvm::itaniumDemangle(mangled.c_str(), nullptr, nullptr, &status));
+    if (status == 0 && out) return std::string(out.get());
+  }
+#endif
+  return mangled;
+}
+
+bool demangle_refused(std::string_view demangled, std::string_view mangled) {
+  return mangled.starts_with("_Z") && (demangled.empty() || demangled == mangled);
+}
+
+bool has_llvm_demangler() {
+#ifdef RFPROF_HAVE_LLVM_DEMANGLE
+  return true;
+#else
+  return false;
+#endif
 }
 
 }  // namespace rf::analyzer

@@ -101,14 +101,22 @@ class RowBuilder {
         else
           ++stats_.negative_durations;
       }
+      row.mangled = reader_.string(k.mangled_name);
       row.kernel = reader_.string(k.demangled_name);
-      if (row.kernel.empty()) row.kernel = demangle(reader_.string(k.mangled_name));
+      if (demangle_refused(row.kernel, row.mangled))
+        row.kernel = demangled(k.mangled_name);
+      else if (row.kernel.empty())
+        row.kernel = row.mangled;  // not a C++ symbol (extern "C"): its name as it is
     } else if (j.launch && !j.launch->is_graph) {
       const auto& l = *j.launch;
       row.grid = std::array<int32_t, 3>{l.grid[0], l.grid[1], l.grid[2]};
       row.block = std::array<int32_t, 3>{l.block[0], l.block[1], l.block[2]};
     }
-    if (row.kernel.empty() && j.launch) row.kernel = demangle(reader_.string(j.launch->kernel_name));
+    if (row.kernel.empty() && j.launch) {
+      row.mangled = reader_.string(j.launch->kernel_name);
+      row.kernel = demangled(j.launch->kernel_name);
+    }
+    if (row.mangled.empty() && j.launch) row.mangled = reader_.string(j.launch->kernel_name);
 
     if (j.counters) {
       auto it = ctx_.configs.find(j.counters->config_id);
@@ -170,6 +178,14 @@ class RowBuilder {
   StreamStats& stats_;
   const std::function<void(const LaunchOutput&)>& sink_;
   std::unordered_map<uint32_t, std::string> phase_cache_;  // by NVTX path id
+  std::unordered_map<trace::StringId, std::string> demangled_;  // by symbol id: demangled once
+
+  /// The demangled name of the symbol `id` (demangle(): libstdc++'s, else LLVM's), once per symbol.
+  const std::string& demangled(trace::StringId id) {
+    auto it = demangled_.find(id);
+    if (it == demangled_.end()) it = demangled_.emplace(id, demangle(reader_.string(id))).first;
+    return it->second;
+  }
 };
 
 }  // namespace

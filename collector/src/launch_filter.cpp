@@ -155,39 +155,6 @@ bool NvtxState::start_end_open(const NvtxName& domain, const NvtxName& name) con
 
 // ---- LaunchFilter ----
 
-std::string function_name_of(std::string_view d) {
-  static constexpr std::string_view kAnon = "(anonymous namespace)";
-  std::string out;
-  int depth = 0;
-  for (size_t i = 0; i < d.size(); ++i) {
-    const char c = d[i];
-    if (d.substr(i, kAnon.size()) == kAnon) {  // a namespace, not a parameter list
-      if (depth == 0) out += kAnon;
-      i += kAnon.size() - 1;
-    } else if (c == '<') {
-      ++depth;
-    } else if (c == '>') {
-      if (depth > 0) --depth;
-    } else if (depth == 0) {
-      if (c == '(') break;  // the parameter list
-      if (c == ' ') {
-        out.clear();  // what came before was the return type
-        continue;
-      }
-      out += c;
-    }
-  }
-  return out;
-}
-
-bool function_name_matches(std::string_view demangled_name, std::string_view wanted) {
-  if (demangled_name == wanted) return true;
-  const std::string f = function_name_of(demangled_name);
-  if (f == wanted) return true;
-  const size_t colons = f.rfind("::");
-  return colons != std::string::npos && std::string_view(f).substr(colons + 2) == wanted;
-}
-
 bool kernel_name_equals(std::string_view symbol, std::string_view base, std::string_view wanted) {
   if (base == "mangled") return symbol == wanted;
   const std::string d = demangled(symbol);

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "rfprof/collector/launch_filter.h"
 #include "rfprof/analyzer/ncu_csv.h"
 #include "rfprof/collector/metric_sets.h"
 #include "rfprof/launcher/ncu_args.h"
@@ -52,11 +51,12 @@ int list_sets(const std::string& chip) {
 /// applied them already.
 bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& traces, bool filtered) {
   analyzer::NcuFilter filter;
+  filter.print_kernel_base = plan.print_kernel_base;
   if (filtered) {
     filter.kernel_name = plan.kernel_name;
     filter.launch_skip = plan.launch_skip;
     filter.launch_count = plan.launch_count;
-    filter.name_equals = collector::function_name_matches;  // the collector's -k rule
+    filter.kernel_name_base = plan.kernel_name_base;  // the collector's -k rule, on the trace
     filter.metrics = plan.print_metrics;
   }
   std::ofstream file;

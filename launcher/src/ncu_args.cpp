@@ -236,6 +236,9 @@ Plan parse_args(const std::vector<std::string>& given) {
                                                             : std::string(); }, "COUNT"));
   app.add_option("--kernel-name-base", name_base, "what -k compares: function (default), demangled, mangled")
       ->check(CLI::IsMember({"function", "demangled", "mangled"}));
+  app.add_option("--print-kernel-base", plan.print_kernel_base,
+                 "how kernel names are printed: demangled (default), function (name only), mangled")
+      ->check(CLI::IsMember({"function", "demangled", "mangled"}));
   // --nvtx-include/--nvtx-exclude RULE (repeatable) are taken before CLI11 parses (above); listed
   // here for --help only.
   std::vector<std::string> help_only;
@@ -400,7 +403,10 @@ Plan parse_args(const std::vector<std::string>& given) {
   if (count > 0) plan.launch_count = count;
   // The filters act in the collector (launch_filter.h): filtered-out launches are not profiled.
   if (!kernel_name.empty()) plan.env["RFPROF_KERNEL_NAME"] = kernel_name;
-  if (!name_base.empty()) plan.env["RFPROF_KERNEL_NAME_BASE"] = name_base;
+  if (!name_base.empty()) {
+    plan.env["RFPROF_KERNEL_NAME_BASE"] = name_base;
+    plan.kernel_name_base = name_base;
+  }
   if (skip > 0) plan.env["RFPROF_LAUNCH_SKIP"] = std::to_string(skip);
   if (count > 0) plan.env["RFPROF_LAUNCH_COUNT"] = std::to_string(count);
   if (replay == "step") {

@@ -69,7 +69,6 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"resolve-source-file", "source views are not printed"},
       {"print-details", "the details page prints rfprof's metrics only (--print-details header is accepted)"},
       {"print-metric-name", "metric names are printed as NVIDIA spells them (--print-metric-name name is accepted)"},
-      {"print-kernel-base", "kernel names are printed demangled (--print-kernel-base demangled is accepted)"},
       {"print-metric-instances", "metric instances are not recorded (--print-metric-instances none is accepted)"},
       {"print-nvtx-rename", "kernels are not renamed after NVTX ranges (--print-nvtx-rename none is accepted); rfanalyze's kernels.csv has each launch's NVTX path"},
       {"print-rule-details", "ncu's rules are not applied"},
@@ -137,7 +136,6 @@ const std::vector<AcceptedValue>& accepted_values() {
       {"rename-kernels", "off", ""},
       {"print-details", "header", ""},
       {"print-metric-name", "name", ""},
-      {"print-kernel-base", "demangled", ""},
       {"print-metric-instances", "none", ""},
       {"print-nvtx-rename", "none", ""},
   };
@@ -151,7 +149,7 @@ const std::vector<std::string>& long_options() {
       "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
       "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups", "replay-range",
       "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals",
-      "print-summary"};
+      "print-summary", "print-kernel-base"};
   return opts;
 }
 

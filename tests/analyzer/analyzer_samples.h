@@ -171,7 +171,8 @@ class TraceBuilder {
     w_.append(l);
   }
   void kernel(uint32_t corr, uint64_t start_ns, uint64_t end_ns,
-              const std::string& name = "ffma_loop(float*, int)", uint32_t device = 0) {
+              const std::string& name = "ffma_loop(float*, int)", uint32_t device = 0,
+              const std::string& mangled = "_Z9ffma_loopPfi") {
     trace::KernelActivity k;
     k.correlation_id = corr;
     k.device_id = device;
@@ -180,7 +181,7 @@ class TraceBuilder {
     k.end_ns = end_ns;
     k.grid[0] = 1024; k.grid[1] = 1; k.grid[2] = 1;
     k.block[0] = 256; k.block[1] = 1; k.block[2] = 1;
-    k.mangled_name = w_.intern("_Z9ffma_loopPfi");
+    k.mangled_name = w_.intern(mangled);
     k.demangled_name = w_.intern(name);
     w_.append(k);
   }

@@ -193,6 +193,59 @@ TEST(NcuCsv, FiltersSkipCountAndRegex) {
   EXPECT_THROW(write_ncu_csv(none, {dir.path / "t.rftrace"}, "summary", {}), std::invalid_argument);
 }
 
+// ncu's --print-kernel-base spells "Kernel Name" as the demangled name (default), the bare function
+// name or the symbol; --kernel-name-base decides what an exact -k compares, on the same trace.
+TEST(NcuCsv, KernelNameBasesForPrintingAndForMinusK) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, trace::CollectionMode::kTiming);
+    t.launch(1, 0, 100, 1000);
+    t.kernel(1, 2000, 3000, "void at::native::(anonymous namespace)::fill<4>(float*, int)", 0,
+             "_ZN2at6native12_GLOBAL__N_14fillILi4EEEvPfi");
+    t.launch(2, 0, 100, 4000);
+    t.kernel(2, 5000, 6000, "memset_kernel", 0, "memset_kernel");
+    t.finish();
+  }
+  auto kernel_names = [&](const NcuFilter& f) {
+    std::ostringstream out;
+    write_ncu_csv(out, {dir.path / "t.rftrace"}, "raw", f);
+    std::vector<std::string> names;
+    std::istringstream in(out.str());
+    std::string line;
+    for (int n = 0; std::getline(in, line); ++n) {
+      if (n < 2) continue;  // header, units
+      // "ID","Process ID","Process Name","Host Name","Kernel Name",...
+      size_t at = 0;
+      for (int field = 0; field < 4; ++field) at = line.find("\",\"", at) + 3;
+      names.push_back(line.substr(at, line.find("\",\"", at) - at));
+    }
+    return names;
+  };
+  NcuFilter f;
+  EXPECT_EQ(kernel_names(f), (std::vector<std::string>{"void at::native::(anonymous namespace)::fill<4>(float*, int)",
+                                                       "memset_kernel"}));
+  f.print_kernel_base = "function";
+  EXPECT_EQ(kernel_names(f), (std::vector<std::string>{"fill", "memset_kernel"}));
+  f.print_kernel_base = "mangled";
+  EXPECT_EQ(kernel_names(f),
+            (std::vector<std::string>{"_ZN2at6native12_GLOBAL__N_14fillILi4EEEvPfi", "memset_kernel"}));
+
+  // -k under each --kernel-name-base (printed names stay mangled: the two settings are independent).
+  f.kernel_name = "fill";
+  EXPECT_EQ(kernel_names(f).size(), 1u);  // function (default): with or without namespaces
+  f.kernel_name = "at::native::(anonymous namespace)::fill";
+  EXPECT_EQ(kernel_names(f).size(), 1u);
+  f.kernel_name_base = "demangled";
+  EXPECT_TRUE(kernel_names(f).empty());  // demangled: the whole name only
+  f.kernel_name = "void at::native::(anonymous namespace)::fill<4>(float*, int)";
+  EXPECT_EQ(kernel_names(f).size(), 1u);
+  f.kernel_name_base = "mangled";
+  EXPECT_TRUE(kernel_names(f).empty());
+  f.kernel_name = "_ZN2at6native12_GLOBAL__N_14fillILi4EEEvPfi";
+  EXPECT_EQ(kernel_names(f), (std::vector<std::string>{"_ZN2at6native12_GLOBAL__N_14fillILi4EEEvPfi"}));
+}
+
 // `ncu -i REPORT --csv --page raw --metrics a,b`: only the named metrics are printed; a base name
 // selects its rollups; a name the trace lacks is refused before anything is printed.
 TEST(NcuCsv, MetricsSelectThePrintedColumns) {

@@ -193,5 +193,18 @@ TEST(NcuDropIn, PrintSummaryPerKernel) {
   EXPECT_FALSE(error_of({"--print-summary", "per-launch", "app"}).empty());
 }
 
+// ncu's --print-kernel-base (how names are printed) and --kernel-name-base (what -k compares; with
+// -i applied while printing, so the plan keeps it besides the collector's variable).
+TEST(NcuDropIn, KernelNameBases) {
+  EXPECT_EQ(parse_args({"app"}).print_kernel_base, "demangled");
+  EXPECT_EQ(parse_args({"--print-kernel-base", "function", "app"}).print_kernel_base, "function");
+  EXPECT_EQ(parse_args({"-i", "t.rftrace", "--print-kernel-base", "mangled"}).print_kernel_base, "mangled");
+  EXPECT_TRUE(has(error_of({"--print-kernel-base", "short", "app"}), "--print-kernel-base"));
+  EXPECT_EQ(parse_args({"app"}).kernel_name_base, "function");
+  const Plan p = parse_args({"-i", "t.rftrace", "-k", "_Z3fooi", "--kernel-name-base", "mangled"});
+  EXPECT_EQ(p.kernel_name_base, "mangled");
+  EXPECT_EQ(parse_args({"--kernel-name-base", "demangled", "app"}).env.at("RFPROF_KERNEL_NAME_BASE"), "demangled");
+}
+
 }  // namespace
 }  // namespace rf::launcher

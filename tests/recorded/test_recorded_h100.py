@@ -90,6 +90,49 @@ class RecordedH100(unittest.TestCase):
         phases = {r["phase"]: r for r in rows(os.path.join(out, "phases.csv"))}
         self.assertEqual(set(phases), {"forward", "backward", "optimizer"})
 
+    def test_kernel_names_with_ncus_name_bases(self):
+        # ncu 2025.3 demangles in its own style ("const float *", "T1", "<unnamed>", namespaces
+        # left out), so full names differ; the function names (--print-kernel-base function) are
+        # ncu's own for all 387 launches, and every C++ symbol is demangled (two of cuDNN's CUTLASS
+        # kernels only by the analyzer's LLVM fallback).
+        def kernel_names(text):
+            table = list(csv.reader(ln for ln in text.splitlines() if ln.startswith('"')))
+            col = table[0].index("Kernel Name")
+            return [r[col] for r in table[1:] if r and r[0].isdigit()]
+
+        def function_name(ncu_name):  # ncu's demangled name without return type, templates, params
+            out, depth = "", 0
+            for c in ncu_name:
+                if c == "<":
+                    depth += 1
+                elif c == ">":
+                    depth = max(0, depth - 1)
+                elif depth == 0:
+                    if c == "(":
+                        break
+                    out = "" if c == " " else out + c
+            return out.rsplit("::", 1)[-1]
+
+        def printed(base):
+            run = subprocess.run([os.environ["RFPROF"], "-i", os.path.join(DATA, "resnet18", "resnet18.rftrace"),
+                                  "--csv", "--page", "raw", "--print-kernel-base", base],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            return kernel_names(run.stdout)
+
+        with open(os.path.join(DATA, "resnet18", "resnet18.ncu.csv")) as f:
+            theirs = kernel_names(f.read())
+        functions = printed("function")
+        self.assertEqual(len(functions), 387)
+        self.assertEqual(sorted(functions), sorted(function_name(n) for n in theirs))
+        mangled = printed("mangled")
+        self.assertEqual(len(mangled), 387)
+        self.assertGreater(sum(m.startswith("_Z") for m in mangled), 300)
+        demangled = printed("demangled")
+        self.assertEqual([n for n in demangled if n.startswith("_Z")], [])
+        self.assertEqual(sum(n.startswith("void cutlass__5x_cudnn::Kernel<") for n in demangled),
+                         sum(m.startswith("_ZN17cutlass__5x_cudnn6Kernel") for m in mangled))
+
     def test_compare_replay_finds_a_changed_count(self):
         # scripts/compare_replay.py (step replay against kernel replay on a GPU), on this real
         # step: equal to itself; one instruction count changed by 1 is found.

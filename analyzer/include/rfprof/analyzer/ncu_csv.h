@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <functional>
 #include <ostream>
 #include <string_view>
 #include <string>
@@ -23,12 +22,20 @@ namespace rf::analyzer {
 
 /// Which launches are printed (ncu's -k, -s, -c, applied in that order).
 struct NcuFilter {
-  /// Exact kernel function name (the demangled name up to its parameter list, or the whole
-  /// demangled name), or "regex:<ECMAScript regex>" searched in the demangled name.
+  /// Exact kernel name, compared as kernel_name_base says, or "regex:<ECMAScript regex>" searched
+  /// in the demangled name.
   std::optional<std::string> kernel_name;
-  /// When set, decides an exact kernel_name instead of the comparison above: (demangled name of
-  /// the launch, kernel_name) -> match. rfprof passes the collector's rule (launch_filter.h).
-  std::function<bool(std::string_view, std::string_view)> name_equals;
+  /// What an exact kernel_name is compared with (ncu's --kernel-name-base): "function" (the
+  /// collector's rule, collector::function_name_matches: the function name with or without its
+  /// namespaces, or the whole demangled name), "demangled" (the whole demangled name) or "mangled"
+  /// (the symbol). Others: as "function".
+  std::string kernel_name_base = "function";
+  /// How the "Kernel Name" field and the text's kernel line spell the kernel (ncu's
+  /// --print-kernel-base): "demangled" (default), "function" (the function name without return
+  /// type, namespaces, template arguments and parameters: "void at::native::k<4>(int)" -> "k") or
+  /// "mangled" (the symbol; the demangled name when the trace has none). Not a filter: every
+  /// launch the filter keeps is printed.
+  std::string print_kernel_base = "demangled";
   uint64_t launch_skip = 0;              ///< matching launches skipped first
   std::optional<uint64_t> launch_count;  ///< matching launches printed at most
   /// Metrics printed (`ncu -i REPORT --metrics a,b`); empty: every metric. A full name selects that

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rfprof/analyzer/flops.h"
@@ -32,6 +33,9 @@ struct KernelRow {
   std::optional<uint32_t> stream;               ///< CUPTI stream id
   std::optional<uint32_t> context;              ///< CUPTI context id; not a CSV column
   std::string kernel;                           ///< demangled name
+  /// The kernel's mangled symbol (empty when the trace has none), pointing into the trace reader's
+  /// string table: valid only while the row is handed to a stream_launches sink. Not a CSV column.
+  std::string_view mangled;
   std::optional<std::array<int32_t, 3>> grid;   ///< blocks (x, y, z)
   std::optional<std::array<int32_t, 3>> block;  ///< threads (x, y, z)
   std::optional<uint64_t> duration_ns;          ///< kernel end - start (ns), as the kernel really ran
@@ -118,7 +122,21 @@ struct Aggregate {
   std::vector<std::string> csv_fields(const std::string& key) const;
 };
 
-/// Human-readable name of an Itanium-mangled symbol; `mangled` itself when it does not demangle.
+/// Human-readable name of an Itanium-mangled symbol: libstdc++'s __cxa_demangle (the collector's,
+/// so names match the trace's), else LLVM's itaniumDemangle when built with it and the symbol is
+/// at most kMaxLlvmDemangled bytes (it reads the CUTLASS kernel symbols of cuDNN that
+/// __cxa_demangle refuses); `mangled` itself when neither can. Never throws but std::bad_alloc.
 std::string demangle(const std::string& mangled);
+
+/// Longest symbol (bytes) demangle() gives LLVM's demangler, which recurses without a depth
+/// limit; a longer one __cxa_demangle refuses keeps its mangled name.
+inline constexpr size_t kMaxLlvmDemangled = 8192;
+
+/// True when the collector could not demangle `mangled`: a C++ symbol ("_Z...") whose recorded
+/// demangled name is empty or the symbol itself. The analyzer then tries demangle() again.
+bool demangle_refused(std::string_view demangled, std::string_view mangled);
+
+/// Whether demangle() has LLVM's fallback (rfprof::llvm_demangle was found at configure time).
+bool has_llvm_demangler();
 
 }  // namespace rf::analyzer

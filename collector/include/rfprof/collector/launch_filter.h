@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rfprof/collector/kernel_names.h"
 #include "rfprof/collector/nvtx_rule.h"
 #include "rfprof/trace/per_thread.h"
 
@@ -145,14 +146,6 @@ class LaunchFilter {
   using NameCache = std::unordered_map<std::string, bool, Hash, std::equal_to<>>;
   trace::PerThread<NameCache> name_cache_;  // each launching thread's answers, per symbol
 };
-
-/// The function name of a demangled kernel name: without return type, template arguments and
-/// parameter list, namespaces kept ("void ns::gemm<float, 2>(float*)" -> "ns::gemm").
-std::string function_name_of(std::string_view demangled);
-
-/// Whether exact name `wanted` (-k NAME, base "function") names the kernel whose demangled name is
-/// `demangled`: its function name with or without namespaces, or the whole demangled name.
-bool function_name_matches(std::string_view demangled, std::string_view wanted);
 
 /// Whether exact name `wanted` (-k NAME) names the kernel with mangled `symbol` for `base`:
 /// "mangled" compares the symbol, "demangled" the demangled name, "function" (ncu's default) the

@@ -44,6 +44,12 @@ struct Plan {
   std::optional<std::string> kernel_name;  ///< exact name, or "regex:<ECMAScript regex>"
   uint64_t launch_skip = 0;
   std::optional<uint64_t> launch_count;
+  /// --kernel-name-base: what an exact -k compares, "function" (ncu's default), "demangled" or
+  /// "mangled"; with -i applied while printing, else by the collector (RFPROF_KERNEL_NAME_BASE).
+  std::string kernel_name_base = "function";
+  /// --print-kernel-base: how "Kernel Name" is printed, "demangled" (ncu's default), "function"
+  /// (the bare function name) or "mangled" (analyzer::NcuFilter::print_kernel_base).
+  std::string print_kernel_base = "demangled";
   /// -i with --metrics: only these metrics are printed (names as given; a base name selects its
   /// .sum, .avg, ... as analyzer::NcuFilter::metrics). Empty: every metric of the trace.
   std::vector<std::string> print_metrics;

@@ -1,0 +1,98 @@
+// Kernel names in the analyzer: symbols the collector could not demangle are demangled again
+// (LLVM's demangler), and each launch keeps its mangled symbol for --print-kernel-base mangled.
+#include <cxxabi.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/phases.h"
+#include "rfprof/analyzer/rows.h"
+#include "rfprof/analyzer/trace_pass.h"
+
+namespace rf::analyzer {
+namespace {
+
+using testing::slurp;
+using testing::TempDir;
+using testing::TraceBuilder;
+
+/// A cuDNN CUTLASS weight-gradient convolution kernel of a PyTorch ResNet-18 step on an H100
+/// (tests/data/h100-2026-11-23/resnet18): libstdc++'s __cxa_demangle refuses it, ncu and LLVM
+/// demangle it.
+std::string cutlass_symbol() {
+  std::string s = slurp(std::filesystem::path(RFPROF_ANALYZER_DATA) / "cutlass_conv_wgrad_symbol.txt");
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+constexpr const char* kCutlassPrefix =
+    "void cutlass__5x_cudnn::Kernel<cutlass__5x_cudnn::conv::kernel::ImplicitGemmConvolution<";
+
+TEST(Demangle, LlvmReadsWhatLibstdcxxRefuses) {
+  const std::string sym = cutlass_symbol();
+  ASSERT_EQ(sym.rfind("_ZN17cutlass__5x_cudnn6Kernel", 0), 0u);
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> gnu(abi::__cxa_demangle(sym.c_str(), nullptr, nullptr, &status), std::free);
+  EXPECT_NE(status, 0) << "libstdc++ demangles it now: the LLVM fallback may no longer be needed";
+  if (!has_llvm_demangler()) GTEST_SKIP() << "built without LLVM's demangler (llvm-14-dev)";
+  const std::string d = demangle(sym);
+  EXPECT_EQ(d.rfind(kCutlassPrefix, 0), 0u) << d;
+  EXPECT_TRUE(d.ends_with(">::Params)")) << d;
+  // What libstdc++ reads stays libstdc++'s spelling (the collector's), not LLVM's ("2ul>>").
+  EXPECT_EQ(demangle("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_"),
+            "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+            "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)");
+  EXPECT_EQ(demangle("sm90_xmma_gemm_kernel"), "sm90_xmma_gemm_kernel");  // not C++
+  EXPECT_EQ(demangle("_Zx!"), "_Zx!");                                    // looks mangled, is not
+  // A trace is hostile: a symbol nested deeper than LLVM's demangler has stack for (100,000
+  // pointer levels overflow 8 MiB) is refused by both and kept as it is, without a crash.
+  const std::string deep = "_Z1f" + std::string(100000, 'P') + "i";
+  EXPECT_EQ(demangle(deep), deep);
+  const std::string longest = "_Z1f" + std::string(kMaxLlvmDemangled - 5, 'P') + "i";
+  ASSERT_EQ(longest.size(), kMaxLlvmDemangled);
+  EXPECT_EQ(demangle(longest).rfind("f(int" + std::string(kMaxLlvmDemangled - 5, '*') + ")", 0), 0u);
+}
+
+TEST(Demangle, RefusedMeansACppSymbolRecordedAsItselfOrNothing) {
+  EXPECT_TRUE(demangle_refused("_Z3fooi", "_Z3fooi"));
+  EXPECT_TRUE(demangle_refused("", "_Z3fooi"));
+  EXPECT_FALSE(demangle_refused("foo(int)", "_Z3fooi"));
+  EXPECT_FALSE(demangle_refused("vectorAdd", "vectorAdd"));  // extern "C": its name is its name
+  EXPECT_FALSE(demangle_refused("", ""));
+}
+
+// The collector records a symbol __cxa_demangle refuses as its own demangled name; the analyzer
+// demangles it again, once per symbol, and keeps the symbol beside the name.
+TEST(Demangle, RefusedNamesInATraceAreDemangledWhenRead) {
+  if (!has_llvm_demangler()) GTEST_SKIP() << "built without LLVM's demangler (llvm-14-dev)";
+  TempDir dir;
+  const std::string sym = cutlass_symbol();
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(1, trace::CollectionMode::kTiming);
+    for (uint32_t i = 1; i <= 3; ++i) {
+      t.launch(i, 0, 100 * i, 100 * i + 10);
+      t.kernel(i, 1000 * i, 1000 * i + 500, sym, 0, sym);  // as the collector writes it
+    }
+    t.launch(4, 0, 500, 510);
+    t.kernel(4, 5000, 5100);  // a name libstdc++ read: kept as recorded
+    t.finish();
+  }
+  const TraceContext ctx = read_context(dir.path / "t.rftrace");
+  std::vector<std::pair<std::string, std::string>> seen;  // (kernel, mangled)
+  stream_launches(ctx, PhaseMap::defaults(),
+                  [&](const LaunchOutput& l) { seen.emplace_back(l.row.kernel, std::string(l.row.mangled)); });
+  ASSERT_EQ(seen.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(seen[i].first.rfind(kCutlassPrefix, 0), 0u) << seen[i].first;
+    EXPECT_EQ(seen[i].second, sym);
+  }
+  EXPECT_EQ(seen[3].first, "ffma_loop(float*, int)");
+  EXPECT_EQ(seen[3].second, "_Z9ffma_loopPfi");
+}
+
+}  // namespace
+}  // namespace rf::analyzer
