@@ -131,6 +131,27 @@ void read_filters(const EnvLookup& env, Config& c) {
   }
 }
 
+/// RFPROF_KERNEL_RECORDS (after the mode and the replay are read).
+void read_kernel_records(const EnvLookup& env, Config& c) {
+  auto v = get(env, "RFPROF_KERNEL_RECORDS");
+  if (!v) return;
+  const std::string k = lower(trim(*v));
+  if (k == "concurrent") {
+    c.kernel_records = collector::KernelRecords::kConcurrent;
+  } else if (k == "serial") {
+    c.kernel_records = collector::KernelRecords::kSerial;
+  } else if (k == "off") {
+    // Timing mode and replay across steps take every duration from the kernel records.
+    if (c.mode != trace::CollectionMode::kCounters || c.replay_across_steps)
+      bad("RFPROF_KERNEL_RECORDS", *v,
+          "concurrent or serial here (off only in counters mode with kernel replay, whose durations come from "
+          "gpu__time_duration)");
+    c.kernel_records = collector::KernelRecords::kOff;
+  } else {
+    bad("RFPROF_KERNEL_RECORDS", *v, "concurrent, serial or off");
+  }
+}
+
 /// RFPROF_REPLAY and RFPROF_REPLAY_GROUPS (after the mode, the window and the filters are read).
 void read_replay(const EnvLookup& env, Config& c) {
   if (auto v = get(env, "RFPROF_REPLAY")) {
@@ -256,6 +277,7 @@ Config read_config(const EnvLookup& env) {
   if (auto v = get(env, "RFPROF_MEMORY")) c.memory = parse_on_off("RFPROF_MEMORY", *v);
   read_filters(env, c);
   read_replay(env, c);
+  read_kernel_records(env, c);
   return c;
 }
 

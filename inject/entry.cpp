@@ -55,6 +55,7 @@ bool initialize_once() noexcept {
     options.max_ranges_per_image = config.max_ranges;
     options.call_stacks = config.call_stacks;
     options.memory = config.memory;
+    options.kernel_records = config.kernel_records;
     options.filter = config.filter;
     options.launch_skip = config.launch_skip;
     options.launch_count = config.launch_count;

@@ -1,4 +1,4 @@
-// CUPTI activity buffers: kernels (CONCURRENT_KERNEL), NVTX markers (MARKER), devices (DEVICE),
+// CUPTI activity buffers: kernels (CONCURRENT_KERNEL, or KERNEL: RFPROF_KERNEL_RECORDS), NVTX markers (MARKER), devices (DEVICE),
 // memory allocations and releases (MEMORY2, with RFPROF_MEMORY).
 #include <cstdio>
 #include <cstdlib>
@@ -34,7 +34,16 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 void Session::enable_activity() {
   RF_CUPTI_CALL(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
   activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_DEVICE);
-  activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  switch (options_.kernel_records) {
+    case KernelRecords::kConcurrent:
+      activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+      break;
+    case KernelRecords::kSerial:
+      activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_KERNEL);
+      break;
+    case KernelRecords::kOff:
+      break;
+  }
   activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_MARKER);
   if (options_.memory) activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_MEMORY2);
 }
@@ -67,6 +76,7 @@ void Session::on_buffer_completed(uint8_t* buffer, size_t valid_size) noexcept {
 
 void Session::handle_record(const CUpti_Activity* record) {
   switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:  // the same record layout (RFPROF_KERNEL_RECORDS=serial)
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       if (!launch_log_.kernel_kept(k->correlationId)) return;  // launched outside every window

@@ -13,6 +13,17 @@
 
 namespace rf::collector {
 
+/// Which CUPTI activity records the kernels (RFPROF_KERNEL_RECORDS). An experiment knob for the
+/// cost of kernel replay (validation/README.md): CUPTI documents that CONCURRENT_KERNEL
+/// instruments each kernel to time it, which KERNEL (kernels serialized) does not; kernel replay
+/// serializes kernels anyway, and gives their records no timestamps (durations then come from
+/// gpu__time_duration).
+enum class KernelRecords {
+  kConcurrent,  ///< CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (default)
+  kSerial,      ///< CUPTI_ACTIVITY_KIND_KERNEL: kernels serialized, not instrumented
+  kOff,         ///< none: launches carry no device, stream or kernel-record fields (counters mode)
+};
+
 /// Settings of the collector of one process (librfinject fills them from RFPROF_* variables).
 struct SessionOptions {
   std::filesystem::path output;       ///< final trace path (placeholders already expanded)
@@ -33,6 +44,9 @@ struct SessionOptions {
   bool call_stacks = false;
   /// Record device memory allocations and releases (CUPTI_ACTIVITY_KIND_MEMORY2; RFPROF_MEMORY).
   bool memory = false;
+  /// Which activity kind records kernels (RFPROF_KERNEL_RECORDS); kOff only in counters mode with
+  /// kernel replay (librfinject's configuration refuses it otherwise).
+  KernelRecords kernel_records = KernelRecords::kConcurrent;
   /// Kernel name and NVTX filters (ncu's -k, --kernel-name-base, --nvtx-include/exclude): a launch
   /// they refuse is neither recorded nor replayed (launch_filter.h).
   LaunchFilterOptions filter;
