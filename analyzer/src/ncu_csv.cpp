@@ -165,17 +165,30 @@ PrintedTraces read_printed_traces(const std::vector<std::filesystem::path>& trac
   return out;
 }
 
+/// A launch held back to be printed in launch order: its row, with the symbol and the metric
+/// values it points to while pass 2 hands it over copied.
+struct HeldLaunch {
+  KernelRow row;        ///< row.mangled points to `mangled` once the launch is in its window
+  std::string mangled;
+  std::vector<std::pair<std::string, double>> values;  ///< (metric name, value), filter applied
+};
+
 /// Pass 2 of the traces with ncu's -k, -s, -c applied: `print` per launch kept, with only the
-/// metrics filter.metrics selects. Returns the number printed. Throws trace::TraceError for a trace
-/// that became unreadable since pass 1.
+/// metrics filter.metrics selects, in launch order (CUPTI's correlation ids, which increase with
+/// each launch, as ncu's IDs do). Pass 2 gives launches in the order their records complete, which
+/// another thread's batched records can delay (ncu-flags.md, "Launch order"): each trace's
+/// launches pass through a window of kLaunchOrderWindow launches sorted by correlation id; one
+/// delayed by more is printed where it arrives. Memory: the window. Returns the number printed.
+/// Throws trace::TraceError for a trace that became unreadable since pass 1.
 uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& filter,
                                  const std::function<void(const PrintedLaunch&)>& print) {
+  constexpr size_t kLaunchOrderWindow = 4096;
   const std::optional<std::regex>& re = traces.kernel_regex;
   uint64_t matched = 0, printed = 0;
   const PhaseMap phases = PhaseMap::defaults();
   for (const auto& ctx : traces.contexts) {
-    stream_launches(ctx, phases, [&](const LaunchOutput& l) {
-      const KernelRow& r = l.row;
+    auto handle = [&](HeldLaunch& h) {
+      const KernelRow& r = h.row;
       if (filter.kernel_name) {
         const std::string_view subject = collector::regex_subject(r.kernel);  // a bound on the stack
         const bool ok = re ? std::regex_search(subject.begin(), subject.end(), *re)
@@ -194,13 +207,29 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
                  ctx.hostname, printed_name(r, filter), r.context ? std::to_string(*r.context) : "",
                  r.stream ? std::to_string(*r.stream) : "", dim3(r.block), dim3(r.grid),
                  r.device ? std::to_string(*r.device) : "", cc};
+      p.values = std::move(h.values);
+      print(p);
+      ++printed;
+    };
+    // Keyed by (correlation id, arrival): a graph launch's kernels share its correlation id.
+    std::map<std::pair<uint32_t, uint64_t>, HeldLaunch> window;
+    uint64_t arrival = 0;
+    stream_launches(ctx, phases, [&](const LaunchOutput& l) {
+      HeldLaunch h;
+      h.row = l.row;
+      h.mangled = std::string(l.row.mangled);  // l.row.mangled points into pass 2's string table
       if (l.metric_names && l.metric_values)
         for (size_t i = 0; i < l.metric_names->size() && i < l.metric_values->size(); ++i)
           if (filter.prints_metric((*l.metric_names)[i]))
-            p.values.emplace_back((*l.metric_names)[i], (*l.metric_values)[i]);
-      print(p);
-      ++printed;
+            h.values.emplace_back((*l.metric_names)[i], (*l.metric_values)[i]);
+      HeldLaunch& held = window.emplace(std::make_pair(l.row.id, arrival++), std::move(h)).first->second;
+      held.row.mangled = held.mangled;  // the map's node does not move
+      if (window.size() > kLaunchOrderWindow) {
+        handle(window.begin()->second);
+        window.erase(window.begin());
+      }
     });
+    for (auto& [key, h] : window) handle(h);
   }
   return printed;
 }

@@ -193,6 +193,34 @@ TEST(NcuCsv, FiltersSkipCountAndRegex) {
   EXPECT_THROW(write_ncu_csv(none, {dir.path / "t.rftrace"}, "summary", {}), std::invalid_argument);
 }
 
+// ncu numbers launches in launch order. A trace holds them in the order their records completed:
+// a second thread's batched records arrive late (PyTorch's autograd thread, tests/recorded). The
+// pages print them by correlation id, and -s/-c count in that order.
+TEST(NcuCsv, LaunchesArePrintedInLaunchOrder) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, trace::CollectionMode::kTiming);
+    for (uint32_t corr : {1u, 4u, 2u, 3u}) {  // 2 and 3 reach the file after 4
+      t.launch(corr, 0, 100 * corr, 100 * corr + 10);
+      t.kernel(corr, 1000 * corr, 1000 * corr + 500, "k" + std::to_string(corr) + "(int)");
+    }
+    t.finish();
+  }
+  auto names = [&](const NcuFilter& f) {
+    std::ostringstream out;
+    write_ncu_csv(out, {dir.path / "t.rftrace"}, "raw", f);
+    std::string s = out.str(), seen;
+    for (size_t at = s.find("\"k"); at != std::string::npos; at = s.find("\"k", at + 1)) seen += s.substr(at + 2, 1);
+    return seen;
+  };
+  EXPECT_EQ(names({}), "1234");
+  NcuFilter f;
+  f.launch_skip = 1;
+  f.launch_count = 2;
+  EXPECT_EQ(names(f), "23");
+}
+
 // ncu's --print-kernel-base spells "Kernel Name" as the demangled name (default), the bare function
 // name or the symbol; --kernel-name-base decides what an exact -k compares, on the same trace.
 TEST(NcuCsv, KernelNameBasesForPrintingAndForMinusK) {

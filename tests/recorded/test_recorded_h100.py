@@ -93,8 +93,9 @@ class RecordedH100(unittest.TestCase):
     def test_kernel_names_with_ncus_name_bases(self):
         # ncu 2025.3 demangles in its own style ("const float *", "T1", "<unnamed>", namespaces
         # left out), so full names differ; the function names (--print-kernel-base function) are
-        # ncu's own for all 387 launches, and every C++ symbol is demangled (two of cuDNN's CUTLASS
-        # kernels only by the analyzer's LLVM fallback).
+        # ncu's own for all 387 launches, in ncu's launch order (the autograd thread's launches
+        # reach the trace later than the main thread's), and every C++ symbol is demangled (two of
+        # cuDNN's CUTLASS kernels only by the analyzer's LLVM fallback).
         def kernel_names(text):
             table = list(csv.reader(ln for ln in text.splitlines() if ln.startswith('"')))
             col = table[0].index("Kernel Name")
@@ -124,12 +125,22 @@ class RecordedH100(unittest.TestCase):
             theirs = kernel_names(f.read())
         functions = printed("function")
         self.assertEqual(len(functions), 387)
-        self.assertEqual(sorted(functions), sorted(function_name(n) for n in theirs))
+        self.assertEqual(functions, [function_name(n) for n in theirs])
         mangled = printed("mangled")
         self.assertEqual(len(mangled), 387)
         self.assertGreater(sum(m.startswith("_Z") for m in mangled), 300)
         demangled = printed("demangled")
         self.assertEqual([n for n in demangled if n.startswith("_Z")], [])
+        # Row for row, as a script reading ncu's CSV sees them: the same launch in every row.
+        run = subprocess.run([os.environ["RFPROF"], "-i", os.path.join(DATA, "resnet18", "resnet18.rftrace"),
+                              "--csv", "--page", "raw"], capture_output=True, text=True, timeout=120)
+        ours = [r for r in csv.reader(run.stdout.splitlines())]
+        with open(os.path.join(DATA, "resnet18", "resnet18.ncu.csv"), newline="") as f:
+            table = list(csv.reader(ln for ln in f if ln.startswith('"')))
+        for column in ["ID", "Grid Size", "Block Size", "Stream", "Device", "CC"] + \
+                [c for c in ours[0] if c.startswith(SASS)]:
+            i, j = ours[0].index(column), table[0].index(column)
+            self.assertEqual([r[i] for r in ours[2:]], [r[j] for r in table[2:] if r and r[0].isdigit()], column)
         self.assertEqual(sum(n.startswith("void cutlass__5x_cudnn::Kernel<") for n in demangled),
                          sum(m.startswith("_ZN17cutlass__5x_cudnn6Kernel") for m in mangled))
 

@@ -57,7 +57,9 @@ std::string ncu_number(double value);
 std::string ncu_unit(const std::string& metric);
 
 /// Streams the traces (pass 1 and 2 of rfanalyze, in order) and writes the page ("raw" or
-/// "details") to `out`. Metric columns of the raw page are the union of the traces' metric lists
+/// "details") to `out`, each trace's launches in launch order (by correlation id, through a window
+/// of 4,096 launches: a launch whose records arrive later is printed where it arrives; -s and -c
+/// count in that order). Metric columns of the raw page are the union of the traces' metric lists
 /// in order of first appearance; a launch without a value prints "". Throws trace::TraceError for
 /// an unreadable trace, std::regex_error for a bad -k regex and std::invalid_argument for a bad
 /// page or a filter.metrics name that selects none of the traces' metrics, all before printing
