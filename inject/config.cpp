@@ -131,7 +131,7 @@ void read_filters(const EnvLookup& env, Config& c) {
   }
 }
 
-/// RFPROF_KERNEL_RECORDS (after the mode and the replay are read).
+/// RFPROF_KERNEL_RECORDS.
 void read_kernel_records(const EnvLookup& env, Config& c) {
   auto v = get(env, "RFPROF_KERNEL_RECORDS");
   if (!v) return;
@@ -140,15 +140,9 @@ void read_kernel_records(const EnvLookup& env, Config& c) {
     c.kernel_records = collector::KernelRecords::kConcurrent;
   } else if (k == "serial") {
     c.kernel_records = collector::KernelRecords::kSerial;
-  } else if (k == "off") {
-    // Timing mode and replay across steps take every duration from the kernel records.
-    if (c.mode != trace::CollectionMode::kCounters || c.replay_across_steps)
-      bad("RFPROF_KERNEL_RECORDS", *v,
-          "concurrent or serial here (off only in counters mode with kernel replay, whose durations come from "
-          "gpu__time_duration)");
-    c.kernel_records = collector::KernelRecords::kOff;
   } else {
-    bad("RFPROF_KERNEL_RECORDS", *v, "concurrent, serial or off");
+    // No "off": the analyzer joins each launch with its kernel record, and would hold them all.
+    bad("RFPROF_KERNEL_RECORDS", *v, "concurrent or serial");
   }
 }
 

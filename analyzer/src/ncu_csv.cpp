@@ -47,11 +47,19 @@ std::string with_separators(const std::string& digits) {
 }
 
 /// Whether exact -k `wanted` names the launch `r` under filter.kernel_name_base (ncu's
-/// --kernel-name-base): the symbol, the demangled name, or (default) the function name rule.
+/// --kernel-name-base): the symbol, the demangled name, or (default) the function name rule, or
+/// the symbol itself (what the collector compares for a symbol libstdc++ cannot demangle, whose
+/// demangled name the analyzer reads with LLVM's demangler).
 bool exact_name_matches(const KernelRow& r, const NcuFilter& filter, const std::string& wanted) {
   if (filter.kernel_name_base == "mangled") return r.mangled == wanted;
   if (filter.kernel_name_base == "demangled") return r.kernel == wanted;
-  return collector::function_name_matches(r.kernel, wanted);
+  return collector::function_name_matches(r.kernel, wanted) || (!r.mangled.empty() && r.mangled == wanted);
+}
+
+/// What a -k regex is searched in: the symbol with --kernel-name-base mangled (as the
+/// collector), else the demangled name.
+std::string_view regex_name(const KernelRow& r, const NcuFilter& filter) {
+  return filter.kernel_name_base == "mangled" && !r.mangled.empty() ? r.mangled : std::string_view(r.kernel);
 }
 
 /// The kernel as filter.print_kernel_base spells it (ncu's --print-kernel-base).
@@ -170,19 +178,29 @@ PrintedTraces read_printed_traces(const std::vector<std::filesystem::path>& trac
 struct HeldLaunch {
   KernelRow row;        ///< row.mangled points to `mangled` once the launch is in its window
   std::string mangled;
-  std::vector<std::pair<std::string, double>> values;  ///< (metric name, value), filter applied
+  /// (metric name, value), filter applied; the names are the trace's metric lists (pass 1's
+  /// TraceContext::configs), which outlive the trace's printing.
+  std::vector<std::pair<const std::string*, double>> values;
+
+  /// Bytes this launch holds: what the window's byte budget counts.
+  size_t bytes() const {
+    return sizeof(HeldLaunch) + row.kernel.size() + mangled.size() + row.nvtx.size() + row.phase.size() +
+           values.size() * sizeof(values[0]);
+  }
 };
 
 /// Pass 2 of the traces with ncu's -k, -s, -c applied: `print` per launch kept, with only the
 /// metrics filter.metrics selects, in launch order (CUPTI's correlation ids, which increase with
 /// each launch, as ncu's IDs do). Pass 2 gives launches in the order their records complete, which
 /// another thread's batched records can delay (ncu-flags.md, "Launch order"): each trace's
-/// launches pass through a window of kLaunchOrderWindow launches sorted by correlation id; one
-/// delayed by more is printed where it arrives. Memory: the window. Returns the number printed.
+/// launches pass through a window of kLaunchOrderWindow launches (and at most kLaunchOrderBytes:
+/// a trace's names have no length limit) sorted by correlation id; one delayed by more is printed
+/// where it arrives. Memory: the window. Returns the number printed.
 /// Throws trace::TraceError for a trace that became unreadable since pass 1.
 uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& filter,
                                  const std::function<void(const PrintedLaunch&)>& print) {
   constexpr size_t kLaunchOrderWindow = 4096;
+  constexpr size_t kLaunchOrderBytes = size_t{64} << 20;
   const std::optional<std::regex>& re = traces.kernel_regex;
   uint64_t matched = 0, printed = 0;
   const PhaseMap phases = PhaseMap::defaults();
@@ -190,7 +208,7 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
     auto handle = [&](HeldLaunch& h) {
       const KernelRow& r = h.row;
       if (filter.kernel_name) {
-        const std::string_view subject = collector::regex_subject(r.kernel);  // a bound on the stack
+        const std::string_view subject = collector::regex_subject(regex_name(r, filter));  // a bound on the stack
         const bool ok = re ? std::regex_search(subject.begin(), subject.end(), *re)
                            : exact_name_matches(r, filter, *filter.kernel_name);
         if (!ok) return;
@@ -207,13 +225,15 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
                  ctx.hostname, printed_name(r, filter), r.context ? std::to_string(*r.context) : "",
                  r.stream ? std::to_string(*r.stream) : "", dim3(r.block), dim3(r.grid),
                  r.device ? std::to_string(*r.device) : "", cc};
-      p.values = std::move(h.values);
+      p.values.reserve(h.values.size());
+      for (const auto& [name, v] : h.values) p.values.emplace_back(*name, v);
       print(p);
       ++printed;
     };
     // Keyed by (correlation id, arrival): a graph launch's kernels share its correlation id.
     std::map<std::pair<uint32_t, uint64_t>, HeldLaunch> window;
     uint64_t arrival = 0;
+    size_t held_bytes = 0;
     stream_launches(ctx, phases, [&](const LaunchOutput& l) {
       HeldLaunch h;
       h.row = l.row;
@@ -221,10 +241,12 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
       if (l.metric_names && l.metric_values)
         for (size_t i = 0; i < l.metric_names->size() && i < l.metric_values->size(); ++i)
           if (filter.prints_metric((*l.metric_names)[i]))
-            h.values.emplace_back((*l.metric_names)[i], (*l.metric_values)[i]);
+            h.values.emplace_back(&(*l.metric_names)[i], (*l.metric_values)[i]);
       HeldLaunch& held = window.emplace(std::make_pair(l.row.id, arrival++), std::move(h)).first->second;
       held.row.mangled = held.mangled;  // the map's node does not move
-      if (window.size() > kLaunchOrderWindow) {
+      held_bytes += held.bytes();
+      while (!window.empty() && (window.size() > kLaunchOrderWindow || held_bytes > kLaunchOrderBytes)) {
+        held_bytes -= window.begin()->second.bytes();
         handle(window.begin()->second);
         window.erase(window.begin());
       }

@@ -1,15 +1,11 @@
 // kernels.csv / ranges.csv / phases.csv rows (rfprof/analyzer/rows.h).
 #include "rfprof/analyzer/rows.h"
 
-#include <cxxabi.h>
 
 #include <cstdlib>
 #include <memory>
 
 #include "rfprof/analyzer/csv.h"
-#ifdef RFPROF_HAVE_LLVM_DEMANGLE
-#include <llvm/Demangle/Demangle.h>
-#endif
 
 namespace rf::analyzer {
 namespace {
@@ -223,37 +219,6 @@ std::vector<std::string> Aggregate::csv_fields(const std::string& key) const {
   for (auto v : {arithmetic_intensity(), l2_arithmetic_intensity(), l1_arithmetic_intensity(), flop_per_s()})
     f.push_back(format_optional(v));
   return f;
-}
-
-std::string demangle(const std::string& mangled) {
-  if (mangled.empty()) return mangled;
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(
-      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
-  if (status == 0 && out) return std::string(out.get());
-#ifdef RFPROF_HAVE_LLVM_DEMANGLE
-  // LLVM's demangler recurses without a depth limit: 100,000 nested "P" overflow an 8 MiB stack
-  // (seen with LLVM 14). A trace is hostile input, so only names up to kMaxLlvmDemangled bytes
-  // (about 90 bytes of stack per level: < 1 MiB) go to it; real kernel symbols are shorter.
-  if (mangled.size() <= kMaxLlvmDemangled) {
-    status = 0;
-    out.reset(llvm::itaniumDemangle(mangled.c_str(), nullptr, nullptr, &status));
-    if (status == 0 && out) return std::string(out.get());
-  }
-#endif
-  return mangled;
-}
-
-bool demangle_refused(std::string_view demangled, std::string_view mangled) {
-  return mangled.starts_with("_Z") && (demangled.empty() || demangled == mangled);
-}
-
-bool has_llvm_demangler() {
-#ifdef RFPROF_HAVE_LLVM_DEMANGLE
-  return true;
-#else
-  return false;
-#endif
 }
 
 }  // namespace rf::analyzer

@@ -41,8 +41,6 @@ void Session::enable_activity() {
     case KernelRecords::kSerial:
       activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_KERNEL);
       break;
-    case KernelRecords::kOff:
-      break;
   }
   activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_MARKER);
   if (options_.memory) activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_MEMORY2);

@@ -46,6 +46,7 @@ TEST(Demangle, LlvmReadsWhatLibstdcxxRefuses) {
             "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
             "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)");
   EXPECT_EQ(demangle("sm90_xmma_gemm_kernel"), "sm90_xmma_gemm_kernel");  // not C++
+  EXPECT_EQ(demangle("f"), "f");  // an extern "C" kernel named f, not the type encoding of float
   EXPECT_EQ(demangle("_Zx!"), "_Zx!");                                    // looks mangled, is not
   // A trace is hostile: a symbol nested deeper than LLVM's demangler has stack for (100,000
   // pointer levels overflow 8 MiB) is refused by both and kept as it is, without a crash.
@@ -54,6 +55,35 @@ TEST(Demangle, LlvmReadsWhatLibstdcxxRefuses) {
   const std::string longest = "_Z1f" + std::string(kMaxLlvmDemangled - 5, 'P') + "i";
   ASSERT_EQ(longest.size(), kMaxLlvmDemangled);
   EXPECT_EQ(demangle(longest).rfind("f(int" + std::string(kMaxLlvmDemangled - 5, '*') + ")", 0), 0u);
+}
+
+/// A symbol whose printed name doubles with each step: f(A*, void (*)(A*, A*), ...), each step a
+/// function pointer taking the previous type twice through substitutions (S<n>_).
+std::string doubling_symbol(int steps) {
+  auto seq = [](int n) {  // substitution n: S_, S0_, S1_, ..., in base 36
+    if (n == 0) return std::string("S_");
+    std::string s;
+    for (--n;; n /= 36) {
+      s.insert(s.begin(), "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[n % 36]);
+      if (n < 36) break;
+    }
+    return "S" + s + "_";
+  };
+  std::string s = "_Z1fP1A";  // substitutions: 0 = A, 1 = A*
+  for (int i = 0, last = 1, next = 2; i < steps; ++i, last = next + 1, next += 2)
+    s += "PFv" + seq(last) + seq(last) + "E";
+  return s;
+}
+
+// Both demanglers expand back-references without limit: a trace is hostile input, so an
+// expanding symbol is demangled in a child that may print 256 KiB at most (22 steps: about 40 MB).
+TEST(Demangle, AnExpandingSymbolIsCutOffNotPrinted) {
+  const std::string small = doubling_symbol(3);
+  const std::string d = demangle(small);
+  EXPECT_EQ(d.rfind("f(A*, void (*)(A*, A*)", 0), 0u) << d;
+  const std::string huge = doubling_symbol(22);
+  ASSERT_LT(huge.size(), 300u);
+  EXPECT_EQ(demangle(huge), huge);
 }
 
 TEST(Demangle, RefusedMeansACppSymbolRecordedAsItselfOrNothing) {

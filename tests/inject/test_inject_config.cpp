@@ -219,28 +219,14 @@ TEST(ReadConfig, CallStacksAndMemoryAreOffUnlessAsked) {
       expect_names(error_of(var, v), var, v, "one of on, off, yes, no, 1, 0");
 }
 
-// RFPROF_KERNEL_RECORDS: the kernel-replay cost experiment (validation/README.md). "off" leaves
-// no kernel durations, so it is refused where durations come from kernel records.
+// RFPROF_KERNEL_RECORDS: the kernel-replay cost experiment (validation/README.md).
 TEST(ReadConfig, KernelRecords) {
   using collector::KernelRecords;
   EXPECT_EQ(read_config(env_of({})).kernel_records, KernelRecords::kConcurrent);
   EXPECT_EQ(read_config(env_of({{"RFPROF_KERNEL_RECORDS", " Serial "}})).kernel_records, KernelRecords::kSerial);
-  EXPECT_EQ(read_config(env_of({{"RFPROF_KERNEL_RECORDS", "off"}})).kernel_records, KernelRecords::kOff);
-  EXPECT_EQ(read_config(env_of({{"RFPROF_KERNEL_RECORDS", "serial"}, {"RFPROF_MODE", "timing"}})).kernel_records,
-            KernelRecords::kSerial);
-  expect_names(error_of("RFPROF_KERNEL_RECORDS", "none"), "RFPROF_KERNEL_RECORDS", "none",
-               "concurrent, serial or off");
-  for (const auto& env : std::vector<std::map<std::string, std::string>>{
-           {{"RFPROF_KERNEL_RECORDS", "off"}, {"RFPROF_MODE", "timing"}},
-           {{"RFPROF_KERNEL_RECORDS", "off"}, {"RFPROF_METRIC_SET", "timing"}},
-           {{"RFPROF_KERNEL_RECORDS", "off"}, {"RFPROF_REPLAY", "step"}, {"RFPROF_PROFILE_FROM_START", "off"}}}) {
-    try {
-      read_config(env_of(env));
-      ADD_FAILURE() << "RFPROF_KERNEL_RECORDS=off accepted where durations need kernel records";
-    } catch (const ConfigError& e) {
-      expect_names(e.what(), "RFPROF_KERNEL_RECORDS", "off", "concurrent or serial here");
-    }
-  }
+  EXPECT_EQ(read_config(env_of({{"RFPROF_KERNEL_RECORDS", "concurrent"}})).kernel_records, KernelRecords::kConcurrent);
+  for (const char* v : {"none", "off", "kernel"})
+    expect_names(error_of("RFPROF_KERNEL_RECORDS", v), "RFPROF_KERNEL_RECORDS", v, "concurrent or serial");
 }
 
 TEST(ReadConfig, LaunchFilters) {

@@ -221,6 +221,25 @@ TEST(NcuCsv, LaunchesArePrintedInLaunchOrder) {
   EXPECT_EQ(names(f), "23");
 }
 
+// A trace's names have no length limit: the launch-order window also has a byte budget (64 MiB),
+// past which the earliest launch is printed, so 80 launches with 1 MiB names, in reverse order,
+// are all printed, the first ones as they arrive.
+TEST(NcuCsv, TheLaunchOrderWindowHasAByteBudget) {
+  TempDir dir;
+  constexpr uint32_t kLaunches = 80;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, trace::CollectionMode::kTiming);
+    for (uint32_t corr = kLaunches; corr >= 1; --corr) {
+      t.launch(corr, 0, 100 * corr, 100 * corr + 10);
+      t.kernel(corr, 1000 * corr, 1000 * corr + 500, std::to_string(corr) + std::string(1 << 20, 'k'));
+    }
+    t.finish();
+  }
+  std::ofstream sink("/dev/null");
+  EXPECT_EQ(write_ncu_csv(sink, {dir.path / "t.rftrace"}, "raw", {}), kLaunches);
+}
+
 // ncu's --print-kernel-base spells "Kernel Name" as the demangled name (default), the bare function
 // name or the symbol; --kernel-name-base decides what an exact -k compares, on the same trace.
 TEST(NcuCsv, KernelNameBasesForPrintingAndForMinusK) {
@@ -272,6 +291,16 @@ TEST(NcuCsv, KernelNameBasesForPrintingAndForMinusK) {
   EXPECT_TRUE(kernel_names(f).empty());
   f.kernel_name = "_ZN2at6native12_GLOBAL__N_14fillILi4EEEvPfi";
   EXPECT_EQ(kernel_names(f), (std::vector<std::string>{"_ZN2at6native12_GLOBAL__N_14fillILi4EEEvPfi"}));
+  // A regex is searched in the symbol with base mangled (as the collector), else the demangled name.
+  f.kernel_name = "regex:^_ZN2at";
+  EXPECT_EQ(kernel_names(f).size(), 1u);
+  f.kernel_name_base = "demangled";
+  EXPECT_TRUE(kernel_names(f).empty());
+  // Base function also takes the symbol itself: the collector compares a symbol libstdc++ cannot
+  // demangle as it is, and the analyzer's LLVM fallback must not make it stop matching.
+  f.kernel_name_base = "function";
+  f.kernel_name = "_ZN2at6native12_GLOBAL__N_14fillILi4EEEvPfi";
+  EXPECT_EQ(kernel_names(f).size(), 1u);
 }
 
 // `ncu -i REPORT --csv --page raw --metrics a,b`: only the named metrics are printed; a base name

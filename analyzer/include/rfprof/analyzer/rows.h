@@ -125,7 +125,11 @@ struct Aggregate {
 /// Human-readable name of an Itanium-mangled symbol: libstdc++'s __cxa_demangle (the collector's,
 /// so names match the trace's), else LLVM's itaniumDemangle when built with it and the symbol is
 /// at most kMaxLlvmDemangled bytes (it reads the CUTLASS kernel symbols of cuDNN that
-/// __cxa_demangle refuses); `mangled` itself when neither can. Never throws but std::bad_alloc.
+/// __cxa_demangle refuses); `mangled` itself when neither can or when it does not start with "_Z"
+/// (an extern "C" name). Both demanglers expand back-references without limit (a 283-byte symbol
+/// prints as 1.88 GB), so a symbol with substitutions, template parameters or pack expansions is
+/// demangled in a child process, given 500 ms and 256 KiB of output; past either it keeps its
+/// mangled name (analyzer/src/demangle.cpp). Never throws but std::bad_alloc.
 std::string demangle(const std::string& mangled);
 
 /// Longest symbol (bytes) demangle() gives LLVM's demangler, which recurses without a depth

@@ -13,15 +13,15 @@
 
 namespace rf::collector {
 
-/// Which CUPTI activity records the kernels (RFPROF_KERNEL_RECORDS). An experiment knob for the
-/// cost of kernel replay (validation/README.md): CUPTI documents that CONCURRENT_KERNEL
-/// instruments each kernel to time it, which KERNEL (kernels serialized) does not; kernel replay
-/// serializes kernels anyway, and gives their records no timestamps (durations then come from
-/// gpu__time_duration).
+/// Which CUPTI activity kind records the kernels (RFPROF_KERNEL_RECORDS). An experiment knob for
+/// the cost of kernel replay (validation/README.md): CUPTI's documentation (its "Overhead"
+/// section) says concurrent kernel tracing instruments the kernel code to time it, while KERNEL
+/// serializes kernels; kernel replay serializes kernels anyway. Whether this costs time under
+/// replay is the hypothesis the A/B run checks. Both kinds give the same record
+/// (CUpti_ActivityKernel10).
 enum class KernelRecords {
   kConcurrent,  ///< CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (default)
-  kSerial,      ///< CUPTI_ACTIVITY_KIND_KERNEL: kernels serialized, not instrumented
-  kOff,         ///< none: launches carry no device, stream or kernel-record fields (counters mode)
+  kSerial,      ///< CUPTI_ACTIVITY_KIND_KERNEL: kernels serialized
 };
 
 /// Settings of the collector of one process (librfinject fills them from RFPROF_* variables).
@@ -44,8 +44,7 @@ struct SessionOptions {
   bool call_stacks = false;
   /// Record device memory allocations and releases (CUPTI_ACTIVITY_KIND_MEMORY2; RFPROF_MEMORY).
   bool memory = false;
-  /// Which activity kind records kernels (RFPROF_KERNEL_RECORDS); kOff only in counters mode with
-  /// kernel replay (librfinject's configuration refuses it otherwise).
+  /// Which activity kind records kernels (RFPROF_KERNEL_RECORDS).
   KernelRecords kernel_records = KernelRecords::kConcurrent;
   /// Kernel name and NVTX filters (ncu's -k, --kernel-name-base, --nvtx-include/exclude): a launch
   /// they refuse is neither recorded nor replayed (launch_filter.h).
