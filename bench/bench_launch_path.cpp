@@ -9,6 +9,7 @@
 //   BM_LaunchWithRegexStartEndFilter: plus a regex: start/end rule, 3 ranges open; 1 and 4 threads
 //   BM_FilterSelectsOnly:      LaunchFilter::selects alone (literal/regex start/end, regex push/pop)
 //   BM_LaunchWithCallStack:    plus CallStackTable::capture_and_intern (RFPROF_CALLSTACKS=1)
+#include <csignal>
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -44,7 +45,8 @@ struct Path {
   trace::Writer writer{file, trace::WriterOptions{.chunk_bytes = 1u << 20,
                                                   .force_overwrite = true,
                                                   .max_pending_chunks = 8,
-                                                  .on_chunk_pending = [this] { wake_flusher(); }}};
+                                                  .on_chunk_pending = [this] { wake_flusher(); },
+                                                  .signals_blocked_while_locked = {SIGTERM, SIGINT, SIGHUP}}};
   std::thread flusher{[this] { flush_loop(); }};
   collector::LaunchLog log{true, collector::LaunchSink{[this](const trace::Record& r) { writer.append(r); },
                                                        [this](std::string_view s) { return writer.intern_cached(s); },

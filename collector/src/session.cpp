@@ -113,10 +113,14 @@ void Session::start() {
   // past 8 waiting chunks (8 MiB) the appending thread writes them itself (bounded memory).
   wo.max_pending_chunks = 8;
   wo.on_chunk_pending = [this] { request_flush(); };
+  // A fatal signal's handler finishes the trace: it must not run on a thread holding the writer's
+  // lock, which its finish (and the last resort) would wait for until the handler's timeout.
+  wo.signals_blocked_while_locked = finish_signals();
   writer_ = std::make_unique<trace::Writer>(options_.output, wo);
   write_process_info();
   (void)launch_log_.process_start(now_ns());
   try {
+    trace::ThreadSignalsBlocked inherited(finish_signals());  // born blocking them (signal_finish.h)
     flush_thread_ = std::thread([this] { flush_loop(); });
     activity_flush_thread_ = std::thread([this] { activity_flush_loop(); });
   } catch (...) {  // EAGAIN under a pids limit: a joinable thread must not reach ~Session
@@ -382,7 +386,7 @@ bool start_session(const SessionOptions& options) noexcept {
   // SIGTERM (Slurm's time limit), SIGINT, SIGHUP: finish the trace before the default action
   // kills the process; with the application's own handler, flush and let it decide (signal_finish.h).
   install_signal_finish(
-      {SIGTERM, SIGINT, SIGHUP},
+      finish_signals(),
       [] {
         if (Session* live = g_session.load()) live->finish(Session::FinishFrom::kSignal);
       },

@@ -6,6 +6,7 @@
 
 #include "convert.h"
 #include "rfprof/collector/activity_buffers.h"
+#include "rfprof/collector/signal_finish.h"
 #include "session_impl.h"
 
 namespace rf::collector {
@@ -50,6 +51,9 @@ void Session::on_buffer_completed(uint8_t* buffer, size_t valid_size) noexcept {
   const State s = state();
   if (buffer && valid_size > 0 && (s == State::kRunning || s == State::kFinishing)) {
     ScopedOverhead timed(process_overhead(), OverheadPhase::kActivityBuffer);
+    // CUPTI's thread writes every record of the buffer: the finish signals blocked once around
+    // them, not at each append (trace::ThreadSignalsBlocked).
+    trace::ThreadSignalsBlocked quiet(finish_signals());
     try {
       CUpti_Activity* record = nullptr;
       // Stops at CUPTI_ERROR_MAX_LIMIT_REACHED (end of buffer) or an incomplete record.

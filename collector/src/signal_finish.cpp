@@ -17,6 +17,8 @@
 #include <mutex>
 #include <thread>
 
+#include "rfprof/trace/writer.h"
+
 namespace rf::collector {
 namespace {
 
@@ -134,10 +136,16 @@ void watch() {
 
 }  // namespace
 
+const std::vector<int>& finish_signals() noexcept {
+  // Never destroyed: the watcher and flush threads read it until the process ends.
+  static const std::vector<int>* signals = new std::vector<int>{SIGTERM, SIGINT, SIGHUP};
+  return *signals;
+}
+
 void block_finish_signals_in_this_thread() noexcept {
   sigset_t set;
   ::sigemptyset(&set);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaddset(&set, sig);
+  for (int sig : finish_signals()) ::sigaddset(&set, sig);
   (void)::pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
@@ -154,6 +162,10 @@ bool install_signal_finish(const std::vector<int>& signals, std::function<void()
     if (last_resort) g_last_resort = new std::function<void()>(std::move(last_resort));  // kept
     g_last_resort_margin_ms = last_resort_margin_ms;
     g_owner_pid = ::getpid();
+    // Born with the signals blocked (a thread inherits its creator's mask): blocking them as its
+    // first step left a window in which a SIGTERM ran the handler on the watcher itself, which
+    // then waited for itself until the timeout (SignalFinish.ASignalInsideTheWritersLock...).
+    trace::ThreadSignalsBlocked inherited(finish_signals());
     std::thread(watch).detach();
   } catch (...) {
     return false;

@@ -1,7 +1,7 @@
 // Helper process of test_signal_finish: writes a trace through rf::trace::Writer with the signal
 // handlers of signal_finish.h installed, prints "ready", appends records until a signal arrives.
 //   signal_finish_helper TRACE [app-handler MARKER | fork-child | thread-masks | held-buffer |
-//                               stuck-finish]
+//                               stuck-finish | held-lock [unguarded]]
 // With app-handler, an application SIGINT handler (installed before rfprof's, as Python's is)
 // writes MARKER and makes the loop stop: the process then exits normally, finishing the trace.
 // With thread-masks, it prints "masks BLOCKING/OTHERS": of the threads other than main (the
@@ -10,6 +10,11 @@
 // then sends itself SIGTERM while it holds that buffer (as a signal landing inside
 // append_buffered): the finish must go on without the buffer. The finish does what Session's
 // does for a fatal signal: bound_buffer_waits(200 ms) first.
+// With held-lock, main sends its process SIGTERM while it holds the writer's shared lock (as a
+// signal landing inside append()), then holds it 300 ms more: the writer blocks the finish signals
+// there (as the collector sets it), so the handler runs once the lock is released and finishes.
+// "unguarded" makes the writer block nothing: the finish and the last resort then wait for the
+// lock, and the handler's 3 s run out (the test shows the guard is what helps).
 // With stuck-finish, the finish blocks for good (as one waiting in CUPTI would): the last resort
 // (the writer's finish, as Session::end_trace_now) must end the trace before the handler's 3 s.
 #include <fcntl.h>
@@ -51,7 +56,10 @@ int main(int argc, char** argv) {
   }
   // Never destroyed, as rfprof's Session: the watcher thread may still be flushing it (after a
   // SIGINT the application handler lets main finish and exit) when static destructors run.
-  static rf::trace::Writer& writer = *new rf::trace::Writer(argv[1], {.force_overwrite = true});
+  const bool unguarded = argc == 4 && std::strcmp(argv[3], "unguarded") == 0;
+  rf::trace::WriterOptions options{.force_overwrite = true};
+  if (!unguarded) options.signals_blocked_while_locked = rf::collector::finish_signals();
+  static rf::trace::Writer& writer = *new rf::trace::Writer(argv[1], options);
   rf::collector::install_signal_finish(
       {SIGTERM, SIGINT, SIGHUP},
       [] {
@@ -76,6 +84,19 @@ int main(int argc, char** argv) {
       ::sleep(10);
     });
     return 3;  // not reached: SIGTERM's default action ends the process
+  }
+  if (argc >= 3 && std::strcmp(argv[2], "held-lock") == 0) {
+    rf::trace::KernelActivity k;
+    k.correlation_id = 1;
+    writer.append(k);
+    std::printf("ready\n");
+    std::fflush(stdout);
+    writer.with_shared_lock_held([] {
+      ::kill(::getpid(), SIGTERM);  // process-directed, as Slurm's; rfprof's threads block it
+      ::usleep(300 * 1000);
+    });
+    ::sleep(10);  // the handler runs here (or, unguarded, ran inside the lock and never returned)
+    return 3;     // not reached: SIGTERM's default action ends the process
   }
   if (argc == 3 && std::strcmp(argv[2], "thread-masks") == 0) {
     ::usleep(100 * 1000);  // the watcher thread has started
@@ -106,19 +127,12 @@ int main(int argc, char** argv) {
   std::printf("ready\n");
   std::fflush(stdout);
   uint32_t corr = 0;
-  sigset_t stop_signals;
-  ::sigemptyset(&stop_signals);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) ::sigaddset(&stop_signals, s);
   while (!g_stop) {
     rf::trace::KernelActivity k;
     k.correlation_id = ++corr;
     k.start_ns = corr * 1000ull;
     k.end_ns = k.start_ns + 500;
-    // A signal arriving while this thread holds the writer's lock would make finish() wait for
-    // it until the handler's timeout (docs/failure-modes.md): the helper keeps them out of it.
-    ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    writer.append(k);
-    ::pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
+    writer.append(k);  // the writer blocks the finish signals while it holds its lock
     ::usleep(1000);
   }
   writer.finish();

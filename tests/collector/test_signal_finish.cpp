@@ -96,6 +96,35 @@ TEST(SignalFinish, ASignalInsideAnAppendStillFinishesTheTrace) {
   EXPECT_FALSE(fs::exists(trace.string() + ".part"));
 }
 
+// The signal lands on the thread holding the writer's shared lock, which the finish and the last
+// resort both need. The writer blocks the finish signals while it holds the lock (as the
+// collector configures it), so the handler runs after the lock is released and finishes in time;
+// without that ("unguarded") the handler's 3 s run out and the trace stays a .part.
+TEST(SignalFinish, ASignalInsideTheWritersLockWaitsUntilItIsReleased) {
+  for (const bool guarded : {true, false}) {
+    TempDir dir;
+    const fs::path trace = dir.path / "t.rftrace";
+    const auto t0 = std::chrono::steady_clock::now();
+    const pid_t pid = guarded ? start_helper({trace.string(), "held-lock"})
+                              : start_helper({trace.string(), "held-lock", "unguarded"});
+    ASSERT_GT(pid, 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    ASSERT_TRUE(WIFSIGNALED(status));
+    EXPECT_EQ(WTERMSIG(status), SIGTERM);
+    if (guarded) {
+      EXPECT_LT(took, std::chrono::milliseconds(2000)) << "the finish waited for the lock";
+      EXPECT_EQ(finished_kernel_ids(trace), std::vector<uint32_t>{1});
+      EXPECT_FALSE(fs::exists(trace.string() + ".part"));
+    } else {
+      EXPECT_GE(took, std::chrono::milliseconds(2900)) << "unguarded, the handler should have timed out";
+      EXPECT_TRUE(finished_kernel_ids(trace).empty());
+      EXPECT_TRUE(fs::exists(trace.string() + ".part"));
+    }
+  }
+}
+
 // A finish blocked for good (in CUPTI, or on a lock the interrupted thread holds): the watcher
 // runs the last resort 800 ms before the handler's 3 s, which ends the trace with what it has.
 TEST(SignalFinish, ABlockedFinishIsReplacedByTheLastResortInTime) {

@@ -129,6 +129,43 @@ TEST(TraceWriter, SigkillAtRandomPointsKeepsEveryBufferedRecordFlushed) {
   sigkill_at_random_points(true);
 }
 
+/// Whether `sig` is blocked on the calling thread.
+bool blocked_here(int sig) {
+  sigset_t now;
+  ::pthread_sigmask(SIG_BLOCK, nullptr, &now);
+  return ::sigismember(&now, sig) == 1;
+}
+
+// The collector names the signals whose handler finishes the trace: the writer blocks them while
+// a thread holds its shared lock and restores the thread's mask after; nested guards leave the
+// mask to the outermost (signal_finish_helper's held-lock shows why: tests/collector).
+TEST(TraceWriter, SignalsNamedInTheOptionsAreBlockedWhileTheLockIsHeld) {
+  ASSERT_FALSE(blocked_here(SIGUSR2));
+  {
+    ThreadSignalsBlocked outer({SIGUSR2});
+    EXPECT_TRUE(blocked_here(SIGUSR2));
+    {
+      ThreadSignalsBlocked inner({SIGUSR2});
+      EXPECT_TRUE(blocked_here(SIGUSR2));
+    }
+    EXPECT_TRUE(blocked_here(SIGUSR2)) << "the inner guard restored the mask the outer one set";
+  }
+  EXPECT_FALSE(blocked_here(SIGUSR2));
+  TempDir dir;
+  Writer w(dir.path / "t.rftrace", {.signals_blocked_while_locked = {SIGUSR2}});
+  bool inside = false;
+  w.with_shared_lock_held([&] { inside = blocked_here(SIGUSR2); });
+  EXPECT_TRUE(inside);
+  EXPECT_FALSE(blocked_here(SIGUSR2));
+  w.append(KernelActivity{});
+  EXPECT_FALSE(blocked_here(SIGUSR2));
+  Writer plain(dir.path / "u.rftrace");
+  plain.with_shared_lock_held([&] { inside = blocked_here(SIGUSR2); });
+  EXPECT_FALSE(inside);
+  w.finish();
+  plain.finish();
+}
+
 /// A thread stopped while it holds its own buffer (a fatal signal's handler runs on it, waiting
 /// for the trace to be finished): flush() with a buffer wait skips that buffer for a later flush,
 /// and under bound_buffer_waits() a window's close and finish() go on without it, counting it,

@@ -82,6 +82,25 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
   pending_.reserve(options_.max_pending_chunks + 2);
 }
 
+namespace {
+thread_local int t_signals_blocked_depth = 0;  // ThreadSignalsBlocked guards alive on this thread
+}  // namespace
+
+ThreadSignalsBlocked::ThreadSignalsBlocked(const std::vector<int>& signals) noexcept {
+  if (signals.empty()) return;
+  counted_ = true;
+  if (t_signals_blocked_depth++ > 0) return;  // an outer guard blocked them
+  sigset_t set;
+  ::sigemptyset(&set);
+  for (int s : signals) ::sigaddset(&set, s);
+  restore_ = ::pthread_sigmask(SIG_BLOCK, &set, &old_) == 0;
+}
+
+ThreadSignalsBlocked::~ThreadSignalsBlocked() {
+  if (restore_) (void)::pthread_sigmask(SIG_SETMASK, &old_, nullptr);  // a pending one arrives now
+  if (counted_) --t_signals_blocked_depth;
+}
+
 Writer::~Writer() {
   try {
     finish();
@@ -95,6 +114,7 @@ StringId Writer::intern(std::string_view value) {
   bool started = false;
   StringId id = 0;
   {
+    ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
     std::lock_guard lock(mutex_);
     auto it = strings_.find(value);  // no allocation when the string is already interned
     if (it != strings_.end()) return it->second;
@@ -126,6 +146,7 @@ void Writer::append_buffered(const Record& record) {
     encode_record(record, b.bytes);
     ++b.records;
     if (b.bytes.size() < options_.thread_buffer_bytes) return;
+    ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
     std::lock_guard lock(mutex_);  // once per chunk of this thread's records
     started = move_buffer_locked(b);
   }
@@ -153,6 +174,7 @@ bool Writer::move_buffer_locked(ThreadBuffer& b, bool apply_bound) {
 }
 
 void Writer::collect_thread_buffers() {
+  ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
   if (collect_locked_buffers() && options_.on_chunk_pending) options_.on_chunk_pending();
 }
 
@@ -224,6 +246,7 @@ void Writer::return_spares_locked(std::vector<Pending>& batch) {
 }
 
 void Writer::append(const Record& record) {
+  ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
   if (const auto* w = std::get_if<ProfilingWindow>(&record); w && !w->begin)
     (void)collect_locked_buffers();  // the window's buffered launches precede its close
   bool started = false;
@@ -303,7 +326,14 @@ void Writer::with_thread_buffer_locked(const std::function<void()>& fn) {
   fn();
 }
 
+void Writer::with_shared_lock_held(const std::function<void()>& fn) {
+  ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
+  std::lock_guard lock(mutex_);
+  fn();
+}
+
 void Writer::flush(std::optional<std::chrono::nanoseconds> buffer_wait) {
+  ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
   (void)collect_locked_buffers(/*apply_bound=*/false, buffer_wait);  // written just below
   std::unique_lock lock(mutex_);
   std::vector<Pending> batch = take_pending_locked();
@@ -341,6 +371,7 @@ void Writer::flush_locked() {
 
 void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
   if (finished_.load()) return;
+  ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
   // Every thread's records precede TraceEnd (a buffer left out under bound_buffer_waits excepted).
   (void)collect_locked_buffers();
   std::lock_guard lock(mutex_);
@@ -359,6 +390,7 @@ void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
 }
 
 uint64_t Writer::records_written() const {
+  ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
   std::lock_guard lock(mutex_);
   return records_written_;
 }

@@ -36,8 +36,14 @@ bool install_signal_finish(const std::vector<int>& signals, std::function<void()
                            std::function<void()> last_resort = nullptr,
                            int last_resort_margin_ms = 800) noexcept;
 
+/// The signals whose handler finishes the trace: SIGTERM, SIGINT, SIGHUP. The writer blocks them
+/// on a thread while it holds its shared lock (trace::WriterOptions::signals_blocked_while_locked),
+/// so that the finish never waits for a lock held by the thread the handler interrupted.
+const std::vector<int>& finish_signals() noexcept;
+
 /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread. rfprof's own threads (the watcher,
-/// the session's flush threads) call it first, so that the kernel delivers these signals to an
+/// the session's flush threads) are created with them blocked (trace::ThreadSignalsBlocked around
+/// the creation: a thread inherits its creator's mask) and call it first, so that the kernel delivers these signals to an
 /// application thread: a handler running on the watcher would wait for itself, and one running
 /// on a flush thread would make finish() wait to join it, each until the timeout. Never throws.
 void block_finish_signals_in_this_thread() noexcept;

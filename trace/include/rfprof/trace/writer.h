@@ -2,6 +2,8 @@
 // Format: docs/trace-format.md. Thread-safe: every public member may be called from any thread.
 #pragma once
 
+#include <signal.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -43,6 +45,31 @@ struct WriterOptions {
   /// Bytes a thread's buffer (append_buffered) holds before it joins the ordered stream as one
   /// chunk; capped like chunk_bytes. Memory: about this much per thread that appended.
   uint32_t thread_buffer_bytes = 64u << 10;
+  /// Signals blocked on a thread while it holds the writer's shared locks (appending, interning,
+  /// moving a full thread buffer, flushing, finishing), restored after. The collector names the
+  /// signals whose handler finishes the trace (SIGTERM, SIGINT, SIGHUP): such a handler then never
+  /// runs on a thread that holds the lock its finish needs; a process-directed signal goes to
+  /// another thread or waits until the lock is released (docs/failure-modes.md). Cost: two
+  /// pthread_sigmask calls per lock taken from a thread that did not block them already
+  /// (ThreadSignalsBlocked). Empty: none blocked.
+  std::vector<int> signals_blocked_while_locked = {};
+};
+
+/// Blocks WriterOptions::signals_blocked_while_locked of `writer`'s options on the calling thread
+/// for its lifetime; nested guards (any writer) leave the mask to the outermost. A thread that
+/// writes many records in a row (the collector's activity-buffer callback) takes one around them,
+/// so that each append does no system call.
+class ThreadSignalsBlocked {
+ public:
+  explicit ThreadSignalsBlocked(const std::vector<int>& signals) noexcept;
+  ~ThreadSignalsBlocked();
+  ThreadSignalsBlocked(const ThreadSignalsBlocked&) = delete;
+  ThreadSignalsBlocked& operator=(const ThreadSignalsBlocked&) = delete;
+
+ private:
+  bool counted_ = false;  // this guard counts in the thread's depth
+  bool restore_ = false;  // the outermost guard, which blocked: restores old_
+  sigset_t old_{};
 };
 
 /// Streams records into `<path>.part`, renamed to `<path>` by finish().
@@ -99,6 +126,12 @@ class Writer {
   /// Runs `fn` holding the calling thread's buffer lock, as append_buffered does while it encodes:
   /// how a test stands for a thread a signal stopped inside append_buffered.
   void with_thread_buffer_locked(const std::function<void()>& fn);
+  /// Runs `fn` holding the writer's shared lock as append() does (signals blocked as
+  /// WriterOptions::signals_blocked_while_locked says): how a test stands for a thread a signal
+  /// reached inside append().
+  void with_shared_lock_held(const std::function<void()>& fn);
+  /// The options given at construction.
+  const WriterOptions& options() const noexcept { return options_; }
 
   /// Final path of the trace.
   const std::filesystem::path& path() const noexcept { return path_; }
