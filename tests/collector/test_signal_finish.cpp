@@ -76,18 +76,34 @@ std::vector<uint32_t> finished_kernel_ids(const fs::path& trace) {
   return ids;
 }
 
+/// How a helper that ends by itself ended: its wait status and how long it ran from its start.
+struct Ended {
+  bool ran = false;  ///< started and waited for
+  int status = 0;
+  std::chrono::nanoseconds took{};
+};
+
+/// Starts the helper with `args` and waits for it to end.
+Ended run_helper(const std::vector<std::string>& args) {
+  Ended e;
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = start_helper(args);
+  if (pid <= 0 || ::waitpid(pid, &e.status, 0) != pid) return e;
+  e.took = std::chrono::steady_clock::now() - t0;
+  e.ran = true;
+  return e;
+}
+
 // The signal lands on a thread that holds its own writer buffer (inside append_buffered): the
 // watcher cannot collect that buffer until the handler returns, and the handler waits for the
 // watcher. The finish leaves the buffer out after its 200 ms and finishes the rest in time.
 TEST(SignalFinish, ASignalInsideAnAppendStillFinishesTheTrace) {
   TempDir dir;
   const fs::path trace = dir.path / "t.rftrace";
-  const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = start_helper({trace.string(), "held-buffer"});
-  ASSERT_GT(pid, 0);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  const auto took = std::chrono::steady_clock::now() - t0;
+  const Ended e = run_helper({trace.string(), "held-buffer"});
+  ASSERT_TRUE(e.ran);
+  const int status = e.status;
+  const auto took = e.took;
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   EXPECT_LT(took, std::chrono::milliseconds(2900)) << "the handler's 3 s timeout ran out";
@@ -104,13 +120,11 @@ TEST(SignalFinish, ASignalInsideTheWritersLockWaitsUntilItIsReleased) {
   for (const bool guarded : {true, false}) {
     TempDir dir;
     const fs::path trace = dir.path / "t.rftrace";
-    const auto t0 = std::chrono::steady_clock::now();
-    const pid_t pid = guarded ? start_helper({trace.string(), "held-lock"})
-                              : start_helper({trace.string(), "held-lock", "unguarded"});
-    ASSERT_GT(pid, 0);
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    const auto took = std::chrono::steady_clock::now() - t0;
+    const Ended e = guarded ? run_helper({trace.string(), "held-lock"})
+                            : run_helper({trace.string(), "held-lock", "unguarded"});
+    ASSERT_TRUE(e.ran);
+    const int status = e.status;
+    const auto took = e.took;
     ASSERT_TRUE(WIFSIGNALED(status));
     EXPECT_EQ(WTERMSIG(status), SIGTERM);
     if (guarded) {
