@@ -19,7 +19,69 @@
     if (cls) e.className = cls;
     return e;
   }
-  /// A table: columns [{title, get, name?}] over rows.
+  // Roofline panel size (px) and the text metrics used to place roof labels (10 px font).
+  const WIDTH = 420, HEIGHT = 300, CHAR_PX = 5.6, LINE_PX = 13, END_DY = -7;
+
+  // Phase colours, the same as roofline.svg's (group_colour in analyzer/src/svg_roofline.cpp):
+  // fixed for forward, backward, optimizer and other, then a palette in order of first use.
+  const FIXED_COLOURS = { forward: '#1f77b4', backward: '#d62728', optimizer: '#2ca02c', other: '#7f7f7f', '': '#7f7f7f' };
+  const PALETTE = ['#9467bd', '#8c564b', '#e377c2', '#bcbd22', '#17becf', '#ff7f0e'];
+  const paletteUsed = [];
+  const phaseColour = (phase) => {
+    if (phase in FIXED_COLOURS) return FIXED_COLOURS[phase];
+    if (!paletteUsed.includes(phase)) paletteUsed.push(phase);
+    return PALETTE[paletteUsed.indexOf(phase) % PALETTE.length];
+  };
+
+  /// A demangled kernel name longer than SHORT_NAME chars, folded to fit: its parameter list
+  /// becomes "(…)", and template arguments nested deeper than a level that fits are folded to
+  /// "<…>" ("void at::native::kernel<4, at::native::Functor<…>>(…)"). Names without brackets
+  /// (extern "C", cuDNN's xmma kernels) are never cut: they differ near their end.
+  const SHORT_NAME = 120;
+  function fold(name, keep) {
+    const anon = '(anonymous namespace)';
+    let out = '', depth = 0;
+    for (let i = 0; i < name.length; ++i) {
+      if (name.startsWith(anon, i)) { out += anon; i += anon.length - 1; continue; }
+      const c = name[i];
+      if ((c === '<' || c === '(') && ((c === '(' && depth === 0) || depth >= keep)) {
+        let nest = 0, j = i;  // fold up to the matching bracket
+        for (; j < name.length; ++j) {
+          if (name[j] === '<' || name[j] === '(') ++nest;
+          else if ((name[j] === '>' || name[j] === ')') && --nest === 0) break;
+        }
+        if (j >= name.length) return name;  // unbalanced (operator<, a cut name): leave it
+        out += c + '…' + name[j];
+        i = j;
+      } else {
+        if (c === '<' || c === '(') ++depth;
+        else if ((c === '>' || c === ')') && depth > 0) --depth;
+        out += c;
+      }
+    }
+    return out;
+  }
+  function shortName(name) {
+    if (name.length <= SHORT_NAME) return name;
+    for (const keep of [2, 1]) {
+      const folded = fold(name, keep);
+      if (folded.length <= SHORT_NAME) return folded;
+    }
+    return fold(name, 0);
+  }
+  /// A table cell for a name: long names folded (shortName), the whole name one click away.
+  function nameCell(name) {
+    const td = el('td', undefined, 'name');
+    const short = shortName(String(name));
+    if (short.length >= String(name).length) { td.textContent = name; return td; }
+    const d = el('details');
+    d.appendChild(el('summary', short));
+    d.appendChild(el('div', name));
+    td.appendChild(d);
+    return td;
+  }
+
+  /// A table: columns [{title, get, name?}] over rows; `name` columns are folded by nameCell.
   function table(target, columns, rows) {
     const t = el('table');
     const head = el('tr');
@@ -27,7 +89,7 @@
     t.appendChild(head);
     rows.forEach((r) => {
       const tr = el('tr');
-      columns.forEach((c) => tr.appendChild(el('td', c.get(r), c.name ? 'name' : undefined)));
+      columns.forEach((c) => tr.appendChild(c.name ? nameCell(c.get(r)) : el('td', c.get(r))));
       t.appendChild(tr);
     });
     document.getElementById(target).appendChild(t);
@@ -111,23 +173,38 @@
                 title: 'arithmetic intensity (FLOP/byte, DRAM)' };
     const y = { type: 'quantitative', scale: { type: 'log', domain: [ymin, ymax] }, title: 'performance (FLOP/s)',
                 axis: { format: '~s' } };
-    // Roof labels: compute roofs at their right end, bandwidth roofs at their left end.
-    const labels = compute.map((c) => ({ ai: xmax, y: c.value, text: c.name + ' ' + fmt(c.value, 'FLOP/s'), align: 'right' }))
-      .concat(bandwidth.map((b) => ({ ai: xmin * 1.1, y: b.value * xmin * 1.1, text: b.name.replace(/_per_s$/, '/s').replace(/_/g, ' ') + ' ' + fmt(b.value, 'B/s'), align: 'left' })));
+    // Roof labels. A compute roof's ends just left of its ridge point, on the roof: above the
+    // memory slope, where no kernel can be (attainable FLOP/s <= intensity x bandwidth); where
+    // that does not fit, at the roof's right end. Labels closer than a line of text are stacked
+    // apart (as roofline.svg does). Bandwidth roofs: at their left end.
+    const pxPerDecade = (px, lo, hi) => px / (Math.log10(hi) - Math.log10(lo));
+    const xpx = pxPerDecade(WIDTH, xmin, xmax), ypx = pxPerDecade(HEIGHT, ymin, ymax);
+    const labels = compute.map((c) => {
+      const text = c.name + ' ' + fmt(c.value, 'FLOP/s');
+      const ridge = dram ? c.value / dram.value : 0;
+      const room = ridge > xmin ? (Math.log10(ridge) - Math.log10(xmin)) * xpx - 8 : 0;
+      return room > text.length * CHAR_PX ? { ai: ridge, y: c.value, text, kind: 'ridge' } : { ai: xmax, y: c.value, text, kind: 'end' };
+    });
+    // Stacked in pixels (up = smaller), the label's centre: 'end' labels sit END_DY above their roof.
+    const centre = (l) => -Math.log10(l.y) * ypx + (l.kind === 'end' ? END_DY : 0);
+    labels.sort((a, b) => centre(b) - centre(a));
+    for (let k = 1, above = centre(labels[0] || {}); k < labels.length; ++k) {
+      const c = Math.min(centre(labels[k]), above - LINE_PX);
+      labels[k].y = Math.pow(10, -(c - (labels[k].kind === 'end' ? END_DY : 0)) / ypx);
+      above = c;
+    }
+    labels.push(...bandwidth.map((b) => ({ ai: xmin * 1.1, y: b.value * xmin * 1.1, kind: 'bandwidth',
+      text: b.name.replace(/_per_s$/, '/s').replace(/_/g, ' ') + ' ' + fmt(b.value, 'B/s') })));
     const trace = data.traces[ti];
     return {
       title: { text: (dev ? dev.name : 'unknown device') + ' — ' + trace.label, limit: 420 },
-      width: 420,
-      height: 300,
+      width: WIDTH,
+      height: HEIGHT,
       layer: [
         { data: { values: roofs }, mark: { type: 'line', clip: true, strokeWidth: 1.5 },
           encoding: { x: { ...x, field: 'ai' }, y: { ...y, field: 'y' }, detail: { field: 'roof' },
                       order: { field: 'order' }, color: { value: '#777' },
                       tooltip: [{ field: 'roof', title: 'roof' }] } },
-        ...['right', 'left'].map((align) => ({
-          data: { values: labels.filter((l) => l.align === align) },
-          mark: { type: 'text', align, dy: -6, dx: align === 'right' ? -2 : 2, fontSize: 10, color: '#555' },
-          encoding: { x: { ...x, field: 'ai' }, y: { ...y, field: 'y' }, text: { field: 'text' } } })),
         { data: { values: ridges }, mark: { type: 'point', shape: 'diamond', filled: true, clip: true },
           encoding: { x: { ...x, field: 'ridge_ai' }, y: { ...y, field: 'peak' }, color: { value: '#333' },
                       tooltip: [{ field: 'roof', title: 'ridge point' },
@@ -140,7 +217,7 @@
           encoding: {
             x: { ...x, field: 'arithmetic_intensity' }, y: { ...y, field: 'flop_per_s' },
             size: { field: 'time_ms', type: 'quantitative', title: 'GPU time (ms)', scale: { range: [30, 1200] } },
-            color: { field: 'phase', type: 'nominal', scale: { domain: phases }, title: 'phase' },
+            color: { field: 'phase', type: 'nominal', scale: { domain: phases, range: phases.map(phaseColour) }, title: 'phase' },
             tooltip: [
               { field: 'kernel', title: 'kernel' },
               { field: 'phase', title: 'phase' },
@@ -152,6 +229,13 @@
               { field: 'arithmetic_intensity', title: 'FLOP/byte', format: '.4~g' },
               { field: 'flop_per_s', title: 'FLOP/s', format: '.4~s' },
             ] } },
+        // Labels last, over everything (report.html's style gives them a white outline).
+        ...['ridge', 'end', 'bandwidth'].map((kind) => {
+          const [align, dx, dy] = { ridge: ['right', -8, 0], end: ['right', -2, END_DY], bandwidth: ['left', 2, -6] }[kind];
+          return { name: `rf_roof_labels_${kind}_${i}`, data: { values: labels.filter((l) => l.kind === kind) },
+                   mark: { type: 'text', align, dx, dy, baseline: kind === 'bandwidth' ? 'alphabetic' : 'middle', fontSize: 10, color: '#444' },
+                   encoding: { x: { ...x, field: 'ai' }, y: { ...y, field: 'y' }, text: { field: 'text' } } };
+        }),
       ],
     };
   });

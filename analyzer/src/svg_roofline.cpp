@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "rfprof/analyzer/utf8.h"
@@ -13,6 +14,10 @@ namespace {
 
 constexpr double kWidth = 900, kChartHeight = 560;
 constexpr double kLeft = 90, kRight = 230, kTop = 50, kBottom = 70;  // margins; legend on the right
+/// White outline drawn under a label's glyphs, so that lines and points behind it stay readable.
+/// Average advance of an 11 px sans-serif character (px), to tell whether a label fits.
+constexpr double kCharWidth = 6.2;
+constexpr const char* kHalo = " stroke=\"white\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\"";
 
 std::string xml(const std::string& text) {
   // Names from the trace need not be UTF-8; an SVG that is not is not well-formed XML.
@@ -83,6 +88,24 @@ std::vector<double> LogAxis::decades() const {
 }
 
 double ridge_point(double peak, double bandwidth) { return peak / bandwidth; }
+
+std::vector<double> stack_labels(const std::vector<double>& wanted, double gap, double top) {
+  std::vector<size_t> order(wanted.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // Lowest on the page (largest y) first; ties keep their input order.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return wanted[a] > wanted[b]; });
+  std::vector<double> placed(wanted);
+  // Upwards: each label at most at its wanted y and at least `gap` above the one below it.
+  for (size_t k = 1; k < order.size(); ++k)
+    placed[order[k]] = std::min(wanted[order[k]], placed[order[k - 1]] - gap);
+  // Then downwards from `top`, if the stack ran above it.
+  if (!order.empty() && placed[order.back()] < top) {
+    placed[order.back()] = top;
+    for (size_t k = order.size() - 1; k-- > 0;)
+      placed[order[k]] = std::max(placed[order[k]], placed[order[k + 1]] + gap);
+  }
+  return placed;
+}
 
 std::pair<double, double> decade_range(const std::vector<double>& values) {
   double lo = 0, hi = 0;
@@ -172,6 +195,14 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
       << "\" width=\"" << num(ax.px_hi - ax.px_lo) << "\" height=\"" << num(ay.px_lo - ay.px_hi)
       << "\"/></clipPath>\n<g class=\"plot\" clip-path=\"url(#plot-" << ci << ")\">\n";
     // Roofs: the DRAM slope up to the highest ridge, each compute roof flat from its ridge on.
+    // Their labels are written after the points, so that no point hides them.
+    struct RoofLabel {
+      std::string text;
+      double y;      // wanted baseline (px)
+      double x_end;  // where the text ends (px; text-anchor end)
+    };
+    std::vector<RoofLabel> roof_labels;
+    std::optional<std::string> memory_label;
     double top_ridge = 0;
     for (const auto& r : c.roofs)
       if (c.dram_bytes_per_s) top_ridge = std::max(top_ridge, ridge_point(r.peak, *c.dram_bytes_per_s));
@@ -181,6 +212,14 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
         << "\" x2=\"" << num(ax.map(top_ridge)) << "\" y2=\"" << num(ay.map(top_ridge * *c.dram_bytes_per_s))
         << "\" stroke=\"black\" stroke-width=\"2\"><title>DRAM " << xml(si(*c.dram_bytes_per_s, "B/s"))
         << "</title></line>\n";
+      // Its label runs along the slope, one decade of intensity in from the left edge.
+      const double lx = xlo * 10, ly = lx * *c.dram_bytes_per_s;
+      if (ay.contains(ly) && lx < top_ridge) {
+        const double angle = std::atan2(ay.map(ly * 10) - ay.map(ly), ax.map(lx * 10) - ax.map(lx)) * 180 / M_PI;
+        memory_label = "<text class=\"roof-label memory\" transform=\"translate(" + num(ax.map(lx)) + "," +
+                       num(ay.map(ly) - 5) + ") rotate(" + num(angle) + ")\" font-size=\"11\"" + kHalo + ">DRAM " +
+                       xml(si(*c.dram_bytes_per_s, "B/s")) + "</text>\n";
+      }
     }
     for (const auto& r : c.roofs) {
       const double ridge = c.dram_bytes_per_s ? ridge_point(r.peak, *c.dram_bytes_per_s) : xlo;
@@ -195,8 +234,14 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
         o << "<circle class=\"ridge\" cx=\"" << num(ax.map(ridge)) << "\" cy=\"" << num(ay.map(r.peak))
           << "\" r=\"3.5\" fill=\"black\"/>\n";
       }
-      o << "<text class=\"roof-label\" x=\"" << num(ax.px_hi - 4) << "\" y=\"" << num(ay.map(r.peak) - 4)
-        << "\" text-anchor=\"end\" font-size=\"11\">" << xml(label) << "</text>\n";
+      // Left of the ridge point, on the roof's line: above the memory slope, where no kernel can
+      // be (attainable FLOP/s <= intensity x bandwidth). Where that does not fit, above the
+      // roof's right end.
+      const double ridge_px = ax.map(ridge) - 7;
+      if (c.dram_bytes_per_s && ridge_px - kCharWidth * static_cast<double>(label.size()) > ax.px_lo + 2)
+        roof_labels.push_back({label, ay.map(r.peak) + 4, ridge_px});
+      else
+        roof_labels.push_back({label, ay.map(r.peak) - 4, ax.px_hi - 4});
     }
     // Points, largest first so that small ones stay visible on top.
     double max_time = 0;
@@ -219,6 +264,15 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
         << "</title></circle>\n";
     }
     o << "</g>\n";
+    // Roof labels on top of everything, on a white halo, stacked apart where roofs lie closer
+    // than a line of text (FP16 134 and FP32 67 TFLOP/s are 12 px apart on an 11-decade axis).
+    std::vector<double> wanted;
+    for (const auto& l : roof_labels) wanted.push_back(l.y);
+    const std::vector<double> placed = stack_labels(wanted, kRoofLabelGap, ay.px_hi + kRoofLabelGap);
+    for (size_t i = 0; i < roof_labels.size(); ++i)
+      o << "<text class=\"roof-label\" x=\"" << num(roof_labels[i].x_end) << "\" y=\"" << num(placed[i])
+        << "\" text-anchor=\"end\" font-size=\"11\"" << kHalo << ">" << xml(roof_labels[i].text) << "</text>\n";
+    if (memory_label) o << *memory_label;
     // Legend: groups, then the meaning of the size.
     std::vector<std::string> groups;
     for (const auto& p : c.points)

@@ -30,12 +30,28 @@ async function open(browser, dir) {
 /// Drawn roofline points (the circles of the rf_points_* layers) in the page.
 const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path').count();
 
+/// Roof labels are drawn after the points (on top), outlined in white, and no two overlap.
+async function checkRoofLabels(page, what) {
+  const boxes = await page.evaluate(() => {
+    const root = document.querySelector('#rf-roofline svg');
+    const all = [...root.querySelectorAll('g[class*="rf_roof_labels_"] text, g[class*="rf_points_"] path')];
+    const lastPoint = all.map((e) => e.tagName).lastIndexOf('path');
+    return all.map((e, i) => ({ text: e.tagName === 'text' ? e.textContent : null, box: e.getBoundingClientRect().toJSON(),
+                                 halo: getComputedStyle(e).paintOrder.startsWith('stroke'), afterPoints: i > lastPoint }))
+      .filter((e) => e.text && e.text.endsWith('FLOP/s'));
+  });
+  check(boxes.length >= 3 && boxes.every((b) => b.afterPoints && b.halo), what + ': roof labels drawn over the points, outlined: ' + boxes.length);
+  const overlap = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const clashes = boxes.filter((a, i) => boxes.some((b, j) => j < i && overlap(a.box, b.box))).map((b) => b.text);
+  check(clashes.length === 0, what + ': roof labels overlap: ' + clashes.join(' | '));
+}
+
 (async () => {
   const args = process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [];
   const browser = await pw.launch({ executablePath: chromium, headless: true, args });
   try {
     // One trace: 5 kernel groups (gemm forward, hostile name forward, gemm backward,
-    // relu_backward, adam_step), 2 of them in phase forward, 1 in range "step/optimizer".
+    // the long-named relu backward, adam_step), 2 of them in phase forward, 1 in range "step/optimizer".
     const one = await open(browser, 'report');
     check((await points(one.page)) === 5, 'one trace: 5 roofline points drawn, got ' + (await points(one.page)));
     check((await one.page.locator('#rf-roofline g[class*="rf_points_"]').count()) === 1, 'one roofline chart');
@@ -50,6 +66,12 @@ const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path'
     const tipText = (await tip.count()) ? await tip.textContent() : '';
     check(tipText.includes('adam_step') && tipText.includes('optimizer') && tipText.includes('FLOP/s') &&
           tipText.includes('DRAM bytes') && tipText.includes('GPU time'), 'hover tooltip: ' + tipText);
+    // Phase colours are roofline.svg's: optimizer green, forward blue, backward red.
+    check((await adam.getAttribute('fill')) === '#2ca02c', 'optimizer point in roofline.svg\'s green, got ' + (await adam.getAttribute('fill')));
+    const fills = await one.page.locator('#rf-roofline g[class*="rf_points_"] path').evaluateAll(
+      (ps) => ps.map((p) => (p.getAttribute('aria-label') || '').includes('phase: forward') ? p.getAttribute('fill') : null).filter(Boolean));
+    check(fills.length === 2 && fills.every((f) => f === '#1f77b4'), 'forward points in blue: ' + fills);
+    await checkRoofLabels(one.page, 'one trace');
     // The hostile name's tooltip shows it as text: no <b> element made from it.
     const relu = one.page.locator('#rf-roofline g[class*="rf_points_"] path[aria-label*="relu<"]');
     check((await relu.count()) === 1, 'hostile-name point found');
@@ -73,6 +95,16 @@ const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path'
           'hostile kernel name shown as text in the top kernels table');
     check((await one.page.locator('#rf-top-kernels b').count()) === 0, 'no element injected by a kernel name');
     check((await one.page.locator('#rf-top-kernels tr').count()) === 5, 'top kernels: header + 4 kernels');
+    // A long name is folded, its whole text one click away.
+    const folded = one.page.locator('#rf-top-kernels td.name details');
+    check((await folded.count()) === 1, 'one long kernel name folded, got ' + (await folded.count()));
+    check((await folded.locator('summary').textContent()) ===
+          'void at::native::elementwise_kernel<128, 4, at::native::threshold_kernel_impl<…>(…)::{lambda(…)#1}>(…)',
+          'folded name: ' + (await folded.locator('summary').textContent()));
+    check(!(await folded.locator('div').isVisible()), 'the whole name hidden until asked for');
+    await folded.locator('summary').click();
+    check((await folded.locator('div').textContent()).startsWith('void at::native::elementwise_kernel<128, 4,') &&
+          (await folded.locator('div').isVisible()), 'the whole name shown on a click');
     check((await one.page.locator('#rf-phases tr').count()) === 4, 'phases table: header + 3 phases');
     check((await one.page.locator('#rf-phases th', { hasText: 'peak GPU memory' }).count()) === 1,
           'phases table: peak GPU memory column (trace with memory records)');
@@ -104,6 +136,8 @@ const points = (page) => page.locator('#rf-roofline g[class*="rf_points_"] path'
           roofTexts.filter((t) => t.startsWith('fp32')).length === 1,
           'measured: roofs fp64, "fp32 / fp16" once, tensor: ' + JSON.stringify(roofTexts));
     check(roofLabels.some((t) => t.startsWith('dram bytes/s 3.000 TB/s')), 'measured: DRAM roof label');
+    // FP32/FP16 60, tensor FP64 67 TFLOP/s: 1.5 px apart on the axis, their labels stacked apart.
+    await checkRoofLabels(meas.page, 'measured');
     check(meas.errors.length === 0, 'measured: no console/page errors ' + JSON.stringify(meas.errors));
 
     // An "ops" section (summary.json of emit_nvtx() traces): op and layer tables with ratios.

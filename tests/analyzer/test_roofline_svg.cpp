@@ -125,6 +125,70 @@ TEST(SvgRender, RoofsRidgesPointsAndLegend) {
   EXPECT_NEAR(attribute(svg, "<circle class=\"point\" data-group=\"backward\"", "r"), 3 + 12 * std::sqrt(0.25), 0.01);
 }
 
+TEST(SvgGeometry, StackLabelsKeepsThemAGapApart) {
+  // Roofs a factor 2 apart on an 11-decade axis lie about 12 px apart; closer ones overlap.
+  const std::vector<double> wanted = {100, 95, 300, 104, 60};
+  const auto placed = stack_labels(wanted, 12, 0);
+  ASSERT_EQ(placed.size(), wanted.size());
+  EXPECT_DOUBLE_EQ(placed[2], 300);  // alone: where it wants to be
+  EXPECT_DOUBLE_EQ(placed[3], 104);  // the lowest of the crowd stays
+  EXPECT_DOUBLE_EQ(placed[0], 92);   // pushed up above it
+  EXPECT_DOUBLE_EQ(placed[1], 80);
+  EXPECT_DOUBLE_EQ(placed[4], 60);   // already 20 px above the one below
+  for (size_t i = 0; i < placed.size(); ++i) {
+    EXPECT_LE(placed[i], wanted[i]) << i;
+    for (size_t j = 0; j < i; ++j) EXPECT_GE(std::abs(placed[i] - placed[j]), 12 - 1e-9) << i << "," << j;
+  }
+  // A stack that would rise above `top` starts at `top` and goes down instead.
+  const auto clamped = stack_labels({20, 20, 20}, 12, 10);
+  EXPECT_EQ(clamped, (std::vector<double>{34, 22, 10}));
+  EXPECT_TRUE(stack_labels({}, 12, 0).empty());
+}
+
+// Labels once sat at the roofs' right ends, under the points drawn after them: on the shipped
+// H100 trace the tensor-core GEMMs (AI 100-300, ~1e14 FLOP/s) covered four of six labels.
+TEST(SvgRender, RoofLabelsSitLeftOfTheirRidgeAboveEveryPoint) {
+  RooflineChart c;
+  c.title = "device 0";
+  c.dram_bytes_per_s = 3.35e12;
+  c.roofs = {{"FP64", 34e12}, {"FP32, FP64 tensor", 67e12}, {"FP16", 134e12}};
+  c.points = {{"gemm", "forward", 150, 1e14, 2000}, {"relu", "backward", 0.2, 4e11, 500}};
+  const std::string svg = render_roofline_svg({c});
+  const size_t last_point = svg.rfind("class=\"point\"");
+  ASSERT_NE(last_point, std::string::npos);
+  std::regex label_re("<text class=\"roof-label\" x=\"([-0-9.]+)\" y=\"([-0-9.]+)\"[^>]*>([^<]*)</text>");
+  std::vector<double> ys;
+  size_t labels = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label_re); it != std::sregex_iterator(); ++it) {
+    ++labels;
+    EXPECT_GT(static_cast<size_t>(it->position()), last_point) << "drawn under the points: " << (*it)[3];
+    EXPECT_NE(it->str().find("paint-order=\"stroke\""), std::string::npos) << "no halo: " << (*it)[3];
+    ys.push_back(std::stod((*it)[2]));
+  }
+  ASSERT_EQ(labels, 3u);
+  for (size_t i = 0; i < ys.size(); ++i)
+    for (size_t j = 0; j < i; ++j) EXPECT_GE(std::abs(ys[i] - ys[j]), kRoofLabelGap - 0.01);
+  // Each ends 7 px left of its ridge dot (FP64: 34e12 / 3.35e12 = 10.1 FLOP/B).
+  const double ridge_cx = attribute(svg, "<circle class=\"ridge\"", "cx");
+  EXPECT_NEAR(attribute(svg, "<text class=\"roof-label\"", "x"), ridge_cx - 7, 0.01);
+  EXPECT_NE(svg.find(">FP64 34 TFLOP/s, ridge 10.1 FLOP/B</text>"), std::string::npos);
+  // The memory roof is named along its slope.
+  EXPECT_NE(svg.find("class=\"roof-label memory\""), std::string::npos);
+  EXPECT_NE(svg.find(">DRAM 3.35 TB/s</text>"), std::string::npos);
+}
+
+// Without a memory roof there is no ridge to stand by: labels go above the roofs' right ends.
+TEST(SvgRender, WithoutBandwidthRoofLabelsAreAtTheRightEnd) {
+  RooflineChart c;
+  c.title = "device 0";
+  c.roofs = {{"FP32", 1e13}};
+  c.points = {{"k", "forward", 1, 1e12, 10}};
+  const std::string svg = render_roofline_svg({c});
+  EXPECT_EQ(svg.find("roof-label memory"), std::string::npos);
+  LogAxis ax{0.1, 10, 90, 670};
+  EXPECT_NEAR(attribute(svg, "<text class=\"roof-label\"", "x"), ax.px_hi - 4, 0.01);
+}
+
 TEST(SvgRender, EqualRoofsAreDrawnOnce) {
   DeviceCeilings c;
   c.fp32.value = 67e12;

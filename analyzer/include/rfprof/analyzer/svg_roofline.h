@@ -55,6 +55,15 @@ struct LogAxis {
 /// Ridge point of a roof: peak / bandwidth (FLOP/byte). Both must be > 0.
 double ridge_point(double peak_flop_per_s, double bandwidth_bytes_per_s);
 
+/// Vertical gap between two stacked roof labels (px): one 11 px line of text and a pixel.
+constexpr double kRoofLabelGap = 12;
+
+/// Baselines (px, y growing downwards) for labels that want to sit at `wanted`, moved apart so
+/// that any two are at least `gap` px apart: a label never moves below its wanted y, except
+/// when the stack would rise above `top`, where it is pushed down from `top` instead. Same
+/// order and size as `wanted`. Never throws.
+std::vector<double> stack_labels(const std::vector<double>& wanted, double gap, double top);
+
 /// Decade-aligned [lo, hi] covering every finite value > 0 of `values` with one decade of margin
 /// on each side; {0.01, 1e4} when there is none. Exponents are clamped to [kMinDecade, kMaxDecade]
 /// and the span to kMaxAxisDecades (the top kept): values below lo are then off the axis.
@@ -63,7 +72,8 @@ std::pair<double, double> decade_range(const std::vector<double>& values);
 /// The whole SVG document: charts stacked vertically, each with labelled log-log axes (arithmetic
 /// intensity [FLOP/byte], performance [FLOP/s]), the memory roof, every compute roof with its ridge
 /// point marked and labelled, the points (area proportional to GPU time, colour by group, a
-/// <title> tooltip), and a legend of groups and roofs. Text is XML-escaped.
+/// <title> tooltip), and a legend of groups and roofs. Roof labels are drawn last, on a white
+/// halo, stacked apart (stack_labels); the memory roof's runs along its slope. Text is XML-escaped.
 std::string render_roofline_svg(const std::vector<RooflineChart>& charts);
 
 /// Colour of a group: forward, backward, optimizer and other have fixed colours; other names get
