@@ -85,6 +85,8 @@ def command_for(mode, workload, cmd, from_start, args, out):
         if mode == "roofline-step-replay":
             # The same steps, each its own window: pass 1, pass 2, then the timing window.
             env["RFPROF_REPLAY"] = "step"
+            if os.environ.get("RFPROF_STEP_PASS_START"):  # the caller's A/B knob: step runs only
+                env["RFPROF_STEP_PASS_START"] = os.environ["RFPROF_STEP_PASS_START"]
             return cmd + ["--window-per-step"], env
         return cmd, env
     if mode == "ncu":
@@ -97,6 +99,7 @@ def command_for(mode, workload, cmd, from_start, args, out):
 def run_one(argv, env, timeout, log):
     """(wall seconds, exit status or 'timeout'); stdout and stderr go to the file `log`."""
     full = dict(os.environ)
+    full.pop("RFPROF_STEP_PASS_START", None)  # refused without RFPROF_REPLAY=step; command_for adds it back
     full.update(env)
     with open(log, "wb") as f:
         start = time.monotonic()

@@ -146,7 +146,8 @@ void read_kernel_records(const EnvLookup& env, Config& c) {
   }
 }
 
-/// RFPROF_REPLAY and RFPROF_REPLAY_GROUPS (after the mode, the window and the filters are read).
+/// RFPROF_REPLAY, RFPROF_REPLAY_GROUPS, RFPROF_REPLAY_RANGE and RFPROF_STEP_PASS_START (after the mode,
+/// the window and the filters are read).
 void read_replay(const EnvLookup& env, Config& c) {
   if (auto v = get(env, "RFPROF_REPLAY")) {
     const std::string r = lower(trim(*v));
@@ -169,6 +170,13 @@ void read_replay(const EnvLookup& env, Config& c) {
     if (!c.replay_across_steps)
       bad("RFPROF_REPLAY_RANGE", *v, "RFPROF_REPLAY=step with it (the range is the window of one pass)");
     c.replay_range = *v;
+  }
+  if (auto v = get(env, "RFPROF_STEP_PASS_START")) {
+    const std::string w = lower(trim(*v));
+    if (w == "launch") c.step_pass_start = collector::StepPassStart::kFirstLaunch;
+    else if (w == "window") c.step_pass_start = collector::StepPassStart::kWindowOpen;
+    else bad("RFPROF_STEP_PASS_START", *v, "launch or window");
+    if (!c.replay_across_steps) bad("RFPROF_STEP_PASS_START", *v, "RFPROF_REPLAY=step with it");
   }
   if (!c.replay_across_steps) return;
   const std::string v = "step";

@@ -66,6 +66,8 @@ struct Config {
   /// RFPROF_REPLAY_RANGE: with RFPROF_REPLAY=step, the NVTX range that is one step (its name, or
   /// "regex:EXPR"); its push/pop or start/end are the windows instead of cudaProfilerStart/Stop.
   std::string replay_range;
+  /// RFPROF_STEP_PASS_START (launch|window, with RFPROF_REPLAY=step): where each pass starts.
+  collector::StepPassStart step_pass_start = collector::StepPassStart::kFirstLaunch;
   /// RFPROF_TRACE_LIST (set by rfprof): a file to which each process appends the absolute path of
   /// the trace it writes, so that rfprof --csv prints exactly this run's traces. "" when unset.
   std::string trace_list;

@@ -62,6 +62,7 @@ bool initialize_once() noexcept {
     options.replay_across_steps = config.replay_across_steps;
     options.replay_groups = config.replay_groups;
     options.replay_range = config.replay_range;
+    options.step_pass_start = config.step_pass_start;
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
     if (running && !config.trace_list.empty() && !rf::inject::append_trace_list(config.trace_list, options.output))
       std::fprintf(stderr, "rfprof: cannot add %s to RFPROF_TRACE_LIST %s; rfprof --csv will not print it\n",

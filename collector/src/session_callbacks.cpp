@@ -363,7 +363,7 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
       identity.grid[i] = grid[i];
       identity.block[i] = block[i];
     }
-    step_launch_exit(identity, t.correlation_id);
+    step_launch_exit(identity, t.correlation_id, system_thread_id());
   }
   if (!t.active || !t.ticket.in_window) return;
   const State s = state();

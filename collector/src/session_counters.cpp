@@ -192,7 +192,10 @@ void Session::flush_all_images(bool at_exit, std::chrono::milliseconds launch_wa
       lock.lock();
     }
     flush_image(*cp);
-    if (at_exit) cp->disable();
+    if (at_exit) {
+      driver::ScopedContext scope(cp->context());  // as the samples disable: the context current
+      cp->disable();
+    }
   }
 }
 
@@ -203,6 +206,7 @@ void Session::drop_context(CUcontext ctx) noexcept {
     std::lock_guard lock(cp->mutex());
     if (step_mode()) step_context_destroyed(*cp);
     flush_image(*cp);  // a decode failure refuses ctx in the table: forgotten again below
+    driver::ScopedContext scope(cp->context());
     cp->stop_for_good();  // before the context goes away; a launch still holding cp starts nothing
   }
   (void)profilers_.erase(ctx);

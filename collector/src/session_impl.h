@@ -150,7 +150,7 @@ class Session {
   /// step sequence (no window, another context).
   std::shared_ptr<ContextProfiler> step_launch_enter(CUcontext ctx);
   /// At the exit of a successful launch taken by step_launch_enter.
-  void step_launch_exit(const LaunchIdentity& launch, uint32_t correlation_id);
+  void step_launch_exit(const LaunchIdentity& launch, uint32_t correlation_id, uint64_t thread);
   /// Process exit: says so when no group was completed.
   void step_finish() noexcept;
   /// Steps aside for the rest of the run (one rfprof: line): later windows are recorded plainly.
@@ -228,6 +228,8 @@ class Session {
   std::atomic<int> step_role_{WindowRole::kDone};    // role of the open window
   std::atomic<bool> step_off_{false};                // counters failed: windows are recorded plainly
   bool step_plain_window_ = false;                   // the open window is an ordinary recorded one
+  std::atomic<uint64_t> step_windows_opened_{0};     // window openings seen
+  std::atomic<uint64_t> nvtx_calls_seen_{0};         // NVTX push/start calls (RFPROF_REPLAY_RANGE)
 
   // Flush thread.
   std::thread flush_thread_;

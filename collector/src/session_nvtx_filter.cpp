@@ -130,6 +130,7 @@ void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
     }
   }
   if (step_range_) {
+    if (c.kind == NvtxCall::kPush || c.kind == NvtxCall::kStart) nvtx_calls_seen_.fetch_add(1, std::memory_order_relaxed);
     StepRangeEvent e = StepRangeEvent::kNone;
     {
       std::lock_guard lock(step_range_mutex_);

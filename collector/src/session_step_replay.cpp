@@ -36,6 +36,7 @@ void Session::close_plain_window_locked(uint32_t cbid) {
 }
 
 void Session::step_open_window(uint32_t cbid, CUcontext ctx) {
+  step_windows_opened_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<ContextProfiler> cp;
   {
     std::lock_guard lock(step_mutex_);
@@ -68,6 +69,19 @@ void Session::step_open_window(uint32_t cbid, CUcontext ctx) {
   }
   const WindowRole role = step_->open_window();  // a second callback of the same start: unchanged
   if (role.kind == WindowRole::kTiming) (void)launch_log_.open_window(now_ns(), cbid);
+  if (role.kind == WindowRole::kPass && options_.step_pass_start == StepPassStart::kWindowOpen && !cp->started()) {
+    // As NVIDIA's range_profiling sample orders it: Start, then the launches. The opening
+    // thread (cudaProfilerStart, an NVTX push) need not have the step context current.
+    try {
+      driver::ScopedContext scope(cp->context());
+      cp->start(0);
+    } catch (const CuptiError& e) {
+      step_failed("cuptiRangeProfilerStart on device " + std::to_string(cp->device_id()) + " (" + cp->chip() +
+                      ") when a window opened: " + e.what(),
+                  static_cast<int>(e.result()));
+      return;  // step_failed set the role to kDone
+    }
+  }
   step_role_.store(role.kind);
 }
 
@@ -95,9 +109,9 @@ std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx) {
   return cp;
 }
 
-void Session::step_launch_exit(const LaunchIdentity& launch, uint32_t correlation_id) {
+void Session::step_launch_exit(const LaunchIdentity& launch, uint32_t correlation_id, uint64_t thread) {
   std::lock_guard lock(step_mutex_);
-  if (step_) step_->on_launch(launch, correlation_id);
+  if (step_) step_->on_launch(launch, correlation_id, thread);
 }
 
 void Session::step_close_window(uint32_t cbid) {
@@ -127,8 +141,8 @@ void Session::step_close_window(uint32_t cbid) {
   std::lock_guard lock(step_mutex_);
   const std::string device = "device " + std::to_string(cp->device_id()) + " (" + cp->chip() + ")";
   auto stop_and_disable = [&]() {
+    driver::ScopedContext scope(cp->context());  // as the samples disable: the context current
     try {
-      driver::ScopedContext scope(cp->context());
       if (cp->started()) (void)cp->stop_pass();
     } catch (...) {
     }
@@ -140,7 +154,6 @@ void Session::step_close_window(uint32_t cbid) {
     return;
   }
   const WindowRole role = step_->current();
-  step_role_.store(WindowRole::kDone);
   // The pass is stopped first (always, so no pass is left running): CUPTI's isAllPassSubmitted,
   // not the host API's plan, decides whether the group's passes are complete, as NVIDIA's
   // range_profiling sample loops Start/Stop until it is set.
@@ -152,6 +165,10 @@ void Session::step_close_window(uint32_t cbid) {
     step_failed("ending pass " + std::to_string(role.pass) + " on " + device + ": " + e.what(),
                 static_cast<int>(e.result()));
   }
+  // Only now, the pass stopped: a launch on another thread that saw the window open waits for the
+  // profiler's lock (held here) and then sees no window. Before the Stop it could slip into the
+  // pass unlocked and make a range rfprof does not count.
+  step_role_.store(WindowRole::kDone);
   StepWindowClosed closed = step_->close_window(all_submitted);
   if (closed.verdict.kind == WindowVerdict::kIgnored) return;  // the second callback of one stop
   std::optional<uint32_t> timing_window;
@@ -176,7 +193,8 @@ void Session::step_close_window(uint32_t cbid) {
       // window runs without it. The next group's pass 0 enables it again.
       std::string why;
       if (all_submitted.value_or(false)) {
-        why = step_->counters_decoded(cp->decode_passes(/*prepare_next=*/false).ranges, true);
+        DecodedImage image = cp->decode_passes(/*prepare_next=*/false);
+        why = step_->counters_decoded(std::move(image.ranges), true, image.dropped_ranges);
         cp->disable();
       } else {
         why = step_->counters_decoded({}, false) + " (" + cupti_passes() + ")";
@@ -230,13 +248,14 @@ void Session::step_context_destroyed(const ContextProfiler& cp) noexcept {
 void Session::step_finish() noexcept {
   try {
     std::lock_guard lock(step_mutex_);
-    if (!step_ || step_->replay().groups_done() > 0 || step_off_.load()) return;
-    const std::string line =
-        "rfprof: replay across steps collected no counters: a group needs " +
-        std::to_string(step_->replay().passes()) + " windows (one per pass) and then one timing window, "
-        "each launching the same kernels, and the run ended first (windows discarded: " +
-        std::to_string(step_->replay().discarded()) + "); run more profiled steps, one cudaProfilerStart/Stop "
-        "window each";
+    if (step_off_.load() || (step_ && step_->replay().groups_done() > 0)) return;
+    StepEndState end;
+    end.windows_opened = step_windows_opened_.load();
+    end.replay_range = step_range_ ? options_.replay_range : std::string();
+    end.nvtx_calls_seen = nvtx_calls_seen_.load();
+    if (step_) end.group = StepEndState::Group{step_->replay().passes(), step_->replay().discarded()};
+    else if (end.windows_opened > 0 && counters_message_printed_.load()) return;  // counters_unavailable said why
+    const std::string line = step_no_counters_line(end);
     if (!counters_message_printed_.exchange(true)) std::fprintf(stderr, "%s\n", line.c_str());
     write_error(trace::ErrorCode::kCountersUnavailable, 0, 0, 0, line);
   } catch (...) {

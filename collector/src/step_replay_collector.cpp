@@ -11,11 +11,16 @@ WindowRole StepReplayCollector::open_window() {
   role_ = replay_.begin();
   open_ = true;
   timing_correlation_ids_.clear();
+  first_thread_ = 0;
+  other_thread_launches_ = 0;
+  launches_in_window_ = 0;
   return role_;
 }
 
-void StepReplayCollector::on_launch(const LaunchIdentity& launch, uint32_t correlation_id) {
+void StepReplayCollector::on_launch(const LaunchIdentity& launch, uint32_t correlation_id, uint64_t thread) {
   if (!open_ || role_.kind == WindowRole::kDone) return;
+  if (launches_in_window_++ == 0) first_thread_ = thread;
+  else if (thread != first_thread_) ++other_thread_launches_;
   replay_.on_launch(launch);
   if (role_.kind == WindowRole::kTiming) timing_correlation_ids_.push_back(correlation_id);
 }
@@ -27,6 +32,7 @@ StepWindowClosed StepReplayCollector::close_window(std::optional<bool> all_passe
   const WindowRole role = role_;
   c.verdict = replay_.end(role.kind == WindowRole::kPass ? all_passes_submitted : std::nullopt);
   if (role.kind == WindowRole::kPass) {
+    last_pass_other_threads_ = other_thread_launches_;
     c.stop_pass = true;
     switch (c.verdict.kind) {
       case WindowVerdict::kGroupCounters:
@@ -70,13 +76,23 @@ std::string StepReplayCollector::give_up_reason() const {
   return std::to_string(restarts_) + " groups in a row could not be used";
 }
 
-std::string StepReplayCollector::counters_decoded(std::vector<RangeValues> ranges, bool all_passes_submitted) {
+std::string StepReplayCollector::counters_decoded(std::vector<RangeValues> ranges, bool all_passes_submitted,
+                                                  uint64_t dropped_ranges) {
   std::string why;
-  if (!all_passes_submitted)
+  const size_t launches = replay_.reference().size();
+  if (!all_passes_submitted) {
     why = "cuptiRangeProfilerStop reports that not all passes were submitted";
-  else if (ranges.size() != replay_.reference().size())
-    why = std::to_string(ranges.size()) + " ranges decoded for " + std::to_string(replay_.reference().size()) +
-          " launches per window (a CUDA graph or a kernel CUPTI did not profile)";
+  } else if (ranges.size() != launches) {
+    why = std::to_string(ranges.size()) + " ranges decoded for " + std::to_string(launches) + " launches per window";
+    if (ranges.size() > launches)
+      why += " (more ranges than launches: GPU work CUPTI profiled that rfprof did not see as a kernel launch)";
+    else
+      why += " (fewer ranges than launches: " + std::to_string(launches - ranges.size()) +
+             " launches not profiled; " + std::to_string(last_pass_other_threads_) +
+             " of the last pass window's launches came from threads other than its first launch's, which "
+             "started the pass)";
+    if (dropped_ranges > 0) why += "; CUPTI dropped " + std::to_string(dropped_ranges) + " ranges";
+  }
   if (!why.empty()) {
     pending_.reset();
     replay_.restart_group();
@@ -85,6 +101,27 @@ std::string StepReplayCollector::counters_decoded(std::vector<RangeValues> range
   }
   pending_ = std::move(ranges);
   return "";
+}
+
+std::string step_no_counters_line(const StepEndState& end) {
+  const bool nvtx = !end.replay_range.empty();
+  const std::string delimiter =
+      nvtx ? "one NVTX range \"" + end.replay_range + "\"" : std::string("one cudaProfilerStart/Stop window");
+  std::string line = "rfprof: replay across steps collected no counters: ";
+  if (end.group)
+    return line + "a group needs " + std::to_string(end.group->passes) +
+           " windows (one per pass) and then one timing window, each launching the same kernels, and the run "
+           "ended first (windows discarded: " + std::to_string(end.group->discarded) +
+           "); run more profiled steps, " + delimiter + " each";
+  if (end.windows_opened > 0)
+    return line + "windows opened, but none on a thread with a CUDA context current";
+  line += "no window opened; each is " + delimiter;
+  if (!nvtx) return line + " (the application never called cudaProfilerStart; RFPROF_REPLAY_RANGE names an NVTX "
+                           "range to use instead)";
+  if (end.nvtx_calls_seen == 0)
+    return line + " (no NVTX call reached rfprof: NVTX_INJECTION64_PATH must name librfinject.so, as the rfprof "
+                  "launcher sets it)";
+  return line + " (" + std::to_string(end.nvtx_calls_seen) + " NVTX push/start calls seen, none matching it)";
 }
 
 }  // namespace rf::collector

@@ -83,6 +83,63 @@ TEST(StepReplayCollector, DecodedRangeCountMustMatchTheLaunches) {
   EXPECT_EQ(c.replay().discarded(), 1u);
 }
 
+// On a first GPU run these must be told apart from the message alone: fewer ranges (a pass that
+// missed its first kernel, or kernels from a thread CUPTI does not follow), more ranges, ranges
+// CUPTI dropped.
+TEST(StepReplayCollector, TheRangeCountMessageTellsTheCausesApart) {
+  StepReplayCollector c(1, 1);
+  c.open_window();
+  c.on_launch(kStep[0], 1, /*thread=*/11);
+  c.on_launch(kStep[1], 2, /*thread=*/22);  // e.g. PyTorch's autograd thread
+  c.on_launch(kStep[2], 3, /*thread=*/22);
+  ASSERT_TRUE(c.close_window(true).decode);
+  std::string fewer = c.counters_decoded(ranges(1, 0.0), true, /*dropped_ranges=*/0);
+  EXPECT_NE(fewer.find("1 ranges decoded for 3 launches per window (fewer ranges than launches: 2 launches not "
+                       "profiled; 2 of the last pass window's launches came from threads other than its first "
+                       "launch's"),
+            std::string::npos)
+      << fewer;
+  EXPECT_EQ(fewer.find("dropped"), std::string::npos) << fewer;
+  EXPECT_NE(fewer.find("the group restarts at pass 0"), std::string::npos) << fewer;
+
+  ASSERT_TRUE(window(c, kStep, 10).decode);  // one thread (0) only
+  std::string more = c.counters_decoded(ranges(4, 0.0), true, /*dropped_ranges=*/7);
+  EXPECT_NE(more.find("4 ranges decoded for 3 launches per window (more ranges than launches"), std::string::npos)
+      << more;
+  EXPECT_NE(more.find("; CUPTI dropped 7 ranges"), std::string::npos) << more;
+}
+
+TEST(StepReplayCollector, TheEndOfRunLineNamesWhatWasMissing) {
+  StepEndState none;
+  EXPECT_EQ(step_no_counters_line(none),
+            "rfprof: replay across steps collected no counters: no window opened; each is one "
+            "cudaProfilerStart/Stop window (the application never called cudaProfilerStart; RFPROF_REPLAY_RANGE "
+            "names an NVTX range to use instead)");
+  StepEndState nvtx;
+  nvtx.replay_range = "regex:^step";
+  EXPECT_NE(step_no_counters_line(nvtx).find("one NVTX range \"regex:^step\" (no NVTX call reached rfprof: "
+                                             "NVTX_INJECTION64_PATH must name librfinject.so"),
+            std::string::npos)
+      << step_no_counters_line(nvtx);
+  nvtx.nvtx_calls_seen = 42;
+  EXPECT_NE(step_no_counters_line(nvtx).find("(42 NVTX push/start calls seen, none matching it)"), std::string::npos)
+      << step_no_counters_line(nvtx);
+  StepEndState no_context;
+  no_context.windows_opened = 4;
+  EXPECT_NE(step_no_counters_line(no_context).find("windows opened, but none on a thread with a CUDA context"),
+            std::string::npos);
+  StepEndState short_run;
+  short_run.windows_opened = 4;
+  short_run.group = StepEndState::Group{2, 1};
+  EXPECT_NE(step_no_counters_line(short_run).find("a group needs 2 windows (one per pass) and then one timing "
+                                                  "window"),
+            std::string::npos);
+  EXPECT_NE(step_no_counters_line(short_run).find("(windows discarded: 1); run more profiled steps, one "
+                                                  "cudaProfilerStart/Stop window each"),
+            std::string::npos)
+      << step_no_counters_line(short_run);
+}
+
 TEST(StepReplayCollector, PassesNotAllSubmittedRestartTheGroup) {
   StepReplayCollector c(1, 1);
   window(c, kStep, 100);

@@ -22,7 +22,7 @@ class OverheadTest(unittest.TestCase):
         self.workload = self.script("work.py", f"""
             import json, os, sys, time
             keys = ["CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "RFPROF_MODE", "RFPROF_OUTPUT",
-                    "RFPROF_PROFILE_FROM_START", "UNDER_NCU"]
+                    "RFPROF_PROFILE_FROM_START", "UNDER_NCU", "RFPROF_STEP_PASS_START"]
             with open({self.log!r}, "a") as f:
                 f.write(json.dumps({{k: os.environ.get(k) for k in keys}}) + "\\n")
             time.sleep(0.01)
@@ -47,11 +47,11 @@ class OverheadTest(unittest.TestCase):
         os.chmod(path, 0o755)
         return path
 
-    def run_overhead(self, *extra):
+    def run_overhead(self, *extra, env=None):
         out = os.path.join(self.tmp, "results")
         p = subprocess.run([sys.executable, OVERHEAD, "--out", out, "--inject", self.inject, "--ncu", self.ncu,
                             "--workload", f"fake={self.workload}", "--workloads", "fake", *extra],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=env)
         return p, out
 
     def test_every_mode_gets_its_environment_and_ratios_are_to_native(self):
@@ -105,6 +105,31 @@ class OverheadTest(unittest.TestCase):
         argv, env = overhead.command_for("roofline", "resnet18", ["python3", "main.py"], False, args, self.tmp)
         self.assertNotIn("RFPROF_REPLAY", env)
         self.assertEqual(argv, ["python3", "main.py"])
+
+    def test_the_step_pass_start_knob_reaches_step_replay_runs_only(self):
+        # librfinject refuses RFPROF_STEP_PASS_START without RFPROF_REPLAY=step: set for the whole
+        # benchmark (the A/B in validation/README.md), it must not reach the other modes' runs.
+        p, out = self.run_overhead(env=dict(os.environ, RFPROF_STEP_PASS_START="window"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.log) as f:
+            envs = [json.loads(l) for l in f]
+        self.assertEqual(len(envs), 4)  # the fake workload has no --window-per-step: no step mode
+        for e in envs:
+            self.assertIsNone(e["RFPROF_STEP_PASS_START"], e)
+        sys.path.insert(0, os.path.join(ROOT, "bench"))
+        try:
+            import overhead
+        finally:
+            sys.path.pop(0)
+        args = type("Args", (), {"inject": "/x/librfinject.so", "ncu": "ncu"})()
+        os.environ["RFPROF_STEP_PASS_START"] = "window"
+        try:
+            _, env = overhead.command_for("roofline-step-replay", "resnet18", ["python3"], False, args, self.tmp)
+            self.assertEqual(env["RFPROF_STEP_PASS_START"], "window")
+            _, env = overhead.command_for("roofline", "resnet18", ["python3"], False, args, self.tmp)
+            self.assertNotIn("RFPROF_STEP_PASS_START", env)
+        finally:
+            del os.environ["RFPROF_STEP_PASS_START"]
 
     def test_launch_calls_are_read_from_trace_json_in_time_order(self):
         sys.path.insert(0, os.path.join(ROOT, "bench"))

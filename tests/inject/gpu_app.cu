@@ -7,7 +7,8 @@
 //             scale<<<7, 128>>>                       (n = 896 FFMAs)
 //             NVTX pop
 //   outside:  after_window<<<>>>                       (must not be collected)
-// `gpu_app steps N` instead runs N windows of 5 scale kernels each (see steps()).
+// `gpu_app steps N` instead runs N windows of 5 scale kernels each (see steps()); `gpu_app
+// steps-threads N` launches two of the five from a second thread (see steps_threads()).
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 __global__ void before_window(float* x) { x[threadIdx.x] += 1.0f; }
 __global__ void after_window(float* x) { x[threadIdx.x] -= 1.0f; }
@@ -48,12 +50,35 @@ int steps(float* x, int n) {
   return 0;
 }
 
+// `gpu_app steps-threads N`: as `steps N`, but in each window scale<<<4, 128>>> and
+// scale<<<5, 128>>> are launched from a second thread, joined inside the window (PyTorch launches
+// its backward kernels from the autograd thread). Replay across steps must count them too.
+int steps_threads(float* x, int n) {
+  for (int i = 0; i < n; ++i) {
+    CHECK(cudaProfilerStart());
+    for (int g = 1; g <= 3; ++g) scale<<<g, 128>>>(x, 1.5f, 0.5f, g * 128);
+    cudaError_t other = cudaSuccess;
+    std::thread t([&] {
+      for (int g = 4; g <= 5; ++g) scale<<<g, 128>>>(x, 1.5f, 0.5f, g * 128);
+      other = cudaDeviceSynchronize();
+    });
+    t.join();
+    CHECK(other);
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaProfilerStop());
+  }
+  CHECK(cudaFree(x));
+  std::printf("gpu_app steps-threads done\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const int kMax = 8 * 128;
   float* x = nullptr;
   CHECK(cudaMalloc(&x, kMax * sizeof(float)));
   CHECK(cudaMemset(x, 0, kMax * sizeof(float)));
   if (argc == 3 && std::string(argv[1]) == "steps") return steps(x, std::atoi(argv[2]));
+  if (argc == 3 && std::string(argv[1]) == "steps-threads") return steps_threads(x, std::atoi(argv[2]));
   before_window<<<1, 32>>>(x);
   CHECK(cudaDeviceSynchronize());
 

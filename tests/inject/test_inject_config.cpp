@@ -280,6 +280,30 @@ TEST(ReadConfig, ReplayAcrossSteps) {
   EXPECT_EQ(r.replay_range, "regex:^step [0-9]+$");  // trimmed, like every value
 }
 
+TEST(ReadConfig, StepPassStart) {
+  using collector::StepPassStart;
+  const std::map<std::string, std::string> step = {{"RFPROF_REPLAY", "step"}, {"RFPROF_PROFILE_FROM_START", "off"}};
+  EXPECT_EQ(read_config(env_of(step)).step_pass_start, StepPassStart::kFirstLaunch);
+  auto with = [&](const std::string& v) {
+    auto vars = step;
+    vars["RFPROF_STEP_PASS_START"] = v;
+    return read_config(env_of(vars)).step_pass_start;
+  };
+  EXPECT_EQ(with(" Window "), StepPassStart::kWindowOpen);
+  EXPECT_EQ(with("launch"), StepPassStart::kFirstLaunch);
+  auto vars = step;
+  vars["RFPROF_STEP_PASS_START"] = "kernel";
+  try {
+    read_config(env_of(vars));
+    ADD_FAILURE() << "kernel accepted";
+  } catch (const ConfigError& e) {
+    expect_names(e.what(), "RFPROF_STEP_PASS_START", "kernel", "launch or window");
+  }
+  // Without replay across steps there are no passes to start.
+  expect_names(error_of("RFPROF_STEP_PASS_START", "window"), "RFPROF_STEP_PASS_START", "window",
+               "RFPROF_REPLAY=step with it");
+}
+
 TEST(ReadConfig, BadReplayAcrossSteps) {
   expect_names(error_of("RFPROF_REPLAY", "application"), "RFPROF_REPLAY", "application", "kernel or step");
   for (const char* v : {"0", "1001", "two", "-1"})

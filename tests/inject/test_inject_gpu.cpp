@@ -326,6 +326,43 @@ TEST(InjectGpuStepReplay, TwoPassWindowsThenATimingWindowWithTheCounters) {
   fs::remove_all(dir);
 }
 
+/// Runs `gpu_app ARGS` under replay across steps (FFMA + time, 2 passes, one group) with `extra`
+/// settings and checks that the timing window's 5 launches carry g * 128 FFMAs each.
+void expect_one_group_of_five(const std::string& name, const std::string& extra, const std::string& args) {
+  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  const int status = run_app(dir, std::string("RFPROF_MODE=counters RFPROF_PROFILE_FROM_START=off RFPROF_REPLAY=step ") +
+                                      extra + " RFPROF_METRICS=" + kFfma + ",gpu__time_duration.sum",
+                             args);
+  ASSERT_EQ(status, 0);
+  Trace t = read_trace(dir / "app.rftrace");
+  for (const auto& e : t.all<CollectorError>()) ADD_FAILURE() << t.str(e.message);
+  std::map<uint32_t, int32_t> grid_of;
+  for (const auto& l : t.all<LaunchApi>()) grid_of[l.correlation_id] = l.grid[0];
+  ASSERT_EQ(grid_of.size(), 5u);
+  auto counters = t.all<RangeCounters>();
+  ASSERT_EQ(counters.size(), 5u);
+  for (const auto& c : counters) {
+    ASSERT_TRUE(grid_of.count(c.correlation_id)) << c.correlation_id;
+    ASSERT_FALSE(c.values.empty());
+    EXPECT_EQ(c.values[0], grid_of[c.correlation_id] * 128.0) << "grid " << grid_of[c.correlation_id];
+  }
+  fs::remove_all(dir);
+}
+
+// PyTorch launches backward kernels from its autograd thread: if CUPTI's user replay followed only
+// the thread that started the pass, each pass would decode 3 ranges for 5 launches and the
+// collector's message would say "2 of the last pass window's launches came from threads other".
+TEST(InjectGpuStepReplay, KernelsFromASecondThreadAreCounted) {
+  expect_one_group_of_five("rfinject_gpu_threads", "", "steps-threads 4");
+}
+
+// RFPROF_STEP_PASS_START=window: cuptiRangeProfilerStart when the window opens (NVIDIA's
+// range_profiling order), not in the first launch's entry callback.
+TEST(InjectGpuStepReplay, PassesStartedWhenTheWindowOpens) {
+  expect_one_group_of_five("rfinject_gpu_window_start", "RFPROF_STEP_PASS_START=window", "steps 4");
+  expect_one_group_of_five("rfinject_gpu_window_start_threads", "RFPROF_STEP_PASS_START=window", "steps-threads 4");
+}
+
 // Two groups: the Range Profiler is disabled after each group's decode and enabled again for the
 // next group's pass 0 (session_step_replay.cpp). Each group's counters go to its own timing window.
 TEST(InjectGpuStepReplay, TwoGroupsEachWithItsOwnTimingWindowAndCounters) {

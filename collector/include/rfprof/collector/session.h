@@ -24,6 +24,16 @@ enum class KernelRecords {
   kSerial,      ///< CUPTI_ACTIVITY_KIND_KERNEL: kernels serialized
 };
 
+/// Where replay across steps starts each pass (RFPROF_STEP_PASS_START). Both are CUPTI call
+/// orders with a precedent: NVIDIA's profiling_injection sample (old profiler API) enables
+/// profiling in the entry callback of the launch it counts; its range_profiling sample calls
+/// cuptiRangeProfilerStart before the launches. Which one CUDA 13's user replay needs is what a GPU
+/// run tells (a pass that misses its first kernel decodes one range fewer than the launches).
+enum class StepPassStart {
+  kFirstLaunch,  ///< in the entry callback of the window's first launch (default)
+  kWindowOpen,   ///< when the window opens, the step context pushed on the opening thread
+};
+
 /// Settings of the collector of one process (librfinject fills them from RFPROF_* variables).
 struct SessionOptions {
   std::filesystem::path output;       ///< final trace path (placeholders already expanded)
@@ -59,6 +69,7 @@ struct SessionOptions {
   /// With replay_across_steps: the NVTX range that is one step (exact name or "regex:EXPR",
   /// step_range_windows.h) delimits the windows instead of cudaProfilerStart/Stop. "": unused.
   std::string replay_range;
+  StepPassStart step_pass_start = StepPassStart::kFirstLaunch;  ///< with replay_across_steps
 };
 
 /// Starts collecting in this process: subscribes to CUPTI callbacks, enables activity records,

@@ -61,8 +61,10 @@ class StepReplayCollector {
   /// Role of the open window (kDone when none is open).
   WindowRole current() const noexcept { return open_ ? role_ : WindowRole{}; }
   /// A kernel (or graph) launch in the open window, in launch order, with the correlation id its
-  /// LaunchApi record carries (used for the timing window's launches).
-  void on_launch(const LaunchIdentity& launch, uint32_t correlation_id);
+  /// LaunchApi record carries (used for the timing window's launches) and the system thread id
+  /// that launched it (a pass starts on the first launch's thread: launches from other threads
+  /// are counted, for the range-count message).
+  void on_launch(const LaunchIdentity& launch, uint32_t correlation_id, uint64_t thread = 0);
   /// The open window closes (cudaProfilerStop). `all_passes_submitted`: for a pass window whose
   /// pass the session stopped, cuptiRangeProfilerStop's isAllPassSubmitted, which decides whether
   /// the group's passes are complete (StepReplay::end); verdict.passes_note says when it disagreed
@@ -72,7 +74,11 @@ class StepReplayCollector {
   /// said every pass was submitted. Returns "" when kept; otherwise why the group restarts (range
   /// count differs from the reference's launch count, passes missing) and the caller must reset
   /// the profiler's image.
-  std::string counters_decoded(std::vector<RangeValues> ranges, bool all_passes_submitted);
+  /// `dropped_ranges`: DecodeData's numOfRangeDropped. The range-count message says which side
+  /// is larger, how many ranges CUPTI dropped, and how many of the last pass window's launches
+  /// came from threads other than its first launch's, the causes a first GPU run must tell apart.
+  std::string counters_decoded(std::vector<RangeValues> ranges, bool all_passes_submitted,
+                               uint64_t dropped_ranges = 0);
   /// After counters_decoded returned a reason: the give-up reason once restarts exceed
   /// kMaxRestarts ("" otherwise).
   std::string give_up_reason() const;
@@ -88,7 +94,29 @@ class StepReplayCollector {
   bool open_ = false;
   WindowRole role_;
   std::vector<uint32_t> timing_correlation_ids_;
+  size_t launches_in_window_ = 0;
+  uint64_t first_thread_ = 0;         // thread of the open window's first launch
+  size_t other_thread_launches_ = 0;  // the open window's launches from other threads
+  size_t last_pass_other_threads_ = 0;  // of the last pass window closed
   std::optional<std::vector<RangeValues>> pending_;
 };
+
+/// What the session knows at the end of a run in which replay across steps collected no
+/// counters (and did not step aside, which says why itself).
+struct StepEndState {
+  uint64_t windows_opened = 0;  ///< window openings seen (cudaProfilerStart or the NVTX range)
+  std::string replay_range;     ///< RFPROF_REPLAY_RANGE; "": cudaProfilerStart/Stop windows
+  uint64_t nvtx_calls_seen = 0;  ///< NVTX push/start calls seen (with replay_range)
+  struct Group {
+    uint32_t passes = 0;      ///< pass windows a group needs
+    uint64_t discarded = 0;   ///< windows discarded
+  };
+  std::optional<Group> group;  ///< set once a window opened on a context with counters
+};
+
+/// The one "rfprof: replay across steps collected no counters: ..." line for `end`: no window
+/// at all (naming the delimiter, and for an NVTX range whether any NVTX call arrived), windows but
+/// none on a thread with a CUDA context, or too few windows for a group. Never empty.
+std::string step_no_counters_line(const StepEndState& end);
 
 }  // namespace rf::collector
