@@ -56,6 +56,12 @@ StepWindowClosed StepReplayCollector::close_window(std::optional<bool> all_passe
         c.give_up = "a window launches " + std::to_string(ref.size()) + " kernels, more than the " +
                     std::to_string(max_ranges_) + " ranges a pass holds (raise RFPROF_MAX_RANGES)";
     }
+  } else if (role.kind == WindowRole::kTiming && c.verdict.kind == WindowVerdict::kDiscarded) {
+    // Run again, with the counters kept; but not without end: uninstrumented steps that always
+    // differ from the instrumented ones would hold the counters back until the run ends.
+    if (++restarts_ > kMaxRestarts)
+      c.give_up = std::to_string(restarts_) + " timing windows in a row launched other kernels than the "
+                  "group's passes (last: " + c.verdict.message + ")";
   } else if (role.kind == WindowRole::kTiming && c.verdict.kind == WindowVerdict::kGroupTimed) {
     if (pending_) {
       const size_t n = std::min(pending_->size(), timing_correlation_ids_.size());

@@ -190,6 +190,32 @@ TEST(StepReplayCollector, MismatchedTimingWindowKeepsTheCountersForTheNextOne) {
   EXPECT_EQ(good.counters[2].correlation_id, 302u);
 }
 
+// Timing windows that always differ from the passes (something the instrumentation changes)
+// would keep the counters waiting until the run ends: after kMaxRestarts reruns it gives up,
+// naming the last difference.
+TEST(StepReplayCollector, TimingWindowsThatAlwaysDifferEndInAGiveUp) {
+  StepReplayCollector c(1, 1);
+  window(c, kStep, 100);
+  ASSERT_EQ(c.counters_decoded(ranges(3, 1.0), true), "");
+  const std::vector<LaunchIdentity> other = {k("conv"), k("relu"), k("gemm", 65)};
+  for (uint32_t i = 0; i < StepReplayCollector::kMaxRestarts; ++i) {
+    StepWindowClosed w = window(c, other, 200 + 10 * i);
+    EXPECT_EQ(w.verdict.kind, WindowVerdict::kDiscarded);
+    EXPECT_TRUE(w.give_up.empty()) << i;
+  }
+  StepWindowClosed last = window(c, other, 300);
+  EXPECT_NE(last.give_up.find("4 timing windows in a row launched other kernels than the group's passes (last: "),
+            std::string::npos)
+      << last.give_up;
+  EXPECT_NE(last.give_up.find("gemm"), std::string::npos) << last.give_up;
+  // One that matches in between starts the count again.
+  StepReplayCollector d(1, 1);
+  window(d, kStep, 100);
+  ASSERT_EQ(d.counters_decoded(ranges(3, 1.0), true), "");
+  for (uint32_t i = 0; i < StepReplayCollector::kMaxRestarts; ++i) window(d, other, 200);
+  EXPECT_EQ(window(d, kStep, 300).counters.size(), 3u);
+}
+
 // A runtime cudaProfilerStart also makes a driver cuProfilerStart: two callbacks, one window.
 TEST(StepReplayCollector, OpeningTwiceIsOneWindow) {
   StepReplayCollector c(2, 1);

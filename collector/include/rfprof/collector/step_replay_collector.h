@@ -51,7 +51,8 @@ class StepReplayCollector {
   StepReplayCollector(uint32_t passes, uint32_t groups, size_t max_ranges = 2000)
       : replay_(passes, groups), max_ranges_(max_ranges) {}
 
-  /// Consecutive group restarts (differing windows, unusable decodes) after which it gives up.
+  /// Consecutive group restarts (differing windows, unusable decodes) or rerun timing windows
+  /// after which it gives up.
   static constexpr uint32_t kMaxRestarts = 3;
 
   /// A window opens (cudaProfilerStart). kPass: profile, record nothing; kTiming: record, do not
