@@ -33,47 +33,11 @@
     return PALETTE[paletteUsed.indexOf(phase) % PALETTE.length];
   };
 
-  /// A demangled kernel name longer than SHORT_NAME chars, folded to fit: its parameter list
-  /// becomes "(…)", and template arguments nested deeper than a level that fits are folded to
-  /// "<…>" ("void at::native::kernel<4, at::native::Functor<…>>(…)"). Names without brackets
-  /// (extern "C", cuDNN's xmma kernels) are never cut: they differ near their end.
-  const SHORT_NAME = 120;
-  function fold(name, keep) {
-    const anon = '(anonymous namespace)';
-    let out = '', depth = 0;
-    for (let i = 0; i < name.length; ++i) {
-      if (name.startsWith(anon, i)) { out += anon; i += anon.length - 1; continue; }
-      const c = name[i];
-      if ((c === '<' || c === '(') && ((c === '(' && depth === 0) || depth >= keep)) {
-        let nest = 0, j = i;  // fold up to the matching bracket
-        for (; j < name.length; ++j) {
-          if (name[j] === '<' || name[j] === '(') ++nest;
-          else if ((name[j] === '>' || name[j] === ')') && --nest === 0) break;
-        }
-        if (j >= name.length) return name;  // unbalanced (operator<, a cut name): leave it
-        out += c + '…' + name[j];
-        i = j;
-      } else {
-        if (c === '<' || c === '(') ++depth;
-        else if ((c === '>' || c === ')') && depth > 0) --depth;
-        out += c;
-      }
-    }
-    return out;
-  }
-  function shortName(name) {
-    if (name.length <= SHORT_NAME) return name;
-    for (const keep of [2, 1]) {
-      const folded = fold(name, keep);
-      if (folded.length <= SHORT_NAME) return folded;
-    }
-    return fold(name, 0);
-  }
-  /// A table cell for a name: long names folded (shortName), the whole name one click away.
-  function nameCell(name) {
+  /// A table cell for a name; a kernel name rfanalyze folded (`kernel_short`, fold_kernel_name in
+  /// terminal_summary.h) shows folded, the whole name one click away.
+  function nameCell(name, short) {
     const td = el('td', undefined, 'name');
-    const short = shortName(String(name));
-    if (short.length >= String(name).length) { td.textContent = name; return td; }
+    if (!short || short === name) { td.textContent = name; return td; }
     const d = el('details');
     d.appendChild(el('summary', short));
     d.appendChild(el('div', name));
@@ -81,7 +45,7 @@
     return td;
   }
 
-  /// A table: columns [{title, get, name?}] over rows; `name` columns are folded by nameCell.
+  /// A table: columns [{title, get, name?, short?}] over rows; `name` columns go through nameCell.
   function table(target, columns, rows) {
     const t = el('table');
     const head = el('tr');
@@ -89,7 +53,7 @@
     t.appendChild(head);
     rows.forEach((r) => {
       const tr = el('tr');
-      columns.forEach((c) => tr.appendChild(c.name ? nameCell(c.get(r)) : el('td', c.get(r))));
+      columns.forEach((c) => tr.appendChild(c.name ? nameCell(c.get(r), c.short && c.short(r)) : el('td', c.get(r))));
       t.appendChild(tr);
     });
     document.getElementById(target).appendChild(t);
@@ -300,7 +264,8 @@
   // Top kernels by GPU time (summed over phases, ranges and devices).
   const kernels = new Map();
   data.points.forEach((p) => {
-    const k = kernels.get(p.kernel) || { kernel: p.kernel, launches: 0, duration_ns: 0, flop: null, dram_bytes: null };
+    const k = kernels.get(p.kernel) ||
+      { kernel: p.kernel, kernel_short: p.kernel_short, launches: 0, duration_ns: 0, flop: null, dram_bytes: null };
     k.launches += p.launches;
     k.duration_ns += p.duration_ns;
     if (p.flop !== null) k.flop = (k.flop || 0) + p.flop;
@@ -313,7 +278,7 @@
     k.arithmetic_intensity = k.flop !== null && k.dram_bytes ? k.flop / k.dram_bytes : null;
     k.flop_per_s = k.flop !== null && k.duration_ns ? k.flop / (k.duration_ns * 1e-9) : null;
   });
-  table('rf-top-kernels', [{ title: 'kernel', get: (k) => k.kernel, name: true },
+  table('rf-top-kernels', [{ title: 'kernel', get: (k) => k.kernel, short: (k) => k.kernel_short, name: true },
     { title: '% GPU time', get: (k) => ((100 * k.duration_ns) / total).toFixed(1) }, ...sumColumns], top);
   // Peak GPU memory (RFPROF_MEMORY traces only): the column is shown when a row has a value.
   const memoryColumn = (rows) => (rows.some((r) => r.peak_memory_bytes != null)

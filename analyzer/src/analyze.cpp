@@ -1,5 +1,6 @@
 // One rfanalyze run: inputs checked, traces streamed, outputs written atomically.
 #include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/terminal_summary.h"
 
 #include <fstream>
 #include <memory>
@@ -89,7 +90,7 @@ class Outputs {
 
 }  // namespace
 
-int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
+int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream* summary) {
   if (options.traces.empty() && options.import_ncu.empty()) {
     err << "rfanalyze: no trace given (expected one or more .rftrace files, or --import-ncu FILE.csv)\n";
     return kExitBadInput;
@@ -228,8 +229,10 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err) {
                              << "\n";
     out.open("roofline.svg") << render_roofline_svg(run_charts(report));
     page.write_scaling_csv(out.open("scaling.csv"));
-    write_report_html(out.open("report.html"), page.data(report));
+    const nlohmann::ordered_json page_data = page.data(report);
+    write_report_html(out.open("report.html"), page_data);
     out.commit();
+    if (summary) print_terminal_summary(*summary, page_data, options.output_dir);
     const uint64_t errors = report.above_roof_errors();
     const uint64_t near_measured = report.above_roof_count() - errors;
     if (errors > 0)

@@ -1,5 +1,6 @@
 // report.html and scaling.csv (rfprof/analyzer/html_report.h).
 #include "rfprof/analyzer/html_report.h"
+#include "rfprof/analyzer/terminal_summary.h"
 
 #include <stdexcept>
 
@@ -160,6 +161,7 @@ json ReportPage::data(const Report& report) const {
     json p = {{"trace_index", k.trace},
               {"device_index", device_index},
               {"kernel", k.kernel},
+              {"kernel_short", fold_kernel_name(k.kernel)},
               {"phase", k.phase},
               {"range", k.range}};
     p.update(sums(a));

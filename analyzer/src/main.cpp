@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
                  "JSON {\"devices\": [...]} overriding the datasheet ceilings (schema: "
                  "analyzer/data/devices.json; rfbench writes one)");
   app.add_option("--device", device, "use this ceilings entry (e.g. \"H100 SXM5\") for every device");
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "print no summary on stdout (messages still go to stderr)");
 
   rf::analyzer::CeilingsOptions copts;
   std::string c_device, c_ceilings, c_output = ".";
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
   if (!ceilings.empty()) options.ceilings = ceilings;
   if (!device.empty()) options.device = device;
   try {
-    return rf::analyzer::run_analysis(options, std::cerr);
+    return rf::analyzer::run_analysis(options, std::cerr, quiet ? nullptr : &std::cout);
   } catch (const std::exception& e) {
     // run_analysis throws for no input bytes (fuzz_analysis checks that) and catches its own
     // bugs; what is left (an exception before its outputs open), one line instead of std::terminate.

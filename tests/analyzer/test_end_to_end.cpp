@@ -623,6 +623,27 @@ TEST(RfanalyzeExecutable, CommandLineErrorsVersionAndRepeatedImports) {
   EXPECT_EQ(lines_of(dir.path / "r2" / "kernels.csv").size(), 3u);
 }
 
+// The summary goes to stdout once the outputs are written; --quiet prints none; messages stay
+// on stderr.
+TEST(RfanalyzeExecutable, PrintsASummaryUnlessQuiet) {
+  TempDir dir;
+  write_training_trace(dir.path / "t.rftrace");
+  const std::string base = std::string(RFANALYZE_PATH) + " " + (dir.path / "t.rftrace").string() + " -o " +
+                           (dir.path / "r").string();
+  auto stdout_of = [&](const std::string& cmd) {
+    const fs::path out = dir.path / "stdout.txt";
+    EXPECT_EQ(std::system((cmd + " >" + out.string() + " 2>/dev/null").c_str()), 0) << cmd;
+    return testing::slurp(out);
+  };
+  const std::string summary = stdout_of(base);
+  EXPECT_EQ(summary.rfind("rfanalyze: 1 trace(s), 5 launches, ", 0), 0u) << summary;
+  EXPECT_NE(summary.find(" kernels by GPU time\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("forward"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("outputs in " + (dir.path / "r").string() + "/: report.html"), std::string::npos) << summary;
+  EXPECT_EQ(stdout_of(base + " --quiet"), "");
+  EXPECT_EQ(stdout_of(base + " -q"), "");
+}
+
 TEST(RfanalyzeExecutable, DefaultOutputDirectoryIsRfprofReportInCwd) {
   TempDir dir;
   write_timing_trace(dir.path / "t.rftrace", 2);

@@ -32,6 +32,8 @@ struct AnalyzeOptions {
 /// far as it is readable (exit 0); a missing or corrupt trace fails the run (kExitBadInput).
 /// Returns an exit status above. Never throws for bad input; an unexpected exception inside the
 /// analysis (a bug) is one "rfanalyze: internal error: ..." line and kExitInternalError.
-int run_analysis(const AnalyzeOptions& options, std::ostream& err);
+/// `summary`: when given, the run's summary is printed there once the outputs are written
+/// (print_terminal_summary, terminal_summary.h): rfanalyze passes stdout unless --quiet.
+int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream* summary = nullptr);
 
 }  // namespace rf::analyzer

@@ -1,0 +1,35 @@
+// What rfanalyze prints on stdout once its outputs are written, as `nsys profile --stats` prints
+// its tables: the run's totals, one line per phase, the top kernels by GPU time, and where the
+// outputs are. Long kernel names are folded for the terminal and for report.html's tables.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace rf::analyzer {
+
+/// `name` (a demangled kernel name) when it has at most `max_chars` characters; otherwise folded
+/// to fit: the outermost parameter list becomes "(…)", and template arguments nested deeper than
+/// the deepest level that still fits (2, then 1, then 0) become "<…>":
+/// "void at::native::kernel<4, at::native::Functor<…>>(…)". "(anonymous namespace)" is kept
+/// whole. A name without brackets (extern "C", cuDNN's sm90_xmma_… kernels, which differ near
+/// their end) or with unbalanced ones (operator<) is returned as it is. Never throws but bad_alloc.
+std::string fold_kernel_name(std::string_view name, size_t max_chars = 120);
+
+/// Writes the summary of one analysis to `out` from ReportPage::data() (html_report.h):
+///   "rfanalyze: T trace(s), N launches, X ms GPU time, F FLOP/s, A FLOP/byte (DRAM); M% of the GPU
+///   time in memory-bound kernels, C% compute-bound"
+/// then a table of phases (launches, GPU time, FLOP/s, FLOP/byte), the `top` kernels by GPU time
+/// summed over phases, ranges and devices (share of GPU time, GPU time, launches, FLOP/s,
+/// FLOP/byte, name folded to 120 characters), and the output files under `output_dir`. Units:
+/// time in ms, FLOP/s with an SI prefix. Missing fields print as "-". Never throws for missing
+/// or mistyped fields.
+void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& data,
+                            const std::filesystem::path& output_dir, size_t top = 10);
+
+}  // namespace rf::analyzer

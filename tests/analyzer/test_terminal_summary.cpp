@@ -1,0 +1,128 @@
+// rfanalyze's stdout summary and kernel-name folding (terminal_summary.h).
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "rfprof/analyzer/terminal_summary.h"
+
+namespace rf::analyzer {
+namespace {
+
+TEST(FoldKernelName, ShortNamesAndNamesWithoutBracketsStayWhole) {
+  EXPECT_EQ(fold_kernel_name("void gemm<float>(float*, int)"), "void gemm<float>(float*, int)");
+  // cuDNN's xmma kernels differ near their end: never cut.
+  const std::string xmma =
+      "sm90_xmma_wgrad_indexed_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x32_warpgroupsize1x1x1_"
+      "g1_execute_segment_k_on_kernel__5x_cudnn";
+  ASSERT_GT(xmma.size(), 120u);
+  EXPECT_EQ(fold_kernel_name(xmma), xmma);
+  // Unbalanced brackets (an operator<, a name cut short): left as it is.
+  const std::string unbalanced = "void ns::op<(" + std::string(150, 'x');
+  EXPECT_EQ(fold_kernel_name(unbalanced), unbalanced);
+}
+
+TEST(FoldKernelName, ParametersThenDeepTemplateArgumentsFoldUntilItFits) {
+  const std::string add =
+      "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> "
+      ">(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)";
+  // Parameters folded, template arguments two levels deep kept: fits in 120.
+  EXPECT_EQ(fold_kernel_name(add),
+            "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, "
+            "3ul> >(…)");
+  // In 100 characters only the first level is left.
+  EXPECT_EQ(fold_kernel_name(add, 100),
+            "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<…>, std::array<…> >(…)");
+  // One character less (widths count "…" as one): everything after the name is folded.
+  EXPECT_EQ(fold_kernel_name(add, 99), "void at::native::vectorized_elementwise_kernel<…>(…)");
+}
+
+TEST(FoldKernelName, CastsAndAnonymousNamespacesStay) {
+  const std::string nchw =
+      "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>("
+      "cudnn::engines_precompiled::nchw2nhwc_params_t<float>, float const*, float*)";
+  // "(cudnnKernelDataType_t)2" is a cast, not a parameter list: it tells this kernel from its
+  // "(cudnnKernelDataType_t)0" sibling.
+  EXPECT_EQ(fold_kernel_name(nchw),
+            "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, "
+            "(cudnnKernelDataType_t)2>(…)");
+  const std::string pool =
+      "void at::native::(anonymous namespace)::max_pool_backward_nchw<float, float, int>(float const*, long const*, "
+      "int, int, int, int, int, int, int, int, int, int, int, int, int, int, float*)";
+  EXPECT_EQ(fold_kernel_name(pool),
+            "void at::native::(anonymous namespace)::max_pool_backward_nchw<float, float, int>(…)");
+  // A lambda's parameters inside template arguments are a parameter list.
+  const std::string lambda =
+      "void at::native::elementwise_kernel<128, 4, at::native::threshold_kernel_impl<float>(at::TensorIteratorBase&, "
+      "float, float)::{lambda(float, float)#1}>(int, at::native::threshold_kernel_impl<float>(at::TensorIteratorBase&, "
+      "float, float)::{lambda(float, float)#1})";
+  EXPECT_EQ(fold_kernel_name(lambda),
+            "void at::native::elementwise_kernel<128, 4, at::native::threshold_kernel_impl<…>(…)::{lambda(…)#1}>(…)");
+}
+
+nlohmann::ordered_json page_data() {
+  using json = nlohmann::ordered_json;
+  json d;
+  d["traces"] = json::array({json::object(), json::object()});
+  d["totals"] = {{"launches", 6},
+                 {"duration_ns", 4'000'000},
+                 {"flop_per_s", 2.5e12},
+                 {"arithmetic_intensity", 12.5},
+                 {"by_bound", {{"memory", {{"launches", 4}, {"duration_ns", 3'000'000}}},
+                               {"compute", {{"launches", 1}, {"duration_ns", 500'000}}}}}};
+  d["phases"] = json::array({{{"phase", "forward"}, {"launches", 4}, {"duration_ns", 3'000'000},
+                              {"flop_per_s", 1e12}, {"arithmetic_intensity", 3.0}},
+                             {{"phase", "backward"}, {"launches", 2}, {"duration_ns", 1'000'000},
+                              {"flop_per_s", nullptr}, {"arithmetic_intensity", nullptr}}});
+  // relu appears in two phases: summed into one kernel line (2.5 ms, ahead of gemm's 1 ms).
+  d["points"] = json::array({{{"kernel", "gemm"}, {"launches", 1}, {"duration_ns", 1'000'000},
+                              {"flop", 2e9}, {"dram_bytes", 1e8}},
+                             {{"kernel", "relu"}, {"launches", 3}, {"duration_ns", 1'500'000},
+                              {"flop", 1e6}, {"dram_bytes", 4e8}},
+                             {{"kernel", "relu"}, {"launches", 1}, {"duration_ns", 1'000'000},
+                              {"flop", nullptr}, {"dram_bytes", nullptr}},
+                             {{"kernel", "copy"}, {"launches", 1}, {"duration_ns", 500'000},
+                              {"flop", nullptr}, {"dram_bytes", 5e7}}});
+  return d;
+}
+
+TEST(TerminalSummary, TotalsPhasesTopKernelsAndOutputs) {
+  std::ostringstream out;
+  print_terminal_summary(out, page_data(), "out/dir", 2);
+  const std::string s = out.str();
+  EXPECT_EQ(s.rfind("rfanalyze: 2 trace(s), 6 launches, 4.000 ms GPU time, 2.5 TFLOP/s, 12.5 FLOP/byte (DRAM); "
+                    "75.0% of the GPU time in memory-bound kernels, 12.5% compute-bound\n",
+                    0),
+            0u)
+      << s;
+  EXPECT_NE(s.find("\n launches      GPU time            FLOP/s   FLOP/byte  phase\n"
+                   "        4      3.000 ms         1 TFLOP/s           3  forward\n"
+                   "        2      1.000 ms                 -           -  backward\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("top 2 kernels by GPU time\n"), std::string::npos) << s;
+  // relu: 4 launches, 2.5 ms = 62.5% of the GPU time; as in report.html's table, its summed FLOP
+  // (1e6) over its summed time: 400 MFLOP/s; FLOP/byte 1e6 / 4e8.
+  const size_t relu = s.find(" 62.5%    2.500 ms         4     400 MFLOP/s     0.0025  relu\n");
+  const size_t gemm = s.find(" 25.0%    1.000 ms         1       2 TFLOP/s         20  gemm\n");
+  EXPECT_NE(relu, std::string::npos) << s;
+  EXPECT_NE(gemm, std::string::npos) << s;
+  EXPECT_LT(relu, gemm);
+  EXPECT_EQ(s.find("copy"), std::string::npos) << "only the top 2";
+  EXPECT_NE(s.find("outputs in out/dir/: report.html (open it first)"), std::string::npos) << s;
+}
+
+TEST(TerminalSummary, MissingOrMistypedFieldsPrintADash) {
+  std::ostringstream out;
+  nlohmann::ordered_json d = {{"totals", {{"launches", "many"}}}, {"phases", 3}, {"points", {{{"kernel", 7}}}}};
+  print_terminal_summary(out, d, "r");
+  EXPECT_EQ(out.str().rfind("rfanalyze: 0 trace(s), - launches, - GPU time, - FLOP/s, - FLOP/byte (DRAM)\n", 0), 0u)
+      << out.str();
+  EXPECT_EQ(out.str().find("top "), std::string::npos) << out.str();
+  std::ostringstream none;
+  print_terminal_summary(none, nlohmann::ordered_json(), "r");
+  EXPECT_NE(none.str().find("outputs in r/"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rf::analyzer
