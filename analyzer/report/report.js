@@ -22,16 +22,10 @@
   // Roofline panel size (px) and the text metrics used to place roof labels (10 px font).
   const WIDTH = 420, HEIGHT = 300, CHAR_PX = 5.6, LINE_PX = 13, END_DY = -7;
 
-  // Phase colours, the same as roofline.svg's (group_colour in analyzer/src/svg_roofline.cpp):
-  // fixed for forward, backward, optimizer and other, then a palette in order of first use.
-  const FIXED_COLOURS = { forward: '#1f77b4', backward: '#d62728', optimizer: '#2ca02c', other: '#7f7f7f', '': '#7f7f7f' };
-  const PALETTE = ['#9467bd', '#8c564b', '#e377c2', '#bcbd22', '#17becf', '#ff7f0e'];
-  const paletteUsed = [];
-  const phaseColour = (phase) => {
-    if (phase in FIXED_COLOURS) return FIXED_COLOURS[phase];
-    if (!paletteUsed.includes(phase)) paletteUsed.push(phase);
-    return PALETTE[paletteUsed.indexOf(phase) % PALETTE.length];
-  };
+  // Phase colours: roofline.svg's, from the page data (phase_colours; grey for a phase it lacks).
+  const phaseColour = (phase) =>
+    (data.phase_colours && Object.prototype.hasOwnProperty.call(data.phase_colours, phase)
+      ? data.phase_colours[phase] : '#7f7f7f');
 
   /// A table cell for a name; a kernel name rfanalyze folded (`kernel_short`, fold_kernel_name in
   /// terminal_summary.h) shows folded, the whole name one click away.

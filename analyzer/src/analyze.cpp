@@ -144,6 +144,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
     return kExitOutputError;
   }
 
+  nlohmann::ordered_json page_data;  // report.html's data, then the stdout summary's
   try {
     Outputs out(options.output_dir);
     std::ostream& kernels_csv = out.open("kernels.csv");
@@ -229,10 +230,9 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
                              << "\n";
     out.open("roofline.svg") << render_roofline_svg(run_charts(report));
     page.write_scaling_csv(out.open("scaling.csv"));
-    const nlohmann::ordered_json page_data = page.data(report);
+    page_data = page.data(report);
     write_report_html(out.open("report.html"), page_data);
     out.commit();
-    if (summary) print_terminal_summary(*summary, page_data, options.output_dir);
     const uint64_t errors = report.above_roof_errors();
     const uint64_t near_measured = report.above_roof_count() - errors;
     if (errors > 0)
@@ -252,6 +252,14 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
     // Anything else is a bug (fuzz_analysis fails on it); the outputs were unwound away.
     err << "rfanalyze: internal error: " << e.what() << " (no outputs written; please report it)\n";
     return kExitInternalError;
+  }
+  // After the outputs are committed: a failure here must not say they were not written.
+  if (summary) {
+    try {
+      print_terminal_summary(*summary, page_data, options.output_dir);
+    } catch (const std::exception& e) {
+      err << "rfanalyze: the outputs are written, but the summary could not be printed: " << e.what() << "\n";
+    }
   }
   return kExitOk;
 }

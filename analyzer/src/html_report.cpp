@@ -1,11 +1,13 @@
 // report.html and scaling.csv (rfprof/analyzer/html_report.h).
 #include "rfprof/analyzer/html_report.h"
-#include "rfprof/analyzer/terminal_summary.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "rfprof/analyzer/csv.h"
 #include "rfprof/analyzer/scaling.h"
+#include "rfprof/analyzer/svg_roofline.h"
+#include "rfprof/analyzer/terminal_summary.h"
 
 namespace rf::analyzer {
 namespace {
@@ -151,6 +153,14 @@ json ReportPage::data(const Report& report) const {
                        {"roofs", roofs}});
   }
 
+  // Phase colours: roofline.svg's (group_colour, palette in name order).
+  std::vector<std::string> phase_names, seen;
+  for (const auto& [k, a] : points_) phase_names.push_back(k.phase);
+  std::sort(phase_names.begin(), phase_names.end());
+  phase_names.erase(std::unique(phase_names.begin(), phase_names.end()), phase_names.end());
+  json phase_colours = json::object();
+  for (const auto& name : phase_names) phase_colours[name] = group_colour(name, seen);
+
   json points = json::array();
   for (const auto& [k, a] : points_) {
     int64_t device_index = -1;
@@ -161,10 +171,11 @@ json ReportPage::data(const Report& report) const {
     json p = {{"trace_index", k.trace},
               {"device_index", device_index},
               {"kernel", k.kernel},
-              {"kernel_short", fold_kernel_name(k.kernel)},
               {"phase", k.phase},
               {"range", k.range}};
     p.update(sums(a));
+    if (std::string short_name = fold_kernel_name(k.kernel); short_name != k.kernel)
+      p["kernel_short"] = std::move(short_name);  // only when folded: names can be long
     points.push_back(std::move(p));
   }
 
@@ -200,6 +211,7 @@ json ReportPage::data(const Report& report) const {
           {"points", points},
           {"ranges", ranges},
           {"phases", phases},
+          {"phase_colours", phase_colours},
           {"totals", totals},
           {"above_roof_count", report.above_roof_count()},
           {"ops", summary.contains("ops") ? summary["ops"] : json(nullptr)}};

@@ -14,9 +14,9 @@ namespace {
 
 constexpr double kWidth = 900, kChartHeight = 560;
 constexpr double kLeft = 90, kRight = 230, kTop = 50, kBottom = 70;  // margins; legend on the right
-/// White outline drawn under a label's glyphs, so that lines and points behind it stay readable.
 /// Average advance of an 11 px sans-serif character (px), to tell whether a label fits.
 constexpr double kCharWidth = 6.2;
+/// White outline drawn under a label's glyphs, so that lines and points behind it stay readable.
 constexpr const char* kHalo = " stroke=\"white\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\"";
 
 std::string xml(const std::string& text) {
@@ -144,7 +144,14 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   if (charts.empty())
     o << "<text x=\"20\" y=\"40\">no device with ceilings or points in this run</text>\n";
-  std::vector<std::string> seen;
+  // Palette colours go to the groups in name order, as report.html's (phase_colours), whatever
+  // order the points are drawn in.
+  std::vector<std::string> seen, names;
+  for (const auto& c : charts)
+    for (const auto& p : c.points) names.push_back(p.group);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const auto& g : names) (void)group_colour(g, seen);
   for (size_t ci = 0; ci < charts.size(); ++ci) {
     const RooflineChart& c = charts[ci];
     const double y0 = kChartHeight * static_cast<double>(ci);
@@ -234,6 +241,8 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
         o << "<circle class=\"ridge\" cx=\"" << num(ax.map(ridge)) << "\" cy=\"" << num(ay.map(r.peak))
           << "\" r=\"3.5\" fill=\"black\"/>\n";
       }
+      // A roof the axes left out (an absurd ceiling) is clipped away: no label outside the frame.
+      if (!ay.contains(r.peak)) continue;
       // Left of the ridge point, on the roof's line: above the memory slope, where no kernel can
       // be (attainable FLOP/s <= intensity x bandwidth). Where that does not fit, above the
       // roof's right end.

@@ -1,6 +1,8 @@
 // rfanalyze's stdout summary and kernel-name folding (rfprof/analyzer/terminal_summary.h).
 #include "rfprof/analyzer/terminal_summary.h"
 
+#include "rfprof/analyzer/utf8.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -52,6 +54,15 @@ std::optional<std::string> fold(std::string_view name, int keep) {
     }
   }
   return out;
+}
+
+/// `name` safe for a terminal: valid UTF-8 (utf8.h), control characters (escape sequences from a
+/// hostile trace) as '?'.
+std::string printable(const std::string& name) {
+  std::string s = valid_utf8(name);
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return s;
 }
 
 /// Characters as a terminal counts them: UTF-8 continuation bytes do not count.
@@ -132,8 +143,12 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
       << fixed(number(totals, "launches"), "%.0f") << " launches, " << ms(total_ns) << " GPU time, "
       << (number(totals, "flop_per_s") ? si(number(totals, "flop_per_s"), "FLOP/s") : "- FLOP/s") << ", "
       << fixed(number(totals, "arithmetic_intensity"), "%.3g") << " FLOP/byte (DRAM)";
+  // The bound shares need launches with counters on a device with ceilings (report.html too
+  // leaves them out otherwise: a timing trace has none).
   const json& by_bound = field(totals, "by_bound");
-  if (by_bound.is_object() && total_ns && *total_ns > 0)
+  const double bounded = number(field(by_bound, "memory"), "launches").value_or(0) +
+                         number(field(by_bound, "compute"), "launches").value_or(0);
+  if (bounded > 0 && total_ns && *total_ns > 0)
     out << "; " << share(number(field(by_bound, "memory"), "duration_ns")) << " of the GPU time in memory-bound "
         << "kernels, " << share(number(field(by_bound, "compute"), "duration_ns")) << " compute-bound";
   out << "\n";
@@ -148,7 +163,7 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
     for (const json& p : phases)
       out << row(columns(fixed(number(p, "launches"), "%.0f"), ms(number(p, "duration_ns")),
                          si(number(p, "flop_per_s"), "FLOP/s"), fixed(number(p, "arithmetic_intensity"), "%.3g")),
-                 field(p, "phase").is_string() ? field(p, "phase").get<std::string>() : "-");
+                 field(p, "phase").is_string() ? printable(field(p, "phase").get<std::string>()) : "-");
   }
 
   // Kernels summed over phases, ranges and devices, as report.html's "Top kernels" table.
@@ -182,11 +197,11 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
                   {fixed(s.launches, "%.0f"), 8},
                   {si(flop_per_s, "FLOP/s"), 14},
                   {fixed(ai, "%.3g"), 9}},
-                 fold_kernel_name(name));
+                 printable(fold_kernel_name(name)));
     }
   }
   const std::string dir = output_dir.string();
-  out << "\noutputs in " << dir << "/: report.html (open it first), kernels.csv, ranges.csv, phases.csv, "
+  out << "\noutputs in " << printable(dir) << "/: report.html (open it first), kernels.csv, ranges.csv, phases.csv, "
       << "roofline.svg, trace.json (ui.perfetto.dev), summary.json\n";
 }
 

@@ -69,20 +69,24 @@ void Session::step_open_window(uint32_t cbid, CUcontext ctx) {
   }
   const WindowRole role = step_->open_window();  // a second callback of the same start: unchanged
   if (role.kind == WindowRole::kTiming) (void)launch_log_.open_window(now_ns(), cbid);
+  // Published before the pass starts, under the profiler's lock: a launch on another thread that
+  // sees the window open waits for the lock and then finds the pass started. Published after the
+  // Start, it could enter the started pass unlocked and make a range rfprof does not count.
+  step_role_.store(role.kind);
   if (role.kind == WindowRole::kPass && options_.step_pass_start == StepPassStart::kWindowOpen && !cp->started()) {
     // As NVIDIA's range_profiling sample orders it: Start, then the launches. The opening
     // thread (cudaProfilerStart, an NVTX push) need not have the step context current.
+    const std::string where =
+        "cuptiRangeProfilerStart on device " + std::to_string(cp->device_id()) + " (" + cp->chip() + ") when a window opened: ";
     try {
       driver::ScopedContext scope(cp->context());
       cp->start(0);
     } catch (const CuptiError& e) {
-      step_failed("cuptiRangeProfilerStart on device " + std::to_string(cp->device_id()) + " (" + cp->chip() +
-                      ") when a window opened: " + e.what(),
-                  static_cast<int>(e.result()));
-      return;  // step_failed set the role to kDone
+      step_failed(where + e.what(), static_cast<int>(e.result()));  // the role becomes kDone
+    } catch (const std::exception& e) {
+      step_failed(where + e.what(), 0);
     }
   }
-  step_role_.store(role.kind);
 }
 
 std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx) {
@@ -96,13 +100,16 @@ std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx) {
     return nullptr;
   }
   if (role == WindowRole::kPass && !cp->started()) {
+    const std::string where = "cuptiRangeProfilerStart on device " + std::to_string(cp->device_id()) + " (" + cp->chip() + "): ";
     try {
       cp->start(0);  // in the launch's entry callback: its context is current
     } catch (const CuptiError& e) {
       cp->mutex().unlock();
-      step_failed("cuptiRangeProfilerStart on device " + std::to_string(cp->device_id()) + " (" + cp->chip() +
-                      "): " + e.what(),
-                  static_cast<int>(e.result()));
+      step_failed(where + e.what(), static_cast<int>(e.result()));
+      return nullptr;
+    } catch (const std::exception& e) {
+      cp->mutex().unlock();
+      step_failed(where + e.what(), 0);
       return nullptr;
     }
   }

@@ -59,8 +59,8 @@ StepWindowClosed StepReplayCollector::close_window(std::optional<bool> all_passe
   } else if (role.kind == WindowRole::kTiming && c.verdict.kind == WindowVerdict::kDiscarded) {
     // Run again, with the counters kept; but not without end: uninstrumented steps that always
     // differ from the instrumented ones would hold the counters back until the run ends.
-    if (++restarts_ > kMaxRestarts)
-      c.give_up = std::to_string(restarts_) + " timing windows in a row launched other kernels than the "
+    if (++timing_reruns_ > kMaxRestarts)
+      c.give_up = std::to_string(timing_reruns_) + " timing windows in a row launched other kernels than the "
                   "group's passes (last: " + c.verdict.message + ")";
   } else if (role.kind == WindowRole::kTiming && c.verdict.kind == WindowVerdict::kGroupTimed) {
     if (pending_) {
@@ -72,6 +72,7 @@ StepWindowClosed StepReplayCollector::close_window(std::optional<bool> all_passe
       pending_.reset();
     }
     restarts_ = 0;
+    timing_reruns_ = 0;
   }
   timing_correlation_ids_.clear();
   return c;
@@ -95,8 +96,7 @@ std::string StepReplayCollector::counters_decoded(std::vector<RangeValues> range
     else
       why += " (fewer ranges than launches: " + std::to_string(launches - ranges.size()) +
              " launches not profiled; " + std::to_string(last_pass_other_threads_) +
-             " of the last pass window's launches came from threads other than its first launch's, which "
-             "started the pass)";
+             " of the last pass window's launches came from other threads than its first launch)";
     if (dropped_ranges > 0) why += "; CUPTI dropped " + std::to_string(dropped_ranges) + " ranges";
   }
   if (!why.empty()) {
@@ -106,6 +106,7 @@ std::string StepReplayCollector::counters_decoded(std::vector<RangeValues> range
     return why + "; the group restarts at pass 0";
   }
   pending_ = std::move(ranges);
+  timing_reruns_ = 0;  // the timing windows of this group are counted from here
   return "";
 }
 

@@ -66,6 +66,14 @@ async function checkRoofLabels(page, what) {
     const tipText = (await tip.count()) ? await tip.textContent() : '';
     check(tipText.includes('adam_step') && tipText.includes('optimizer') && tipText.includes('FLOP/s') &&
           tipText.includes('DRAM bytes') && tipText.includes('GPU time'), 'hover tooltip: ' + tipText);
+    // Every point has its phase's colour from the page data (roofline.svg's, phase_colours).
+    const wrong = await one.page.evaluate(() => {
+      const colours = window.rfReport.data.phase_colours;
+      return [...document.querySelectorAll('#rf-roofline g[class*="rf_points_"] path')]
+        .map((p) => [((p.getAttribute('aria-label') || '').match(/phase: ([^;]*)/) || [])[1], p.getAttribute('fill')])
+        .filter(([phase, fill]) => !phase || colours[phase] !== fill);
+    });
+    check(wrong.length === 0, 'points in their phase_colours colour: ' + JSON.stringify(wrong));
     // Phase colours are roofline.svg's: optimizer green, forward blue, backward red.
     check((await adam.getAttribute('fill')) === '#2ca02c', 'optimizer point in roofline.svg\'s green, got ' + (await adam.getAttribute('fill')));
     const fills = await one.page.locator('#rf-roofline g[class*="rf_points_"] path').evaluateAll(

@@ -8,6 +8,7 @@
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/analyze.h"
 #include "rfprof/analyzer/html_report.h"
+#include "rfprof/analyzer/svg_roofline.h"
 
 namespace rf::analyzer {
 namespace {
@@ -125,6 +126,11 @@ TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
     if (p["kernel"] == kHostile) ++hostile;
   }
   EXPECT_EQ(hostile, 2);
+  // Short names are not repeated: kernel_short only for a folded name.
+  for (const auto& p : d["points"]) EXPECT_FALSE(p.contains("kernel_short")) << p["kernel"];
+  // The phase's colour is roofline.svg's.
+  std::vector<std::string> seen;
+  EXPECT_EQ(d["phase_colours"], nlohmann::json({{"forward", group_colour("forward", seen)}}));
   // Roofs from the device's ceilings: the H100 datasheet entry has FP32 and DRAM values.
   ASSERT_EQ(d["devices"].size(), 2u);
   bool fp32 = false, dram = false;

@@ -85,6 +85,9 @@ TEST(SvgRender, PointsFarBelowTheOthersAreCountedNotDrawn) {
   EXPECT_NE(svg.find(">good [forward]"), std::string::npos);
   EXPECT_EQ(svg.find(">corrupt"), std::string::npos);
   EXPECT_NE(svg.find(">1 point(s) more than 30 decades</text>"), std::string::npos);
+  // The absurd roof's label is clipped with it (labels are drawn outside the plot's clip path).
+  EXPECT_EQ(svg.find(">FP32 "), std::string::npos);
+  EXPECT_EQ(count(svg, "class=\"roof-label\""), 0u);
   EXPECT_NE(svg.find(">below the others not drawn</text>"), std::string::npos);
   EXPECT_NE(svg.find("clip-path=\"url(#plot-0)\""), std::string::npos);
   EXPECT_LT(svg.size(), 20000u);
@@ -187,6 +190,26 @@ TEST(SvgRender, WithoutBandwidthRoofLabelsAreAtTheRightEnd) {
   EXPECT_EQ(svg.find("roof-label memory"), std::string::npos);
   LogAxis ax{0.1, 10, 90, 670};
   EXPECT_NEAR(attribute(svg, "<text class=\"roof-label\"", "x"), ax.px_hi - 4, 0.01);
+}
+
+// Palette colours follow the groups' names, as report.html's phase_colours do, not the order in
+// which points are drawn (largest GPU time first).
+TEST(SvgRender, PaletteColoursFollowGroupNames) {
+  RooflineChart c;
+  c.title = "device 0";
+  c.dram_bytes_per_s = 1e12;
+  c.roofs = {{"FP32", 1e13}};
+  c.points = {{"a", "zeta", 1, 1e11, 100}, {"b", "alpha", 1, 1e11, 10}};
+  const std::string svg = render_roofline_svg({c});
+  std::vector<std::string> seen;
+  const std::string alpha = group_colour("alpha", seen), zeta = group_colour("zeta", seen);
+  EXPECT_NE(svg.find("data-group=\"alpha\" cx=\"") , std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex("data-group=\"alpha\"[^>]*fill=\"(#[0-9a-f]+)\"")));
+  EXPECT_EQ(m[1], alpha);
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex("data-group=\"zeta\"[^>]*fill=\"(#[0-9a-f]+)\"")));
+  EXPECT_EQ(m[1], zeta);
+  EXPECT_NE(alpha, zeta);
 }
 
 TEST(SvgRender, EqualRoofsAreDrawnOnce) {

@@ -112,6 +112,32 @@ TEST(TerminalSummary, TotalsPhasesTopKernelsAndOutputs) {
   EXPECT_NE(s.find("outputs in out/dir/: report.html (open it first)"), std::string::npos) << s;
 }
 
+// A timing trace has no launch with a bound (no counters): no "0.0% memory-bound" claim.
+TEST(TerminalSummary, NoBoundSharesWithoutBoundLaunches) {
+  nlohmann::ordered_json d = page_data();
+  d["totals"]["by_bound"] = {{"memory", {{"launches", 0}, {"duration_ns", 0}}},
+                             {"compute", {{"launches", 0}, {"duration_ns", 0}}},
+                             {"unknown", {{"launches", 6}, {"duration_ns", 4'000'000}}}};
+  std::ostringstream out;
+  print_terminal_summary(out, d, "r");
+  EXPECT_NE(out.str().find("12.5 FLOP/byte (DRAM)\n"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("bound"), std::string::npos) << out.str();
+}
+
+// Names come from the profiled application: an escape sequence must not reach the terminal.
+TEST(TerminalSummary, NamesAreMadePrintable) {
+  nlohmann::ordered_json d = page_data();
+  d["points"][0]["kernel"] = "k\x1b[31mred\x07\xff";
+  d["phases"][0]["phase"] = "fwd\x1b[2J";
+  std::ostringstream out;
+  print_terminal_summary(out, d, "r");
+  const std::string s = out.str();
+  EXPECT_EQ(s.find('\x1b'), std::string::npos);
+  EXPECT_EQ(s.find('\x07'), std::string::npos);
+  EXPECT_NE(s.find("k?[31mred?\xEF\xBF\xBD\n"), std::string::npos) << s;  // U+FFFD for the bad byte
+  EXPECT_NE(s.find("fwd?[2J\n"), std::string::npos) << s;
+}
+
 TEST(TerminalSummary, MissingOrMistypedFieldsPrintADash) {
   std::ostringstream out;
   nlohmann::ordered_json d = {{"totals", {{"launches", "many"}}}, {"phases", 3}, {"points", {{{"kernel", 7}}}}};

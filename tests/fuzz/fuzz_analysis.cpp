@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -43,8 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rf::analyzer::AnalyzeOptions options;
   options.traces = {trace};
   options.output_dir = out;
-  std::ostringstream err;
-  const int status = rf::analyzer::run_analysis(options, err);
+  std::ostringstream err, summary;
+  const int status = rf::analyzer::run_analysis(options, err, &summary);
   // The contract of run_analysis for a trace: analyzed (0), or refused with a message (2). An output
   // error (1) cannot come from the input bytes, so it is a finding too.
   if (status != rf::analyzer::kExitOk && status != rf::analyzer::kExitBadInput) {
@@ -64,6 +65,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::fprintf(stderr, "fuzz_analysis: %s is not valid JSON\n", name);
       std::abort();
     }
+  }
+  // The stdout summary: UTF-8, and no control character but its newlines (no escape sequence
+  // from a name reaches the terminal).
+  const std::string printed = summary.str();
+  if (!rf::analyzer::is_valid_utf8(printed) ||
+      std::any_of(printed.begin(), printed.end(),
+                  [](char c) { return c != '\n' && (static_cast<unsigned char>(c) < 0x20 || c == 0x7f); })) {
+    std::fprintf(stderr, "fuzz_analysis: the summary is not printable UTF-8\n");
+    std::abort();
   }
   for (const char* name : {"roofline.svg", "report.html"}) {
     std::ifstream in(out / name, std::ios::binary);

@@ -77,7 +77,8 @@ std::pair<double, double> decade_range(const std::vector<double>& values);
 std::string render_roofline_svg(const std::vector<RooflineChart>& charts);
 
 /// Colour of a group: forward, backward, optimizer and other have fixed colours; other names get
-/// colours from a palette in order of first use within one call of render_roofline_svg.
+/// colours from a palette in order of first use (`seen`). render_roofline_svg and report.html
+/// (ReportPage::data's phase_colours) first call it for every group in name order.
 std::string group_colour(const std::string& group, std::vector<std::string>& seen);
 
 }  // namespace rf::analyzer

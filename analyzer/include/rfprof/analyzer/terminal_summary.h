@@ -27,8 +27,10 @@ std::string fold_kernel_name(std::string_view name, size_t max_chars = 120);
 /// then a table of phases (launches, GPU time, FLOP/s, FLOP/byte), the `top` kernels by GPU time
 /// summed over phases, ranges and devices (share of GPU time, GPU time, launches, FLOP/s,
 /// FLOP/byte, name folded to 120 characters), and the output files under `output_dir`. Units:
-/// time in ms, FLOP/s with an SI prefix. Missing fields print as "-". Never throws for missing
-/// or mistyped fields.
+/// time in ms, FLOP/s with an SI prefix. Names are printed as valid UTF-8 with control
+/// characters as '?' (a hostile name cannot send escape sequences to the terminal). The bound
+/// shares are left out when no launch has a bound (a timing trace). Missing fields print as "-".
+/// Never throws for missing or mistyped fields.
 void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& data,
                             const std::filesystem::path& output_dir, size_t top = 10);
 

@@ -4,8 +4,9 @@
 // what to do with the Range Profiler (user replay, auto range) and the trace at each window.
 //
 // A group of a metric configuration with N passes:
-//   window 1..N  kPass: the Range Profiler runs pass i (started at the window's first launch,
-//                stopped when the window closes); nothing of these windows is recorded, since the
+//   window 1..N  kPass: the Range Profiler runs pass i (started at the window's first launch, or
+//                when it opens with RFPROF_STEP_PASS_START=window; stopped when the window
+//                closes); nothing of these windows is recorded, since the
 //                instrumentation distorts durations. After pass N: decode and evaluate.
 //   window N+1   kTiming: recorded as usual (launches, kernels with uninstrumented durations);
 //                when it closes, range i's counters are written for its launch i.
@@ -63,8 +64,8 @@ class StepReplayCollector {
   WindowRole current() const noexcept { return open_ ? role_ : WindowRole{}; }
   /// A kernel (or graph) launch in the open window, in launch order, with the correlation id its
   /// LaunchApi record carries (used for the timing window's launches) and the system thread id
-  /// that launched it (a pass starts on the first launch's thread: launches from other threads
-  /// are counted, for the range-count message).
+  /// that launched it (launches from other threads than the window's first launch are counted,
+  /// for the range-count message).
   void on_launch(const LaunchIdentity& launch, uint32_t correlation_id, uint64_t thread = 0);
   /// The open window closes (cudaProfilerStop). `all_passes_submitted`: for a pass window whose
   /// pass the session stopped, cuptiRangeProfilerStop's isAllPassSubmitted, which decides whether
@@ -77,7 +78,7 @@ class StepReplayCollector {
   /// the profiler's image.
   /// `dropped_ranges`: DecodeData's numOfRangeDropped. The range-count message says which side
   /// is larger, how many ranges CUPTI dropped, and how many of the last pass window's launches
-  /// came from threads other than its first launch's, the causes a first GPU run must tell apart.
+  /// came from other threads than its first launch: the causes a first GPU run must tell apart.
   std::string counters_decoded(std::vector<RangeValues> ranges, bool all_passes_submitted,
                                uint64_t dropped_ranges = 0);
   /// After counters_decoded returned a reason: the give-up reason once restarts exceed
@@ -91,7 +92,8 @@ class StepReplayCollector {
  private:
   StepReplay replay_;
   size_t max_ranges_;
-  uint32_t restarts_ = 0;  // consecutive group restarts
+  uint32_t restarts_ = 0;       // consecutive group restarts
+  uint32_t timing_reruns_ = 0;  // consecutive discarded timing windows of the decoded group
   bool open_ = false;
   WindowRole role_;
   std::vector<uint32_t> timing_correlation_ids_;
@@ -105,7 +107,7 @@ class StepReplayCollector {
 /// What the session knows at the end of a run in which replay across steps collected no
 /// counters (and did not step aside, which says why itself).
 struct StepEndState {
-  uint64_t windows_opened = 0;  ///< window openings seen (cudaProfilerStart or the NVTX range)
+  uint64_t windows_opened = 0;  ///< window-opening callbacks seen (cudaProfilerStart: runtime and driver)
   std::string replay_range;     ///< RFPROF_REPLAY_RANGE; "": cudaProfilerStart/Stop windows
   uint64_t nvtx_calls_seen = 0;  ///< NVTX push/start calls seen (with replay_range)
   struct Group {
