@@ -3,6 +3,7 @@
 // record through the real rf::trace::Writer, as Session does (session.cpp: the launching
 // thread's buffer, append_buffered, and its kernel-name cache, intern_cached).
 //   BM_LaunchEnterExit:        no filter, no call stack; Threads(1..4): what threads share
+//   BM_ThreadIdSyscall / BM_ThreadIdCached: the launching thread's id, gettid(2) or cached
 //   BM_LaunchWithKernelFilter: plus LaunchFilter::selects with a -k filter (cached per symbol)
 //   BM_LaunchWithNvtxFilter:   plus an NVTX include rule over a 3-deep push/pop stack
 //   BM_LaunchWithRegexNvtxFilter: plus a regex: push/pop rule over a 6-deep stack
@@ -11,6 +12,7 @@
 //   BM_LaunchWithCallStack:    plus CallStackTable::capture_and_intern (RFPROF_CALLSTACKS=1)
 #include <csignal>
 #include <benchmark/benchmark.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -26,6 +28,7 @@
 #include "rfprof/collector/launch_filter.h"
 #include "rfprof/collector/launch_log.h"
 #include "rfprof/collector/overhead.h"
+#include "rfprof/collector/thread_id.h"
 #include "rfprof/trace/writer.h"
 
 namespace {
@@ -88,7 +91,7 @@ struct Path {
     collector::LaunchTicket t = log.enter(c, 0, selected);
     trace::LaunchApi l;
     l.correlation_id = c;
-    l.thread_id = 100;
+    l.thread_id = collector::current_thread_id();  // as the session records it
     l.api_start_ns = c * 1000ull;
     l.api_end_ns = l.api_start_ns + 400;
     l.grid[0] = 1024;
@@ -109,6 +112,18 @@ void BM_LaunchEnterExit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_LaunchEnterExit)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
+
+// The launching thread's id, recorded for every launch: the system call it once was, and the
+// per-thread cache the session now reads (collector/thread_id.h).
+void BM_ThreadIdSyscall(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(::syscall(SYS_gettid));
+}
+BENCHMARK(BM_ThreadIdSyscall);
+
+void BM_ThreadIdCached(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(collector::current_thread_id());
+}
+BENCHMARK(BM_ThreadIdCached);
 
 void BM_LaunchWithKernelFilter(benchmark::State& state) {
   Path& p = shared_path();

@@ -1,5 +1,4 @@
 // CUPTI callbacks: kernel launches (LaunchApi), profiling windows, contexts, NVTX range starts.
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -7,6 +6,7 @@
 
 #include "driver_shim.h"
 #include "rfprof/collector/messages.h"
+#include "rfprof/collector/thread_id.h"
 #include "session_impl.h"
 
 namespace rf::collector {
@@ -162,7 +162,7 @@ CUstream launch_stream(CUpti_CallbackId cbid, const void* params) {
   return s;
 }
 
-uint64_t system_thread_id() { return static_cast<uint64_t>(::syscall(SYS_gettid)); }
+uint64_t system_thread_id() { return current_thread_id(); }
 
 /// Releases the context this thread still holds from a launch whose exit callback never came.
 void release_stale_launch_lock() {
@@ -273,7 +273,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   const bool selected =
       !launch_filter_ ||
       launch_filter_->selects(cb->symbolName ? cb->symbolName : "",
-                              launch_filter_->uses_nvtx() ? static_cast<uint64_t>(::syscall(SYS_gettid)) : 0);
+                              launch_filter_->uses_nvtx() ? current_thread_id() : 0);
   t.ticket = launch_log_.enter(t.correlation_id, t.runtime_correlation_id, selected);
   if (step_mode()) {  // replay across steps: pass windows are not LaunchLog windows
     if (!cb->context) return;

@@ -2,12 +2,12 @@
 // (launch_filter.h; --nvtx-include/--nvtx-exclude rules) and the NVTX-range windows of replay
 // across steps (step_range_windows.h; RFPROF_REPLAY_RANGE). Push/pop and start/end ranges with
 // their names and domains, and the names of domains as they are created.
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <generated_nvtx_meta.h>
 
 #include "driver_shim.h"
+#include "rfprof/collector/thread_id.h"
 #include "session_impl.h"
 
 namespace rf::collector {
@@ -30,7 +30,7 @@ std::string_view message_of(const nvtxEventAttributes_t* a) {
 
 std::string_view text(const char* s) { return s ? std::string_view(s) : std::string_view(); }
 
-uint64_t this_thread() { return static_cast<uint64_t>(::syscall(SYS_gettid)); }
+uint64_t this_thread() { return current_thread_id(); }
 
 }  // namespace
 
