@@ -146,11 +146,15 @@
     // Stacked in pixels (up = smaller), the label's centre: 'end' labels sit END_DY above their roof.
     const centre = (l) => -Math.log10(l.y) * ypx + (l.kind === 'end' ? END_DY : 0);
     labels.sort((a, b) => centre(b) - centre(a));
-    for (let k = 1, above = centre(labels[0] || {}); k < labels.length; ++k) {
-      const c = Math.min(centre(labels[k]), above - LINE_PX);
-      labels[k].y = Math.pow(10, -(c - (labels[k].kind === 'end' ? END_DY : 0)) / ypx);
-      above = c;
+    const centres = labels.map(centre);
+    for (let k = 1; k < labels.length; ++k) centres[k] = Math.min(centres[k], centres[k - 1] - LINE_PX);
+    // A stack that rose above the plot starts at its top and goes down instead (stack_labels).
+    const top = -Math.log10(ymax) * ypx + LINE_PX / 2;
+    if (labels.length && centres[labels.length - 1] < top) {
+      centres[labels.length - 1] = top;
+      for (let k = labels.length - 2; k >= 0; --k) centres[k] = Math.max(centres[k], centres[k + 1] + LINE_PX);
     }
+    labels.forEach((l, k) => { l.y = Math.pow(10, -(centres[k] - (l.kind === 'end' ? END_DY : 0)) / ypx); });
     labels.push(...bandwidth.map((b) => ({ ai: xmin * 1.1, y: b.value * xmin * 1.1, kind: 'bandwidth',
       text: b.name.replace(/_per_s$/, '/s').replace(/_/g, ' ') + ' ' + fmt(b.value, 'B/s') })));
     const trace = data.traces[ti];

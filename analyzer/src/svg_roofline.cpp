@@ -219,14 +219,18 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
         << "\" x2=\"" << num(ax.map(top_ridge)) << "\" y2=\"" << num(ay.map(top_ridge * *c.dram_bytes_per_s))
         << "\" stroke=\"black\" stroke-width=\"2\"><title>DRAM " << xml(si(*c.dram_bytes_per_s, "B/s"))
         << "</title></line>\n";
-      // Its label runs along the slope, one decade of intensity in from the left edge.
+      // Its label runs along the slope, one decade of intensity in from the left edge, if it ends
+      // before the lowest ridge point (whose roof's label is there).
+      double low_ridge = top_ridge;
+      for (const auto& r : c.roofs) low_ridge = std::min(low_ridge, ridge_point(r.peak, *c.dram_bytes_per_s));
       const double lx = xlo * 10, ly = lx * *c.dram_bytes_per_s;
-      if (ay.contains(ly) && lx < top_ridge) {
-        const double angle = std::atan2(ay.map(ly * 10) - ay.map(ly), ax.map(lx * 10) - ax.map(lx)) * 180 / M_PI;
+      const double angle = std::atan2(ay.map(ly * 10) - ay.map(ly), ax.map(lx * 10) - ax.map(lx));
+      const std::string text = "DRAM " + si(*c.dram_bytes_per_s, "B/s");
+      const double reach = kCharWidth * static_cast<double>(text.size()) * std::cos(angle);
+      if (ay.contains(ly) && ax.map(lx) + reach < ax.map(low_ridge) - 10)
         memory_label = "<text class=\"roof-label memory\" transform=\"translate(" + num(ax.map(lx)) + "," +
-                       num(ay.map(ly) - 5) + ") rotate(" + num(angle) + ")\" font-size=\"11\"" + kHalo + ">DRAM " +
-                       xml(si(*c.dram_bytes_per_s, "B/s")) + "</text>\n";
-      }
+                       num(ay.map(ly) - 5) + ") rotate(" + num(angle * 180 / M_PI) + ")\" font-size=\"11\"" + kHalo +
+                       ">" + xml(text) + "</text>\n";
     }
     for (const auto& r : c.roofs) {
       const double ridge = c.dram_bytes_per_s ? ridge_point(r.peak, *c.dram_bytes_per_s) : xlo;

@@ -180,6 +180,19 @@ TEST(SvgRender, RoofLabelsSitLeftOfTheirRidgeAboveEveryPoint) {
   EXPECT_NE(svg.find(">DRAM 3.35 TB/s</text>"), std::string::npos);
 }
 
+// The DRAM label runs along the slope only when it ends before the lowest ridge point, where that
+// roof's label is: a ridge a third of a decade from its start leaves no room.
+TEST(SvgRender, TheDramLabelStaysClearOfTheLowestRidge) {
+  RooflineChart c;
+  c.title = "device 0";
+  c.dram_bytes_per_s = 1e12;
+  c.points = {{"k", "forward", 10, 1e11, 10}, {"j", "forward", 0.5, 1e10, 10}};  // x axis 0.01 .. 100
+  c.roofs = {{"FP32", 2e11}};  // ridge 0.2: the label would start at 0.1 and run past it
+  EXPECT_EQ(render_roofline_svg({c}).find("roof-label memory"), std::string::npos);
+  c.roofs = {{"FP32", 5e13}};  // ridge 50: room enough
+  EXPECT_NE(render_roofline_svg({c}).find("roof-label memory"), std::string::npos);
+}
+
 // Without a memory roof there is no ridge to stand by: labels go above the roofs' right ends.
 TEST(SvgRender, WithoutBandwidthRoofLabelsAreAtTheRightEnd) {
   RooflineChart c;
