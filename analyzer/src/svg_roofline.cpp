@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "rfprof/analyzer/si.h"
 #include "rfprof/analyzer/utf8.h"
 
 namespace rf::analyzer {
@@ -46,18 +47,8 @@ std::string num(double v) {
   return buf;
 }
 
-/// "67 TFLOP/s", "3.35 TB/s" style: value with an SI prefix and `unit`.
-std::string si(double v, const char* unit) {
-  const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
-  int i = 0;
-  while (v >= 1000 && i < 6) {
-    v /= 1000;
-    ++i;
-  }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, prefixes[i], unit);
-  return buf;
-}
+/// "67 TFLOP/s", "3.35 TB/s": three significant digits.
+std::string si(double v, const char* unit) { return format_si(v, unit, 3); }
 
 std::string decade_label(double d) {
   char buf[16];

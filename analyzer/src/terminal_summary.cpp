@@ -1,6 +1,7 @@
 // rfanalyze's stdout summary and kernel-name folding (rfprof/analyzer/terminal_summary.h).
 #include "rfprof/analyzer/terminal_summary.h"
 
+#include "rfprof/analyzer/si.h"
 #include "rfprof/analyzer/utf8.h"
 
 #include <algorithm>
@@ -77,19 +78,8 @@ std::optional<double> number(const nlohmann::ordered_json& o, const char* key) {
   return it->get<double>();
 }
 
-std::string si(std::optional<double> v, const char* unit) {
-  if (!v) return "-";
-  const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
-  double x = *v;
-  int i = 0;
-  while (x >= 1000 && i < 6) {
-    x /= 1000;
-    ++i;
-  }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.4g %s%s", x, prefixes[i], unit);
-  return buf;
-}
+/// Four significant digits with an SI prefix, "-" when missing.
+std::string si(std::optional<double> v, const char* unit) { return v ? format_si(*v, unit, 4) : "-"; }
 
 std::string fixed(std::optional<double> v, const char* fmt) {
   if (!v) return "-";

@@ -4,10 +4,20 @@
 #include <sstream>
 #include <string>
 
+#include "rfprof/analyzer/si.h"
 #include "rfprof/analyzer/terminal_summary.h"
 
 namespace rf::analyzer {
 namespace {
+
+TEST(FormatSi, PrefixesAndSignificantDigits) {
+  EXPECT_EQ(format_si(6.7e13, "FLOP/s", 3), "67 TFLOP/s");
+  EXPECT_EQ(format_si(3.352e12, "B/s", 4), "3.352 TB/s");
+  EXPECT_EQ(format_si(1.979e15, "FLOP/s", 3), "1.98 PFLOP/s");
+  EXPECT_EQ(format_si(999, "B", 3), "999 B");
+  EXPECT_EQ(format_si(0.5, "s", 3), "0.5 s");
+  EXPECT_EQ(format_si(2e21, "B", 3), "2e+03 EB");  // E is the largest prefix
+}
 
 TEST(FoldKernelName, ShortNamesAndNamesWithoutBracketsStayWhole) {
   EXPECT_EQ(fold_kernel_name("void gemm<float>(float*, int)"), "void gemm<float>(float*, int)");

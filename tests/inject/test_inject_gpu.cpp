@@ -291,53 +291,25 @@ TEST(InjectGpuFilters, OnlySelectedLaunchesAreRecordedAndReplayed) {
   fs::remove_all(dir);
 }
 
-// Replay across steps: `gpu_app steps 4` runs 4 windows of scale<<<1..5, 128>>>. The FFMA metric
-// (instrumented) and gpu__time_duration (hardware) need 2 passes: windows 1 and 2 run them and are
-// not recorded, window 3 is recorded without instrumentation and gets the counters, window 4 is
-// past the one group asked for. Counts must equal kernel replay's: g * 128 FFMAs.
-TEST(InjectGpuStepReplay, TwoPassWindowsThenATimingWindowWithTheCounters) {
-  const fs::path dir = fs::temp_directory_path() / ("rfinject_gpu_steps_" + std::to_string(::getpid()));
-  const int status = run_app(dir, std::string("RFPROF_MODE=counters RFPROF_PROFILE_FROM_START=off RFPROF_REPLAY=step "
-                                              "RFPROF_METRICS=") + kFfma + ",gpu__time_duration.sum",
-                             "steps 4");
-  ASSERT_EQ(status, 0);
-  Trace t = read_trace(dir / "app.rftrace");
-  for (const auto& e : t.all<CollectorError>()) ADD_FAILURE() << t.str(e.message);
-  auto configs = t.all<MetricConfig>();
-  ASSERT_EQ(configs.size(), 1u);
-  EXPECT_EQ(configs[0].num_passes, 2u);
-  auto windows = t.all<ProfilingWindow>();
-  ASSERT_EQ(windows.size(), 2u);  // only the timing window is recorded
-  auto launches = t.all<LaunchApi>();
-  ASSERT_EQ(launches.size(), 5u);
-  std::map<uint32_t, int32_t> grid_of;
-  for (const auto& l : launches) grid_of[l.correlation_id] = l.grid[0];
-  auto kernels = t.all<KernelActivity>();
-  EXPECT_EQ(kernels.size(), 5u);
-  for (const auto& k : kernels) EXPECT_GT(k.end_ns, k.start_ns);  // uninstrumented durations
-  auto counters = t.all<RangeCounters>();
-  ASSERT_EQ(counters.size(), 5u);
-  for (const auto& c : counters) {
-    ASSERT_TRUE(grid_of.count(c.correlation_id)) << c.correlation_id;
-    ASSERT_FALSE(c.values.empty());
-    EXPECT_EQ(c.values[0], grid_of[c.correlation_id] * 128.0) << "grid " << grid_of[c.correlation_id];
-    EXPECT_EQ(c.window_id, windows[0].window_id);
-  }
-  fs::remove_all(dir);
-}
-
 /// Runs `gpu_app ARGS` under replay across steps (FFMA + time, 2 passes, one group) with `extra`
-/// settings and checks that the timing window's 5 launches carry g * 128 FFMAs each.
-void expect_one_group_of_five(const std::string& name, const std::string& extra, const std::string& args) {
+/// settings and checks that the timing window's 5 launches carry g * 128 FFMAs each, in that
+/// window; the trace goes to `out` for more checks.
+void expect_one_group_of_five(const std::string& name, const std::string& extra, const std::string& args,
+                              Trace* out = nullptr) {
   const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
   const int status = run_app(dir, std::string("RFPROF_MODE=counters RFPROF_PROFILE_FROM_START=off RFPROF_REPLAY=step ") +
                                       extra + " RFPROF_METRICS=" + kFfma + ",gpu__time_duration.sum",
                              args);
   ASSERT_EQ(status, 0);
   Trace t = read_trace(dir / "app.rftrace");
+  fs::remove_all(dir);
   for (const auto& e : t.all<CollectorError>()) ADD_FAILURE() << t.str(e.message);
   std::map<uint32_t, int32_t> grid_of;
-  for (const auto& l : t.all<LaunchApi>()) grid_of[l.correlation_id] = l.grid[0];
+  std::map<uint32_t, uint32_t> window_of;
+  for (const auto& l : t.all<LaunchApi>()) {
+    grid_of[l.correlation_id] = l.grid[0];
+    window_of[l.correlation_id] = l.window_id;
+  }
   ASSERT_EQ(grid_of.size(), 5u);
   auto counters = t.all<RangeCounters>();
   ASSERT_EQ(counters.size(), 5u);
@@ -345,8 +317,28 @@ void expect_one_group_of_five(const std::string& name, const std::string& extra,
     ASSERT_TRUE(grid_of.count(c.correlation_id)) << c.correlation_id;
     ASSERT_FALSE(c.values.empty());
     EXPECT_EQ(c.values[0], grid_of[c.correlation_id] * 128.0) << "grid " << grid_of[c.correlation_id];
+    EXPECT_EQ(c.window_id, window_of[c.correlation_id]);
   }
-  fs::remove_all(dir);
+  if (out) *out = std::move(t);
+}
+
+// Replay across steps: `gpu_app steps 4` runs 4 windows of scale<<<1..5, 128>>>. The FFMA metric
+// (instrumented) and gpu__time_duration (hardware) need 2 passes: windows 1 and 2 run them and are
+// not recorded, window 3 is recorded without instrumentation and gets the counters, window 4 is
+// past the one group asked for. Counts must equal kernel replay's: g * 128 FFMAs.
+TEST(InjectGpuStepReplay, TwoPassWindowsThenATimingWindowWithTheCounters) {
+  Trace t;
+  expect_one_group_of_five("rfinject_gpu_steps", "", "steps 4", &t);
+  if (HasFatalFailure()) return;
+  auto configs = t.all<MetricConfig>();
+  ASSERT_EQ(configs.size(), 1u);
+  EXPECT_EQ(configs[0].num_passes, 2u);
+  auto windows = t.all<ProfilingWindow>();
+  ASSERT_EQ(windows.size(), 2u);  // only the timing window is recorded (its start and end)
+  auto kernels = t.all<KernelActivity>();
+  EXPECT_EQ(kernels.size(), 5u);
+  for (const auto& k : kernels) EXPECT_GT(k.end_ns, k.start_ns);  // uninstrumented durations
+  for (const auto& c : t.all<RangeCounters>()) EXPECT_EQ(c.window_id, windows[0].window_id);
 }
 
 // PyTorch launches backward kernels from its autograd thread: if CUPTI's user replay followed only

@@ -1,0 +1,14 @@
+// Numbers with SI prefixes for text outputs (roofline.svg labels, rfanalyze's stdout summary).
+#pragma once
+
+#include <string>
+
+namespace rf::analyzer {
+
+/// `value` scaled by powers of 1000 up to E, with `digits` significant digits (printf %g) and the
+/// prefix glued to `unit`: format_si(6.7e13, "FLOP/s", 3) == "67 TFLOP/s",
+/// format_si(3.352e12, "B/s", 4) == "3.352 TB/s". Values below 1000 keep no prefix
+/// (format_si(0.5, "s", 3) == "0.5 s"). Never throws but bad_alloc.
+std::string format_si(double value, const char* unit, int digits);
+
+}  // namespace rf::analyzer
