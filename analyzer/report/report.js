@@ -190,6 +190,8 @@
               { field: 'bytes', title: 'DRAM bytes', format: '.4~s' },
               { field: 'arithmetic_intensity', title: 'FLOP/byte', format: '.4~g' },
               { field: 'flop_per_s', title: 'FLOP/s', format: '.4~s' },
+              { field: 'bound', title: 'bound' },
+              { field: 'roof_fraction', title: 'of its roof', format: '.1%' },
             ] } },
         // Labels last, over everything (report.html's style gives them a white outline).
         ...['ridge', 'end', 'bandwidth'].map((kind) => {
@@ -263,9 +265,17 @@
   const kernels = new Map();
   data.points.forEach((p) => {
     const k = kernels.get(p.kernel) ||
-      { kernel: p.kernel, kernel_short: p.kernel_short, launches: 0, duration_ns: 0, flop: null, dram_bytes: null };
+      { kernel: p.kernel, kernel_short: p.kernel_short, launches: 0, duration_ns: 0, flop: null, dram_bytes: null,
+        roof_weighted: 0, roof_ns: 0, bound_ns: {} };
     k.launches += p.launches;
     k.duration_ns += p.duration_ns;
+    // % of roof: the points' achieved / attainable FLOP/s, weighted by their GPU time; the bound
+    // with the most GPU time.
+    if (p.roof_fraction != null) {
+      k.roof_weighted += p.roof_fraction * p.duration_ns;
+      k.roof_ns += p.duration_ns;
+    }
+    if (p.bound) k.bound_ns[p.bound] = (k.bound_ns[p.bound] || 0) + p.duration_ns;
     if (p.flop !== null) k.flop = (k.flop || 0) + p.flop;
     if (p.dram_bytes !== null) k.dram_bytes = (k.dram_bytes || 0) + p.dram_bytes;
     kernels.set(p.kernel, k);
@@ -276,8 +286,11 @@
     k.arithmetic_intensity = k.flop !== null && k.dram_bytes ? k.flop / k.dram_bytes : null;
     k.flop_per_s = k.flop !== null && k.duration_ns ? k.flop / (k.duration_ns * 1e-9) : null;
   });
+  const boundOf = (k) => Object.keys(k.bound_ns).sort((a, b) => k.bound_ns[b] - k.bound_ns[a])[0] || '';
   table('rf-top-kernels', [{ title: 'kernel', get: (k) => k.kernel, short: (k) => k.kernel_short, name: true },
-    { title: '% GPU time', get: (k) => ((100 * k.duration_ns) / total).toFixed(1) }, ...sumColumns], top);
+    { title: '% GPU time', get: (k) => ((100 * k.duration_ns) / total).toFixed(1) }, ...sumColumns,
+    { title: 'bound', get: boundOf },
+    { title: '% of roof', get: (k) => (k.roof_ns ? ((100 * k.roof_weighted) / k.roof_ns).toFixed(1) : '') }], top);
   // Peak GPU memory (RFPROF_MEMORY traces only): the column is shown when a row has a value.
   const memoryColumn = (rows) => (rows.some((r) => r.peak_memory_bytes != null)
     ? [{ title: 'peak GPU memory', get: (r) => fmt(r.peak_memory_bytes, 'B') }] : []);

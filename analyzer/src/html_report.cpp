@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "rfprof/analyzer/csv.h"
+#include "rfprof/analyzer/roof.h"
 #include "rfprof/analyzer/scaling.h"
 #include "rfprof/analyzer/svg_roofline.h"
 #include "rfprof/analyzer/terminal_summary.h"
@@ -32,6 +33,21 @@ json sums(const Aggregate& a) {
           {"dram_bytes", opt(counted_bytes(a))},
           {"arithmetic_intensity", opt(a.arithmetic_intensity())},
           {"flop_per_s", opt(a.flop_per_s())}};
+}
+
+/// The summed counters of `a` as one launch's (FLOP per precision, DRAM bytes), for check_roof.
+LaunchMetrics summed_metrics(const Aggregate& a) {
+  LaunchMetrics m;
+  m.fp64_flop = a.fp64_flop.value();
+  m.fp32_flop = a.fp32_flop.value();
+  m.fp16_flop = a.fp16_flop.value();
+  m.dram_read_bytes = a.dram_read_bytes.value();
+  m.dram_write_bytes = a.dram_write_bytes.value();
+  for (size_t i = 0; i < kTensorPrecisions; ++i) {
+    m.tensor_dense[i] = a.tensor_dense[i].value();
+    m.tensor_sparse[i] = a.tensor_sparse[i].value();
+  }
+  return m;
 }
 
 /// Replaces the one occurrence of `marker` in `text`. Throws when it is not there.
@@ -174,6 +190,15 @@ json ReportPage::data(const Report& report) const {
               {"phase", k.phase},
               {"range", k.range}};
     p.update(sums(a));
+    // Where the point sits under its device's roof (roof.h): the bound, and achieved over
+    // attainable FLOP/s of its summed launches, as the point is drawn.
+    p["bound"] = nullptr;
+    p["roof_fraction"] = nullptr;
+    if (device_index >= 0 && a.rate_ns > 0) {
+      const RoofCheck roof = check_roof(summed_metrics(a), a.rate_ns, ds[static_cast<size_t>(device_index)].ceilings);
+      if (*roof.bound()) p["bound"] = roof.bound();
+      if (auto f = roof.roof_fraction()) p["roof_fraction"] = *f;
+    }
     if (std::string short_name = fold_kernel_name(k.kernel); short_name != k.kernel)
       p["kernel_short"] = std::move(short_name);  // only when folded: names can be long
     points.push_back(std::move(p));

@@ -160,6 +160,8 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
   struct Sum {
     double launches = 0, ns = 0, flop = 0, bytes = 0;
     bool has_flop = false, has_bytes = false;
+    double roof_weighted = 0, roof_ns = 0;   // roof fractions weighted by GPU time
+    std::map<std::string, double> bound_ns;  // GPU time per bound
   };
   std::map<std::string, Sum> kernels;
   const json& points = field(data, "points");
@@ -171,22 +173,35 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
       s.ns += number(p, "duration_ns").value_or(0);
       if (auto f = number(p, "flop")) s.flop += *f, s.has_flop = true;
       if (auto b = number(p, "dram_bytes")) s.bytes += *b, s.has_bytes = true;
+      const double ns = number(p, "duration_ns").value_or(0);
+      if (auto f = number(p, "roof_fraction")) s.roof_weighted += *f * ns, s.roof_ns += ns;
+      if (field(p, "bound").is_string()) s.bound_ns[field(p, "bound").get<std::string>()] += ns;
     }
   std::vector<std::pair<std::string, Sum>> sorted(kernels.begin(), kernels.end());
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
   if (sorted.size() > top) sorted.resize(top);
   if (!sorted.empty()) {
     out << "\ntop " << sorted.size() << " kernels by GPU time\n"
-        << row({{"time", 6}, {"GPU time", 10}, {"launches", 8}, {"FLOP/s", 14}, {"FLOP/byte", 9}}, "kernel");
+        << row({{"time", 6}, {"GPU time", 10}, {"launches", 8}, {"FLOP/s", 14}, {"FLOP/byte", 9}, {"bound", 7},
+                {"of roof", 7}},
+               "kernel");
     for (const auto& [name, s] : sorted) {
       std::optional<double> flop_per_s, ai;
       if (s.has_flop && s.ns > 0) flop_per_s = s.flop / (s.ns * 1e-9);
       if (s.has_flop && s.has_bytes && s.bytes > 0) ai = s.flop / s.bytes;
+      std::optional<double> of_roof;
+      if (s.roof_ns > 0) of_roof = 100 * s.roof_weighted / s.roof_ns;
+      std::string bound = "-";
+      double most = -1;
+      for (const auto& [b, ns] : s.bound_ns)
+        if (ns > most) bound = printable(b), most = ns;
       out << row({{share(s.ns), 6},
                   {ms(s.ns), 10},
                   {fixed(s.launches, "%.0f"), 8},
                   {si(flop_per_s, "FLOP/s"), 14},
-                  {fixed(ai, "%.3g"), 9}},
+                  {fixed(ai, "%.3g"), 9},
+                  {bound, 7},
+                  {fixed(of_roof, "%.1f%%"), 7}},
                  printable(fold_kernel_name(name)));
     }
   }

@@ -103,6 +103,25 @@ async function checkRoofLabels(page, what) {
           'hostile kernel name shown as text in the top kernels table');
     check((await one.page.locator('#rf-top-kernels b').count()) === 0, 'no element injected by a kernel name');
     check((await one.page.locator('#rf-top-kernels tr').count()) === 5, 'top kernels: header + 4 kernels');
+    // Each kernel's bound and how close it gets to its roof (the page data's points).
+    const heads = await one.page.locator('#rf-top-kernels th').allTextContents();
+    const rowsOf = await one.page.locator('#rf-top-kernels tr').evaluateAll((trs) =>
+      trs.slice(1).map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    const boundCol = heads.indexOf('bound'), roofCol = heads.indexOf('% of roof');
+    check(boundCol > 0 && roofCol > 0, 'bound and % of roof columns: ' + heads.join('|'));
+    const expected = await one.page.evaluate(() => {
+      const by = {};
+      for (const p of window.rfReport.data.points) {
+        if (p.roof_fraction == null) continue;
+        const e = by[p.kernel] || (by[p.kernel] = { w: 0, ns: 0 });
+        e.w += p.roof_fraction * p.duration_ns;
+        e.ns += p.duration_ns;
+      }
+      return Object.fromEntries(Object.entries(by).map(([k, e]) => [k, (100 * e.w / e.ns).toFixed(1)]));
+    });
+    const gemmRow = rowsOf.find((r) => r[0].startsWith('gemm<float>'));
+    check(gemmRow && gemmRow[roofCol] === expected['gemm<float>'] && ['memory', 'compute'].includes(gemmRow[boundCol]),
+          'gemm: bound and % of roof from its points: ' + JSON.stringify(gemmRow) + ' vs ' + expected['gemm<float>']);
     // A long name is folded, its whole text one click away.
     const folded = one.page.locator('#rf-top-kernels td.name details');
     check((await folded.count()) === 1, 'one long kernel name folded, got ' + (await folded.count()));

@@ -82,6 +82,34 @@ TEST(HtmlReport, ThroughputCountsTheStepsWhoseKernelsTheTraceHolds) {
   EXPECT_NEAR(std::stod(t.cell(0, "throughput_samples_per_s")), 16 / gpu_s, 1e-6 * 16 / gpu_s);
 }
 
+// Each point says where it sits under its device's roof, as kernels.csv says of a launch: here
+// one launch per point, so the two must agree. 1000 FLOP over 400 bytes (AI 2.5) in 1 us on an
+// H100 (DRAM 3.35 TB/s): memory-bound, 1e9 / (2.5 * 3.35e12) of the roof.
+TEST(HtmlReport, PointsCarryTheirBoundAndRoofFraction) {
+  TempDir dir;
+  write_trace(dir.path / "a.rftrace", "python3 train.py", 1000);
+  AnalyzeOptions o;
+  o.traces = {dir.path / "a.rftrace"};
+  o.output_dir = dir.path / "out";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  auto d = page_data(testing::slurp(o.output_dir / "report.html"));
+  testing::CsvTable kernels = testing::CsvTable::read(o.output_dir / "kernels.csv");
+  ASSERT_EQ(d["points"].size(), 2u);
+  ASSERT_EQ(kernels.rows.size(), 2u);
+  for (const auto& p : d["points"]) {
+    EXPECT_EQ(p["bound"], "memory");
+    ASSERT_TRUE(p["roof_fraction"].is_number()) << p;
+    const double f = p["roof_fraction"].get<double>();
+    EXPECT_NEAR(f, 1e9 / (2.5 * 3.35e12), 1e-3 * f) << "the H100 SXM5 datasheet's 3.35 TB/s";
+    for (size_t r = 0; r < kernels.rows.size(); ++r)
+      if (kernels.cell(r, "kernel") == p["kernel"].get<std::string>()) {
+        EXPECT_EQ(kernels.cell(r, "bound"), "memory");
+        EXPECT_NEAR(std::stod(kernels.cell(r, "roof_fraction")), f, 1e-9 * f);
+      }
+  }
+}
+
 TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   TempDir dir;
   write_trace(dir.path / "a.rftrace", "python3 train.py --batch-size 8 --steps 2", 1000);

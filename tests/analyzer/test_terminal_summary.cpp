@@ -86,11 +86,12 @@ nlohmann::ordered_json page_data() {
                               {"flop_per_s", nullptr}, {"arithmetic_intensity", nullptr}}});
   // relu appears in two phases: summed into one kernel line (2.5 ms, ahead of gemm's 1 ms).
   d["points"] = json::array({{{"kernel", "gemm"}, {"launches", 1}, {"duration_ns", 1'000'000},
-                              {"flop", 2e9}, {"dram_bytes", 1e8}},
+                              {"flop", 2e9}, {"dram_bytes", 1e8}, {"bound", "compute"}, {"roof_fraction", 0.5}},
                              {{"kernel", "relu"}, {"launches", 3}, {"duration_ns", 1'500'000},
-                              {"flop", 1e6}, {"dram_bytes", 4e8}},
+                              {"flop", 1e6}, {"dram_bytes", 4e8}, {"bound", "memory"}, {"roof_fraction", 0.2}},
                              {{"kernel", "relu"}, {"launches", 1}, {"duration_ns", 1'000'000},
-                              {"flop", nullptr}, {"dram_bytes", nullptr}},
+                              {"flop", nullptr}, {"dram_bytes", nullptr}, {"bound", nullptr},
+                              {"roof_fraction", nullptr}},
                              {{"kernel", "copy"}, {"launches", 1}, {"duration_ns", 500'000},
                               {"flop", nullptr}, {"dram_bytes", 5e7}}});
   return d;
@@ -112,9 +113,13 @@ TEST(TerminalSummary, TotalsPhasesTopKernelsAndOutputs) {
       << s;
   EXPECT_NE(s.find("top 2 kernels by GPU time\n"), std::string::npos) << s;
   // relu: 4 launches, 2.5 ms = 62.5% of the GPU time; as in report.html's table, its summed FLOP
-  // (1e6) over its summed time: 400 MFLOP/s; FLOP/byte 1e6 / 4e8.
-  const size_t relu = s.find(" 62.5%    2.500 ms         4     400 MFLOP/s     0.0025  relu\n");
-  const size_t gemm = s.find(" 25.0%    1.000 ms         1       2 TFLOP/s         20  gemm\n");
+  // (1e6) over its summed time: 400 MFLOP/s; FLOP/byte 1e6 / 4e8. Of its roof: the point that
+  // has a fraction (0.2), weighted by its time; the other has none.
+  EXPECT_NE(s.find("  time    GPU time  launches          FLOP/s  FLOP/byte    bound  of roof  kernel\n"),
+            std::string::npos)
+      << s;
+  const size_t relu = s.find(" 62.5%    2.500 ms         4     400 MFLOP/s     0.0025   memory    20.0%  relu\n");
+  const size_t gemm = s.find(" 25.0%    1.000 ms         1       2 TFLOP/s         20  compute    50.0%  gemm\n");
   EXPECT_NE(relu, std::string::npos) << s;
   EXPECT_NE(gemm, std::string::npos) << s;
   EXPECT_LT(relu, gemm);
@@ -131,7 +136,8 @@ TEST(TerminalSummary, NoBoundSharesWithoutBoundLaunches) {
   std::ostringstream out;
   print_terminal_summary(out, d, "r");
   EXPECT_NE(out.str().find("12.5 FLOP/byte (DRAM)\n"), std::string::npos) << out.str();
-  EXPECT_EQ(out.str().find("bound"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("memory-bound"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("compute-bound"), std::string::npos) << out.str();
 }
 
 // Names come from the profiled application: an escape sequence must not reach the terminal.

@@ -26,7 +26,9 @@ std::string fold_kernel_name(std::string_view name, size_t max_chars = 120);
 ///   time in memory-bound kernels, C% compute-bound"
 /// then a table of phases (launches, GPU time, FLOP/s, FLOP/byte), the `top` kernels by GPU time
 /// summed over phases, ranges and devices (share of GPU time, GPU time, launches, FLOP/s,
-/// FLOP/byte, name folded to 120 characters), and the output files under `output_dir`. Units:
+/// FLOP/byte, the bound with the most GPU time, achieved / attainable FLOP/s of the points
+/// weighted by GPU time as "of roof", name folded to 120 characters), and the output files
+/// under `output_dir`. Units:
 /// time in ms, FLOP/s with an SI prefix. Names are printed as valid UTF-8 with control
 /// characters as '?' (a hostile name cannot send escape sequences to the terminal). The bound
 /// shares are left out when no launch has a bound (a timing trace). Missing fields print as "-".
