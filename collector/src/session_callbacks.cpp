@@ -162,8 +162,6 @@ CUstream launch_stream(CUpti_CallbackId cbid, const void* params) {
   return s;
 }
 
-uint64_t system_thread_id() { return current_thread_id(); }
-
 /// Releases the context this thread still holds from a launch whose exit callback never came.
 void release_stale_launch_lock() {
   if (t_locked) {
@@ -363,7 +361,7 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
       identity.grid[i] = grid[i];
       identity.block[i] = block[i];
     }
-    step_launch_exit(identity, t.correlation_id, system_thread_id());
+    step_launch_exit(identity, t.correlation_id, current_thread_id());
   }
   if (!t.active || !t.ticket.in_window) return;
   const State s = state();
@@ -378,7 +376,7 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   rec.runtime_correlation_id = t.runtime_correlation_id;
   rec.domain = trace::ApiDomain::kDriver;
   rec.cbid = cbid;
-  rec.thread_id = system_thread_id();
+  rec.thread_id = current_thread_id();
   rec.api_start_ns = t.start_ns;
   rec.api_end_ns = exit_ns != 0 ? exit_ns : now_ns();
   rec.is_graph = is_graph(cbid);

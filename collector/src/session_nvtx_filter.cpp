@@ -30,8 +30,6 @@ std::string_view message_of(const nvtxEventAttributes_t* a) {
 
 std::string_view text(const char* s) { return s ? std::string_view(s) : std::string_view(); }
 
-uint64_t this_thread() { return current_thread_id(); }
-
 }  // namespace
 
 void Session::enable_nvtx_filter_callbacks() {
@@ -112,7 +110,7 @@ void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
   }
   const NvtxCall c = decode(cbid, n);
   if (c.kind == NvtxCall::kNone) return;
-  const uint64_t thread = this_thread();
+  const uint64_t thread = current_thread_id();
   if (filter) {
     auto domain_name = [&]() -> std::string {
       if (!c.domain) return std::string();
