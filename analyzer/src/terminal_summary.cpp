@@ -17,7 +17,11 @@ namespace {
 constexpr std::string_view kAnonymous = "(anonymous namespace)";
 
 bool opens(char c) { return c == '<' || c == '('; }
-bool closes(char c) { return c == '>' || c == ')'; }
+/// Whether name[i] closes a bracket: '>' or ')', but not the '>' of an arrow ("decltype(p->x)").
+bool closes(std::string_view name, size_t i) {
+  const char c = name[i];
+  return c == ')' || (c == '>' && !(i > 0 && name[i - 1] == '-'));
+}
 
 /// `name` with the outermost parameter list and template arguments deeper than `keep` folded;
 /// nullopt when its brackets do not balance.
@@ -41,7 +45,7 @@ std::optional<std::string> fold(std::string_view name, int keep) {
       size_t j = i;
       for (; j < name.size(); ++j) {
         if (opens(name[j])) ++nest;
-        else if (closes(name[j]) && --nest == 0) break;
+        else if (closes(name, j) && --nest == 0) break;
       }
       if (j >= name.size()) return std::nullopt;
       out += c;
@@ -50,7 +54,7 @@ std::optional<std::string> fold(std::string_view name, int keep) {
       i = j;
     } else {
       if (opens(c)) ++depth;
-      else if (closes(c) && depth > 0) --depth;
+      else if (closes(name, i) && depth > 0) --depth;
       out += c;
     }
   }

@@ -70,6 +70,16 @@ TEST(FoldKernelName, CastsAndAnonymousNamespacesStay) {
             "void at::native::elementwise_kernel<128, 4, at::native::threshold_kernel_impl<…>(…)::{lambda(…)#1}>(…)");
 }
 
+TEST(FoldKernelName, AnArrowIsNotABracket) {
+  // decltype(p->x) in template arguments: the '>' of "->" closes nothing. Before, folding
+  // "decltype(...)" stopped at that '>' and printed "decltype(…>".
+  const std::string a(90, 'a');
+  const std::string arrow =
+      "void k<decltype(std::declval<S*>()->x), " + a + ">(int, float, double, char, long, short, unsigned, bool)";
+  EXPECT_EQ(fold_kernel_name(arrow, 120), "void k<decltype(…), " + a + ">(…)");
+  EXPECT_EQ(fold_kernel_name(arrow, 140), "void k<decltype(std::declval<…>(…)->x), " + a + ">(…)");
+}
+
 nlohmann::ordered_json page_data() {
   using json = nlohmann::ordered_json;
   json d;
