@@ -199,6 +199,17 @@ void Session::flush_all_images(bool at_exit, std::chrono::milliseconds launch_wa
   }
 }
 
+void Session::decode_waiting_images() noexcept {
+  if (options_.mode != trace::CollectionMode::kCounters || step_mode()) return;  // passes end with windows
+  for (auto& cp : profilers_.all()) {
+    std::unique_lock<std::timed_mutex> lock(cp->mutex(), std::try_to_lock);
+    // Held: a launch is in flight on the context, and its successor's entry decodes an image
+    // older than the flush interval (image_must_be_decoded).
+    if (!lock.owns_lock() || !cp->started() || cp->launches().empty()) continue;
+    flush_image(*cp);
+  }
+}
+
 void Session::drop_context(CUcontext ctx) noexcept {
   std::shared_ptr<ContextProfiler> cp = profilers_.erase(ctx);  // the handle may be reused
   if (!cp) return;

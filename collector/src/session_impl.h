@@ -169,6 +169,10 @@ class Session {
   /// the CollectorError of a skipped context.
   void flush_all_images(bool at_exit, std::chrono::milliseconds launch_wait = kExitLaunchWait,
                         uint32_t exit_window = 0) noexcept;
+  /// Kernel replay: decodes every started image that holds launches and that no launch holds
+  /// now (try_lock only: a launch in flight decides at its next entry by age), so that a context
+  /// that stops launching does not keep its last counters until exit (flush interval bound).
+  void decode_waiting_images() noexcept;
   void drop_context(CUcontext ctx) noexcept;
   void counters_failed(CUcontext ctx, uint32_t window, const std::string& detail, int cupti_result) noexcept;
   void counters_unavailable(uint32_t window, CountersFailure failure, const std::string& detail) noexcept;

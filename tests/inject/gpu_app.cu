@@ -8,11 +8,14 @@
 //             NVTX pop
 //   outside:  after_window<<<>>>                       (must not be collected)
 // `gpu_app steps N` instead runs N windows of 5 scale kernels each (see steps()); `gpu_app
-// steps-threads N` launches two of the five from a second thread (see steps_threads()).
+// steps-threads N` launches two of the five from a second thread (see steps_threads()); `gpu_app
+// idle-kill MS` launches five kernels, waits MS ms launching nothing and SIGKILLs itself.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -72,6 +75,17 @@ int steps_threads(float* x, int n) {
   return 0;
 }
 
+// `gpu_app idle-kill MS` (profile from start): scale<<<g, 128>>> for g = 1..5, then MS ms without a
+// launch (a checkpoint, evaluation on the CPU), then SIGKILL (the OOM killer). The counters of the
+// five launches must be in the trace already: no later launch decodes their image.
+int idle_kill(float* x, int ms) {
+  for (int g = 1; g <= 5; ++g) scale<<<g, 128>>>(x, 1.5f, 0.5f, g * 128);
+  CHECK(cudaDeviceSynchronize());
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  std::raise(SIGKILL);
+  return 1;
+}
+
 int main(int argc, char** argv) {
   const int kMax = 8 * 128;
   float* x = nullptr;
@@ -79,6 +93,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMemset(x, 0, kMax * sizeof(float)));
   if (argc == 3 && std::string(argv[1]) == "steps") return steps(x, std::atoi(argv[2]));
   if (argc == 3 && std::string(argv[1]) == "steps-threads") return steps_threads(x, std::atoi(argv[2]));
+  if (argc == 3 && std::string(argv[1]) == "idle-kill") return idle_kill(x, std::atoi(argv[2]));
   before_window<<<1, 32>>>(x);
   CHECK(cudaDeviceSynchronize());
 

@@ -166,6 +166,30 @@ TEST_F(InjectGpu, CountersMapRangeIToLaunchIAndCountFfmas) {
   EXPECT_TRUE(graph_refused);
 }
 
+// A context that stops launching: its last counter image is decoded by the collector's own thread
+// within the flush interval, so a SIGKILL during the pause keeps those counters. Before, only the
+// next launch (or the exit) decoded it, and this .part had launches but no RangeCounters.
+TEST(InjectGpuKill, CountersOfAnIdleContextSurviveASigkill) {
+  const fs::path dir = fs::temp_directory_path() / ("rfinject_gpu_idle_" + std::to_string(::getpid()));
+  const int status = run_app(dir, std::string("RFPROF_MODE=counters RFPROF_FLUSH_MS=200 RFPROF_METRICS=") + kFfma,
+                             "idle-kill 1500");
+  EXPECT_NE(status, 0);  // killed
+  ASSERT_TRUE(fs::exists(dir / "app.rftrace.part")) << "a killed run leaves its .part";
+  Trace t = read_trace(dir / "app.rftrace.part");
+  fs::remove_all(dir);
+  EXPECT_TRUE(t.truncated);
+  std::map<uint32_t, int32_t> grid_of;
+  for (const auto& l : t.all<LaunchApi>()) grid_of[l.correlation_id] = l.grid[0];
+  ASSERT_EQ(grid_of.size(), 5u);
+  auto counters = t.all<RangeCounters>();
+  ASSERT_EQ(counters.size(), 5u) << "the idle image was not decoded before the SIGKILL";
+  for (const auto& c : counters) {
+    ASSERT_TRUE(grid_of.count(c.correlation_id)) << c.correlation_id;
+    ASSERT_FALSE(c.values.empty());
+    EXPECT_EQ(c.values[0], grid_of[c.correlation_id] * 128.0);
+  }
+}
+
 // The collector's own cost (ProfilerOverhead, format 1.2): the last record of each phase holds its
 // totals. In counters mode every launch in the window ran under the Range Profiler.
 TEST_F(InjectGpu, TheTraceSaysWhatTheCollectorCostPerPhase) {
