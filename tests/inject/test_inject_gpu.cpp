@@ -178,6 +178,7 @@ TEST(InjectGpuKill, CountersOfAnIdleContextSurviveASigkill) {
   Trace t = read_trace(dir / "app.rftrace.part");
   fs::remove_all(dir);
   EXPECT_TRUE(t.truncated);
+  for (const auto& e : t.all<CollectorError>()) ADD_FAILURE() << t.str(e.message);  // a refused decode
   std::map<uint32_t, int32_t> grid_of;
   for (const auto& l : t.all<LaunchApi>()) grid_of[l.correlation_id] = l.grid[0];
   ASSERT_EQ(grid_of.size(), 5u);
