@@ -41,6 +41,9 @@ enum class ReplayMode {
   kStep,    ///< user replay: each profiling window runs one pass (replay across steps)
 };
 
+/// The Range Profiler of one CUDA context (cuptiRangeProfiler*, auto range): enable, counter
+/// image, SetConfig, Start/Stop, decode and evaluation through MetricHost. Not thread-safe:
+/// callers hold mutex() (the session serializes a context's launches with it).
 class ContextProfiler {
  public:
   /// Prepares counters for `ctx` on CUDA device `device_id` whose chip is `chip` (e.g. "GH100").

@@ -39,6 +39,10 @@
 
 namespace rf::collector {
 
+/// The collector of one process: CUPTI subscription, callbacks, activity buffers, Range Profiler
+/// per context, the trace writer and its flush threads, exit, fork and signal handling. One per
+/// process, never deleted (callbacks may run until the very end); every entry point is noexcept
+/// or caught at the CUPTI seam, so rfprof's failures never reach the application.
 class Session {
  public:
   using State = TraceOwner::State;
@@ -114,7 +118,10 @@ class Session {
   static uint64_t now_ns() noexcept;
 
   // session_callbacks.cpp
+  /// Subscribes and enables the runtime, driver, resource (and NVTX) callbacks. Throws CuptiError.
   void enable_callbacks();
+  // CUPTI callbacks, dispatched by domain: launches (entry/exit), cudaProfilerStart/Stop windows,
+  // context creation and destruction, NVTX ranges.
   void on_runtime_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
@@ -132,8 +139,12 @@ class Session {
   void feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
 
   // session_activity.cpp
+  /// Registers the activity buffer callbacks and enables kernel (and memory) activity. Throws CuptiError.
   void enable_activity();
+  /// Converts one completed CUPTI activity record into trace records (kernel, NVTX marker,
+  /// memory allocation, device).
   void handle_record(const CUpti_Activity* record);
+  /// Writes the Device records of devices seen since the last call (`all`: every device, at finish).
   void write_pending_devices(bool all) noexcept;
 
   // session_step_replay.cpp: replay across steps (options_.replay_across_steps)
@@ -161,7 +172,11 @@ class Session {
   void close_plain_window_locked(uint32_t cbid);  // step_mutex_ held
 
   // session_counters.cpp
+  /// The Range Profiler of `ctx`, set up on first use (nullptr: counters unavailable there, said once).
   std::shared_ptr<ContextProfiler> profiler_for(CUcontext ctx);
+  /// Stops `cp`'s started image and writes one RangeCounters per range, mapped to the image's
+  /// launches (kStep: only ends the pass). Caller holds cp.mutex(). A decode failure is written as a
+  /// CollectorError and stops counters on that context.
   void flush_image(ContextProfiler& cp) noexcept;
   /// Decodes every context's image (window close); at exit also disables the Range Profiler and
   /// waits at most `launch_wait` for a launch in flight on a context (else skips it, saying so).

@@ -23,9 +23,9 @@ namespace rf::analyzer {
 
 /// The files report.html inlines, compiled into rfanalyze (analyzer/report/, npm builds).
 namespace assets {
-std::string_view vega_js();
-std::string_view vega_lite_js();
-std::string_view vega_embed_js();
+std::string_view vega_js();        ///< Vega (analyzer/report/node_modules, minified)
+std::string_view vega_lite_js();   ///< Vega-Lite
+std::string_view vega_embed_js();  ///< vega-embed
 std::string_view report_js();        ///< analyzer/report/report.js: builds the page from its data
 std::string_view report_template();  ///< analyzer/report/report.html.in
 }  // namespace assets

@@ -107,6 +107,7 @@ struct Aggregate {
   /// added by the Report, which knows the devices' ceilings (not by add()).
   uint64_t memory_bound_ns = 0, compute_bound_ns = 0;
 
+  /// Adds one launch: its counts to each column it has, to the ratios' sums as the struct comment says.
   void add(const KernelRow& row);
   /// Adds the launches summed in `other` (the same result as adding each of them here).
   void merge(const Aggregate& other);

@@ -39,6 +39,7 @@ struct StepRanges {
   uint64_t count = 0;
   uint64_t wall_ns = 0;
 };
+/// The StepRanges of the NVTX ranges indexed in `nvtx` (0 and 0 when none is a step range).
 StepRanges step_ranges(const NvtxIndex& nvtx);
 
 /// One trace of a run.

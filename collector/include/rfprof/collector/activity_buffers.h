@@ -13,6 +13,8 @@
 
 namespace rf::collector {
 
+/// The bounded pool CUPTI's buffer-request callback takes from and its buffer-complete callback
+/// gives back to (see the file comment). Thread-safe, lock-free.
 class ActivityBuffers {
  public:
   /// `buffer_bytes` per buffer (a multiple of 8, CUPTI's alignment), at most `max_buffers`
@@ -26,7 +28,9 @@ class ActivityBuffers {
   /// Frees a buffer take() returned (nullptr: nothing).
   void give_back(uint8_t* buffer) noexcept;
 
+  /// Size of every buffer (bytes).
   size_t buffer_bytes() const noexcept { return buffer_bytes_; }
+  /// Buffers taken and not given back.
   size_t outstanding() const noexcept { return outstanding_.load(std::memory_order_relaxed); }
   /// Requests answered with nullptr so far.
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
