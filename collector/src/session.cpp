@@ -278,9 +278,10 @@ void Session::activity_flush_loop() noexcept {
       ScopedOverhead timed(process_overhead(), OverheadPhase::kActivityFlush);
       RF_CUPTI_TRY(cuptiActivityFlushAll(0));
     }
-    // Counter images no launch has reached for up to a period: decoded here, or a context that
-    // stopped launching (evaluation on the CPU, a checkpoint, a hang) would keep its last counters
-    // until exit and a SIGKILL meanwhile would lose them (docs/failure-modes.md).
+    // Counter images no launch holds now: decoded here, or a context that stopped launching
+    // (evaluation on the CPU, a checkpoint, waiting for data) would keep its last counters until
+    // exit and a SIGKILL meanwhile would lose them (docs/failure-modes.md). A kernel that hangs
+    // hangs inside its launch call, which holds the image: that one stays undecoded.
     if (running()) decode_waiting_images();  // finishing decodes every image itself
     request_flush();
     lock.lock();

@@ -114,7 +114,7 @@ std::shared_ptr<ContextProfiler> Session::set_up_profiler(CUcontext ctx) {
   return nullptr;
 }
 
-void Session::flush_image(ContextProfiler& cp) noexcept {
+void Session::flush_image(ContextProfiler& cp, DecodeFrom from) noexcept {
   try {
     if (!cp.started()) {
       cp.launches().reset();
@@ -132,6 +132,19 @@ void Session::flush_image(ContextProfiler& cp) noexcept {
     try {
       image = cp.stop_and_decode();
     } catch (const std::exception& e) {
+      if (from == DecodeFrom::kFlushThread) {
+        // Not yet run on a GPU: if CUPTI refuses to decode off the launching thread, only this
+        // image is lost. The Range Profiler is disabled (the next launch enables it afresh) and
+        // images are decoded where they were before, at launches, window ends and exit.
+        waiting_decodes_off_.store(true, std::memory_order_relaxed);
+        write_error(trace::ErrorCode::kDecodeFailed, window, cp.launches().size(), 0,
+                    "decoding the counter image of " + device + " on rfprof's flush thread failed: " +
+                        e.what() + "; the counters of its " + std::to_string(cp.launches().size()) +
+                        " launches are lost; images are decoded only at launches from now on");
+        cp.disable();
+        cp.launches().reset();
+        return;
+      }
       write_error(trace::ErrorCode::kDecodeFailed, window, cp.launches().size(), 0,
                   "decoding the counter image of " + device + " failed: " + e.what() +
                       "; the counters of its " + std::to_string(cp.launches().size()) +
@@ -202,11 +215,13 @@ void Session::flush_all_images(bool at_exit, std::chrono::milliseconds launch_wa
 void Session::decode_waiting_images() noexcept {
   if (options_.mode != trace::CollectionMode::kCounters || step_mode()) return;  // passes end with windows
   for (auto& cp : profilers_.all()) {
+    if (waiting_decodes_off_.load(std::memory_order_relaxed)) return;
     std::unique_lock<std::timed_mutex> lock(cp->mutex(), std::try_to_lock);
     // Held: a launch is in flight on the context, and its successor's entry decodes an image
-    // older than the flush interval (image_must_be_decoded).
-    if (!lock.owns_lock() || !cp->started() || cp->launches().empty()) continue;
-    flush_image(*cp);
+    // older than the flush interval (image_must_be_decoded). Not running: finishing has begun and
+    // decodes every image itself, before the window's close record.
+    if (!lock.owns_lock() || !running() || !cp->started() || cp->launches().empty()) continue;
+    flush_image(*cp, DecodeFrom::kFlushThread);
   }
 }
 
@@ -214,7 +229,16 @@ void Session::drop_context(CUcontext ctx) noexcept {
   std::shared_ptr<ContextProfiler> cp = profilers_.erase(ctx);  // the handle may be reused
   if (!cp) return;
   {
-    std::lock_guard lock(cp->mutex());
+    // Bounded: the flush thread may be decoding this context's image (decode_waiting_images),
+    // with the context pushed, while the driver destroys it from this callback.
+    std::unique_lock<std::timed_mutex> lock(cp->mutex(), std::defer_lock);
+    if (!lock.try_lock_for(kDropContextWait)) {
+      write_error(trace::ErrorCode::kDecodeFailed, 0, 0, 0,
+                  "a context of device " + std::to_string(cp->device_id()) + " was destroyed while rfprof " +
+                      "still held its counter image after " + std::to_string(kDropContextWait.count()) +
+                      " ms (a launch in flight, or a decode); that image is lost");
+      return;
+    }
     if (step_mode()) step_context_destroyed(*cp);
     flush_image(*cp);  // a decode failure refuses ctx in the table: forgotten again below
     driver::ScopedContext scope(cp->context());

@@ -60,6 +60,8 @@ class Session {
   /// interrupted that very launch, whose thread then holds the context until the handler returns).
   static constexpr std::chrono::milliseconds kExitLaunchWait{10000};
   static constexpr std::chrono::milliseconds kSignalLaunchWait{1000};
+  /// How long a context's destruction waits for a launch or a decode holding its counter image.
+  static constexpr std::chrono::milliseconds kDropContextWait{2000};
   /// How long a fatal signal's finish() waits for each thread's writer buffer: the interrupted
   /// thread may hold its own (inside append_buffered); its records are then left out.
   static constexpr std::chrono::milliseconds kSignalBufferWait{200};
@@ -174,10 +176,14 @@ class Session {
   // session_counters.cpp
   /// The Range Profiler of `ctx`, set up on first use (nullptr: counters unavailable there, said once).
   std::shared_ptr<ContextProfiler> profiler_for(CUcontext ctx);
+  /// Which thread decodes an image: the one holding the context's launches (a launch, a window
+  /// end, the exit), or rfprof's flush thread (decode_waiting_images).
+  enum class DecodeFrom { kLaunchPath, kFlushThread };
   /// Stops `cp`'s started image and writes one RangeCounters per range, mapped to the image's
   /// launches (kStep: only ends the pass). Caller holds cp.mutex(). A decode failure is written as a
-  /// CollectorError and stops counters on that context.
-  void flush_image(ContextProfiler& cp) noexcept;
+  /// CollectorError; from the launch path it stops counters on that context, from the flush thread
+  /// it loses only that image and turns decode_waiting_images off.
+  void flush_image(ContextProfiler& cp, DecodeFrom from = DecodeFrom::kLaunchPath) noexcept;
   /// Decodes every context's image (window close); at exit also disables the Range Profiler and
   /// waits at most `launch_wait` for a launch in flight on a context (else skips it, saying so).
   /// `launch_wait` is one deadline for all contexts together; `exit_window` names the window in
@@ -237,6 +243,7 @@ class Session {
   std::map<uint32_t, std::exception_ptr> chip_errors_;     // device id -> why its chip is unknown
   std::map<std::string, uint32_t> config_ids_;             // chip -> MetricConfig id
   std::atomic<bool> counters_message_printed_{false};
+  std::atomic<bool> waiting_decodes_off_{false};  // a decode on the flush thread failed once
 
   // Replay across steps. Lock order: step_cp_->mutex(), then step_mutex_.
   std::unique_ptr<StepRangeWindows> step_range_;     // RFPROF_REPLAY_RANGE: NVTX-range windows
