@@ -9,7 +9,8 @@
 //   outside:  after_window<<<>>>                       (must not be collected)
 // `gpu_app steps N` instead runs N windows of 5 scale kernels each (see steps()); `gpu_app
 // steps-threads N` launches two of the five from a second thread (see steps_threads()); `gpu_app
-// idle-kill MS` launches five kernels, waits MS ms launching nothing and SIGKILLs itself.
+// idle-kill MS` launches five kernels, waits MS ms launching nothing and SIGKILLs itself; `gpu_app
+// reset-loop N` launches one kernel then destroys the context (cudaDeviceReset), N times.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
@@ -86,6 +87,24 @@ int idle_kill(float* x, int ms) {
   return 1;
 }
 
+// `gpu_app reset-loop N`: N times scale<<<g, 128>>> (g = 1 + i % 5), a pause of about one flush
+// interval, cudaDeviceReset. With RFPROF_FLUSH_MS=1 the flush thread decodes the context's image
+// while its destruction begins: neither may wait for the other for good.
+int reset_loop(float* x, int n) {
+  for (int i = 0; i < n; ++i) {
+    const int g = 1 + i % 5;
+    scale<<<g, 128>>>(x, 1.5f, 0.5f, g * 128);
+    CHECK(cudaDeviceSynchronize());
+    std::this_thread::sleep_for(std::chrono::microseconds(500 * (i % 4)));
+    CHECK(cudaDeviceReset());
+    CHECK(cudaMalloc(&x, 8 * 128 * sizeof(float)));
+    CHECK(cudaMemset(x, 0, 8 * 128 * sizeof(float)));
+  }
+  CHECK(cudaFree(x));
+  std::printf("gpu_app reset-loop done\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const int kMax = 8 * 128;
   float* x = nullptr;
@@ -94,6 +113,7 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "steps") return steps(x, std::atoi(argv[2]));
   if (argc == 3 && std::string(argv[1]) == "steps-threads") return steps_threads(x, std::atoi(argv[2]));
   if (argc == 3 && std::string(argv[1]) == "idle-kill") return idle_kill(x, std::atoi(argv[2]));
+  if (argc == 3 && std::string(argv[1]) == "reset-loop") return reset_loop(x, std::atoi(argv[2]));
   before_window<<<1, 32>>>(x);
   CHECK(cudaDeviceSynchronize());
 

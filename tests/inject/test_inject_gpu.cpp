@@ -191,6 +191,30 @@ TEST(InjectGpuKill, CountersOfAnIdleContextSurviveASigkill) {
   }
 }
 
+// Contexts destroyed (cudaDeviceReset) right after a launch while the flush thread decodes images
+// every millisecond: the run ends (no wait between the driver's destruction and the decode hangs
+// it), finished, and every launch has its counters, decoded by whichever thread came first.
+TEST(InjectGpuKill, ContextsDestroyedWhileTheFlushThreadDecodes) {
+  const fs::path dir = fs::temp_directory_path() / ("rfinject_gpu_reset_" + std::to_string(::getpid()));
+  const int status = run_app(dir, std::string("RFPROF_MODE=counters RFPROF_FLUSH_MS=1 RFPROF_METRICS=") + kFfma,
+                             "reset-loop 8");
+  ASSERT_EQ(status, 0);
+  Trace t = read_trace(dir / "app.rftrace");
+  fs::remove_all(dir);
+  EXPECT_FALSE(t.truncated);
+  for (const auto& e : t.all<CollectorError>()) ADD_FAILURE() << t.str(e.message);
+  std::map<uint32_t, int32_t> grid_of;
+  for (const auto& l : t.all<LaunchApi>()) grid_of[l.correlation_id] = l.grid[0];
+  ASSERT_EQ(grid_of.size(), 8u);
+  auto counters = t.all<RangeCounters>();
+  ASSERT_EQ(counters.size(), 8u);
+  for (const auto& c : counters) {
+    ASSERT_TRUE(grid_of.count(c.correlation_id)) << c.correlation_id;
+    ASSERT_FALSE(c.values.empty());
+    EXPECT_EQ(c.values[0], grid_of[c.correlation_id] * 128.0);
+  }
+}
+
 // The collector's own cost (ProfilerOverhead, format 1.2): the last record of each phase holds its
 // totals. In counters mode every launch in the window ran under the Range Profiler.
 TEST_F(InjectGpu, TheTraceSaysWhatTheCollectorCostPerPhase) {
