@@ -130,6 +130,10 @@ TEST(RfprofBinary, CsvPrintsOnlyTheTracesThisRunListed) {
   ASSERT_EQ(std::system((rfprof + "sh -c 'cp mine.src r_6.rftrace' > out2.csv 2> err2.txt").c_str()), 0);
   EXPECT_EQ(slurp(dir.path / "out2.csv"), "");
   EXPECT_NE(slurp(dir.path / "err2.txt").find("rfprof: no trace was written"), std::string::npos);
+  // With -o alone (nothing printed after the run) too, as ncu's "No kernels were profiled".
+  const std::string export_only = "cd " + dir.path.string() + " && " + RFPROF_BIN + " -o 'r_%p' true 2> err4.txt";
+  ASSERT_EQ(std::system(export_only.c_str()), 0);
+  EXPECT_NE(slurp(dir.path / "err4.txt").find("rfprof: no trace was written"), std::string::npos);
 
   // A killed process leaves NAME.part: printed, and said to be truncated.
   std::string bytes = slurp(dir.path / "mine.src");
