@@ -171,7 +171,10 @@ int main(int argc, char** argv) {
               << " (to print this run's results)\n";
     return 2;
   }
-  const int status = launcher::run_application(plan, launcher::application_environment(plan, *inject, environ), std::cerr);
+  bool started = false;
+  const int status =
+      launcher::run_application(plan, launcher::application_environment(plan, *inject, environ), std::cerr, &started);
+  if (!started) return status;  // "rfprof: cannot run ..." said it; no trace to look for
   const launcher::ListedTraces traces =
       list.path().empty() ? launcher::ListedTraces{} : launcher::traces_listed(list.path());
   std::vector<fs::path> all = traces.finished;

@@ -47,7 +47,9 @@ std::vector<std::string> application_environment(const Plan& plan, const fs::pat
   return out;
 }
 
-int run_application(const Plan& plan, const std::vector<std::string>& environment, std::ostream& err) {
+int run_application(const Plan& plan, const std::vector<std::string>& environment, std::ostream& err,
+                    bool* started) {
+  if (started) *started = false;
   if (plan.command.empty()) {
     err << "rfprof: no application to run\n";
     return 127;
@@ -105,6 +107,7 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
     err << "rfprof: cannot run " << plan.command[0] << ": " << std::strerror(e) << "\n";
     return 127;
   }
+  if (started) *started = true;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;

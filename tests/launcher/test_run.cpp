@@ -30,8 +30,12 @@ TEST(Run, ExitStatusIsTheApplications) {
   auto env = application_environment(plan_for({}), "/x/librfinject.so", environ);
   EXPECT_EQ(run_application(plan_for({"sh", "-c", "exit 7"}), env, err), 7);
   EXPECT_EQ(run_application(plan_for({"sh", "-c", "kill -TERM $$"}), env, err), 128 + 15);
-  EXPECT_EQ(run_application(plan_for({"/no/such/program"}), env, err), 127);
+  bool started = true;
+  EXPECT_EQ(run_application(plan_for({"/no/such/program"}), env, err, &started), 127);
+  EXPECT_FALSE(started);
   EXPECT_NE(err.str().find("rfprof: cannot run /no/such/program: No such file or directory"), std::string::npos);
+  EXPECT_EQ(run_application(plan_for({"sh", "-c", "exit 127"}), env, err, &started), 127);
+  EXPECT_TRUE(started);  // the application's own 127
 }
 
 TEST(Run, ApplicationGetsTheInjectionAndItsPid) {
@@ -134,6 +138,11 @@ TEST(RfprofBinary, CsvPrintsOnlyTheTracesThisRunListed) {
   const std::string export_only = "cd " + dir.path.string() + " && " + RFPROF_BIN + " -o 'r_%p' true 2> err4.txt";
   ASSERT_EQ(std::system(export_only.c_str()), 0);
   EXPECT_NE(slurp(dir.path / "err4.txt").find("rfprof: no trace was written"), std::string::npos);
+  // A command that could not be started is said once, without a second line about traces.
+  const std::string missing =
+      "cd " + dir.path.string() + " && " + RFPROF_BIN + " -o 'r_%p' /no/such/program 2> err5.txt";
+  EXPECT_EQ(WEXITSTATUS(std::system(missing.c_str())), 127);
+  EXPECT_EQ(slurp(dir.path / "err5.txt"), "rfprof: cannot run /no/such/program: No such file or directory\n");
 
   // A killed process leaves NAME.part: printed, and said to be truncated.
   std::string bytes = slurp(dir.path / "mine.src");

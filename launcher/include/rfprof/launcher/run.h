@@ -23,8 +23,10 @@ std::vector<std::string> application_environment(const Plan& plan, const std::fi
 
 /// Runs `plan.command` (PATH lookup as execvp) with `environment`, forwarding SIGINT, SIGTERM and
 /// SIGHUP to it while it runs. Returns its exit status, 128 + N when signal N killed it, 127 when
-/// it could not be started (one "rfprof: cannot run ..." line on `err`).
-int run_application(const Plan& plan, const std::vector<std::string>& environment, std::ostream& err);
+/// it could not be started (one "rfprof: cannot run ..." line on `err`; `*started`, when given, is
+/// then false, and true otherwise: an application may exit 127 itself).
+int run_application(const Plan& plan, const std::vector<std::string>& environment, std::ostream& err,
+                    bool* started = nullptr);
 
 /// The traces of one run, from its RFPROF_TRACE_LIST file (librfinject appends the path of each
 /// trace it starts: inject::append_trace_list), each once, in the order listed.
