@@ -49,6 +49,7 @@ RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& dura
                      const DeviceCeilings& c) {
   RoofCheck r;
   r.compute_peak_flop_per_s = mix_peak_flop_per_s(m, c);
+  r.dram_bandwidth = c.dram.value;
   if (auto ai = arithmetic_intensity(m.total_flop(), m.dram_bytes()); ai && c.dram.value)
     r.memory_roof_flop_per_s = *ai * *c.dram.value;
   const std::optional<double>& memory_roof = r.memory_roof_flop_per_s;

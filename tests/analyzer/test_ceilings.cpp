@@ -220,10 +220,20 @@ TEST(Roof, BoundSaysWhichSideOfTheRidgeTheLaunchIs) {
   r = check_roof(metrics(0, 1e5, 0, 1e4), std::nullopt, c);
   EXPECT_STREQ(r.bound(), "memory");
   EXPECT_FALSE(r.roof_fraction().has_value());
-  // No FLOP: no compute peak for the mix and a zero memory roof, so neither bound nor fraction.
+  // No FLOP but DRAM bytes (a copy): AI 0, left of the ridge, so memory-bound although its mix
+  // has no compute peak; the fraction of its roof is its DRAM bandwidth's: 1e4 bytes in 1 µs is
+  // 1e10 bytes/s of 1e11.
   r = check_roof(metrics(0, 0, 0, 1e4), uint64_t{1000}, c);
-  EXPECT_STREQ(r.bound(), "");
-  EXPECT_FALSE(r.roof_fraction().has_value());
+  EXPECT_FALSE(r.compute_peak_flop_per_s.has_value());
+  EXPECT_STREQ(r.bound(), "memory");
+  EXPECT_DOUBLE_EQ(*r.roof_fraction(), 0.1);
+  // Without a duration there is no bandwidth; without DRAM bytes no intensity, so no bound.
+  EXPECT_FALSE(check_roof(metrics(0, 0, 0, 1e4), std::nullopt, c).roof_fraction().has_value());
+  EXPECT_STREQ(check_roof(metrics(0, 0, 0, 0), uint64_t{1000}, c).bound(), "");
+  // Under the memory roof with FLOP the fraction is the same bandwidth ratio: 1e5 FLOP and 1e4
+  // bytes in 0.1 ms (above: 1e-3) is 1e8 bytes/s of 1e11.
+  r = check_roof(metrics(0, 1e5, 0, 1e4), uint64_t{100000}, c);
+  EXPECT_DOUBLE_EQ(*r.roof_fraction(), *r.dram_bytes_per_s / 1e11);
   // A precision without a ceiling (FP16 here): the compute roof is unknown.
   EXPECT_STREQ(check_roof(metrics(0, 0, 1e6, 1e4), uint64_t{1000}, c).bound(), "");
 }

@@ -21,6 +21,7 @@ struct RoofCheck {
   std::optional<double> attainable_flop_per_s;    ///< min(compute peak, AI * bandwidth)
   std::optional<double> memory_roof_flop_per_s;   ///< AI * DRAM bandwidth (the roof's slope at AI)
   std::optional<double> dram_bytes_per_s;         ///< achieved DRAM bandwidth
+  std::optional<double> dram_bandwidth;           ///< the device's DRAM ceiling (bytes/s)
   bool above_compute = false;                     ///< achieved FLOP/s > compute peak
   bool above_memory = false;                      ///< achieved DRAM bytes/s > DRAM bandwidth
   /// Largest achieved / ceiling among the exceeded ceilings (1 when none is exceeded).
@@ -31,14 +32,22 @@ struct RoofCheck {
   bool above() const noexcept { return above_compute || above_memory; }
   /// Which roof limits the launch: "memory" when its arithmetic intensity is left of the ridge
   /// point (AI × DRAM bandwidth < compute peak of its mix), else "compute"; "" when either roof is
-  /// unknown (no FLOP, no DRAM bytes, or a ceiling missing). Roofline model, Williams et al. 2009.
+  /// unknown (no DRAM bytes, or a ceiling missing). Roofline model, Williams et al. 2009. A launch
+  /// without FLOP that moves DRAM bytes (a copy, a transpose, integer work) has AI 0, left of every
+  /// ridge point: "memory", though its precision mix has no compute peak.
   const char* bound() const noexcept {
+    if (memory_roof_flop_per_s && *memory_roof_flop_per_s == 0.0) return "memory";
     if (!memory_roof_flop_per_s || !compute_peak_flop_per_s) return "";
     return *memory_roof_flop_per_s < *compute_peak_flop_per_s ? "memory" : "compute";
   }
   /// Achieved / attainable FLOP/s (1 = on the roof; above 1 only for a point above its roof);
-  /// absent when either is unknown or attainable is 0.
+  /// absent when either is unknown. Under the memory roof this is achieved DRAM bytes/s over the
+  /// DRAM bandwidth ((F/t) / (F/B × BW) = (B/t) / BW), which is also the fraction given a launch
+  /// with AI 0, whose attainable FLOP/s is 0.
   std::optional<double> roof_fraction() const noexcept {
+    if (attainable_flop_per_s && *attainable_flop_per_s == 0.0 && memory_roof_flop_per_s && dram_bytes_per_s &&
+        dram_bandwidth && *dram_bandwidth > 0.0)
+      return *dram_bytes_per_s / *dram_bandwidth;
     if (!achieved_flop_per_s || !attainable_flop_per_s || *attainable_flop_per_s <= 0.0) return std::nullopt;
     return *achieved_flop_per_s / *attainable_flop_per_s;
   }
