@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "rfprof/collector/metric_set_names.h"
+#include "rfprof/collector/device_filter.h"
 #include "rfprof/collector/step_range_windows.h"
 
 namespace rf::inject {
@@ -117,6 +118,11 @@ void read_filters(const EnvLookup& env, Config& c) {
   if (auto v = get(env, "RFPROF_NVTX_EXCLUDE")) c.filter.nvtx_exclude = split_rules("RFPROF_NVTX_EXCLUDE", *v);
   if (auto v = get(env, "RFPROF_LAUNCH_SKIP")) c.launch_skip = parse_count("RFPROF_LAUNCH_SKIP", *v, 0);
   if (auto v = get(env, "RFPROF_LAUNCH_COUNT")) c.launch_count = parse_count("RFPROF_LAUNCH_COUNT", *v, 1);
+  if (auto v = get(env, "RFPROF_DEVICES")) {
+    auto devices = collector::parse_device_list(*v);
+    if (!devices) bad("RFPROF_DEVICES", *v, "CUDA device ordinals separated by commas, such as 0 or 0,2");
+    c.filter.devices = std::move(*devices);
+  }
   try {
     collector::LaunchFilter check(c.filter);
   } catch (const collector::FilterError& e) {
@@ -187,9 +193,9 @@ void read_replay(const EnvLookup& env, Config& c) {
         "RFPROF_PROFILE_FROM_START=off with it: each cudaProfilerStart/Stop window (one training step) "
         "is one pass");
   if (!c.filter.kernel_name.empty() || !c.filter.nvtx_include.empty() || !c.filter.nvtx_exclude.empty() ||
-      c.launch_skip > 0 || c.launch_count)
+      c.launch_skip > 0 || c.launch_count || !c.filter.devices.empty())
     bad("RFPROF_REPLAY", v,
-        "no kernel, NVTX or launch filter with it (every kernel of a window runs the pass)");
+        "no kernel, NVTX, launch or device filter with it (every kernel of a window runs the pass)");
 }
 
 }  // namespace

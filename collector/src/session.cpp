@@ -78,8 +78,14 @@ Session::Session(SessionOptions options)
   // Throws FilterError for a bad regex or NVTX rule (inject/config.cpp checks them first).
   auto filter = std::make_unique<LaunchFilter>(options_.filter);
   if (filter->active()) launch_filter_ = std::move(filter);
+  if (!options_.filter.devices.empty())
+    device_filter_ = std::make_unique<DeviceFilter>(options_.filter.devices, [](const void* ctx) -> std::optional<uint32_t> {
+      uint32_t device = 0;
+      if (cuptiGetDeviceId(static_cast<CUcontext>(const_cast<void*>(ctx)), &device) != CUPTI_SUCCESS) return std::nullopt;
+      return device;
+    });
   launch_log_.set_launch_range(options_.launch_skip, options_.launch_count);
-  filters_set_ = launch_filter_ || options_.launch_skip > 0 || options_.launch_count.has_value();
+  filters_set_ = launch_filter_ || device_filter_ || options_.launch_skip > 0 || options_.launch_count.has_value();
   // Throws std::invalid_argument for a bad rule (inject/config.cpp checks it first).
   if (step_mode() && !options_.replay_range.empty())
     step_range_ = std::make_unique<StepRangeWindows>(options_.replay_range);

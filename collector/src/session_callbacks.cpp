@@ -268,10 +268,11 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   t.correlation_id = cb->correlationId;
   t.runtime_correlation_id = t_runtime_correlation_id;
   t.start_ns = now_ns();
+  const bool on_listed_device = !device_filter_ || device_filter_->selects(cb->context);
   const bool selected =
-      !launch_filter_ ||
-      launch_filter_->selects(cb->symbolName ? cb->symbolName : "",
-                              launch_filter_->uses_nvtx() ? current_thread_id() : 0);
+      on_listed_device &&
+      (!launch_filter_ || launch_filter_->selects(cb->symbolName ? cb->symbolName : "",
+                                                  launch_filter_->uses_nvtx() ? current_thread_id() : 0));
   t.ticket = launch_log_.enter(t.correlation_id, t.runtime_correlation_id, selected);
   if (step_mode()) {  // replay across steps: pass windows are not LaunchLog windows
     if (!cb->context) return;
@@ -282,6 +283,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
     }
     return;
   }
+  if (!on_listed_device) return;  // --devices: no Range Profiler on a device never profiled
   if (!t.ticket.in_window && !filters_set_) return;  // outside windows no Range Profiler runs
   const uint32_t window = t.ticket.window;
   if (options_.mode != trace::CollectionMode::kCounters || !cb->context) return;
@@ -424,9 +426,12 @@ void Session::on_resource(CUpti_CallbackId cbid, const void* data) {
       (void)chip_of(device);
       write_pending_devices(/*all=*/false);
     }
-    if (options_.mode == trace::CollectionMode::kCounters) (void)profiler_for(r->context);
+    // --devices: no Range Profiler set-up on a device whose launches are never profiled.
+    if (options_.mode == trace::CollectionMode::kCounters && (!device_filter_ || device_filter_->selects(r->context)))
+      (void)profiler_for(r->context);
   } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     drop_context(r->context);
+    if (device_filter_) device_filter_->forget_contexts();  // the handle may come back for another device
   }
 }
 

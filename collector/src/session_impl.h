@@ -24,6 +24,7 @@
 #include "guards.h"
 #include "rfprof/collector/call_stacks.h"
 #include "rfprof/collector/context_table.h"
+#include "rfprof/collector/device_filter.h"
 #include "rfprof/collector/launch_filter.h"
 #include "range_profiler.h"
 #include "rfprof/collector/launch_log.h"
@@ -222,6 +223,7 @@ class Session {
   LaunchLog launch_log_;
   std::unique_ptr<CallStackTable> call_stacks_;  // options_.call_stacks: launch stacks -> ids
   std::unique_ptr<LaunchFilter> launch_filter_;  // -k, --nvtx-include/exclude (null: none set)
+  std::unique_ptr<DeviceFilter> device_filter_;  // --devices (null: every device)
   bool filters_set_ = false;  // a launch filter or -s/-c: in-window launches may be refused
   std::mutex nvtx_domains_mutex_;
   std::unordered_map<const void*, std::string> nvtx_domains_;  // nvtxDomainHandle_t -> name

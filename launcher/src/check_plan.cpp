@@ -28,7 +28,7 @@ void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
       {"RFPROF_LAUNCH_SKIP", "-s/--launch-skip"}, {"RFPROF_LAUNCH_COUNT", "-c/--launch-count"},
       {"RFPROF_NVTX_INCLUDE", "--nvtx-include"}, {"RFPROF_NVTX_EXCLUDE", "--nvtx-exclude"},
       {"RFPROF_REPLAY", "--replay-mode"},       {"RFPROF_REPLAY_RANGE", "--replay-range"},
-      {"RFPROF_REPLAY_GROUPS", "--replay-groups"}};
+      {"RFPROF_REPLAY_GROUPS", "--replay-groups"}, {"RFPROF_DEVICES", "--devices"}};
   auto refuse = [&](const inject::ConfigError& e) {
     std::string what = e.what();
     if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);

@@ -189,7 +189,7 @@ Plan parse_args(const std::vector<std::string>& given) {
   std::string set, page = "details", log_file, export_pattern, import, from_start,
       targets = "all", kernel_name, replay = "kernel";
   bool force = false, no_start_stop = false, nvtx = false, call_stack = false;
-  std::string memory_usage, name_base;
+  std::string memory_usage, name_base, devices;
   uint64_t skip = 0, count = 0;
   // Repeatable as in ncu: each occurrence takes one value, and the values add up.
   app.add_option("--metrics", metrics_flags,
@@ -234,6 +234,7 @@ Plan parse_args(const std::vector<std::string>& given) {
       ->check(CLI::Validator([](std::string& v) { return v.find_first_not_of('0') == std::string::npos
                                                             ? std::string("expected at least 1 launch, got ") + v
                                                             : std::string(); }, "COUNT"));
+  app.add_option("--devices", devices, "CUDA devices whose launches are profiled, comma-separated (default: all)");
   app.add_option("--kernel-name-base", name_base, "what -k compares: function (default), demangled, mangled")
       ->check(CLI::IsMember({"function", "demangled", "mangled"}));
   app.add_option("--print-kernel-base", plan.print_kernel_base,
@@ -408,6 +409,7 @@ Plan parse_args(const std::vector<std::string>& given) {
     plan.kernel_name_base = name_base;
   }
   if (skip > 0) plan.env["RFPROF_LAUNCH_SKIP"] = std::to_string(skip);
+  if (!devices.empty()) plan.env["RFPROF_DEVICES"] = devices;  // checked with the others (check_plan)
   if (count > 0) plan.env["RFPROF_LAUNCH_COUNT"] = std::to_string(count);
   if (replay == "step") {
     plan.env["RFPROF_REPLAY"] = "step";
@@ -444,8 +446,10 @@ Plan parse_args(const std::vector<std::string>& given) {
   if (replay == "step") {  // named as typed; librfinject would refuse them and run unprofiled
     if (plan.env["RFPROF_PROFILE_FROM_START"] == "on")
       fail("--replay-mode step needs --profile-from-start off: each cudaProfilerStart/Stop window is one step");
-    if (!kernel_name.empty() || skip > 0 || count > 0 || !nvtx_include.empty() || !nvtx_exclude.empty())
-      fail("--replay-mode step profiles every kernel of a step: drop -k, -s, -c, --nvtx-include and --nvtx-exclude");
+    if (!kernel_name.empty() || skip > 0 || count > 0 || !nvtx_include.empty() || !nvtx_exclude.empty() ||
+        !devices.empty())
+      fail("--replay-mode step profiles every kernel of a step: drop -k, -s, -c, --nvtx-include, --nvtx-exclude "
+           "and --devices");
   }
   return plan;
 }

@@ -20,7 +20,6 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"cache-control", "expected all or none (rfprof never flushes caches: kernels run as in the application)"},
       {"clock-control", "expected base or none (rfprof never changes clocks: kernels run at the application's clocks)"},
       {"kernel-id", "use -k/--kernel-name with -s/-c instead"},
-      {"devices", "device selection is not supported: every device is profiled"},
       {"mode", "the interactive modes (launch-and-attach, attach) are not supported"},
       {"hostname", "remote attach is not supported"},
       {"port", "remote attach is not supported"},
@@ -149,7 +148,7 @@ const std::vector<std::string>& long_options() {
       "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
       "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups", "replay-range",
       "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals",
-      "print-summary", "print-kernel-base"};
+      "print-summary", "print-kernel-base", "devices"};
   return opts;
 }
 

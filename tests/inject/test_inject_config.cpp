@@ -247,6 +247,8 @@ TEST(ReadConfig, LaunchFilters) {
   EXPECT_EQ(c.launch_count, std::optional<uint64_t>(2));
   EXPECT_EQ(c.filter.nvtx_include, (std::vector<std::string>{"train/*/forward/", "Dom@epoch 2"}));
   EXPECT_EQ(c.filter.nvtx_exclude, (std::vector<std::string>{"[warmup/"}));
+  EXPECT_TRUE(none.filter.devices.empty());  // every device
+  EXPECT_EQ(read_config(env_of({{"RFPROF_DEVICES", "0, 2"}})).filter.devices, (std::vector<uint32_t>{0, 2}));
 }
 
 TEST(ReadConfig, BadLaunchFilters) {
@@ -262,6 +264,9 @@ TEST(ReadConfig, BadLaunchFilters) {
   const std::string bad_rule = error_of("RFPROF_NVTX_EXCLUDE", "A//B");
   EXPECT_NE(bad_rule.find("RFPROF_NVTX_EXCLUDE:"), std::string::npos) << bad_rule;
   EXPECT_NE(bad_rule.find("empty range name"), std::string::npos) << bad_rule;
+  for (const char* v : {"gpu0", "0,,1", "-1", "0,0"})
+    expect_names(error_of("RFPROF_DEVICES", v), "RFPROF_DEVICES", v,
+                 "CUDA device ordinals separated by commas, such as 0 or 0,2");
   const std::string bad_base = error_of("RFPROF_KERNEL_NAME_BASE", "short");
   EXPECT_NE(bad_base.find("RFPROF_KERNEL_NAME_BASE:"), std::string::npos) << bad_base;
 }
@@ -322,7 +327,9 @@ TEST(ReadConfig, BadReplayAcrossSteps) {
   EXPECT_NE(error_with({}).find("RFPROF_PROFILE_FROM_START=off with it"), std::string::npos);
   EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_MODE", "timing"}}).find("counters mode"),
             std::string::npos);
-  EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_KERNEL_NAME", "gemm"}}).find("no kernel, NVTX or launch filter"),
+  EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_KERNEL_NAME", "gemm"}}).find("no kernel, NVTX, launch or device filter"),
+            std::string::npos);
+  EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_DEVICES", "0"}}).find("device filter"),
             std::string::npos);
   EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_LAUNCH_COUNT", "5"}}).find("filter"),
             std::string::npos);

@@ -340,6 +340,25 @@ TEST(InjectGpuFilters, OnlySelectedLaunchesAreRecordedAndReplayed) {
   fs::remove_all(dir);
 }
 
+// --devices (RFPROF_DEVICES) on a machine whose only device is 0: listing device 1 profiles
+// nothing and sets no Range Profiler up (no MetricConfig); listing 0 profiles every launch.
+TEST(InjectGpuFilters, OnlyLaunchesOnListedDevicesAreProfiled) {
+  const fs::path dir = fs::temp_directory_path() / ("rfinject_gpu_devices_" + std::to_string(::getpid()));
+  const std::string env = std::string("RFPROF_MODE=counters RFPROF_PROFILE_FROM_START=off RFPROF_METRICS=") + kFfma;
+  ASSERT_EQ(run_app(dir, env + " RFPROF_DEVICES=1"), 0);
+  Trace none = read_trace(dir / "app.rftrace");
+  EXPECT_TRUE(none.all<LaunchApi>().empty());
+  EXPECT_TRUE(none.all<KernelActivity>().empty());
+  EXPECT_TRUE(none.all<RangeCounters>().empty());
+  EXPECT_TRUE(none.all<MetricConfig>().empty());
+  ASSERT_EQ(run_app(dir, env + " RFPROF_DEVICES=0"), 0);
+  Trace all = read_trace(dir / "app.rftrace");
+  fs::remove_all(dir);
+  // The window's 7 launch calls: scale<<<1..5>>>, the graph, scale<<<7>>>.
+  EXPECT_EQ(all.all<LaunchApi>().size(), 7u);
+  EXPECT_EQ(all.all<MetricConfig>().size(), 1u);
+}
+
 /// Runs `gpu_app ARGS` under replay across steps (FFMA + time, 2 passes) with `extra` settings
 /// and checks that each of the `groups` timing windows' 5 launches carry g * 128 FFMAs each, in
 /// their own window; the trace goes to `out` for more checks.

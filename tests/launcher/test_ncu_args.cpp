@@ -106,6 +106,10 @@ TEST(NcuArgs, KernelFiltersAndReplayMode) {
   EXPECT_FALSE(p.env.count("RFPROF_REPLAY"));
   EXPECT_NE(error_of({"-k", "regex:(", "a"}).find("not a valid regular expression"), std::string::npos);
   EXPECT_NE(error_of({"-c", "0", "a"}), "");
+  // --devices: the collector skips the launches of other devices (device_filter.h).
+  EXPECT_EQ(parse({"--devices", "0,2", "a"}).env.at("RFPROF_DEVICES"), "0,2");
+  EXPECT_EQ(parse({"--dev", "1", "a"}).env.at("RFPROF_DEVICES"), "1");  // ncu's unique prefixes
+  EXPECT_FALSE(p.env.count("RFPROF_DEVICES"));
 }
 
 TEST(NcuArgs, ReplayAcrossSteps) {
@@ -119,7 +123,7 @@ TEST(NcuArgs, ReplayAcrossSteps) {
                 .find("--replay-mode step needs --profile-from-start off"),
             std::string::npos);
   for (const std::vector<std::string>& filter : {std::vector<std::string>{"-k", "relu"}, {"-c", "3"}, {"-s", "1"},
-                                                 {"--nvtx-include", "step/"}}) {
+                                                 {"--nvtx-include", "step/"}, {"--devices", "0"}}) {
     std::vector<std::string> args = {"--replay-mode", "step"};
     args.insert(args.end(), filter.begin(), filter.end());
     args.push_back("a");

@@ -211,6 +211,7 @@ TEST(RfprofBinary, RefusesBeforeRunningWhatTheCollectorWouldRefuse) {
            {"--replay-mode step -k regex:x", "--replay-mode step profiles every kernel of a step"},
            {"-s -1", "expected a whole number of launches, got -1"},
            {"-c 0", "expected at least 1 launch, got 0"},
+           {"--devices gpu1", "rfprof: --devices: RFPROF_DEVICES=\"gpu1\": expected CUDA device ordinals"},
            {"--log-file /no/such/dir/x.csv --csv", "rfprof: cannot write --log-file /no/such/dir/x.csv"}}) {
     auto [status, err] = run(flags);
     EXPECT_EQ(status, 2) << flags << ": " << err;

@@ -110,6 +110,9 @@ struct LaunchFilterOptions {
   std::string kernel_name_base = "function";  ///< function, demangled or mangled
   std::vector<std::string> nvtx_include;   ///< launches inside one of these (if any) ...
   std::vector<std::string> nvtx_exclude;   ///< ... and inside none of these
+  /// ncu's --devices (RFPROF_DEVICES): CUDA device ordinals whose launches are profiled; empty =
+  /// every device. Decided by DeviceFilter (device_filter.h), not by LaunchFilter.
+  std::vector<uint32_t> devices;
 };
 
 /// Decides per launch whether it is profiled. Thread-safe, and without a lock shared between

@@ -1,0 +1,44 @@
+// ncu's --devices in the collector (rfprof/collector/device_filter.h).
+#include "rfprof/collector/device_filter.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace rf::collector {
+
+std::optional<std::vector<uint32_t>> parse_device_list(std::string_view text) {
+  constexpr uint32_t kMaxOrdinal = 1024;
+  std::vector<uint32_t> out;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = text.find(',', pos);
+    std::string_view item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    uint32_t n = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || n >= kMaxOrdinal ||
+        std::find(out.begin(), out.end(), n) != out.end())
+      return std::nullopt;
+    out.push_back(n);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+DeviceFilter::DeviceFilter(std::vector<uint32_t> devices, DeviceOf device_of)
+    : devices_(std::move(devices)), device_of_(std::move(device_of)) {}
+
+bool DeviceFilter::selects(const void* context) {
+  if (devices_.empty()) return true;
+  Last& last = last_.local();
+  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+  if (last.epoch == epoch && last.context == context) return last.selected;
+  const std::optional<uint32_t> device = device_of_ ? device_of_(context) : std::nullopt;
+  const bool selected = !device || std::find(devices_.begin(), devices_.end(), *device) != devices_.end();
+  last = Last{context, epoch, selected};
+  return selected;
+}
+
+}  // namespace rf::collector
