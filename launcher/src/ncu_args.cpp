@@ -324,6 +324,8 @@ Plan parse_args(const std::vector<std::string>& given) {
   if (!plan.import_files.empty() && (!nvtx_include.empty() || !nvtx_exclude.empty()))
     fail("--nvtx-include/--nvtx-exclude select launches while profiling; with -i, use rfanalyze's "
          "ranges.csv or the nvtx column of kernels.csv instead");
+  if (!plan.import_files.empty() && !devices.empty())
+    fail("--devices selects launches while profiling; with -i, every printed row names its Device");
 
   std::string metrics;
   for (const auto& m : metrics_flags) metrics += (metrics.empty() || m.empty() ? "" : ",") + m;

@@ -110,6 +110,8 @@ TEST(NcuArgs, KernelFiltersAndReplayMode) {
   EXPECT_EQ(parse({"--devices", "0,2", "a"}).env.at("RFPROF_DEVICES"), "0,2");
   EXPECT_EQ(parse({"--dev", "1", "a"}).env.at("RFPROF_DEVICES"), "1");  // ncu's unique prefixes
   EXPECT_FALSE(p.env.count("RFPROF_DEVICES"));
+  EXPECT_NE(error_of({"-i", "x.rftrace", "--devices", "0"}).find("--devices selects launches while profiling"),
+            std::string::npos);
 }
 
 TEST(NcuArgs, ReplayAcrossSteps) {
