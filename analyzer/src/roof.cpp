@@ -50,6 +50,8 @@ RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& dura
   RoofCheck r;
   r.compute_peak_flop_per_s = mix_peak_flop_per_s(m, c);
   r.dram_bandwidth = c.dram.value;
+  r.tensor_flop_measured = m.tensor_flop().has_value();
+  r.no_dram_bytes = m.dram_bytes() && *m.dram_bytes() == 0.0;
   if (auto ai = arithmetic_intensity(m.total_flop(), m.dram_bytes()); ai && c.dram.value)
     r.memory_roof_flop_per_s = *ai * *c.dram.value;
   const std::optional<double>& memory_roof = r.memory_roof_flop_per_s;

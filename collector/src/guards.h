@@ -128,6 +128,8 @@ class RangeProfilerGuard {
   RangeProfilerGuard& operator=(const RangeProfilerGuard&) = delete;
 
   CUpti_RangeProfiler_Object* get() const noexcept { return object_; }
+  /// Drops the object without a CUPTI call: its context is gone (ContextProfiler::abandon).
+  void forget() noexcept { object_ = nullptr; }
   /// Disables the range profiler of the context now.
   void reset() noexcept {
     if (!object_) return;

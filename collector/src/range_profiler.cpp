@@ -99,7 +99,7 @@ ContextProfiler::ContextProfiler(CUcontext ctx, uint32_t device_id, std::string 
 ContextProfiler::~ContextProfiler() { disable(); }
 
 void ContextProfiler::start(uint32_t window_id) {
-  if (started_ || stopped_for_good_) return;
+  if (started_ || stopped_for_good_ || abandoned()) return;
   if (!profiler_.get()) {
     ScopedOverhead timed(process_overhead(), OverheadPhase::kEnable);
     profiler_ = RangeProfilerGuard(ctx_);
@@ -197,7 +197,7 @@ DecodedImage ContextProfiler::decode_passes(bool prepare_next) {
     ScopedOverhead timed(process_overhead(), OverheadPhase::kEvaluate);
     out.ranges = host_->evaluate(counter_data_, metrics_);
   }
-  if (!prepare_next) return out;
+  if (!prepare_next || abandoned()) return out;
   ScopedOverhead timed(process_overhead(), OverheadPhase::kImageSetup);
   initialize_image();
   set_config();
@@ -205,6 +205,13 @@ DecodedImage ContextProfiler::decode_passes(bool prepare_next) {
 }
 
 void ContextProfiler::disable() noexcept {
+  if (abandoned()) {  // the context is gone: no CUPTI call on it
+    started_ = false;
+    profiler_.forget();
+    counter_data_.clear();
+    launches_.reset();
+    return;
+  }
   if (started_ && profiler_.get()) {
     CUpti_RangeProfiler_Stop_Params stop{};
     stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;

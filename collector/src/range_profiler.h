@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -93,6 +94,12 @@ class ContextProfiler {
   }
   /// True after stop_for_good(): the launch path must not start an image (read with mutex() held).
   bool stopped_for_good() const noexcept { return stopped_for_good_; }
+  /// The context is being destroyed and its destruction could not take mutex() in time
+  /// (Session::drop_context): from now on no CUPTI call is made on this object, whichever thread
+  /// holds it (start() does nothing, no next image is prepared, disable() forgets the Range
+  /// Profiler object instead of disabling it). Any thread, without mutex().
+  void abandon() noexcept { abandoned_.store(true, std::memory_order_release); }
+  bool abandoned() const noexcept { return abandoned_.load(std::memory_order_acquire); }
   ReplayMode replay() const noexcept { return replay_; }
 
   CUcontext context() const noexcept { return ctx_; }
@@ -135,6 +142,7 @@ class ContextProfiler {
   LaunchRangeMap launches_;
   std::timed_mutex mutex_;
   bool stopped_for_good_ = false;
+  std::atomic<bool> abandoned_{false};
 };
 
 /// cuptiProfilerInitialize, once per process (later calls return the first result). Throws

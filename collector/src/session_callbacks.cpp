@@ -430,6 +430,9 @@ void Session::on_resource(CUpti_CallbackId cbid, const void* data) {
     if (options_.mode == trace::CollectionMode::kCounters && (!device_filter_ || device_filter_->selects(r->context)))
       (void)profiler_for(r->context);
   } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+    // A lock this thread still holds is a launch whose exit callback never came (a destruction
+    // cannot start inside this thread's launch call): released, or drop_context would wait on it.
+    release_stale_launch_lock();
     drop_context(r->context);
     if (device_filter_) device_filter_->forget_contexts();  // the handle may come back for another device
   }

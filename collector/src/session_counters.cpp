@@ -116,7 +116,7 @@ std::shared_ptr<ContextProfiler> Session::set_up_profiler(CUcontext ctx) {
 
 void Session::flush_image(ContextProfiler& cp, DecodeFrom from) noexcept {
   try {
-    if (!cp.started()) {
+    if (!cp.started() || cp.abandoned()) {
       cp.launches().reset();
       return;
     }
@@ -150,8 +150,9 @@ void Session::flush_image(ContextProfiler& cp, DecodeFrom from) noexcept {
                       "; the counters of its " + std::to_string(cp.launches().size()) +
                       " launches are lost and counters stop on this context");
       CUcontext ctx = cp.context();
-      cp.stop_for_good();            // also for a launch that already holds cp
-      (void)profilers_.refuse(ctx);  // the caller holds its own reference to cp
+      cp.stop_for_good();  // also for a launch that already holds cp
+      // An abandoned cp's context is gone and its handle may already be another context's.
+      if (!cp.abandoned()) (void)profilers_.refuse(ctx);  // the caller holds its own reference to cp
       return;
     }
     if (!image.all_passes_submitted)
@@ -233,6 +234,7 @@ void Session::drop_context(CUcontext ctx) noexcept {
     // with the context pushed, while the driver destroys it from this callback.
     std::unique_lock<std::timed_mutex> lock(cp->mutex(), std::defer_lock);
     if (!lock.try_lock_for(kDropContextWait)) {
+      cp->abandon();  // whoever holds it makes no CUPTI call on the dying context after its current one
       write_error(trace::ErrorCode::kDecodeFailed, 0, 0, 0,
                   "a context of device " + std::to_string(cp->device_id()) + " was destroyed while rfprof " +
                       "still held its counter image after " + std::to_string(kDropContextWait.count()) +

@@ -220,16 +220,29 @@ TEST(Roof, BoundSaysWhichSideOfTheRidgeTheLaunchIs) {
   r = check_roof(metrics(0, 1e5, 0, 1e4), std::nullopt, c);
   EXPECT_STREQ(r.bound(), "memory");
   EXPECT_FALSE(r.roof_fraction().has_value());
-  // No FLOP but DRAM bytes (a copy): AI 0, left of the ridge, so memory-bound although its mix
-  // has no compute peak; the fraction of its roof is its DRAM bandwidth's: 1e4 bytes in 1 µs is
-  // 1e10 bytes/s of 1e11.
-  r = check_roof(metrics(0, 0, 0, 1e4), uint64_t{1000}, c);
+  // No FLOP but DRAM bytes (a copy), tensor-core FLOP measured (0 here): AI 0, left of the ridge,
+  // so memory-bound although its mix has no compute peak; the fraction of its roof is its DRAM
+  // bandwidth's: 1e4 bytes in 1 µs is 1e10 bytes/s of 1e11.
+  LaunchMetrics copy = metrics(0, 0, 0, 1e4);
+  copy.tensor_dense[0] = 0.0;
+  r = check_roof(copy, uint64_t{1000}, c);
   EXPECT_FALSE(r.compute_peak_flop_per_s.has_value());
   EXPECT_STREQ(r.bound(), "memory");
   EXPECT_DOUBLE_EQ(*r.roof_fraction(), 0.1);
-  // Without a duration there is no bandwidth; without DRAM bytes no intensity, so no bound.
-  EXPECT_FALSE(check_roof(metrics(0, 0, 0, 1e4), std::nullopt, c).roof_fraction().has_value());
-  EXPECT_STREQ(check_roof(metrics(0, 0, 0, 0), uint64_t{1000}, c).bound(), "");
+  // Without tensor-core metrics a total of 0 may be a tensor-core kernel's uncounted work: no bound.
+  r = check_roof(metrics(0, 0, 0, 1e4), uint64_t{1000}, c);
+  EXPECT_STREQ(r.bound(), "");
+  EXPECT_FALSE(r.roof_fraction().has_value());
+  // Without a duration there is no bandwidth; without FLOP and DRAM bytes no intensity.
+  EXPECT_FALSE(check_roof(copy, std::nullopt, c).roof_fraction().has_value());
+  LaunchMetrics nothing = metrics(0, 0, 0, 0);
+  nothing.tensor_dense[0] = 0.0;
+  EXPECT_STREQ(check_roof(nothing, uint64_t{1000}, c).bound(), "");
+  // FLOP and no DRAM byte (all in L2): AI infinite, right of the ridge; its roof is the compute
+  // peak: 1e6 FP32 FLOP in 1 ms is 1e9 of 2e12 FLOP/s.
+  r = check_roof(metrics(0, 1e6, 0, 0), uint64_t{1000000}, c);
+  EXPECT_STREQ(r.bound(), "compute");
+  EXPECT_DOUBLE_EQ(*r.roof_fraction(), 1e9 / 2e12);
   // Under the memory roof with FLOP the fraction is the same bandwidth ratio: 1e5 FLOP and 1e4
   // bytes in 0.1 ms (above: 1e-3) is 1e8 bytes/s of 1e11.
   r = check_roof(metrics(0, 1e5, 0, 1e4), uint64_t{100000}, c);

@@ -126,8 +126,8 @@ class Report {
     uint64_t launches = 0;
     uint64_t duration_ns = 0;
   };
-  /// By bound: [i] for kBoundNames[i]: "memory", "compute", "unknown" (no FLOP, no DRAM bytes
-  /// or no ceilings).
+  /// By bound: [i] for kBoundNames[i]: "memory", "compute", "unknown" (RoofCheck::bound() empty:
+  /// a ceiling missing, no counters, or no FLOP without tensor-core FLOP measured).
   static constexpr std::array<const char*, 3> kBoundNames = {"memory", "compute", "unknown"};
   const std::array<BoundShare, 3>& bound_shares() const noexcept { return bound_shares_; }
 

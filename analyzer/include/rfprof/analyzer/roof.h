@@ -22,6 +22,10 @@ struct RoofCheck {
   std::optional<double> memory_roof_flop_per_s;   ///< AI * DRAM bandwidth (the roof's slope at AI)
   std::optional<double> dram_bytes_per_s;         ///< achieved DRAM bandwidth
   std::optional<double> dram_bandwidth;           ///< the device's DRAM ceiling (bytes/s)
+  /// Tensor-core FLOP were measured (a roofline-tensor trace), so a total of 0 FLOP means none;
+  /// without them a tensor-core kernel's total counts only its CUDA-core FLOP.
+  bool tensor_flop_measured = false;
+  bool no_dram_bytes = false;  ///< DRAM bytes measured and 0: arithmetic intensity infinite
   bool above_compute = false;                     ///< achieved FLOP/s > compute peak
   bool above_memory = false;                      ///< achieved DRAM bytes/s > DRAM bandwidth
   /// Largest achieved / ceiling among the exceeded ceilings (1 when none is exceeded).
@@ -32,11 +36,14 @@ struct RoofCheck {
   bool above() const noexcept { return above_compute || above_memory; }
   /// Which roof limits the launch: "memory" when its arithmetic intensity is left of the ridge
   /// point (AI × DRAM bandwidth < compute peak of its mix), else "compute"; "" when either roof is
-  /// unknown (no DRAM bytes, or a ceiling missing). Roofline model, Williams et al. 2009. A launch
-  /// without FLOP that moves DRAM bytes (a copy, a transpose, integer work) has AI 0, left of every
-  /// ridge point: "memory", though its precision mix has no compute peak.
+  /// unknown (a ceiling missing, no FLOP and no DRAM bytes). Roofline model, Williams et al. 2009.
+  /// A launch without FLOP that moves DRAM bytes (a copy, a transpose, integer work) has AI 0, left
+  /// of every ridge point: "memory", though its mix has no compute peak, when tensor-core FLOP
+  /// were measured too (otherwise its 0 may be a tensor-core kernel's uncounted work: ""). A launch
+  /// with FLOP and no DRAM byte has an infinite AI, right of every ridge point: "compute".
   const char* bound() const noexcept {
-    if (memory_roof_flop_per_s && *memory_roof_flop_per_s == 0.0) return "memory";
+    if (memory_roof_flop_per_s && *memory_roof_flop_per_s == 0.0) return tensor_flop_measured ? "memory" : "";
+    if (no_dram_bytes && compute_peak_flop_per_s) return "compute";
     if (!memory_roof_flop_per_s || !compute_peak_flop_per_s) return "";
     return *memory_roof_flop_per_s < *compute_peak_flop_per_s ? "memory" : "compute";
   }
@@ -45,9 +52,10 @@ struct RoofCheck {
   /// DRAM bandwidth ((F/t) / (F/B × BW) = (B/t) / BW), which is also the fraction given a launch
   /// with AI 0, whose attainable FLOP/s is 0.
   std::optional<double> roof_fraction() const noexcept {
-    if (attainable_flop_per_s && *attainable_flop_per_s == 0.0 && memory_roof_flop_per_s && dram_bytes_per_s &&
-        dram_bandwidth && *dram_bandwidth > 0.0)
+    if (memory_roof_flop_per_s && *memory_roof_flop_per_s == 0.0) {  // AI 0: see bound()
+      if (!tensor_flop_measured || !dram_bytes_per_s || !dram_bandwidth || *dram_bandwidth <= 0.0) return std::nullopt;
       return *dram_bytes_per_s / *dram_bandwidth;
+    }
     if (!achieved_flop_per_s || !attainable_flop_per_s || *attainable_flop_per_s <= 0.0) return std::nullopt;
     return *achieved_flop_per_s / *attainable_flop_per_s;
   }
