@@ -85,7 +85,9 @@ Session::Session(SessionOptions options)
       return device;
     });
   launch_log_.set_launch_range(options_.launch_skip, options_.launch_count);
-  filters_set_ = launch_filter_ || device_filter_ || options_.launch_skip > 0 || options_.launch_count.has_value();
+  // Not device_filter_: a launch it refuses returns before any Range Profiler is touched, on a
+  // context that never has one (session_callbacks.cpp).
+  filters_set_ = launch_filter_ || options_.launch_skip > 0 || options_.launch_count.has_value();
   // Throws std::invalid_argument for a bad rule (inject/config.cpp checks it first).
   if (step_mode() && !options_.replay_range.empty())
     step_range_ = std::make_unique<StepRangeWindows>(options_.replay_range);

@@ -185,9 +185,10 @@ int main(int argc, char** argv) {
   // As ncu: --csv prints the CSV; without it, the results are printed as text unless -o wrote them.
   // A summary asked for with --print-summary is printed with -o too: it was asked for by name.
   // ncu warns "No kernels were profiled" with -o too: a run that profiled nothing is said always.
-  if (all.empty())
-    std::cerr << "rfprof: no trace was written (no CUDA work profiled?)\n";
-  else if (plan.csv || !plan.export_given || plan.print_summary)
+  if (all.empty()) {
+    if (!list.path().empty())  // without the list this run's traces are unknown, not absent
+      std::cerr << "rfprof: no trace was written (no CUDA work profiled?)\n";
+  } else if (plan.csv || !plan.export_given || plan.print_summary)
     print_results(plan, all, /*filtered=*/false);
   return status;
 }

@@ -94,7 +94,12 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
   ::sigaction(SIGTERM, &sa, &old_term);
   ::sigaction(SIGHUP, &sa, &old_hup);
   int e = 0;
-  const bool exec_failed = ::read(exec_error[0], &e, sizeof e) == static_cast<ssize_t>(sizeof e);
+  ssize_t got = 0;
+  // A forwarded signal (no SA_RESTART) interrupts the read: asked again, or a failed exec would
+  // pass for a started application.
+  while ((got = ::read(exec_error[0], &e, sizeof e)) < 0 && errno == EINTR) {
+  }
+  const bool exec_failed = got == static_cast<ssize_t>(sizeof e);
   ::close(exec_error[0]);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
