@@ -32,12 +32,16 @@ DeviceFilter::DeviceFilter(std::vector<uint32_t> devices, DeviceOf device_of)
 
 bool DeviceFilter::selects(const void* context) {
   if (devices_.empty()) return true;
-  Last& last = last_.local();
+  Answers& a = answers_.local();
   const uint64_t epoch = epoch_.load(std::memory_order_acquire);
-  if (last.epoch == epoch && last.context == context) return last.selected;
+  if (a.epoch != epoch) a = Answers{epoch, 0, {}};  // a context was destroyed since: ask again
+  const size_t used = std::min(a.next, kContextsPerThread);
+  for (size_t i = 0; i < used; ++i)
+    if (a.slots[i].context == context) return a.slots[i].selected;
   const std::optional<uint32_t> device = device_of_ ? device_of_(context) : std::nullopt;
   const bool selected = !device || std::find(devices_.begin(), devices_.end(), *device) != devices_.end();
-  last = Last{context, epoch, selected};
+  a.slots[a.next % kContextsPerThread] = Answer{context, selected};
+  ++a.next;
   return selected;
 }
 

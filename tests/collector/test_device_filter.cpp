@@ -69,6 +69,19 @@ TEST(DeviceFilter, AThreadAsksOncePerContextUntilAContextIsDestroyed) {
   EXPECT_EQ(fake.asked, 3);
 }
 
+TEST(DeviceFilter, AThreadDrivingSeveralGpusAsksOncePerContext) {
+  FakeDevices fake;
+  DeviceFilter f({0, 2}, fake.fn());
+  for (int step = 0; step < 50; ++step)
+    for (uintptr_t c = 1; c <= 4; ++c) EXPECT_EQ(f.selects(ctx(c)), c == 1 || c == 3);
+  EXPECT_EQ(fake.asked, 4);
+  // Past kContextsPerThread contexts the oldest answer goes: asked again, answered the same.
+  for (uintptr_t c = 10; c < 10 + DeviceFilter::kContextsPerThread; ++c) EXPECT_TRUE(f.selects(ctx(c)));
+  EXPECT_EQ(fake.asked, 4 + static_cast<int>(DeviceFilter::kContextsPerThread));
+  EXPECT_TRUE(f.selects(ctx(1)));
+  EXPECT_EQ(fake.asked, 5 + static_cast<int>(DeviceFilter::kContextsPerThread));
+}
+
 TEST(DeviceFilter, ThreadsKeepTheirOwnAnswers) {
   FakeDevices fake;
   DeviceFilter f({0}, fake.fn());

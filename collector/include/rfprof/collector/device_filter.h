@@ -4,6 +4,7 @@
 // function that asks CUPTI for a context's device.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -21,12 +22,15 @@ namespace rf::collector {
 std::optional<std::vector<uint32_t>> parse_device_list(std::string_view text);
 
 /// Decides per launch whether its context's device is one of the listed ones. Thread-safe; the
-/// launch path shares no lock: each thread keeps the last context it launched on with that
-/// context's answer, and asks `device_of` (cuptiGetDeviceId in the session) only when its context
-/// changes. A destroyed context's handle may come back for another device: forget_contexts()
-/// makes every thread ask again.
+/// launch path shares no lock: each thread keeps the answers for the last kContextsPerThread
+/// contexts it launched on (one thread driving several GPUs alternates between their contexts),
+/// and asks `device_of` (cuptiGetDeviceId in the session) for a context it does not hold. A
+/// destroyed context's handle may come back for another device: forget_contexts() makes every
+/// thread ask again.
 class DeviceFilter {
  public:
+  /// Contexts whose answers a thread keeps (the oldest is replaced).
+  static constexpr size_t kContextsPerThread = 8;
   /// The CUDA device ordinal of a context; nullopt when it cannot be told.
   using DeviceOf = std::function<std::optional<uint32_t>(const void* context)>;
 
@@ -43,15 +47,20 @@ class DeviceFilter {
   void forget_contexts() noexcept { epoch_.fetch_add(1, std::memory_order_release); }
 
  private:
-  struct Last {
+  struct Answer {
     const void* context = nullptr;
-    uint64_t epoch = 0;  // 0: nothing remembered
     bool selected = true;
+  };
+  /// One thread's answers, all of epoch `epoch` (0: none yet).
+  struct Answers {
+    uint64_t epoch = 0;
+    size_t next = 0;  // slot replaced next
+    std::array<Answer, kContextsPerThread> slots{};
   };
   std::vector<uint32_t> devices_;
   DeviceOf device_of_;
   std::atomic<uint64_t> epoch_{1};
-  trace::PerThread<Last> last_;
+  trace::PerThread<Answers> answers_;
 };
 
 }  // namespace rf::collector
