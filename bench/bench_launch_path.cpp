@@ -25,6 +25,7 @@
 #include <string>
 
 #include "rfprof/collector/call_stacks.h"
+#include "rfprof/collector/device_filter.h"
 #include "rfprof/collector/launch_filter.h"
 #include "rfprof/collector/launch_log.h"
 #include "rfprof/collector/overhead.h"
@@ -194,6 +195,22 @@ void BM_FilterSelectsOnly(benchmark::State& state) {
   state.SetLabel(kRules[state.range(0)]);
 }
 BENCHMARK(BM_FilterSelectsOnly)->DenseRange(0, 2);
+
+/// DeviceFilter::selects alone (--devices), a thread launching round-robin on Arg contexts (one
+/// per GPU it drives) whose answers it already holds; device_of (CUPTI in the session) is not
+/// reached after the first round.
+void BM_DeviceFilterSelectsOnly(benchmark::State& state) {
+  collector::DeviceFilter filter({0}, [](const void* ctx) -> std::optional<uint32_t> {
+    return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ctx) % 4);
+  });
+  const uintptr_t contexts = static_cast<uintptr_t>(state.range(0));
+  uintptr_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(filter.selects(reinterpret_cast<const void*>(0x1000 + i % contexts)));
+    ++i;
+  }
+}
+BENCHMARK(BM_DeviceFilterSelectsOnly)->Arg(1)->Arg(8);
 
 void BM_LaunchWithCallStack(benchmark::State& state) {
   Path& p = shared_path();
