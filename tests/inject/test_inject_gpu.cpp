@@ -166,6 +166,23 @@ TEST_F(InjectGpu, CountersMapRangeIToLaunchIAndCountFfmas) {
   EXPECT_TRUE(graph_refused);
 }
 
+/// No CollectorError (a refused decode would be one), `launches` scale<<<g, 128>>> launches and one
+/// RangeCounters per launch holding g * 128 FFMAs (the trace's first metric); `why` names a
+/// missing count.
+void expect_one_ffma_count_per_launch(const Trace& t, size_t launches, const std::string& why) {
+  for (const auto& e : t.all<CollectorError>()) ADD_FAILURE() << t.str(e.message);
+  std::map<uint32_t, int32_t> grid_of;
+  for (const auto& l : t.all<LaunchApi>()) grid_of[l.correlation_id] = l.grid[0];
+  ASSERT_EQ(grid_of.size(), launches);
+  auto counters = t.all<RangeCounters>();
+  ASSERT_EQ(counters.size(), launches) << why;
+  for (const auto& c : counters) {
+    ASSERT_TRUE(grid_of.count(c.correlation_id)) << c.correlation_id;
+    ASSERT_FALSE(c.values.empty());
+    EXPECT_EQ(c.values[0], grid_of[c.correlation_id] * 128.0);
+  }
+}
+
 // A context that stops launching: its last counter image is decoded by the collector's own thread
 // within the flush interval, so a SIGKILL during the pause keeps those counters. Before, only the
 // next launch (or the exit) decoded it, and this .part had launches but no RangeCounters.
@@ -178,17 +195,7 @@ TEST(InjectGpuKill, CountersOfAnIdleContextSurviveASigkill) {
   Trace t = read_trace(dir / "app.rftrace.part");
   fs::remove_all(dir);
   EXPECT_TRUE(t.truncated);
-  for (const auto& e : t.all<CollectorError>()) ADD_FAILURE() << t.str(e.message);  // a refused decode
-  std::map<uint32_t, int32_t> grid_of;
-  for (const auto& l : t.all<LaunchApi>()) grid_of[l.correlation_id] = l.grid[0];
-  ASSERT_EQ(grid_of.size(), 5u);
-  auto counters = t.all<RangeCounters>();
-  ASSERT_EQ(counters.size(), 5u) << "the idle image was not decoded before the SIGKILL";
-  for (const auto& c : counters) {
-    ASSERT_TRUE(grid_of.count(c.correlation_id)) << c.correlation_id;
-    ASSERT_FALSE(c.values.empty());
-    EXPECT_EQ(c.values[0], grid_of[c.correlation_id] * 128.0);
-  }
+  expect_one_ffma_count_per_launch(t, 5, "the idle image was not decoded before the SIGKILL");
 }
 
 // Contexts destroyed (cudaDeviceReset) right after a launch while the flush thread decodes images
@@ -202,17 +209,7 @@ TEST(InjectGpuKill, ContextsDestroyedWhileTheFlushThreadDecodes) {
   Trace t = read_trace(dir / "app.rftrace");
   fs::remove_all(dir);
   EXPECT_FALSE(t.truncated);
-  for (const auto& e : t.all<CollectorError>()) ADD_FAILURE() << t.str(e.message);
-  std::map<uint32_t, int32_t> grid_of;
-  for (const auto& l : t.all<LaunchApi>()) grid_of[l.correlation_id] = l.grid[0];
-  ASSERT_EQ(grid_of.size(), 8u);
-  auto counters = t.all<RangeCounters>();
-  ASSERT_EQ(counters.size(), 8u);
-  for (const auto& c : counters) {
-    ASSERT_TRUE(grid_of.count(c.correlation_id)) << c.correlation_id;
-    ASSERT_FALSE(c.values.empty());
-    EXPECT_EQ(c.values[0], grid_of[c.correlation_id] * 128.0);
-  }
+  expect_one_ffma_count_per_launch(t, 8, "");
 }
 
 // The collector's own cost (ProfilerOverhead, format 1.2): the last record of each phase holds its
