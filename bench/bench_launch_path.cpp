@@ -26,6 +26,7 @@
 
 #include "rfprof/collector/call_stacks.h"
 #include "rfprof/collector/device_filter.h"
+#include "rfprof/collector/launch_selection.h"
 #include "rfprof/collector/launch_filter.h"
 #include "rfprof/collector/launch_log.h"
 #include "rfprof/collector/overhead.h"
@@ -211,6 +212,31 @@ void BM_DeviceFilterSelectsOnly(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_DeviceFilterSelectsOnly)->Arg(1)->Arg(8);
+
+/// LaunchSelection::admit alone (--filter-mode per-launch-config -c 1, Arg 0; --kernel-id ::k:2,
+/// Arg 1; --launch-skip-before-match 1, Arg 2), one thread launching round-robin over 64 kernel
+/// configurations it has already seen: one shard lock and one map lookup per keyed launch.
+void BM_LaunchSelectionAdmit(benchmark::State& state) {
+  collector::LaunchSelectionOptions o;
+  if (state.range(0) == 0) {
+    o.mode = collector::FilterMode::kPerLaunchConfig;
+    o.launch_count = 1;
+  } else if (state.range(0) == 1) {
+    o.kernel_id = collector::KernelId::parse("::k:2");
+  } else {
+    o.skip_before_match = 1;
+  }
+  collector::LaunchSelection selection(o);
+  collector::CountedLaunch launch;
+  launch.kernel = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_";
+  launch.block = {128, 1, 1};
+  int32_t i = 0;
+  for (auto _ : state) {
+    launch.grid[0] = 1 + i++ % 64;
+    benchmark::DoNotOptimize(selection.admit(launch, true));
+  }
+}
+BENCHMARK(BM_LaunchSelectionAdmit)->Arg(0)->Arg(1)->Arg(2);
 
 void BM_LaunchWithCallStack(benchmark::State& state) {
   Path& p = shared_path();

@@ -118,6 +118,23 @@ void read_filters(const EnvLookup& env, Config& c) {
   if (auto v = get(env, "RFPROF_NVTX_EXCLUDE")) c.filter.nvtx_exclude = split_rules("RFPROF_NVTX_EXCLUDE", *v);
   if (auto v = get(env, "RFPROF_LAUNCH_SKIP")) c.launch_skip = parse_count("RFPROF_LAUNCH_SKIP", *v, 0);
   if (auto v = get(env, "RFPROF_LAUNCH_COUNT")) c.launch_count = parse_count("RFPROF_LAUNCH_COUNT", *v, 1);
+  if (auto v = get(env, "RFPROF_LAUNCH_SKIP_BEFORE_MATCH"))
+    c.launch_skip_before_match = parse_count("RFPROF_LAUNCH_SKIP_BEFORE_MATCH", *v, 0);
+  if (auto v = get(env, "RFPROF_FILTER_MODE")) {
+    auto mode = collector::parse_filter_mode(lower(*v));
+    if (!mode) bad("RFPROF_FILTER_MODE", *v, "global, per-gpu or per-launch-config");
+    c.filter_mode = *mode;
+  }
+  if (auto v = get(env, "RFPROF_KERNEL_ID")) {
+    try {
+      c.kernel_id = collector::KernelId::parse(*v);
+    } catch (const collector::FilterError& e) {
+      std::string what = e.what();  // "--kernel-id VALUE: why": the variable is named instead
+      const std::string flag = "--kernel-id " + *v + ": ";
+      if (what.rfind(flag, 0) == 0) what.erase(0, flag.size());
+      throw ConfigError("rfprof: RFPROF_KERNEL_ID=\"" + *v + "\": " + what);
+    }
+  }
   if (auto v = get(env, "RFPROF_DEVICES")) {
     auto devices = collector::parse_device_list(*v);
     if (!devices) bad("RFPROF_DEVICES", *v, "CUDA device ordinals separated by commas, such as 0 or 0,2");
@@ -193,7 +210,8 @@ void read_replay(const EnvLookup& env, Config& c) {
         "RFPROF_PROFILE_FROM_START=off with it: each cudaProfilerStart/Stop window (one training step) "
         "is one pass");
   if (!c.filter.kernel_name.empty() || !c.filter.nvtx_include.empty() || !c.filter.nvtx_exclude.empty() ||
-      c.launch_skip > 0 || c.launch_count || !c.filter.devices.empty())
+      c.launch_skip > 0 || c.launch_count || !c.filter.devices.empty() || c.kernel_id ||
+      c.filter_mode != collector::FilterMode::kGlobal || c.launch_skip_before_match > 0)
     bad("RFPROF_REPLAY", v,
         "no kernel, NVTX, launch or device filter with it (every kernel of a window runs the pass)");
 }

@@ -58,6 +58,10 @@ struct Config {
   collector::LaunchFilterOptions filter;
   uint64_t launch_skip = 0;                 ///< RFPROF_LAUNCH_SKIP
   std::optional<uint64_t> launch_count;     ///< RFPROF_LAUNCH_COUNT (>= 1)
+  /// RFPROF_FILTER_MODE (global, per-gpu, per-launch-config): what -s/-c count separately.
+  collector::FilterMode filter_mode = collector::FilterMode::kGlobal;
+  std::optional<collector::KernelId> kernel_id;  ///< RFPROF_KERNEL_ID (ncu's --kernel-id syntax)
+  uint64_t launch_skip_before_match = 0;         ///< RFPROF_LAUNCH_SKIP_BEFORE_MATCH
   /// RFPROF_REPLAY=step: replay across steps (one pass per profiling window, user replay) instead
   /// of kernel replay ("kernel", the default). Needs counters mode, RFPROF_PROFILE_FROM_START=off
   /// and no launch filter.

@@ -59,6 +59,9 @@ bool initialize_once() noexcept {
     options.filter = config.filter;
     options.launch_skip = config.launch_skip;
     options.launch_count = config.launch_count;
+    options.filter_mode = config.filter_mode;
+    options.kernel_id = config.kernel_id;
+    options.launch_skip_before_match = config.launch_skip_before_match;
     options.replay_across_steps = config.replay_across_steps;
     options.replay_groups = config.replay_groups;
     options.replay_range = config.replay_range;

@@ -143,6 +143,8 @@ struct PrintedTraces {
   std::vector<TraceContext> contexts;
   std::vector<std::string> columns;  ///< in order of first appearance
   std::optional<std::regex> kernel_regex;  ///< -k regex:EXPR, compiled
+  std::optional<collector::KernelId> kernel_id;  ///< --kernel-id, parsed
+  std::optional<std::regex> kernel_id_regex;     ///< its NAME when "regex:EXPR", compiled
 };
 
 /// Pass 1 of every trace (each truncated one said once on `warnings`) and the metric names in order
@@ -155,6 +157,11 @@ PrintedTraces read_printed_traces(const std::vector<std::filesystem::path>& trac
   PrintedTraces out;
   if (filter.kernel_name && filter.kernel_name->rfind("regex:", 0) == 0)
     out.kernel_regex.emplace(filter.kernel_name->substr(6), std::regex::ECMAScript);  // throws std::regex_error
+  if (filter.kernel_id) {
+    out.kernel_id = collector::KernelId::parse(*filter.kernel_id);  // throws collector::FilterError
+    if (out.kernel_id->kernel_name.rfind("regex:", 0) == 0)
+      out.kernel_id_regex.emplace(out.kernel_id->kernel_name.substr(6), std::regex::ECMAScript);
+  }
   std::vector<std::string>& columns = out.columns;
   for (const auto& t : traces) {
     out.contexts.push_back(read_context(t));
@@ -201,20 +208,37 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
                                  const std::function<void(const PrintedLaunch&)>& print) {
   constexpr size_t kLaunchOrderWindow = 4096;
   constexpr size_t kLaunchOrderBytes = size_t{64} << 20;
-  const std::optional<std::regex>& re = traces.kernel_regex;
-  uint64_t matched = 0, printed = 0;
+  uint64_t printed = 0;
   const PhaseMap phases = PhaseMap::defaults();
+  // -s/-c, --kernel-id, --filter-mode and --launch-skip-before-match count as in the collector.
+  collector::LaunchSelection selection({filter.filter_mode, traces.kernel_id, filter.launch_skip_before_match,
+                                        filter.launch_skip, filter.launch_count});
+  // Whether `name` (-k's syntax) names the launch: a regex searched, or an exact name under the base.
+  auto names = [&](const KernelRow& r, const std::string& name, const std::optional<std::regex>& re) {
+    if (re) {
+      const std::string_view subject = collector::regex_subject(regex_name(r, filter));  // a bound on the stack
+      return std::regex_search(subject.begin(), subject.end(), *re);
+    }
+    return name.empty() || exact_name_matches(r, filter, name);
+  };
   for (const auto& ctx : traces.contexts) {
     auto handle = [&](HeldLaunch& h) {
       const KernelRow& r = h.row;
-      if (filter.kernel_name) {
-        const std::string_view subject = collector::regex_subject(regex_name(r, filter));  // a bound on the stack
-        const bool ok = re ? std::regex_search(subject.begin(), subject.end(), *re)
-                           : exact_name_matches(r, filter, *filter.kernel_name);
-        if (!ok) return;
-      }
-      if (matched++ < filter.launch_skip) return;
-      if (filter.launch_count && printed >= *filter.launch_count) return;
+      const bool on_listed_device = filter.devices.empty() || !r.device ||
+                                    std::find(filter.devices.begin(), filter.devices.end(), *r.device) !=
+                                        filter.devices.end();
+      const bool filtered_in =
+          on_listed_device && (!filter.kernel_name || names(r, *filter.kernel_name, traces.kernel_regex));
+      collector::CountedLaunch id;
+      id.context_id = r.context.value_or(0);
+      id.stream_id = r.stream.value_or(0);
+      id.device = r.device;
+      id.kernel = r.mangled.empty() ? std::string_view(r.kernel) : r.mangled;
+      if (r.grid) id.grid = *r.grid;
+      if (r.block) id.block = *r.block;
+      id.shared_bytes = r.shared_bytes.value_or(0);
+      if (traces.kernel_id) id.kernel_id_name_matches = names(r, traces.kernel_id->kernel_name, traces.kernel_id_regex);
+      if (!selection.admit(id, filtered_in)) return;
       std::string cc;
       if (r.device)
         if (auto d = ctx.devices.find(*r.device); d != ctx.devices.end())

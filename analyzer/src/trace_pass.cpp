@@ -94,6 +94,7 @@ class RowBuilder {
       row.context = k.context_id;
       row.grid = std::array<int32_t, 3>{k.grid[0], k.grid[1], k.grid[2]};
       row.block = std::array<int32_t, 3>{k.block[0], k.block[1], k.block[2]};
+      row.shared_bytes = k.dynamic_shared_bytes;
       if (k.start_ns != 0 || k.end_ns != 0) {  // 0, 0: no timestamps (kernel replay, below)
         row.start_ns = k.start_ns;
         if (k.end_ns >= k.start_ns)

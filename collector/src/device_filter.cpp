@@ -32,17 +32,25 @@ DeviceFilter::DeviceFilter(std::vector<uint32_t> devices, DeviceOf device_of)
 
 bool DeviceFilter::selects(const void* context) {
   if (devices_.empty()) return true;
+  return answer(context).selected;
+}
+
+std::optional<uint32_t> DeviceFilter::device(const void* context) { return answer(context).device; }
+
+const DeviceFilter::Answer& DeviceFilter::answer(const void* context) {
   Answers& a = answers_.local();
   const uint64_t epoch = epoch_.load(std::memory_order_acquire);
   if (a.epoch != epoch) a = Answers{epoch, 0, {}};  // a context was destroyed since: ask again
   const size_t used = std::min(a.next, kContextsPerThread);
   for (size_t i = 0; i < used; ++i)
-    if (a.slots[i].context == context) return a.slots[i].selected;
+    if (a.slots[i].context == context) return a.slots[i];
   const std::optional<uint32_t> device = device_of_ ? device_of_(context) : std::nullopt;
-  const bool selected = !device || std::find(devices_.begin(), devices_.end(), *device) != devices_.end();
-  a.slots[a.next % kContextsPerThread] = Answer{context, selected};
+  const bool selected = devices_.empty() || !device ||
+                        std::find(devices_.begin(), devices_.end(), *device) != devices_.end();
+  Answer& slot = a.slots[a.next % kContextsPerThread];
+  slot = Answer{context, device, selected};
   ++a.next;
-  return selected;
+  return slot;
 }
 
 }  // namespace rf::collector

@@ -78,16 +78,28 @@ Session::Session(SessionOptions options)
   // Throws FilterError for a bad regex or NVTX rule (inject/config.cpp checks them first).
   auto filter = std::make_unique<LaunchFilter>(options_.filter);
   if (filter->active()) launch_filter_ = std::move(filter);
-  if (!options_.filter.devices.empty())
+  if (!options_.filter.devices.empty() || options_.filter_mode == FilterMode::kPerGpu)
     device_filter_ = std::make_unique<DeviceFilter>(options_.filter.devices, [](const void* ctx) -> std::optional<uint32_t> {
       uint32_t device = 0;
       if (cuptiGetDeviceId(static_cast<CUcontext>(const_cast<void*>(ctx)), &device) != CUPTI_SUCCESS) return std::nullopt;
       return device;
     });
-  launch_log_.set_launch_range(options_.launch_skip, options_.launch_count);
+  LaunchSelectionOptions selection{options_.filter_mode, options_.kernel_id, options_.launch_skip_before_match,
+                                   options_.launch_skip, options_.launch_count};
+  if (selection.needs_selection()) {  // -s/-c counted there, per --filter-mode
+    selection_ = std::make_unique<LaunchSelection>(std::move(selection));  // throws FilterError
+    if (options_.kernel_id && !options_.kernel_id->kernel_name.empty()) {
+      LaunchFilterOptions names;
+      names.kernel_name = options_.kernel_id->kernel_name;
+      names.kernel_name_base = options_.filter.kernel_name_base;
+      kernel_id_names_ = std::make_unique<LaunchFilter>(names);
+    }
+  } else {
+    launch_log_.set_launch_range(options_.launch_skip, options_.launch_count);
+  }
   // Not device_filter_: a launch it refuses returns before any Range Profiler is touched, on a
   // context that never has one (session_callbacks.cpp).
-  filters_set_ = launch_filter_ || options_.launch_skip > 0 || options_.launch_count.has_value();
+  filters_set_ = launch_filter_ || selection_ || options_.launch_skip > 0 || options_.launch_count.has_value();
   // Throws std::invalid_argument for a bad rule (inject/config.cpp checks it first).
   if (step_mode() && !options_.replay_range.empty())
     step_range_ = std::make_unique<StepRangeWindows>(options_.replay_range);

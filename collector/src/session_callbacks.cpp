@@ -162,6 +162,37 @@ CUstream launch_stream(CUpti_CallbackId cbid, const void* params) {
   return s;
 }
 
+/// Dynamic shared memory bytes of a driver launch (0 for a graph launch).
+uint32_t launch_shared_bytes(CUpti_CallbackId cbid, const void* params) {
+  if (!params) return 0;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      return static_cast<const cuLaunchKernel_params*>(params)->sharedMemBytes;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      return static_cast<const cuLaunchKernel_ptsz_params*>(params)->sharedMemBytes;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+      const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_params*>(params)->config;
+      return c ? c->sharedMemBytes : 0;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config;
+      return c ? c->sharedMemBytes : 0;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      return static_cast<const cuLaunchCooperativeKernel_params*>(params)->sharedMemBytes;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params)->sharedMemBytes;
+    default:
+      return 0;
+  }
+}
+
+/// True for the _ptsz launch calls (per-thread default stream).
+bool per_thread_stream(CUpti_CallbackId cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz || cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+}
+
 /// Releases the context this thread still holds from a launch whose exit callback never came.
 void release_stale_launch_lock() {
   if (t_locked) {
@@ -273,7 +304,28 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
       on_listed_device &&
       (!launch_filter_ || launch_filter_->selects(cb->symbolName ? cb->symbolName : "",
                                                   launch_filter_->uses_nvtx() ? current_thread_id() : 0));
-  t.ticket = launch_log_.enter(t.correlation_id, t.runtime_correlation_id, selected);
+  if (selection_) {  // --kernel-id, --filter-mode, --launch-skip-before-match: counted inside windows
+    t.ticket = launch_log_.enter_admitted(t.correlation_id, t.runtime_correlation_id, [&] {
+      CountedLaunch id;
+      id.context_id = cb->contextUid;
+      id.kernel = cb->symbolName ? cb->symbolName : "";
+      int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+      launch_dims(cbid, cb->functionParams, grid, block);
+      for (int i = 0; i < 3; ++i) {
+        id.grid[i] = grid[i];
+        id.block[i] = block[i];
+      }
+      id.shared_bytes = launch_shared_bytes(cbid, cb->functionParams);
+      if (selection_->needs_device() && device_filter_) id.device = device_filter_->device(cb->context);
+      if (selection_->needs_stream_id())  // 0 when CUPTI cannot tell: matches no stream id but 0
+        (void)cuptiGetStreamIdEx(cb->context, launch_stream(cbid, cb->functionParams),
+                                 per_thread_stream(cbid) ? 1 : 0, &id.stream_id);
+      if (kernel_id_names_) id.kernel_id_name_matches = kernel_id_names_->name_matches(id.kernel);
+      return selection_->admit(id, selected);
+    });
+  } else {
+    t.ticket = launch_log_.enter(t.correlation_id, t.runtime_correlation_id, selected);
+  }
   if (step_mode()) {  // replay across steps: pass windows are not LaunchLog windows
     if (!cb->context) return;
     if (std::shared_ptr<ContextProfiler> cp = step_launch_enter(cb->context)) {

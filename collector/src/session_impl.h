@@ -28,6 +28,7 @@
 #include "rfprof/collector/launch_filter.h"
 #include "range_profiler.h"
 #include "rfprof/collector/launch_log.h"
+#include "rfprof/collector/launch_selection.h"
 #include "rfprof/collector/messages.h"
 #include "rfprof/collector/names.h"
 #include "rfprof/collector/nvtx_style.h"
@@ -223,7 +224,10 @@ class Session {
   LaunchLog launch_log_;
   std::unique_ptr<CallStackTable> call_stacks_;  // options_.call_stacks: launch stacks -> ids
   std::unique_ptr<LaunchFilter> launch_filter_;  // -k, --nvtx-include/exclude (null: none set)
-  std::unique_ptr<DeviceFilter> device_filter_;  // --devices (null: every device)
+  std::unique_ptr<DeviceFilter> device_filter_;  // --devices, per-gpu's device (null: neither)
+  // --kernel-id, --filter-mode, --launch-skip-before-match, with -s/-c (null: none set).
+  std::unique_ptr<LaunchSelection> selection_;
+  std::unique_ptr<LaunchFilter> kernel_id_names_;  // the kernel id's NAME, matched as -k (null: any)
   bool filters_set_ = false;  // a launch filter or -s/-c: in-window launches may be refused
   std::mutex nvtx_domains_mutex_;
   std::unordered_map<const void*, std::string> nvtx_domains_;  // nvtxDomainHandle_t -> name

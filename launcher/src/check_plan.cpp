@@ -28,12 +28,14 @@ void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
       {"RFPROF_LAUNCH_SKIP", "-s/--launch-skip"}, {"RFPROF_LAUNCH_COUNT", "-c/--launch-count"},
       {"RFPROF_NVTX_INCLUDE", "--nvtx-include"}, {"RFPROF_NVTX_EXCLUDE", "--nvtx-exclude"},
       {"RFPROF_REPLAY", "--replay-mode"},       {"RFPROF_REPLAY_RANGE", "--replay-range"},
-      {"RFPROF_REPLAY_GROUPS", "--replay-groups"}, {"RFPROF_DEVICES", "--devices"}};
+      {"RFPROF_REPLAY_GROUPS", "--replay-groups"}, {"RFPROF_DEVICES", "--devices"},
+      {"RFPROF_KERNEL_ID", "--kernel-id"},      {"RFPROF_FILTER_MODE", "--filter-mode"},
+      {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "--launch-skip-before-match"}};
   auto refuse = [&](const inject::ConfigError& e) {
     std::string what = e.what();
     if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
     for (const auto& [var, flag] : kFlagOf)
-      if (what.rfind(var, 0) == 0)
+      if (what.rfind(var, 0) == 0 && (what[var.size()] == '=' || what[var.size()] == ':'))
         fail((plan.env.count(var) ? flag + ": " : "the environment's ") + what);
     fail(what);
   };

@@ -47,7 +47,7 @@ int list_sets(const std::string& chip) {
 
 /// Prints `traces` to --log-file or stdout: the CSV page with --csv, else ncu's text output.
 /// Returns false (after one message) on an unreadable trace or output.
-/// `filtered`: apply -k/-s/-c while printing (-i: an existing trace); after a run the collector has
+/// `filtered`: apply -k/-s/-c, --kernel-id, --filter-mode, --launch-skip-before-match and --devices while printing (-i: an existing trace); after a run the collector has
 /// applied them already.
 bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& traces, bool filtered) {
   analyzer::NcuFilter filter;
@@ -57,6 +57,10 @@ bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& trac
     filter.launch_skip = plan.launch_skip;
     filter.launch_count = plan.launch_count;
     filter.kernel_name_base = plan.kernel_name_base;  // the collector's -k rule, on the trace
+    filter.kernel_id = plan.kernel_id;
+    filter.filter_mode = collector::parse_filter_mode(plan.filter_mode).value_or(collector::FilterMode::kGlobal);
+    filter.launch_skip_before_match = plan.launch_skip_before_match;
+    filter.devices = plan.devices;
     filter.metrics = plan.print_metrics;
   }
   std::ofstream file;

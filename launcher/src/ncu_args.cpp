@@ -1,6 +1,8 @@
 // ncu flags -> rfprof plan (rfprof/launcher/ncu_args.h): parse_args. The flag tables are in
 // ncu_flag_tables.cpp, the checks before the run in check_plan.cpp.
+#include "rfprof/collector/device_filter.h"
 #include "rfprof/collector/launch_filter.h"
+#include "rfprof/collector/launch_selection.h"
 #include "rfprof/launcher/ncu_args.h"
 
 #include <unistd.h>
@@ -189,8 +191,8 @@ Plan parse_args(const std::vector<std::string>& given) {
   std::string set, page = "details", log_file, export_pattern, import, from_start,
       targets = "all", kernel_name, replay = "kernel";
   bool force = false, no_start_stop = false, nvtx = false, call_stack = false;
-  std::string memory_usage, name_base, devices;
-  uint64_t skip = 0, count = 0;
+  std::string memory_usage, name_base, devices, kernel_id, filter_mode = "global";
+  uint64_t skip = 0, count = 0, skip_before_match = 0;
   // Repeatable as in ncu: each occurrence takes one value, and the values add up.
   app.add_option("--metrics", metrics_flags,
                  "metrics to collect, comma-separated, spelled as NVIDIA spells them (repeatable); a base "
@@ -235,6 +237,15 @@ Plan parse_args(const std::vector<std::string>& given) {
                                                             ? std::string("expected at least 1 launch, got ") + v
                                                             : std::string(); }, "COUNT"));
   app.add_option("--devices", devices, "CUDA devices whose launches are profiled, comma-separated (default: all)");
+  app.add_option("--kernel-id", kernel_id,
+                 "CONTEXT:STREAM:[regex:]NAME:INVOCATION, empty fields matching anything (::foo:2: the second "
+                 "launch of foo)");
+  app.add_option("--filter-mode", filter_mode,
+                 "what -s/-c count separately: global (default), per-gpu, per-launch-config")
+      ->check(CLI::IsMember({"global", "per-gpu", "per-launch-config"}));
+  app.add_option("--launch-skip-before-match", skip_before_match,
+                 "kernel launches to skip before any filter is applied (all launches count)")
+      ->check(count_at_least);
   app.add_option("--kernel-name-base", name_base, "what -k compares: function (default), demangled, mangled")
       ->check(CLI::IsMember({"function", "demangled", "mangled"}));
   app.add_option("--print-kernel-base", plan.print_kernel_base,
@@ -324,8 +335,21 @@ Plan parse_args(const std::vector<std::string>& given) {
   if (!plan.import_files.empty() && (!nvtx_include.empty() || !nvtx_exclude.empty()))
     fail("--nvtx-include/--nvtx-exclude select launches while profiling; with -i, use rfanalyze's "
          "ranges.csv or the nvtx column of kernels.csv instead");
-  if (!plan.import_files.empty() && !devices.empty())
-    fail("--devices selects launches while profiling; with -i, every printed row names its Device");
+  if (!devices.empty() && !plan.import_files.empty()) {  // a run: check_plan names RFPROF_DEVICES' problem
+    auto list = collector::parse_device_list(devices);
+    if (!list) fail("--devices " + devices + ": expected CUDA device ordinals separated by commas, such as 0 or 0,2");
+    plan.devices = std::move(*list);
+  }
+  if (!kernel_id.empty()) {
+    try {
+      (void)collector::KernelId::parse(kernel_id);
+    } catch (const collector::FilterError& e) {
+      fail(e.what());
+    }
+    plan.kernel_id = kernel_id;
+  }
+  plan.filter_mode = filter_mode;
+  plan.launch_skip_before_match = skip_before_match;
 
   std::string metrics;
   for (const auto& m : metrics_flags) metrics += (metrics.empty() || m.empty() ? "" : ",") + m;
@@ -411,7 +435,10 @@ Plan parse_args(const std::vector<std::string>& given) {
     plan.kernel_name_base = name_base;
   }
   if (skip > 0) plan.env["RFPROF_LAUNCH_SKIP"] = std::to_string(skip);
-  if (!devices.empty()) plan.env["RFPROF_DEVICES"] = devices;  // checked with the others (check_plan)
+  if (!devices.empty()) plan.env["RFPROF_DEVICES"] = devices;
+  if (!kernel_id.empty()) plan.env["RFPROF_KERNEL_ID"] = kernel_id;
+  if (filter_mode != "global") plan.env["RFPROF_FILTER_MODE"] = filter_mode;
+  if (skip_before_match > 0) plan.env["RFPROF_LAUNCH_SKIP_BEFORE_MATCH"] = std::to_string(skip_before_match);
   if (count > 0) plan.env["RFPROF_LAUNCH_COUNT"] = std::to_string(count);
   if (replay == "step") {
     plan.env["RFPROF_REPLAY"] = "step";
@@ -449,9 +476,9 @@ Plan parse_args(const std::vector<std::string>& given) {
     if (plan.env["RFPROF_PROFILE_FROM_START"] == "on")
       fail("--replay-mode step needs --profile-from-start off: each cudaProfilerStart/Stop window is one step");
     if (!kernel_name.empty() || skip > 0 || count > 0 || !nvtx_include.empty() || !nvtx_exclude.empty() ||
-        !devices.empty())
-      fail("--replay-mode step profiles every kernel of a step: drop -k, -s, -c, --nvtx-include, --nvtx-exclude "
-           "and --devices");
+        !devices.empty() || !kernel_id.empty() || filter_mode != "global" || skip_before_match > 0)
+      fail("--replay-mode step profiles every kernel of a step: drop -k, -s, -c, --nvtx-include, --nvtx-exclude, "
+           "--devices, --kernel-id, --filter-mode and --launch-skip-before-match");
   }
   return plan;
 }

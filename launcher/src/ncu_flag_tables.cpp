@@ -19,7 +19,6 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"graph-profiling", "graphs are profiled per kernel: only --graph-profiling node is accepted"},
       {"cache-control", "expected all or none (rfprof never flushes caches: kernels run as in the application)"},
       {"clock-control", "expected base or none (rfprof never changes clocks: kernels run at the application's clocks)"},
-      {"kernel-id", "use -k/--kernel-name with -s/-c instead"},
       {"mode", "the interactive modes (launch-and-attach, attach) are not supported"},
       {"hostname", "remote attach is not supported"},
       {"port", "remote attach is not supported"},
@@ -38,8 +37,6 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"config-file", "rfprof reads no config.ncu-cfg; give the flags on the command line (--config-file off is accepted)"},
       {"config-file-path", "rfprof reads no config.ncu-cfg; give the flags on the command line"},
       {"kill", "rfprof lets the application run to its end (--kill no is accepted)"},
-      {"filter-mode", "launch filters are process-wide (--filter-mode global is accepted)"},
-      {"launch-skip-before-match", "not supported (0 is accepted); use -s, which counts the launches -k selects"},
       {"range-filter", "not supported; select ranges with --nvtx-include, or windows with cudaProfilerStart/Stop"},
       {"target-processes-filter", "every CUDA process of the application is profiled (or only the first: --target-processes application-only)"},
       {"native-include", "call stack filters are not supported; rfanalyze sums launches by call site (--call-stack)"},
@@ -120,8 +117,6 @@ const std::vector<AcceptedValue>& accepted_values() {
       {"config-file", "on", ""},  // ncu's default: it only matters when a config.ncu-cfg exists
       {"kill", "no", ""},
       {"kill", "0", ""},
-      {"filter-mode", "global", ""},
-      {"launch-skip-before-match", "0", ""},
       {"nvtx-push-pop-scope", "thread", ""},
       {"pipeline-boost-state", "dynamic", ""},
       {"pipeline-boost-state", "stable",
@@ -148,7 +143,8 @@ const std::vector<std::string>& long_options() {
       "launch-skip", "launch-count", "replay-mode", "kernel-name-base", "list-sets", "chip",
       "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups", "replay-range",
       "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals",
-      "print-summary", "print-kernel-base", "devices"};
+      "print-summary", "print-kernel-base", "devices", "kernel-id", "filter-mode",
+      "launch-skip-before-match"};
   return opts;
 }
 

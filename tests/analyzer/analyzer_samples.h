@@ -185,6 +185,12 @@ class TraceBuilder {
     k.demangled_name = w_.intern(name);
     w_.append(k);
   }
+  /// A KernelActivity as given, its names interned.
+  void kernel(trace::KernelActivity k, const std::string& name, const std::string& mangled) {
+    k.mangled_name = w_.intern(mangled);
+    k.demangled_name = w_.intern(name);
+    w_.append(k);
+  }
   void counters(uint32_t config, uint32_t corr, const std::vector<double>& values, uint32_t window = 0) {
     trace::RangeCounters rc;
     rc.config_id = config;

@@ -69,6 +69,27 @@ TEST(DeviceFilter, AThreadAsksOncePerContextUntilAContextIsDestroyed) {
   EXPECT_EQ(fake.asked, 3);
 }
 
+// --filter-mode per-gpu counts per device: device() answers with the same per-thread memory,
+// with or without a device list.
+TEST(DeviceFilter, DeviceOfAContextIsAskedOncePerThreadAndContext) {
+  FakeDevices fake;
+  DeviceFilter every({}, fake.fn());
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(every.device(ctx(3)), std::optional<uint32_t>(2));
+    EXPECT_EQ(every.device(ctx(9)), std::nullopt);
+  }
+  EXPECT_EQ(fake.asked, 2);
+  DeviceFilter listed({1}, fake.fn());
+  EXPECT_FALSE(listed.selects(ctx(1)));
+  EXPECT_EQ(listed.device(ctx(1)), std::optional<uint32_t>(0));  // remembered with the answer
+  EXPECT_EQ(fake.asked, 3);
+  fake.device_of_context[1] = 1;  // destroyed, the handle reused on device 1
+  listed.forget_contexts();
+  EXPECT_EQ(listed.device(ctx(1)), std::optional<uint32_t>(1));
+  EXPECT_TRUE(listed.selects(ctx(1)));
+  EXPECT_EQ(fake.asked, 4);
+}
+
 TEST(DeviceFilter, AThreadDrivingSeveralGpusAsksOncePerContext) {
   FakeDevices fake;
   DeviceFilter f({0, 2}, fake.fn());

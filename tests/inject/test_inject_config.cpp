@@ -271,6 +271,34 @@ TEST(ReadConfig, BadLaunchFilters) {
   EXPECT_NE(bad_base.find("RFPROF_KERNEL_NAME_BASE:"), std::string::npos) << bad_base;
 }
 
+TEST(ReadConfig, NcuCountingFilters) {
+  Config none = read_config(env_of({}));
+  EXPECT_EQ(none.filter_mode, collector::FilterMode::kGlobal);
+  EXPECT_FALSE(none.kernel_id.has_value());
+  EXPECT_EQ(none.launch_skip_before_match, 0u);
+  Config c = read_config(env_of({{"RFPROF_FILTER_MODE", "Per-Launch-Config"},
+                                 {"RFPROF_KERNEL_ID", "1:7:regex:at::native::.*:3"},
+                                 {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "4"}}));
+  EXPECT_EQ(c.filter_mode, collector::FilterMode::kPerLaunchConfig);
+  ASSERT_TRUE(c.kernel_id.has_value());
+  EXPECT_EQ(c.kernel_id->context, "1");
+  EXPECT_EQ(c.kernel_id->stream, "7");
+  EXPECT_EQ(c.kernel_id->kernel_name, "regex:at::native::.*");
+  EXPECT_EQ(c.kernel_id->invocation, "3");
+  EXPECT_EQ(c.launch_skip_before_match, 4u);
+  expect_names(error_of("RFPROF_FILTER_MODE", "per-kernel"), "RFPROF_FILTER_MODE", "per-kernel",
+               "global, per-gpu or per-launch-config");
+  expect_names(error_of("RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "-2"), "RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "-2",
+               "a number of launches (0 or more)");
+  const std::string bad_id = error_of("RFPROF_KERNEL_ID", "foo:2");
+  EXPECT_EQ(bad_id.rfind("rfprof: RFPROF_KERNEL_ID=\"foo:2\": expected CONTEXT:STREAM:[regex:]NAME:INVOCATION", 0), 0u)
+      << bad_id;
+  const std::string bad_re = error_of("RFPROF_KERNEL_ID", "::regex:(:1");
+  EXPECT_NE(bad_re.find("RFPROF_KERNEL_ID=\"::regex:(:1\": the kernel name '(' is not a valid regular expression"),
+            std::string::npos)
+      << bad_re;
+}
+
 TEST(ReadConfig, ReplayAcrossSteps) {
   Config d = read_config(env_of({}));
   EXPECT_FALSE(d.replay_across_steps);
@@ -333,6 +361,11 @@ TEST(ReadConfig, BadReplayAcrossSteps) {
             std::string::npos);
   EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_LAUNCH_COUNT", "5"}}).find("filter"),
             std::string::npos);
+  for (const auto& [var, value] : std::vector<std::pair<std::string, std::string>>{
+           {"RFPROF_KERNEL_ID", "::foo:1"}, {"RFPROF_FILTER_MODE", "per-gpu"}, {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "2"}})
+    EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {var, value}}).find("launch or device filter"),
+              std::string::npos)
+        << var;
   expect_names(error_of("RFPROF_REPLAY_RANGE", "step"), "RFPROF_REPLAY_RANGE", "step", "RFPROF_REPLAY=step with it");
   const std::string bad_regex = error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_REPLAY_RANGE", "regex:("}});
   EXPECT_NE(bad_regex.find("RFPROF_REPLAY_RANGE=\"regex:(\""), std::string::npos) << bad_regex;

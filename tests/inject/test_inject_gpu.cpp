@@ -356,6 +356,36 @@ TEST(InjectGpuFilters, OnlyLaunchesOnListedDevicesAreProfiled) {
   EXPECT_EQ(all.all<MetricConfig>().size(), 1u);
 }
 
+// ncu's --kernel-id and --filter-mode in the collector, on the window's scale<<<1..5>>>, graph,
+// scale<<<7>>>. The context and stream ids the kernel id matches are the ones the trace's kernel
+// records carry (callback contextUid and cuptiGetStreamIdEx against the activity records' ids).
+TEST(InjectGpuFilters, KernelIdAndFilterModeCountAsNcu) {
+  const fs::path dir = fs::temp_directory_path() / ("rfinject_gpu_kernel_id_" + std::to_string(::getpid()));
+  const std::string env = std::string("RFPROF_MODE=counters RFPROF_PROFILE_FROM_START=off RFPROF_METRICS=") + kFfma;
+  ASSERT_EQ(run_app(dir, env + " RFPROF_KERNEL_ID=::scale:3"), 0);
+  Trace third = read_trace(dir / "app.rftrace");
+  ASSERT_EQ(third.all<LaunchApi>().size(), 1u);
+  EXPECT_EQ(third.all<LaunchApi>()[0].grid[0], 3);
+  EXPECT_EQ(third.all<RangeCounters>().size(), 1u);  // only that launch was replayed
+  ASSERT_EQ(third.all<KernelActivity>().size(), 1u);
+  const KernelActivity k = third.all<KernelActivity>()[0];
+  const std::string ids = std::to_string(k.context_id) + ":" + std::to_string(k.stream_id);
+  ASSERT_EQ(run_app(dir, env + " RFPROF_KERNEL_ID=" + ids + ":scale:2"), 0);
+  Trace second = read_trace(dir / "app.rftrace");
+  ASSERT_EQ(second.all<LaunchApi>().size(), 1u) << "kernel id " << ids << ":scale:2";
+  EXPECT_EQ(second.all<LaunchApi>()[0].grid[0], 2);
+  ASSERT_EQ(run_app(dir, env + " RFPROF_KERNEL_ID=:" + std::to_string(k.stream_id + 1000) + "::"), 0);
+  EXPECT_TRUE(read_trace(dir / "app.rftrace").all<LaunchApi>().empty());  // no such stream
+  // Every launch configuration of the window occurs once: skipping one per configuration leaves none.
+  ASSERT_EQ(run_app(dir, env + " RFPROF_FILTER_MODE=per-launch-config RFPROF_LAUNCH_SKIP=1"), 0);
+  EXPECT_TRUE(read_trace(dir / "app.rftrace").all<LaunchApi>().empty());
+  ASSERT_EQ(run_app(dir, env + " RFPROF_LAUNCH_SKIP_BEFORE_MATCH=5"), 0);
+  Trace last = read_trace(dir / "app.rftrace");
+  fs::remove_all(dir);
+  ASSERT_EQ(last.all<LaunchApi>().size(), 2u);  // the graph and scale<<<7>>>
+  EXPECT_EQ(last.all<LaunchApi>()[1].grid[0], 7);
+}
+
 /// Runs `gpu_app ARGS` under replay across steps (FFMA + time, 2 passes) with `extra` settings
 /// and checks that each of the `groups` timing windows' 5 launches carry g * 128 FFMAs each, in
 /// their own window; the trace goes to `out` for more checks.

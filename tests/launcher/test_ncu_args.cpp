@@ -110,8 +110,32 @@ TEST(NcuArgs, KernelFiltersAndReplayMode) {
   EXPECT_EQ(parse({"--devices", "0,2", "a"}).env.at("RFPROF_DEVICES"), "0,2");
   EXPECT_EQ(parse({"--dev", "1", "a"}).env.at("RFPROF_DEVICES"), "1");  // ncu's unique prefixes
   EXPECT_FALSE(p.env.count("RFPROF_DEVICES"));
-  EXPECT_NE(error_of({"-i", "x.rftrace", "--devices", "0"}).find("--devices selects launches while profiling"),
+  // With -i the list selects the printed rows (analyzer::NcuFilter::devices).
+  EXPECT_EQ(parse({"-i", "x.rftrace", "--devices", "0,3"}).devices, (std::vector<uint32_t>{0, 3}));
+  EXPECT_NE(error_of({"-i", "x.rftrace", "--devices", "gpu1"}).find("--devices gpu1: expected CUDA device ordinals"),
             std::string::npos);
+}
+
+TEST(NcuArgs, KernelIdFilterModeAndSkipBeforeMatch) {
+  Plan p = parse({"--kernel-id", "::regex:at::native::.*gemm:2", "--filter-mode", "per-launch-config",
+                  "--launch-skip-before-match", "10", "python", "main.py"});
+  EXPECT_EQ(p.env.at("RFPROF_KERNEL_ID"), "::regex:at::native::.*gemm:2");
+  EXPECT_EQ(p.env.at("RFPROF_FILTER_MODE"), "per-launch-config");
+  EXPECT_EQ(p.env.at("RFPROF_LAUNCH_SKIP_BEFORE_MATCH"), "10");
+  EXPECT_EQ(p.kernel_id, std::optional<std::string>("::regex:at::native::.*gemm:2"));
+  // ncu's defaults pass nothing to the collector.
+  Plan d = parse({"--filter-mode", "global", "--launch-skip-before-match", "0", "a"});
+  EXPECT_FALSE(d.env.count("RFPROF_FILTER_MODE"));
+  EXPECT_FALSE(d.env.count("RFPROF_LAUNCH_SKIP_BEFORE_MATCH"));
+  EXPECT_FALSE(d.env.count("RFPROF_KERNEL_ID"));
+  EXPECT_EQ(parse({"--filter-mode", "per-gpu", "-i", "x.rftrace"}).filter_mode, "per-gpu");
+  // Refused before the run, naming the flag and what was expected.
+  EXPECT_NE(error_of({"--kernel-id", "foo:2", "a"}).find("--kernel-id foo:2: expected CONTEXT:STREAM:[regex:]NAME:INVOCATION"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--kernel-id", "::foo:(", "a"}).find("the invocation '(' is not a valid regular expression"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--filter-mode", "per-kernel", "a"}), "");
+  EXPECT_NE(error_of({"--launch-skip-before-match", "-1", "a"}), "");
 }
 
 TEST(NcuArgs, ReplayAcrossSteps) {
@@ -125,7 +149,9 @@ TEST(NcuArgs, ReplayAcrossSteps) {
                 .find("--replay-mode step needs --profile-from-start off"),
             std::string::npos);
   for (const std::vector<std::string>& filter : {std::vector<std::string>{"-k", "relu"}, {"-c", "3"}, {"-s", "1"},
-                                                 {"--nvtx-include", "step/"}, {"--devices", "0"}}) {
+                                                 {"--nvtx-include", "step/"}, {"--devices", "0"},
+                                                 {"--kernel-id", "::k:1"}, {"--filter-mode", "per-gpu"},
+                                                 {"--launch-skip-before-match", "3"}}) {
     std::vector<std::string> args = {"--replay-mode", "step"};
     args.insert(args.end(), filter.begin(), filter.end());
     args.push_back("a");

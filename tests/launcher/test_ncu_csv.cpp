@@ -221,6 +221,84 @@ TEST(NcuCsv, LaunchesArePrintedInLaunchOrder) {
   EXPECT_EQ(names(f), "23");
 }
 
+// ncu's --kernel-id, --filter-mode, --launch-skip-before-match and --devices on an existing trace
+// (rfprof -i): counted as the collector counts them (collector::LaunchSelection).
+TEST(NcuCsv, KernelIdFilterModeSkipBeforeMatchAndDevices) {
+  TempDir dir;
+  struct L {
+    const char* kernel;
+    int32_t grid;
+    uint32_t device, stream, shared;
+  };
+  // Launch n (1..8) is printed as "void foo<n>(int)" or "void bar<n>(int)"; the symbol is the kernel's.
+  const std::vector<L> launches = {{"foo", 1, 0, 7, 0}, {"bar", 1, 0, 7, 0}, {"foo", 2, 1, 7, 0},
+                                   {"foo", 1, 0, 7, 1024}, {"foo", 1, 0, 7, 0}, {"foo", 2, 1, 9, 0},
+                                   {"bar", 1, 1, 7, 0}, {"foo", 1, 0, 7, 0}};
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, trace::CollectionMode::kTiming);
+    for (uint32_t n = 1; n <= launches.size(); ++n) {
+      const L& l = launches[n - 1];
+      t.launch(n, 0, 100 * n, 100 * n + 10);
+      trace::KernelActivity k;
+      k.correlation_id = n;
+      k.device_id = l.device;
+      k.context_id = 1;
+      k.stream_id = l.stream;
+      k.start_ns = 1000 * n;
+      k.end_ns = 1000 * n + 500;
+      k.grid[0] = l.grid, k.grid[1] = 1, k.grid[2] = 1;
+      k.block[0] = 128, k.block[1] = 1, k.block[2] = 1;
+      k.dynamic_shared_bytes = l.shared;
+      t.kernel(k, "void " + std::string(l.kernel) + "<" + std::to_string(n) + ">(int)",
+               std::string("_Z3") + l.kernel);
+    }
+    t.finish();
+  }
+  auto printed = [&](const NcuFilter& f) {
+    std::ostringstream out;
+    write_ncu_csv(out, {dir.path / "t.rftrace"}, "raw", f);
+    const std::string s = out.str();
+    std::vector<int> seen;
+    for (size_t at = s.find("\"void "); at != std::string::npos; at = s.find("\"void ", at + 1))
+      seen.push_back(std::stoi(s.substr(s.find('<', at) + 1)));
+    return seen;
+  };
+  EXPECT_EQ(printed({}), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+  NcuFilter f;
+  f.kernel_id = "::foo:2";  // the second launch of foo
+  EXPECT_EQ(printed(f), (std::vector<int>{3}));
+  f.kernel_id = ":::2";  // the second launch of each kernel
+  EXPECT_EQ(printed(f), (std::vector<int>{3, 7}));
+  f.kernel_id = ":9::";  // every launch on stream 9
+  EXPECT_EQ(printed(f), (std::vector<int>{6}));
+  f.kernel_id = "::regex:foo:";
+  f.filter_mode = collector::FilterMode::kPerLaunchConfig;
+  f.launch_count = 1;  // each launch configuration of foo once (the stream is not part of it)
+  EXPECT_EQ(printed(f), (std::vector<int>{1, 3, 4}));
+  NcuFilter per_gpu;
+  per_gpu.filter_mode = collector::FilterMode::kPerGpu;
+  per_gpu.launch_skip = 1;
+  per_gpu.launch_count = 1;  // the second launch on each device
+  EXPECT_EQ(printed(per_gpu), (std::vector<int>{2, 6}));
+  NcuFilter before;
+  before.launch_skip_before_match = 5;
+  before.launch_count = 2;
+  EXPECT_EQ(printed(before), (std::vector<int>{6, 7}));
+  NcuFilter device;
+  device.devices = {1};
+  EXPECT_EQ(printed(device), (std::vector<int>{3, 6, 7}));
+  NcuFilter both;  // -k and the kernel id: both must select; invocations count every kernel's own
+  both.kernel_name = "bar";
+  both.kernel_id = ":::1";
+  EXPECT_EQ(printed(both), (std::vector<int>{2}));
+  NcuFilter bad;
+  bad.kernel_id = "foo";
+  std::ostringstream none;
+  EXPECT_THROW(write_ncu_csv(none, {dir.path / "t.rftrace"}, "raw", bad), collector::FilterError);
+  EXPECT_EQ(none.str(), "");
+}
+
 // A trace's names have no length limit: the launch-order window also has a byte budget (64 MiB),
 // past which the earliest launch is printed, so 80 launches with 1 MiB names, in reverse order,
 // are all printed, the first ones as they arrive.

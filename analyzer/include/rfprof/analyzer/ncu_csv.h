@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "rfprof/collector/launch_selection.h"
+
 namespace rf::analyzer {
 
 /// Which launches are printed (ncu's -k, -s, -c, applied in that order).
@@ -38,6 +40,14 @@ struct NcuFilter {
   std::string print_kernel_base = "demangled";
   uint64_t launch_skip = 0;              ///< matching launches skipped first
   std::optional<uint64_t> launch_count;  ///< matching launches printed at most
+  /// ncu's --kernel-id (collector::KernelId's syntax; its NAME compared as kernel_name is). The
+  /// writers throw collector::FilterError for a malformed one, before printing anything.
+  std::optional<std::string> kernel_id;
+  /// ncu's --filter-mode: what launch_skip/launch_count and the kernel id's invocation count
+  /// separately (collector::LaunchSelection, as in the collector).
+  collector::FilterMode filter_mode = collector::FilterMode::kGlobal;
+  uint64_t launch_skip_before_match = 0;  ///< ncu's --launch-skip-before-match: launches skipped first
+  std::vector<uint32_t> devices;          ///< ncu's --devices: only launches on these (empty: all)
   /// Metrics printed (`ncu -i REPORT --metrics a,b`); empty: every metric. A full name selects that
   /// metric; a base name without a rollup suffix (no '.', e.g. gpu__time_duration) selects every
   /// NAME.suffix (.sum, .avg, ...), as ncu's extra suffixes. The writers throw std::invalid_argument

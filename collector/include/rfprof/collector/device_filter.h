@@ -43,12 +43,17 @@ class DeviceFilter {
   /// (a launch rfprof cannot place is profiled rather than lost). May throw std::bad_alloc on a
   /// thread's first call only.
   bool selects(const void* context);
+  /// The CUDA device ordinal of `context` (nullopt: it cannot be told), remembered as selects()
+  /// remembers its answer: ncu's --filter-mode per-gpu counts launches per device with it. May
+  /// throw std::bad_alloc on a thread's first call only.
+  std::optional<uint32_t> device(const void* context);
   /// A context was destroyed: every thread's remembered answer is dropped.
   void forget_contexts() noexcept { epoch_.fetch_add(1, std::memory_order_release); }
 
  private:
   struct Answer {
     const void* context = nullptr;
+    std::optional<uint32_t> device;
     bool selected = true;
   };
   /// One thread's answers, all of epoch `epoch` (0: none yet).
@@ -57,6 +62,9 @@ class DeviceFilter {
     size_t next = 0;  // slot replaced next
     std::array<Answer, kContextsPerThread> slots{};
   };
+  /// This thread's answer for `context`, asked for when it holds none.
+  const Answer& answer(const void* context);
+
   std::vector<uint32_t> devices_;
   DeviceOf device_of_;
   std::atomic<uint64_t> epoch_{1};

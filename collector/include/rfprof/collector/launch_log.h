@@ -66,6 +66,18 @@ class LaunchLog {
   /// `selected` false (the kernel name or NVTX filter refused it, launch_filter.h) or a launch
   /// outside the -s/-c range is treated as a launch outside every window: nothing is recorded.
   LaunchTicket enter(uint32_t correlation_id, uint32_t runtime_correlation_id, bool selected = true);
+  /// As enter(), with the selection decided by `admit()` (a bool(): LaunchSelection::admit, for
+  /// --kernel-id, --filter-mode or --launch-skip-before-match), called once and only when a window
+  /// is open, so that those counts see the launches inside windows alone. set_launch_range's
+  /// -s/-c is not applied: LaunchSelection counts them. Allocates what `admit` allocates.
+  template <typename Admit>
+  LaunchTicket enter_admitted(uint32_t correlation_id, uint32_t runtime_correlation_id, Admit&& admit) {
+    const uint64_t s = state_.load(std::memory_order_acquire);
+    const bool in_window = (s & kOpenBit) != 0 && admit();
+    filter_.record(correlation_id, runtime_correlation_id, in_window);
+    if (!in_window) return {};
+    return {true, static_cast<uint32_t>(s)};
+  }
   /// Launch API exit for a ticket from enter(). With `launch` (the launch succeeded), writes it
   /// (sink write_launch): kernel_name = intern(`kernel_name`) (0 for ""), window_id = the ticket's
   /// window, and, unless `keep_index` (counters mode: the Range Profiler's index), launch_index =

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rfprof/collector/launch_filter.h"
+#include "rfprof/collector/launch_selection.h"
 #include "rfprof/trace/records.h"
 
 namespace rf::collector {
@@ -61,6 +62,11 @@ struct SessionOptions {
   LaunchFilterOptions filter;
   uint64_t launch_skip = 0;                ///< ncu's -s: selected launches skipped first
   std::optional<uint64_t> launch_count;    ///< ncu's -c: selected launches recorded at most
+  /// ncu's --filter-mode, --kernel-id and --launch-skip-before-match (launch_selection.h). With
+  /// any of them set, LaunchSelection decides each in-window launch and counts -s/-c itself.
+  FilterMode filter_mode = FilterMode::kGlobal;
+  std::optional<KernelId> kernel_id;
+  uint64_t launch_skip_before_match = 0;
   /// Replay across steps (RFPROF_REPLAY=step, step_replay_collector.h): each cudaProfilerStart/Stop
   /// window runs one pass of the Range Profiler's user replay; after the last pass one window is
   /// recorded without instrumentation and gets the counters. Counters mode only.

@@ -44,6 +44,10 @@ struct Plan {
   std::optional<std::string> kernel_name;  ///< exact name, or "regex:<ECMAScript regex>"
   uint64_t launch_skip = 0;
   std::optional<uint64_t> launch_count;
+  std::optional<std::string> kernel_id;  ///< --kernel-id, ncu's syntax (collector::KernelId)
+  std::string filter_mode = "global";    ///< --filter-mode: global, per-gpu or per-launch-config
+  uint64_t launch_skip_before_match = 0; ///< --launch-skip-before-match
+  std::vector<uint32_t> devices;         ///< --devices (-i: the printed rows' devices; empty: all)
   /// --kernel-name-base: what an exact -k compares, "function" (ncu's default), "demangled" or
   /// "mangled"; with -i applied while printing, else by the collector (RFPROF_KERNEL_NAME_BASE).
   std::string kernel_name_base = "function";
