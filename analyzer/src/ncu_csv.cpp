@@ -210,7 +210,9 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
   constexpr size_t kLaunchOrderBytes = size_t{64} << 20;
   uint64_t printed = 0;
   const PhaseMap phases = PhaseMap::defaults();
-  // -s/-c, --kernel-id, --filter-mode and --launch-skip-before-match count as in the collector.
+  // -s/-c, --kernel-id, --filter-mode and --launch-skip-before-match count as the collector counts
+  // in one process, here over every trace printed (as ncu counts over one report). A CUDA graph
+  // launch is one launch with no kernel name to the collector; here each of its kernels is a row.
   collector::LaunchSelection selection({filter.filter_mode, traces.kernel_id, filter.launch_skip_before_match,
                                         filter.launch_skip, filter.launch_count});
   // Whether `name` (-k's syntax) names the launch: a regex searched, or an exact name under the base.

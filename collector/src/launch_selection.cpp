@@ -97,7 +97,14 @@ KernelId KernelId::parse(std::string_view text) {
   id.invocation = std::string(text.substr(p3 + 1));
   (void)field_regex(text, id.context, "the context");
   (void)field_regex(text, id.stream, "the stream");
-  (void)field_regex(text, id.invocation, "the invocation");
+  if (!id.invocation.empty()) {
+    const LaunchSelection::IdField invocation(text, id.invocation, "the invocation");
+    bool any = false;
+    for (uint64_t n = 1; n <= 1000 && !any; ++n) any = invocation.matches(n);
+    if (!any)
+      throw FilterError("--kernel-id " + std::string(text) + ": the invocation '" + id.invocation +
+                        "' matches no launch number (they count from 1; " + std::string(kExpected) + ")");
+  }
   if (id.kernel_name == "regex:")
     throw FilterError("--kernel-id " + std::string(text) + ": regex: needs an expression (" + std::string(kExpected) + ")");
   if (id.kernel_name.rfind("regex:", 0) == 0)

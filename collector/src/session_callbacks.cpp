@@ -193,6 +193,22 @@ bool per_thread_stream(CUpti_CallbackId cbid) {
          cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
 }
 
+/// What LaunchSelection counts of a driver launch, from the callback: the context id (the one the
+/// activity records carry), the symbol ("" for a graph launch), grid, block, shared memory.
+CountedLaunch counted_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  CountedLaunch id;
+  id.context_id = cb->contextUid;
+  id.kernel = cb->symbolName ? cb->symbolName : "";
+  int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  launch_dims(cbid, cb->functionParams, grid, block);
+  for (int i = 0; i < 3; ++i) {
+    id.grid[i] = grid[i];
+    id.block[i] = block[i];
+  }
+  id.shared_bytes = launch_shared_bytes(cbid, cb->functionParams);
+  return id;
+}
+
 /// Releases the context this thread still holds from a launch whose exit callback never came.
 void release_stale_launch_lock() {
   if (t_locked) {
@@ -305,23 +321,20 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
       (!launch_filter_ || launch_filter_->selects(cb->symbolName ? cb->symbolName : "",
                                                   launch_filter_->uses_nvtx() ? current_thread_id() : 0));
   if (selection_) {  // --kernel-id, --filter-mode, --launch-skip-before-match: counted inside windows
-    t.ticket = launch_log_.enter_admitted(t.correlation_id, t.runtime_correlation_id, [&] {
-      CountedLaunch id;
-      id.context_id = cb->contextUid;
-      id.kernel = cb->symbolName ? cb->symbolName : "";
-      int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
-      launch_dims(cbid, cb->functionParams, grid, block);
-      for (int i = 0; i < 3; ++i) {
-        id.grid[i] = grid[i];
-        id.block[i] = block[i];
+    t.ticket = launch_log_.enter_admitted(t.correlation_id, t.runtime_correlation_id, [&]() noexcept {
+      // std::bad_alloc (a key's first counter, a thread's first answers): this launch is not
+      // profiled, and the ticket and the kernel-record filter stay consistent.
+      try {
+        CountedLaunch id = counted_launch(cbid, cb);
+        if (selection_->needs_device() && device_filter_) id.device = device_filter_->device(cb->context);
+        if (selection_->needs_stream_id())  // 0 when CUPTI cannot tell: matches no stream id but 0
+          (void)cuptiGetStreamIdEx(cb->context, launch_stream(cbid, cb->functionParams),
+                                   per_thread_stream(cbid) ? 1 : 0, &id.stream_id);
+        if (kernel_id_names_) id.kernel_id_name_matches = kernel_id_names_->name_matches(id.kernel);
+        return selection_->admit(id, selected);
+      } catch (const std::exception&) {
+        return false;
       }
-      id.shared_bytes = launch_shared_bytes(cbid, cb->functionParams);
-      if (selection_->needs_device() && device_filter_) id.device = device_filter_->device(cb->context);
-      if (selection_->needs_stream_id())  // 0 when CUPTI cannot tell: matches no stream id but 0
-        (void)cuptiGetStreamIdEx(cb->context, launch_stream(cbid, cb->functionParams),
-                                 per_thread_stream(cbid) ? 1 : 0, &id.stream_id);
-      if (kernel_id_names_) id.kernel_id_name_matches = kernel_id_names_->name_matches(id.kernel);
-      return selection_->admit(id, selected);
     });
   } else {
     t.ticket = launch_log_.enter(t.correlation_id, t.runtime_correlation_id, selected);

@@ -340,6 +340,8 @@ Plan parse_args(const std::vector<std::string>& given) {
     if (!list) fail("--devices " + devices + ": expected CUDA device ordinals separated by commas, such as 0 or 0,2");
     plan.devices = std::move(*list);
   }
+  if (app.count("--kernel-id") > 0 && kernel_id.empty())
+    fail("--kernel-id: expected CONTEXT:STREAM:[regex:]NAME:INVOCATION, empty fields matching anything (e.g. ::foo:2)");
   if (!kernel_id.empty()) {
     try {
       (void)collector::KernelId::parse(kernel_id);

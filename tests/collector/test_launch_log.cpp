@@ -143,6 +143,42 @@ TEST(LaunchLog, SkipAndCountApplyToSelectedLaunchesInsideWindows) {
   EXPECT_FALSE(log.kernel_kept(110));
 }
 
+// enter_admitted (--kernel-id, --filter-mode, --launch-skip-before-match): `admit` is asked only
+// inside an open window, so those counts never see a launch outside every window, and its answer
+// decides the ticket and the kernel-record filter; set_launch_range's -s/-c are not applied.
+TEST(LaunchLog, EnterAdmittedAsksOnlyInsideWindows) {
+  Recorded rec;
+  LaunchLog log(false, rec.sink());
+  log.set_launch_range(5, 1);  // would refuse everything below: not applied by enter_admitted
+  int asked = 0;
+  auto launch = [&](uint32_t corr, bool answer) {
+    LaunchTicket t = log.enter_admitted(corr, 0, [&] {
+      ++asked;
+      return answer;
+    });
+    trace::LaunchApi l;
+    l.correlation_id = corr;
+    log.exit(t, l, "k");
+    return t.in_window;
+  };
+  EXPECT_FALSE(launch(1, true));
+  EXPECT_EQ(asked, 0);
+  ASSERT_TRUE(log.open_window(1, 0).has_value());
+  EXPECT_TRUE(launch(2, true));
+  EXPECT_FALSE(launch(3, false));
+  EXPECT_TRUE(launch(4, true));
+  EXPECT_EQ(asked, 3);
+  log.close_window();
+  EXPECT_FALSE(launch(5, true));
+  EXPECT_EQ(asked, 3);
+  std::vector<uint32_t> recorded;
+  for (const auto& l : rec.launches()) recorded.push_back(l.correlation_id);
+  EXPECT_EQ(recorded, (std::vector<uint32_t>{2, 4}));
+  EXPECT_TRUE(log.kernel_kept(2));
+  EXPECT_FALSE(log.kernel_kept(3));
+  EXPECT_FALSE(log.kernel_kept(5));
+}
+
 TEST(LaunchLog, ManyMoreWindowsThanSlotsKeepDenseIndicesAndAStaleTicketWritesNothing) {
   // Each window's launch counter lives in slot window % kWindowSlots: a slot reused by a later
   // window starts again at 0, and a ticket of the window that used the slot before is refused.

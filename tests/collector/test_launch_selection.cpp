@@ -27,7 +27,8 @@ TEST(KernelId, FourFieldsTheNameMayHoldColons) {
 }
 
 TEST(KernelId, RefusesWhatNcuWouldNotRead) {
-  for (const char* bad : {"", "foo", "::foo", ":foo:2", "::regex::1", "::regex:(:1", "(::foo:1", ":[:foo:1", "::foo:(2"}) {
+  for (const char* bad : {"", "foo", "::foo", ":foo:2", "::regex::1", "::regex:(:1", "(::foo:1", ":[:foo:1", "::foo:(2",
+                          "::foo:0", "::ns::foo", "::foo:-1", "::foo:1000000"}) {
     try {
       (void)KernelId::parse(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -98,6 +99,30 @@ TEST(LaunchSelection, ContextAndStreamMatchTheWholeId) {
   LaunchSelectionOptions none;
   none.kernel_id = KernelId::parse("::k:");
   EXPECT_FALSE(LaunchSelection(none).needs_stream_id());
+}
+
+// ncu's example 1|5:2::7, "the seventh launch from context 1 on stream 2, and from context 5 on
+// stream 2": a given CONTEXT or STREAM counts invocations per id, an empty one across all ids.
+TEST(LaunchSelection, InvocationsAreCountedPerContextAndStreamTheIdNames) {
+  auto on = [](uint32_t ctx, uint32_t stream) {
+    CountedLaunch l = launch("k");
+    l.context_id = ctx;
+    l.stream_id = stream;
+    return l;
+  };
+  const std::vector<CountedLaunch> launches = {on(1, 2), on(5, 2), on(1, 2), on(5, 3), on(5, 2), on(1, 3)};
+  LaunchSelectionOptions per_context;
+  per_context.kernel_id = KernelId::parse("1|5:::2");
+  LaunchSelection a(per_context);
+  EXPECT_EQ(admitted(a, launches), (std::vector<int>{2, 3}));  // the second in context 1, in context 5
+  LaunchSelectionOptions any_context;
+  any_context.kernel_id = KernelId::parse(":2::2");
+  LaunchSelection b(any_context);
+  EXPECT_EQ(admitted(b, launches), (std::vector<int>{1}));  // the second on stream 2, any context
+  LaunchSelectionOptions neither;
+  neither.kernel_id = KernelId::parse(":::2");
+  LaunchSelection c(neither);
+  EXPECT_EQ(admitted(c, launches), (std::vector<int>{1}));
 }
 
 TEST(LaunchSelection, TheCallersNameMatchIsHonoured) {

@@ -134,8 +134,12 @@ TEST(NcuArgs, KernelIdFilterModeAndSkipBeforeMatch) {
             std::string::npos);
   EXPECT_NE(error_of({"--kernel-id", "::foo:(", "a"}).find("the invocation '(' is not a valid regular expression"),
             std::string::npos);
-  EXPECT_NE(error_of({"--filter-mode", "per-kernel", "a"}), "");
-  EXPECT_NE(error_of({"--launch-skip-before-match", "-1", "a"}), "");
+  EXPECT_NE(error_of({"--kernel-id", "", "a"}).find("--kernel-id: expected CONTEXT:STREAM"), std::string::npos);
+  EXPECT_NE(error_of({"--kernel-id", "::ns::foo", "a"}).find("the invocation 'foo' matches no launch number"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--filter-mode", "per-kernel", "a"}).find("--filter-mode"), std::string::npos);
+  EXPECT_NE(error_of({"--launch-skip-before-match", "-1", "a"}).find("expected a whole number of launches, got -1"),
+            std::string::npos);
 }
 
 TEST(NcuArgs, ReplayAcrossSteps) {

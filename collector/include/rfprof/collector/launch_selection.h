@@ -37,10 +37,12 @@ std::string_view filter_mode_name(FilterMode mode) noexcept;
 /// names of contexts and streams, which rfprof does not record). NAME: as -k, an exact name under
 /// --kernel-name-base, or after "regex:" an expression searched in it; NAME may contain ':'
 /// (C++ namespaces): INVOCATION is what follows the last ':'. INVOCATION: the 1-based number of
-/// the launch among the launches matching CONTEXT, STREAM and NAME of the same kernel (per device
-/// with --filter-mode per-gpu, per grid, block and shared memory with per-launch-config), or a
-/// regular expression matched against that whole decimal number (".*5|3": the third, and every
-/// number ending in 5).
+/// the launch among the launches of the same kernel that match CONTEXT, STREAM and NAME and that
+/// the other filters (--devices, -k, NVTX rules) select; counted per context when CONTEXT is
+/// given and per stream when STREAM is (ncu's "1|5:2::7": the seventh launch in context 1 on
+/// stream 2, and the seventh in context 5 on stream 2), per device with --filter-mode per-gpu,
+/// per grid, block and shared memory with per-launch-config. Or a regular expression matched
+/// against that whole decimal number (".*5|3": the third, and every number ending in 5).
 struct KernelId {
   std::string context;     ///< "" (any), or a number or expression on the decimal context id
   std::string stream;      ///< "" (any), or a number or expression on the decimal stream id
@@ -48,7 +50,9 @@ struct KernelId {
   std::string invocation;  ///< "" (every), or a number or expression on the 1-based invocation
 
   /// Parses the flag's value. Throws FilterError naming `text` and what was expected: fewer than
-  /// four ':'-separated fields, or an invalid regular expression in any field.
+  /// four ':'-separated fields, an invalid regular expression in any field, or an INVOCATION that
+  /// matches none of the numbers 1 to 1000 ("0", "foo": a NAME with ':' whose INVOCATION was
+  /// left out, such as "::ns::foo").
   static KernelId parse(std::string_view text);
 };
 
@@ -102,6 +106,9 @@ class LaunchSelection {
   /// The options given at construction.
   const LaunchSelectionOptions& options() const noexcept { return options_; }
 
+  /// A CONTEXT, STREAM or INVOCATION field of a kernel id, compiled (launch_selection.cpp).
+  struct IdField;
+
   /// One launch inside a profiling window. `filtered_in`: the other filters (--devices, -k, the
   /// NVTX rules) select it. In order: the first skip_before_match launches (selected or not) are
   /// refused; then a launch the filters or the kernel id refuse; then -s/-c, counted per mode.
@@ -110,7 +117,6 @@ class LaunchSelection {
 
  private:
   struct Shards;
-  struct IdField;
   /// The next 0-based ordinal of `launch` in `table` (kind 0: invocations, 1: -s/-c).
   uint64_t next_ordinal(int kind, const CountedLaunch& launch);
   bool kernel_id_matches(const CountedLaunch& launch) const;
