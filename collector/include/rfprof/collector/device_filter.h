@@ -51,9 +51,10 @@ class DeviceFilter {
   void forget_contexts() noexcept { epoch_.fetch_add(1, std::memory_order_release); }
 
  private:
-  struct Answer {
+  struct Answer {  // 16 bytes: a thread's 8 answers fill two cache lines
     const void* context = nullptr;
-    std::optional<uint32_t> device;
+    uint32_t device = 0;
+    bool known = false;  // `device` is the context's (CUPTI could tell)
     bool selected = true;
   };
   /// One thread's answers, all of epoch `epoch` (0: none yet).
@@ -64,6 +65,8 @@ class DeviceFilter {
   };
   /// This thread's answer for `context`, asked for when it holds none.
   const Answer& answer(const void* context);
+  /// Asks device_of for `context` and remembers the answer in `a` (replacing its oldest).
+  const Answer& ask(Answers& a, const void* context);
 
   std::vector<uint32_t> devices_;
   DeviceOf device_of_;
