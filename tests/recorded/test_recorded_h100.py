@@ -144,6 +144,51 @@ class RecordedH100(unittest.TestCase):
         self.assertEqual(sum(n.startswith("void cutlass__5x_cudnn::Kernel<") for n in demangled),
                          sum(m.startswith("_ZN17cutlass__5x_cudnn6Kernel") for m in mangled))
 
+    def test_kernel_id_and_filter_mode_select_what_ncus_csv_says(self):
+        # rfprof -i with ncu's --filter-mode per-launch-config -c 1 and --kernel-id prints the
+        # launches an independent reading of ncu's own CSV of the same step selects: the first
+        # launch of each (kernel, grid, block, dynamic shared memory), the second launch of each
+        # kernel, the third launch of each kernel on the step's first stream.
+        with open(os.path.join(DATA, "resnet18", "resnet18.ncu.csv"), newline="") as f:
+            table = list(csv.reader(ln for ln in f if ln.startswith('"')))
+        head, launches = table[0], [r for r in table[2:] if r and r[0].isdigit()]
+        col = {c: head.index(c) for c in ["Kernel Name", "Grid Size", "Block Size", "Stream",
+                                           "launch__shared_mem_per_block_dynamic"]}
+
+        def config(r):
+            return (r[col["Grid Size"]], r[col["Block Size"]])
+
+        def selected(key, nth):
+            seen, out = {}, []
+            for r in launches:
+                k = key(r)
+                if k is None:
+                    continue
+                seen[k] = seen.get(k, 0) + 1
+                if seen[k] == nth:
+                    out.append(config(r))
+            return out
+
+        def printed(*flags):
+            run = subprocess.run([os.environ["RFPROF"], "-i", os.path.join(DATA, "resnet18", "resnet18.rftrace"),
+                                  "--csv", "--page", "raw", *flags], capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            ours = list(csv.reader(run.stdout.splitlines()))
+            g, b = ours[0].index("Grid Size"), ours[0].index("Block Size")
+            return [(r[g], r[b]) for r in ours[2:]]
+
+        per_config = selected(lambda r: (r[col["Kernel Name"]], config(r),
+                                         r[col["launch__shared_mem_per_block_dynamic"]]), 1)
+        self.assertEqual(len(per_config), 116)
+        self.assertEqual(printed("--filter-mode", "per-launch-config", "-c", "1"), per_config)
+        second = selected(lambda r: r[col["Kernel Name"]], 2)
+        self.assertEqual(len(second), 36)
+        self.assertEqual(printed("--kernel-id", ":::2"), second)
+        stream = launches[0][col["Stream"]]
+        third = selected(lambda r: r[col["Kernel Name"]] if r[col["Stream"]] == stream else None, 3)
+        self.assertGreater(len(third), 0)
+        self.assertEqual(printed("--kernel-id", f":{stream}::3"), third)
+
     def test_compare_replay_finds_a_changed_count(self):
         # scripts/compare_replay.py (step replay against kernel replay on a GPU), on this real
         # step: equal to itself; one instruction count changed by 1 is found.
