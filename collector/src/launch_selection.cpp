@@ -99,8 +99,13 @@ KernelId KernelId::parse(std::string_view text) {
   (void)field_regex(text, id.stream, "the stream");
   if (!id.invocation.empty()) {
     const LaunchSelection::IdField invocation(text, id.invocation, "the invocation");
-    bool any = false;
+    // A field that can name no launch (a NAME with ':' whose INVOCATION was left out: "::ns::foo")
+    // is a mistake to report now, not a filter that silently selects nothing. Tried: 1 to 1000,
+    // and the first 1000 numbers of each further decimal length.
+    bool any = invocation.number.has_value() && *invocation.number >= 1;
     for (uint64_t n = 1; n <= 1000 && !any; ++n) any = invocation.matches(n);
+    for (uint64_t base = 1000; base <= 1000000000000000000ull && !any; base *= 10)
+      for (uint64_t n = base; n < base + 1000 && !any; ++n) any = invocation.matches(n);
     if (!any)
       throw FilterError("--kernel-id " + std::string(text) + ": the invocation '" + id.invocation +
                         "' matches no launch number (they count from 1; " + std::string(kExpected) + ")");

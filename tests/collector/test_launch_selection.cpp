@@ -24,11 +24,14 @@ TEST(KernelId, FourFieldsTheNameMayHoldColons) {
   EXPECT_EQ(id.invocation, "");
   id = KernelId::parse(":::");
   EXPECT_EQ(id.kernel_name, "");
+  // Invocations past 1000 can be named by an expression too.
+  EXPECT_EQ(KernelId::parse("::k:1[0-9]{4}").invocation, "1[0-9]{4}");
+  EXPECT_EQ(KernelId::parse("::k:12345678").invocation, "12345678");
 }
 
 TEST(KernelId, RefusesWhatNcuWouldNotRead) {
   for (const char* bad : {"", "foo", "::foo", ":foo:2", "::regex::1", "::regex:(:1", "(::foo:1", ":[:foo:1", "::foo:(2",
-                          "::foo:0", "::ns::foo", "::foo:-1", "::foo:1000000"}) {
+                          "::foo:0", "::ns::foo", "::foo:-1", "::foo:00"}) {
     try {
       (void)KernelId::parse(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";

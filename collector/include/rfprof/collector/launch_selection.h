@@ -51,8 +51,8 @@ struct KernelId {
 
   /// Parses the flag's value. Throws FilterError naming `text` and what was expected: fewer than
   /// four ':'-separated fields, an invalid regular expression in any field, or an INVOCATION that
-  /// matches none of the numbers 1 to 1000 ("0", "foo": a NAME with ':' whose INVOCATION was
-  /// left out, such as "::ns::foo").
+  /// matches none of the numbers 1 to 1000 nor the first 1000 of any longer decimal length ("0",
+  /// "foo": a NAME with ':' whose INVOCATION was left out, such as "::ns::foo").
   static KernelId parse(std::string_view text);
 };
 
