@@ -79,8 +79,9 @@ thread_local std::shared_ptr<ContextProfiler> t_locked;
 thread_local uint32_t t_runtime_correlation_id = 0;
 
 template <typename P>
-void dims_from(const P* p, int32_t (&grid)[3], int32_t (&block)[3]) {
+void dims_from(const P* p, int32_t (&grid)[3], int32_t (&block)[3], uint32_t* shared_bytes) {
   if (!p) return;
+  if (shared_bytes) *shared_bytes = p->sharedMemBytes;
   grid[0] = static_cast<int32_t>(p->gridDimX);
   grid[1] = static_cast<int32_t>(p->gridDimY);
   grid[2] = static_cast<int32_t>(p->gridDimZ);
@@ -89,27 +90,29 @@ void dims_from(const P* p, int32_t (&grid)[3], int32_t (&block)[3]) {
   block[2] = static_cast<int32_t>(p->blockDimZ);
 }
 
-/// Grid and block of a driver launch, from its parameter struct (generated_cuda_meta.h).
-void launch_dims(CUpti_CallbackId cbid, const void* params, int32_t (&grid)[3], int32_t (&block)[3]) {
+/// Grid and block of a driver launch, from its parameter struct (generated_cuda_meta.h), and its
+/// dynamic shared memory (bytes) into `shared_bytes` when given (left as is for a graph launch).
+void launch_dims(CUpti_CallbackId cbid, const void* params, int32_t (&grid)[3], int32_t (&block)[3],
+                 uint32_t* shared_bytes = nullptr) {
   if (!params) return;
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-      dims_from(static_cast<const cuLaunchKernel_params*>(params), grid, block);
+      dims_from(static_cast<const cuLaunchKernel_params*>(params), grid, block, shared_bytes);
       break;
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-      dims_from(static_cast<const cuLaunchKernel_ptsz_params*>(params), grid, block);
+      dims_from(static_cast<const cuLaunchKernel_ptsz_params*>(params), grid, block, shared_bytes);
       break;
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-      dims_from(static_cast<const cuLaunchKernelEx_params*>(params)->config, grid, block);
+      dims_from(static_cast<const cuLaunchKernelEx_params*>(params)->config, grid, block, shared_bytes);
       break;
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-      dims_from(static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config, grid, block);
+      dims_from(static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config, grid, block, shared_bytes);
       break;
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-      dims_from(static_cast<const cuLaunchCooperativeKernel_params*>(params), grid, block);
+      dims_from(static_cast<const cuLaunchCooperativeKernel_params*>(params), grid, block, shared_bytes);
       break;
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      dims_from(static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params), grid, block);
+      dims_from(static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params), grid, block, shared_bytes);
       break;
     default:
       break;  // graph launches: no grid or block
@@ -117,8 +120,8 @@ void launch_dims(CUpti_CallbackId cbid, const void* params, int32_t (&grid)[3], 
 }
 
 /// The stream a driver launch goes to (CU_STREAM_PER_THREAD for the default stream of a _ptsz
-/// call), from its parameter struct.
-CUstream launch_stream(CUpti_CallbackId cbid, const void* params) {
+/// call), from its parameter struct; `per_thread_call`, when given, tells whether it is a _ptsz call.
+CUstream launch_stream(CUpti_CallbackId cbid, const void* params, bool* per_thread_call = nullptr) {
   if (!params) return nullptr;
   CUstream s = nullptr;
   bool per_thread = false;
@@ -158,39 +161,9 @@ CUstream launch_stream(CUpti_CallbackId cbid, const void* params) {
     default:
       break;
   }
+  if (per_thread_call) *per_thread_call = per_thread;
   if (!s && per_thread) s = CU_STREAM_PER_THREAD;
   return s;
-}
-
-/// Dynamic shared memory bytes of a driver launch (0 for a graph launch).
-uint32_t launch_shared_bytes(CUpti_CallbackId cbid, const void* params) {
-  if (!params) return 0;
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-      return static_cast<const cuLaunchKernel_params*>(params)->sharedMemBytes;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-      return static_cast<const cuLaunchKernel_ptsz_params*>(params)->sharedMemBytes;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
-      const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_params*>(params)->config;
-      return c ? c->sharedMemBytes : 0;
-    }
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
-      const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config;
-      return c ? c->sharedMemBytes : 0;
-    }
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-      return static_cast<const cuLaunchCooperativeKernel_params*>(params)->sharedMemBytes;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      return static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params)->sharedMemBytes;
-    default:
-      return 0;
-  }
-}
-
-/// True for the _ptsz launch calls (per-thread default stream).
-bool per_thread_stream(CUpti_CallbackId cbid) {
-  return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz || cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
 }
 
 /// What LaunchSelection counts of a driver launch, from the callback: the context id (the one the
@@ -200,12 +173,11 @@ CountedLaunch counted_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   id.context_id = cb->contextUid;
   id.kernel = cb->symbolName ? cb->symbolName : "";
   int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
-  launch_dims(cbid, cb->functionParams, grid, block);
+  launch_dims(cbid, cb->functionParams, grid, block, &id.shared_bytes);
   for (int i = 0; i < 3; ++i) {
     id.grid[i] = grid[i];
     id.block[i] = block[i];
   }
-  id.shared_bytes = launch_shared_bytes(cbid, cb->functionParams);
   return id;
 }
 
@@ -327,9 +299,11 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
       try {
         CountedLaunch id = counted_launch(cbid, cb);
         if (selection_->needs_device() && device_filter_) id.device = device_filter_->device(cb->context);
-        if (selection_->needs_stream_id())  // 0 when CUPTI cannot tell: matches no stream id but 0
-          (void)cuptiGetStreamIdEx(cb->context, launch_stream(cbid, cb->functionParams),
-                                   per_thread_stream(cbid) ? 1 : 0, &id.stream_id);
+        if (selection_->needs_stream_id()) {  // 0 when CUPTI cannot tell: matches no stream id but 0
+          bool per_thread = false;
+          const CUstream stream = launch_stream(cbid, cb->functionParams, &per_thread);
+          (void)cuptiGetStreamIdEx(cb->context, stream, per_thread ? 1 : 0, &id.stream_id);
+        }
         if (kernel_id_names_) id.kernel_id_name_matches = kernel_id_names_->name_matches(id.kernel);
         return selection_->admit(id, selected);
       } catch (const std::exception&) {
