@@ -1,5 +1,6 @@
 # rf_host_metrics: CUPTI's profiler host API for one chip (metric validation, passes, config images,
-# evaluation of counter-data images). Works without a GPU or driver. Included by
+# evaluation of counter-data images). Works without a GPU or driver; local_devices() alone loads
+# the driver when asked (rfprof --query-metrics without --chips). Included by
 # collector/CMakeLists.txt; also holds the CUPTI seam's error type (src/cupti_call.cpp).
 
 # libcupti dlopen()s libnvperf_host.so by name when the profiler host API is first used, and a
@@ -27,11 +28,12 @@ target_link_libraries(rf_metric_names PRIVATE rfprof_warnings)
 add_library(rf_host_metrics STATIC
   ${CMAKE_CURRENT_LIST_DIR}/src/host_metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/metric_sets.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/src/local_devices.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/cupti_call.cpp)
 target_include_directories(rf_host_metrics
   PUBLIC ${CMAKE_CURRENT_LIST_DIR}/include
   PRIVATE ${CMAKE_CURRENT_LIST_DIR}/src)
 target_link_libraries(rf_host_metrics
   PUBLIC rf_metric_names
-  PRIVATE rfprof::cupti rfprof_warnings
+  PRIVATE rfprof::cupti ${CMAKE_DL_LIBS} rfprof_warnings
   INTERFACE "$<LINK_LIBRARY:RF_NO_AS_NEEDED,rfprof_nvperf_host>")

@@ -75,4 +75,19 @@ void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
   out.put('\n');
 }
 
+void write_ncu_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
+  bool first = true;
+  for (const auto& f : fields) {
+    if (!first) out.put(',');
+    first = false;
+    out.put('"');
+    for (char c : f) {
+      if (c == '"') out.put('"');
+      out.put(c);
+    }
+    out.put('"');
+  }
+  out.put('\n');
+}
+
 }  // namespace rf::analyzer

@@ -22,15 +22,6 @@ namespace {
 constexpr const char* kNcuSection = "Command line profiler metrics";
 constexpr const char* kGpuTimeDuration = "gpu__time_duration";
 
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string dim3(const std::optional<std::array<int32_t, 3>>& d) {
   if (!d) return "";
   return "(" + std::to_string((*d)[0]) + ", " + std::to_string((*d)[1]) + ", " + std::to_string((*d)[2]) + ")";
@@ -294,10 +285,7 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
     throw std::invalid_argument("--page " + page + ": expected raw or details");
   const std::vector<std::string> ident = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
                                           "Stream", "Block Size", "Grid Size", "Device", "CC"};
-  auto write_row = [&](const std::vector<std::string>& fields) {
-    for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << quoted(fields[i]);
-    out << "\n";
-  };
+  auto write_row = [&](const std::vector<std::string>& fields) { write_ncu_csv_row(out, fields); };
   const PrintedTraces printed = read_printed_traces(traces, filter, warnings, warning_prefix);
   const std::vector<std::string>& columns = printed.columns;
   std::vector<std::string> h = ident;

@@ -131,6 +131,8 @@ struct MetricHost::Impl {
   void load_bases();
   const std::vector<std::string>& suffixes_of(const std::string& base, CUpti_MetricType type);
   std::vector<uint8_t> config_image(const std::vector<std::string>& metrics) const;
+  /// cuptiProfilerHostGetMetricProperties for a base or full metric name CUPTI knows.
+  MetricProperties properties_of(const std::string& metric) const;
 };
 
 void MetricHost::Impl::load_bases() {
@@ -323,16 +325,29 @@ void MetricHost::validate(const std::vector<std::string>& metrics) const {
   if (!lines.empty()) throw MetricError(join(lines, "\n"));
 }
 
-MetricProperties MetricHost::properties(const std::string& metric) const {
-  validate({metric});
+MetricProperties MetricHost::Impl::properties_of(const std::string& metric) const {
   CUpti_Profiler_Host_GetMetricProperties_Params p{};
   p.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
-  p.pHostObject = impl_->host->get();
+  p.pHostObject = host->get();
   p.pMetricName = metric.c_str();
-  host_call(cuptiProfilerHostGetMetricProperties(&p), "cuptiProfilerHostGetMetricProperties",
-            impl_->chip);
+  host_call(cuptiProfilerHostGetMetricProperties(&p), "cuptiProfilerHostGetMetricProperties", chip);
   auto text = [](const char* s) { return s ? std::string(s) : std::string(); };
-  return {text(p.pDescription), text(p.pHwUnit), text(p.pDimUnit)};
+  MetricKind kind = MetricKind::kCounter;
+  if (p.metricType == CUPTI_METRIC_TYPE_RATIO) kind = MetricKind::kRatio;
+  if (p.metricType == CUPTI_METRIC_TYPE_THROUGHPUT) kind = MetricKind::kThroughput;
+  return {text(p.pDescription), text(p.pHwUnit), text(p.pDimUnit), kind};
+}
+
+MetricProperties MetricHost::properties(const std::string& metric) const {
+  validate({metric});
+  return impl_->properties_of(metric);
+}
+
+MetricProperties MetricHost::base_properties(const std::string& base) const {
+  impl_->load_bases();
+  if (impl_->base_type.find(base) == impl_->base_type.end())
+    throw MetricError("rfprof: \"" + base + "\" is not a base metric of " + impl_->chip);
+  return impl_->properties_of(base);
 }
 
 std::vector<uint8_t> MetricHost::config_image(const std::vector<std::string>& metrics) const {

@@ -4,6 +4,7 @@
 //                                                    without --print-summary: nothing)
 //   rfprof -i TRACE [--csv --page raw|details]        print an existing trace as ncu's text or CSV
 //   rfprof --list-sets --chip GH100                   rfprof's metric sets and their passes
+//   rfprof --query-metrics --chips gh100              ncu's metric query (--list-chips: the chips)
 #include <unistd.h>
 
 #include <cstdlib>
@@ -146,6 +147,16 @@ int main(int argc, char** argv) {
   }
   for (const auto& n : plan.notes) std::cerr << n << "\n";
   if (plan.list_sets_chip) return list_sets(*plan.list_sets_chip);
+  if (plan.list_chips) {
+    try {
+      std::cout << launcher::chip_list(collector::MetricHost::supported_chips()) << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << e.what() << "\n";
+      return 2;
+    }
+    return 0;
+  }
+  if (plan.metric_query) return launcher::run_metric_query(*plan.metric_query, std::cout, std::cerr);
   if (!plan.import_files.empty()) {
     std::vector<fs::path> traces(plan.import_files.begin(), plan.import_files.end());
     return print_results(plan, traces, /*filtered=*/true) ? 0 : 2;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "config.h"  // librfinject's reading of the RFPROF_* variables (inject/config.h)
 #include "rfprof/collector/metric_set_names.h"
@@ -27,6 +28,14 @@ std::string lower(std::string s) {
 }
 
 /// ncu's --set and --section names mapped onto rfprof's metric sets.
+/// "a,b,,c" -> {"a", "b", "", "c"}.
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> parts;
+  std::stringstream in(list);
+  for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+  return parts;
+}
+
 std::string set_for(const std::string& flag, const std::string& value) {
   const std::string v = lower(value);
   // ncu's meaning first: its "roofline" set holds the hierarchical roofline charts.
@@ -275,9 +284,19 @@ Plan parse_args(const std::vector<std::string>& given) {
   app.add_option("--cuda-memory-usage", memory_usage,
                  "true|false: record GPU memory allocations (RFPROF_MEMORY; the nsys flag)");
   std::string list_chip;
-  bool list_sets = false;
+  bool list_sets = false, query_metrics = false, list_chips = false;
   app.add_flag("--list-sets", list_sets, "list rfprof's metric sets for --chip and exit");
-  app.add_option("--chip", list_chip, "chip for --list-sets, e.g. GH100");
+  app.add_option("--chip,--chips", list_chip,
+                 "chip for --list-sets (GH100), or chips for --query-metrics, comma-separated (gh100,ga100)");
+  app.add_flag("--list-chips", list_chips, "list the chips --chips takes and exit");
+  app.add_flag("--query-metrics", query_metrics,
+               "list the metrics of --chips (or of this machine's CUDA devices) and exit");
+  std::string query_mode = "base", query_collection = "profiling";
+  app.add_option("--query-metrics-mode", query_mode,
+                 "base (base names), suffix (the full names of the --metrics base names) or all")
+      ->check(CLI::IsMember({"base", "suffix", "all"}));
+  app.add_option("--query-metrics-collection", query_collection,
+                 "profiling (the Range Profiler's metrics, the only collection rfprof has)");
   app.add_flag("-v,--version", plan.version, "print rfprof's version and exit");
   bool& quiet = plan.quiet;
   bool verbose = false, forward_signals = false;
@@ -308,9 +327,45 @@ Plan parse_args(const std::vector<std::string>& given) {
   if (plan.version) return plan;
   if (list_sets) {
     if (list_chip.empty()) fail("--list-sets needs --chip CHIP (e.g. --chip GH100)");
+    if (list_chip.find(',') != std::string::npos) fail("--list-sets --chip " + list_chip + ": one chip at a time");
     plan.list_sets_chip = list_chip;
     return plan;
   }
+  if (list_chips) {
+    plan.list_chips = true;
+    return plan;
+  }
+  const bool query_flags = query_mode != "base" || query_collection != "profiling";
+  if (query_metrics || query_flags) {
+    if (query_collection == "pmsampling")
+      fail("--query-metrics-collection pmsampling: rfprof has no PM sampling; its metrics are the Range "
+           "Profiler's (--query-metrics-collection profiling)");
+    if (query_collection != "profiling")
+      fail("--query-metrics-collection " + query_collection + ": expected profiling (the Range Profiler's "
+           "metrics, the only collection rfprof has)");
+    if (!command.empty() || !import.empty())
+      fail("--query-metrics lists metrics and exits; drop the application and -i");
+    MetricQuery query;
+    query.mode = query_mode;
+    query.csv = plan.csv;
+    for (const auto& m : metrics_flags)
+      for (auto& name : split_commas(m))
+        if (!name.empty()) query.metrics.push_back(name);
+    if (query.mode == "suffix" && query.metrics.empty())
+      fail("--query-metrics-mode suffix lists the full names of base metrics: name them with --metrics "
+           "(e.g. --metrics dram__bytes_read)");
+    for (auto& chip : split_commas(list_chip))
+      if (!chip.empty()) query.chips.push_back(chip);
+    if (!list_chip.empty() && query.chips.empty()) fail("--chips " + list_chip + ": expected chip names such as gh100");
+    if (!devices.empty() && query.chips.empty()) {
+      auto list = collector::parse_device_list(devices);
+      if (!list) fail("--devices " + devices + ": expected CUDA device ordinals separated by commas, such as 0 or 0,2");
+      query.devices = std::move(*list);
+    }
+    plan.metric_query = std::move(query);
+    return plan;
+  }
+  if (!list_chip.empty()) fail("--chips " + list_chip + ": goes with --query-metrics (or --chip with --list-sets)");
   if (!import.empty()) {
     // ncu -o rep.ncu-rep then ncu -i rep.ncu-rep: rfprof wrote rep.rftrace.
     const std::filesystem::path asked(import);

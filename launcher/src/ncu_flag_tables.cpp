@@ -22,7 +22,6 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"mode", "the interactive modes (launch-and-attach, attach) are not supported"},
       {"hostname", "remote attach is not supported"},
       {"port", "remote attach is not supported"},
-      {"query-metrics", "use `rfprof --list-sets --chip CHIP` (metric sets) instead"},
       {"list-sections", "rfprof honours the roofline sections only (see --section)"},
       {"list-sets", ""},  // supported; listed here only to be skipped below
       {"print-units", "units are printed in base units: only --print-units base is accepted"},
@@ -50,10 +49,6 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"rule", "ncu's rules are not applied"},
       {"list-rules", "ncu's rules are not applied"},
       {"list-metrics", "use `rfprof --list-sets --chip CHIP`, which lists the metrics of each set"},
-      {"list-chips", "use `rfprof --list-sets --chip CHIP` with a chip name such as GH100"},
-      {"chips", "metric queries are not supported; use `rfprof --list-sets --chip CHIP`"},
-      {"query-metrics-mode", "metric queries are not supported; use `rfprof --list-sets --chip CHIP`"},
-      {"query-metrics-collection", "metric queries are not supported; use `rfprof --list-sets --chip CHIP`"},
       {"metric-distribution-groups", "not supported: rfprof plans the passes of its metric list itself"},
       {"section-folder-recursive", "section files are not read"},
       {"section-folder-restore", "section files are not read"},
@@ -144,7 +139,8 @@ const std::vector<std::string>& long_options() {
       "call-stack", "call-stack-type", "cuda-memory-usage", "nvtx-include", "nvtx-exclude", "replay-groups", "replay-range",
       "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals",
       "print-summary", "print-kernel-base", "devices", "kernel-id", "filter-mode",
-      "launch-skip-before-match"};
+      "launch-skip-before-match", "chips", "list-chips", "query-metrics", "query-metrics-mode",
+      "query-metrics-collection"};
   return opts;
 }
 

@@ -4,11 +4,14 @@
 // outside, every kernel record joined to a launch, counters mapped range i -> launch i except the
 // graph image (refused, correlation id 0), FFMA counts equal to the element counts, NVTX "step".
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -466,5 +469,34 @@ TEST(InjectGpuStepReplay, TwoGroupsEachWithItsOwnTimingWindowAndCounters) {
   for (const auto& c : t.all<RangeCounters>()) counted_windows.insert(c.window_id);
   EXPECT_EQ(counted_windows.size(), 2u);
 }
+
+#ifdef RFPROF_BIN
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// ncu's --query-metrics without --chips: the machine's devices, each under "Device NAME (CHIP)"
+// (launcher/metric_query.h), chips named by cuptiDeviceGetChipName.
+TEST(InjectGpuQuery, QueryMetricsListsTheLocalDevices) {
+  const fs::path dir = fs::temp_directory_path() / ("rfprof_query_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "out").string(), err = (dir / "err").string();
+  const int rc = std::system((std::string(RFPROF_BIN) + " --query-metrics --devices 0 --metrics dram__bytes_read.sum > '" +
+                              out + "' 2> '" + err + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << slurp(err);
+  const std::string text = slurp(out);
+  EXPECT_EQ(text.rfind("Device NVIDIA ", 0), 0u) << text;
+  const std::string first = text.substr(0, text.find('\n'));
+  EXPECT_EQ(first.back(), ')') << first;
+  EXPECT_NE(first.find(" (G"), std::string::npos) << first;  // GH100, GA100, GB100, ...
+  EXPECT_NE(text.find("\ndram__bytes_read.sum "), std::string::npos) << text;
+  const int missing = std::system((std::string(RFPROF_BIN) + " --query-metrics --devices 999 2> '" + err + "'").c_str());
+  EXPECT_EQ(WEXITSTATUS(missing), 2);
+  EXPECT_NE(slurp(err).find("none of the CUDA devices given with --devices exists"), std::string::npos) << slurp(err);
+  fs::remove_all(dir);
+}
+#endif
 
 }  // namespace

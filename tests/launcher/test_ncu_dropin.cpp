@@ -100,7 +100,7 @@ TEST(NcuDropIn, NcuDefaultsAreAcceptedAndOtherNcuFlagsNamed) {
   // A switch of ncu rfprof does not support is refused without taking the next word as its value.
   EXPECT_EQ(error_of({"--list-sections", "app"}), "rfprof: --list-sections is not supported: rfprof honours the "
                                                   "roofline sections only (see --section)");
-  EXPECT_TRUE(has(error_of({"--query-metrics", "--chip", "GH100"}), "rfprof: --query-metrics is not supported"));
+  EXPECT_TRUE(has(error_of({"--list-metrics", "--chip", "GH100"}), "rfprof: --list-metrics is not supported"));
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"--kill", "yes", "app"},
                                              {"--range-filter", ":[1-3]:", "app"},

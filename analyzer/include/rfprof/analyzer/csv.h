@@ -1,4 +1,5 @@
-// Output formatting for rfanalyze's CSV files (RFC 4180). Formatting only: rfprof parses no CSV.
+// Output formatting for rfanalyze's CSV files and rfprof's ncu-style CSV (RFC 4180). Formatting
+// only (ncu_import.h reads ncu's CSV).
 #pragma once
 
 #include <cstdint>
@@ -26,5 +27,8 @@ std::string format_optional(const std::optional<double>& value);
 void write_csv_field(std::ostream& out, std::string_view field);
 /// Writes `fields` escaped with csv_escape, separated by commas, then "\n".
 void write_csv_row(std::ostream& out, const std::vector<std::string>& fields);
+/// Writes `fields` as Nsight Compute's --csv writes them: every field in double quotes (a double
+/// quote inside doubled), separated by commas, then "\n".
+void write_ncu_csv_row(std::ostream& out, const std::vector<std::string>& fields);
 
 }  // namespace rf::analyzer

@@ -32,11 +32,17 @@ class HostApiError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Kind of a base metric (CUpti_MetricType), which decides its suffixes: a counter has rollups
+/// (.sum, .avg, .min, .max) and rates (.per_second, .pct_of_peak_sustained_elapsed, ...), a ratio
+/// .ratio, .pct and .max_rate, a throughput .avg.pct_of_peak_sustained_elapsed and the like.
+enum class MetricKind { kCounter, kRatio, kThroughput };
+
 /// What CUPTI says about one metric (cuptiProfilerHostGetMetricProperties).
 struct MetricProperties {
   std::string description;  ///< e.g. "# of bytes read from DRAM"
   std::string hw_unit;      ///< hardware unit counted, e.g. "dram", "smsp", "gpu"
   std::string dim_unit;     ///< unit of the value, e.g. "byte", "nanosecond", "instruction"
+  MetricKind kind = MetricKind::kCounter;  ///< the base metric's kind
 };
 
 /// Evaluated values of one range of a counter-data image.
@@ -84,6 +90,10 @@ class MetricHost {
   void validate(const std::vector<std::string>& metrics) const;
   /// Description and units of a valid metric. Throws MetricError for an unknown metric.
   MetricProperties properties(const std::string& metric) const;
+  /// Description, units and kind of base metric `base` (one of base_metrics(), e.g.
+  /// "dram__bytes_read"): what ncu's --query-metrics prints. Throws MetricError when `base` is not
+  /// a base metric of this chip, HostApiError if CUPTI fails.
+  MetricProperties base_properties(const std::string& base) const;
   /// Number of replay passes needed to collect `metrics` together (GetNumOfPasses on the
   /// configuration image). Throws MetricError (unknown metric, empty list) or HostApiError.
   size_t num_passes(const std::vector<std::string>& metrics) const;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "rfprof/launcher/metric_query.h"
+
 namespace rf::launcher {
 
 /// A command line rfprof cannot honour. what() is one line naming the flag and what was expected,
@@ -58,6 +60,9 @@ struct Plan {
   /// .sum, .avg, ... as analyzer::NcuFilter::metrics). Empty: every metric of the trace.
   std::vector<std::string> print_metrics;
   std::optional<std::string> list_sets_chip;  ///< --list-sets --chip CHIP: print the sets and exit
+  bool list_chips = false;                    ///< --list-chips: print the chips --chips takes and exit
+  /// --query-metrics (or --query-metrics-mode): list metrics and exit (launcher::run_metric_query).
+  std::optional<MetricQuery> metric_query;
   bool help = false;                     ///< --help: usage was requested
   std::string help_text;
   bool version = false;                  ///< -v/--version: print rfprof's version and exit
