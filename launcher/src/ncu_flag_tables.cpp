@@ -85,6 +85,7 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"max-connections", "remote attach is not supported"},
       {"process-id", "attaching to a running process is not supported"},
       {"injection-path-64", "rfprof injects its own librfinject.so"},
+      {"injection-path-32", "32-bit processes are not supported"},
       {"preload-library", "not supported; set LD_PRELOAD for the application"},
       {"support-32bit", "32-bit processes are not supported"},
   };
