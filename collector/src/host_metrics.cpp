@@ -40,17 +40,6 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
   return out;
 }
 
-/// Splits a full metric name into base name and suffix at the first '.' after "__":
-/// "dram__bytes_read.sum.per_second" -> {"dram__bytes_read", ".sum.per_second"}. Base names
-/// may carry a dotted group prefix before "__" ("LTS.TriageCompute.lts__average_t_sector_aperture_device"),
-/// never a '.' after it (checked for every base metric of GH100).
-std::pair<std::string, std::string> split_metric(const std::string& metric) {
-  const size_t underscores = metric.find("__");
-  const size_t dot = metric.find('.', underscores == std::string::npos ? 0 : underscores + 2);
-  if (dot == std::string::npos) return {metric, std::string()};
-  return {metric.substr(0, dot), metric.substr(dot)};
-}
-
 /// Levenshtein distance (insertions, deletions, substitutions each cost 1).
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
@@ -119,6 +108,13 @@ constexpr size_t kMinCounterDataBytes = 512;
 constexpr char kCounterDataSignature[8] = {'L', 'O', 'P', 'D', 'A', 'T', 'A', '\0'};
 
 }  // namespace
+
+std::pair<std::string, std::string> split_metric_name(const std::string& metric) {
+  const size_t underscores = metric.find("__");
+  const size_t dot = metric.find('.', underscores == std::string::npos ? 0 : underscores + 2);
+  if (dot == std::string::npos) return {metric, std::string()};
+  return {metric.substr(0, dot), metric.substr(dot)};
+}
 
 struct MetricHost::Impl {
   std::string chip;
@@ -267,7 +263,7 @@ std::vector<std::string> MetricHost::suffixes(const std::string& base) const {
 
 bool MetricHost::is_valid(const std::string& metric) const {
   impl_->load_bases();
-  const auto [base, suffix] = split_metric(metric);
+  const auto [base, suffix] = split_metric_name(metric);
   const auto type = impl_->base_type.find(base);
   if (suffix.empty() || type == impl_->base_type.end()) return false;
   const auto& valid = impl_->suffixes_of(base, type->second);
@@ -277,7 +273,7 @@ bool MetricHost::is_valid(const std::string& metric) const {
 std::vector<std::string> MetricHost::close_names(const std::string& metric, size_t max) const {
   if (max == 0) return {};
   impl_->load_bases();
-  const auto [base, suffix] = split_metric(metric);
+  const auto [base, suffix] = split_metric_name(metric);
   // Rank base names first; only the best few need their suffix lists from CUPTI.
   std::vector<std::pair<size_t, const std::string*>> ranked;
   ranked.reserve(impl_->bases.size());

@@ -98,14 +98,6 @@ std::string per(const std::string& unit, const std::string& denominator) {
   return unit + "/" + denominator;
 }
 
-/// Splits a full metric name at the first '.' after "__" (host_metrics.cpp splits the same way).
-std::pair<std::string, std::string> split_metric(const std::string& metric) {
-  const size_t underscores = metric.find("__");
-  const size_t dot = metric.find('.', underscores == std::string::npos ? 0 : underscores + 2);
-  if (dot == std::string::npos) return {metric, std::string()};
-  return {metric.substr(0, dot), metric.substr(dot)};
-}
-
 const char* kind_name(collector::MetricKind kind) {
   switch (kind) {
     case collector::MetricKind::kRatio:
@@ -265,7 +257,7 @@ std::vector<MetricRow> metric_rows(const collector::MetricHost& host, const Metr
     if (!host.suffixes(n).empty()) {
       add_with_suffixes(n);
     } else if (host.is_valid(n)) {
-      const auto [base, suffix] = split_metric(n);
+      const auto [base, suffix] = collector::split_metric_name(n);
       rows.push_back(full_row(base_row(host, base), suffix));
     } else {
       unknown.push_back(n);

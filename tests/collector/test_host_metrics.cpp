@@ -59,6 +59,14 @@ std::string metric_error_of(F&& f) {
 
 // ---- Chip-independent -------------------------------------------------------------------------
 
+TEST(MetricNames, SplitAtTheFirstDotAfterTheUnit) {
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(split_metric_name("dram__bytes_read.sum.per_second"), P("dram__bytes_read", ".sum.per_second"));
+  EXPECT_EQ(split_metric_name("LTS.TriageCompute.lts__t_bytes.sum"), P("LTS.TriageCompute.lts__t_bytes", ".sum"));
+  EXPECT_EQ(split_metric_name("gpu__time_duration"), P("gpu__time_duration", ""));
+  EXPECT_EQ(split_metric_name("no_unit.sum"), P("no_unit", ".sum"));
+}
+
 TEST(MetricHostChips, SupportedChipsIncludeTheDataCenterChips) {
   const auto chips = MetricHost::supported_chips();
   for (const char* chip : {"GV100", "GA100", "GH100"}) EXPECT_TRUE(contains(chips, chip)) << chip;

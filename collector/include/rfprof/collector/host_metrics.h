@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rf::collector {
@@ -18,6 +19,13 @@ namespace rf::collector {
 /// AD102 and GB100 (measured with MetricHost::num_passes: sass metrics are collected by kernel
 /// instrumentation and never share a pass with hardware counters). Never throws.
 const std::vector<std::string>& default_metrics();
+
+/// Splits a full metric name into base name and suffix at the first '.' after "__":
+/// "dram__bytes_read.sum.per_second" -> {"dram__bytes_read", ".sum.per_second"}; a name without
+/// a suffix -> {name, ""}. Base names may carry a dotted group prefix before "__"
+/// ("LTS.TriageCompute.lts__average_t_sector_aperture_device"), never a '.' after it (checked for
+/// every base metric of GH100). Never throws except std::bad_alloc.
+std::pair<std::string, std::string> split_metric_name(const std::string& metric);
 
 /// A metric list that the host API rejects. what() names every unknown metric and its close names.
 class MetricError : public std::runtime_error {
