@@ -7,6 +7,8 @@
 #include <cupti_target.h>
 #include <dlfcn.h>
 
+#include <optional>
+
 #include "cupti_call.h"
 #include "rfprof/collector/host_metrics.h"
 
@@ -78,8 +80,13 @@ std::vector<LocalDevice> local_devices() {
   int count = 0;
   driver.check(driver.get_count(&count), "cuDeviceGetCount");
   std::vector<LocalDevice> devices;
+  std::optional<ProfilerInitGuard> profiler;
   try {
-    const ProfilerInitGuard profiler;
+    profiler.emplace();
+  } catch (const CuptiError& e) {
+    throw HostApiError(std::string("rfprof: CUPTI's profiler cannot be initialized: ") + e.what());
+  }
+  try {
     for (int i = 0; i < count; ++i) {
       CUdevice device = 0;
       driver.check(driver.get(&device, i), "cuDeviceGet");

@@ -5,6 +5,7 @@
 //   rfprof -i TRACE [--csv --page raw|details]        print an existing trace as ncu's text or CSV
 //   rfprof --list-sets --chip GH100                   rfprof's metric sets and their passes
 //   rfprof --query-metrics --chips gh100              ncu's metric query (--list-chips: the chips)
+#include <strings.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -29,8 +30,11 @@ namespace {
 namespace fs = std::filesystem;
 using namespace rf;
 
-int list_sets(const std::string& chip) {
+int list_sets(const std::string& typed) {
+  std::string chip = typed;  // as --chips, case-insensitively: gh100 is GH100
   try {
+    for (const auto& c : collector::MetricHost::supported_chips())
+      if (strcasecmp(c.c_str(), typed.c_str()) == 0) chip = c;
     collector::MetricHost host(chip);
     for (const auto& name : collector::metric_set_names()) {
       auto plan = collector::plan_metric_set(host, name);
@@ -40,7 +44,9 @@ int list_sets(const std::string& chip) {
       for (const auto& n : plan.notes) std::cout << "    note: " << n << "\n";
     }
   } catch (const std::exception& e) {
-    std::cerr << "rfprof: --list-sets --chip " << chip << ": " << e.what() << "\n";
+    std::string what = e.what();
+    if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
+    std::cerr << "rfprof: --list-sets --chip " << typed << ": " << what << "\n";
     return 2;
   }
   return 0;
@@ -156,7 +162,21 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (plan.metric_query) return launcher::run_metric_query(*plan.metric_query, std::cout, std::cerr);
+  if (plan.metric_query) {  // to --log-file as the results of a run (stdout and stderr name those)
+    std::ofstream file;
+    std::ostream* out = &std::cout;
+    if (plan.log_file == "stderr") {
+      out = &std::cerr;
+    } else if (plan.log_file && plan.log_file != "stdout") {
+      file.open(*plan.log_file, std::ios::trunc);
+      if (!file) {
+        std::cerr << "rfprof: cannot write --log-file " << *plan.log_file << "\n";
+        return 2;
+      }
+      out = &file;
+    }
+    return launcher::run_metric_query(*plan.metric_query, *out, std::cerr);
+  }
   if (!plan.import_files.empty()) {
     std::vector<fs::path> traces(plan.import_files.begin(), plan.import_files.end());
     return print_results(plan, traces, /*filtered=*/true) ? 0 : 2;

@@ -335,18 +335,25 @@ int run_metric_query(const MetricQuery& query, std::ostream& out, std::ostream& 
       std::sort(targets.begin(), targets.end(),
                 [](const Target& a, const Target& b) { return lower(a.chip) < lower(b.chip); });
     } else {
-      for (const auto& d : collector::local_devices()) {
+      const auto devices = collector::local_devices();
+      if (devices.empty()) {
+        err << "rfprof: --query-metrics: the driver reports no CUDA device; name the chips with --chips "
+               "(rfprof --list-chips lists them)\n";
+        return 2;
+      }
+      for (uint32_t ordinal : query.devices)
+        if (ordinal >= devices.size()) {
+          err << "rfprof: --devices " << ordinal << ": no such CUDA device (this machine has " << devices.size()
+              << ", 0 to " << devices.size() - 1 << ")\n";
+          return 2;
+        }
+      for (const auto& d : devices) {
         if (!query.devices.empty() &&
             std::find(query.devices.begin(), query.devices.end(), d.ordinal) == query.devices.end())
           continue;
         if (query.csv && std::any_of(targets.begin(), targets.end(), [&](const Target& t) { return t.chip == d.chip; }))
           continue;  // one column per chip
         targets.push_back({"Device " + d.name + " (" + d.chip + ")", d.chip, d.chip});
-      }
-      if (targets.empty()) {
-        err << "rfprof: --query-metrics: none of the CUDA devices given with --devices exists; name the chips "
-               "with --chips (rfprof --list-chips lists them)\n";
-        return 2;
       }
     }
   } catch (const collector::HostApiError& e) {
@@ -356,20 +363,20 @@ int run_metric_query(const MetricQuery& query, std::ostream& out, std::ostream& 
 
   std::vector<std::vector<MetricRow>> per_chip;
   std::map<std::string, std::vector<std::string>> unknown_on;  // --metrics name -> chips lacking it
-  std::string closest;  // for a name no chip knows: the first chip's closest names
+  std::string closest;  // for each name no chip knows: the first chip's closest names
   try {
     for (const auto& t : targets) {
       const collector::MetricHost host(t.chip);
       std::vector<std::string> unknown;
       per_chip.push_back(metric_rows(host, query, unknown));
-      for (const auto& n : unknown) {
-        unknown_on[n].push_back(lower(t.chip));
-        if (unknown_on[n].size() == 1 && &t == &targets.front()) {
-          std::string names;
-          for (const auto& c : host.close_names(n, 3)) names += (names.empty() ? "" : ", ") + c;
-          if (!names.empty()) closest += "rfprof:   closest to " + n + " on " + lower(t.chip) + ": " + names + "\n";
-        }
-      }
+      for (const auto& n : unknown) unknown_on[n].push_back(lower(t.chip));
+    }
+    const collector::MetricHost first(targets.front().chip);
+    for (const auto& [name, chips] : unknown_on) {
+      if (chips.size() != targets.size()) continue;
+      std::string names;
+      for (const auto& c : first.close_names(name, 3)) names += (names.empty() ? "" : ", ") + c;
+      if (!names.empty()) closest += "rfprof:   closest to " + name + " on " + lower(first.chip()) + ": " + names + "\n";
     }
   } catch (const std::exception& e) {
     err << e.what() << "\n";
@@ -386,7 +393,7 @@ int run_metric_query(const MetricQuery& query, std::ostream& out, std::ostream& 
       write_metric_table(out, targets[i].header, per_chip[i]);
     }
   }
-  if (query.mode == "base" && query.metrics.empty())
+  if (query.mode == "base" && query.metrics.empty() && !query.quiet)
     err << "rfprof: note: these are base names; a metric to collect adds a suffix (.sum, .avg, ...): "
            "rfprof --query-metrics-mode suffix --metrics NAME lists a base name's full names\n";
   int status = 0;
@@ -395,7 +402,7 @@ int run_metric_query(const MetricQuery& query, std::ostream& out, std::ostream& 
       err << "rfprof: --metrics " << name << ": neither a base nor a full metric name on " << chip_list(chips)
           << "\n";
       status = 2;
-    } else {
+    } else if (!query.quiet) {
       err << "rfprof: note: --metrics " << name << ": not a metric of " << chip_list(chips) << "\n";
     }
   }

@@ -286,7 +286,7 @@ Plan parse_args(const std::vector<std::string>& given) {
   std::string list_chip;
   bool list_sets = false, query_metrics = false, list_chips = false;
   app.add_flag("--list-sets", list_sets, "list rfprof's metric sets for --chip and exit");
-  app.add_option("--chip,--chips", list_chip,
+  app.add_option("--chips,--chip", list_chip,
                  "chip for --list-sets (GH100), or chips for --query-metrics, comma-separated (gh100,ga100)");
   app.add_flag("--list-chips", list_chips, "list the chips --chips takes and exit");
   app.add_flag("--query-metrics", query_metrics,
@@ -325,6 +325,10 @@ Plan parse_args(const std::vector<std::string>& given) {
     fail("--print-summary per-kernel with --csv: the summary is printed as text; for CSV use --csv --page raw "
          "(one row per launch) and group by \"Kernel Name\"");
   if (plan.version) return plan;
+  const bool query_flags = app.count("--query-metrics-mode") > 0 || app.count("--query-metrics-collection") > 0;
+  if ((list_sets || list_chips || query_metrics || query_flags) && (!command.empty() || !import.empty()))
+    fail(std::string(list_sets ? "--list-sets" : list_chips ? "--list-chips" : "--query-metrics") +
+         " lists and exits; drop the application and -i");
   if (list_sets) {
     if (list_chip.empty()) fail("--list-sets needs --chip CHIP (e.g. --chip GH100)");
     if (list_chip.find(',') != std::string::npos) fail("--list-sets --chip " + list_chip + ": one chip at a time");
@@ -335,7 +339,6 @@ Plan parse_args(const std::vector<std::string>& given) {
     plan.list_chips = true;
     return plan;
   }
-  const bool query_flags = query_mode != "base" || query_collection != "profiling";
   if (query_metrics || query_flags) {
     if (query_collection == "pmsampling")
       fail("--query-metrics-collection pmsampling: rfprof has no PM sampling; its metrics are the Range "
@@ -343,11 +346,10 @@ Plan parse_args(const std::vector<std::string>& given) {
     if (query_collection != "profiling")
       fail("--query-metrics-collection " + query_collection + ": expected profiling (the Range Profiler's "
            "metrics, the only collection rfprof has)");
-    if (!command.empty() || !import.empty())
-      fail("--query-metrics lists metrics and exits; drop the application and -i");
     MetricQuery query;
     query.mode = query_mode;
     query.csv = plan.csv;
+    query.quiet = quiet;
     for (const auto& m : metrics_flags)
       for (auto& name : split_commas(m))
         if (!name.empty()) query.metrics.push_back(name);
@@ -357,11 +359,16 @@ Plan parse_args(const std::vector<std::string>& given) {
     for (auto& chip : split_commas(list_chip))
       if (!chip.empty()) query.chips.push_back(chip);
     if (!list_chip.empty() && query.chips.empty()) fail("--chips " + list_chip + ": expected chip names such as gh100");
-    if (!devices.empty() && query.chips.empty()) {
+    if (!devices.empty()) {
       auto list = collector::parse_device_list(devices);
       if (!list) fail("--devices " + devices + ": expected CUDA device ordinals separated by commas, such as 0 or 0,2");
-      query.devices = std::move(*list);
+      if (query.chips.empty())
+        query.devices = std::move(*list);
+      else if (!quiet)  // as in ncu, --chips decides
+        plan.notes.push_back("rfprof: note: --devices " + devices + ": --chips " + list_chip +
+                             " names the chips to list; the devices are not asked");
     }
+    if (!log_file.empty()) plan.log_file = log_file;
     plan.metric_query = std::move(query);
     return plan;
   }

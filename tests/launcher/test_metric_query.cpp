@@ -233,6 +233,21 @@ TEST(MetricQueryHostApi, RunPrintsTablesAndRefusesUnknownChipsAndNames) {
                              "gh100\n"))
       << err.str();
   EXPECT_TRUE(has(err.str(), "closest to dram__bytes_reed.sum on gh100: dram__bytes_read.sum")) << err.str();
+
+  // A name only some chips have: a note; closest names only for the name no chip has.
+  q.chips = {"ga100", "gh100"};
+  q.metrics = {"ctc__rx_bytes", "zz__top"};
+  err.str("");
+  EXPECT_EQ(run_metric_query(q, out, err), 2);
+  EXPECT_TRUE(has(err.str(), "rfprof: note: --metrics ctc__rx_bytes: not a metric of ga100\n")) << err.str();
+  EXPECT_TRUE(has(err.str(), "rfprof: --metrics zz__top: neither")) << err.str();
+  EXPECT_TRUE(has(err.str(), "closest to zz__top on ga100")) << err.str();
+  EXPECT_FALSE(has(err.str(), "closest to ctc__rx_bytes")) << err.str();
+  q.quiet = true;
+  q.metrics = {"ctc__rx_bytes"};
+  err.str("");
+  EXPECT_EQ(run_metric_query(q, out, err), 0);
+  EXPECT_EQ(err.str(), "");  // --quiet: no notes
 }
 
 /// Runs `command` in sh; returns its exit status and its standard output.
@@ -252,6 +267,7 @@ TEST(MetricQueryHostApi, TheBinaryListsChipsAndNeedsChipsWithoutADevice) {
   EXPECT_EQ(rc, 0);
   EXPECT_TRUE(has(chips, "ga10b, gb100, ")) << chips;
   EXPECT_TRUE(has(chips, ", gh100, ")) << chips;
+  ASSERT_FALSE(chips.empty());
   EXPECT_EQ(chips.back(), '\n');
   // No device visible (here no driver either): one message naming --chips, exit 2, nothing printed.
   auto [no_device, message] = run("CUDA_VISIBLE_DEVICES= " + bin + " --query-metrics 2>&1");
@@ -269,8 +285,8 @@ TEST(MetricQueryArgs, FlagsAsNcuReadsThem) {
   ASSERT_TRUE(p.metric_query);
   EXPECT_EQ(p.metric_query->mode, "base");
   EXPECT_EQ(p.metric_query->chips, (std::vector<std::string>{"gh100", "ga100"}));
-  p = parse_args({"--query-metrics-mode", "suffix", "--metrics", "dram__bytes_read", "--metrics", "a,b", "--csv",
-                  "--chip", "gh100"});  // the mode implies --query-metrics; --chip is ncu's prefix of --chips
+  p = parse_args({"--query-metrics-m", "suffix", "--metrics", "dram__bytes_read", "--metrics", "a,b", "--csv",
+                  "--chi", "gh100"});  // the mode implies --query-metrics; unique prefixes as in ncu
   ASSERT_TRUE(p.metric_query);
   EXPECT_EQ(p.metric_query->mode, "suffix");
   EXPECT_TRUE(p.metric_query->csv);
@@ -279,6 +295,17 @@ TEST(MetricQueryArgs, FlagsAsNcuReadsThem) {
   EXPECT_EQ(p.metric_query->devices, (std::vector<uint32_t>{0, 2}));
   EXPECT_TRUE(p.metric_query->chips.empty());
   EXPECT_TRUE(parse_args({"--list-chips"}).list_chips);
+  // The mode or the collection alone implies --query-metrics, whatever its value (ncu).
+  EXPECT_TRUE(parse_args({"--query-metrics-mode", "base", "--chips", "gh100"}).metric_query);
+  EXPECT_TRUE(parse_args({"--query-metrics-collection", "profiling"}).metric_query);
+  p = parse_args({"--query-metrics", "--quiet", "--log-file", "q.txt"});
+  EXPECT_TRUE(p.metric_query->quiet);
+  EXPECT_EQ(p.log_file, "q.txt");
+  // --chips decides over --devices, as in ncu: a note, the devices not asked.
+  p = parse_args({"--query-metrics", "--chips", "gh100", "--devices", "1"});
+  EXPECT_TRUE(p.metric_query->devices.empty());
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_TRUE(has(p.notes[0], "--devices 1: --chips gh100 names the chips")) << p.notes[0];
 
   auto error_of = [](const std::vector<std::string>& args) {
     try {
@@ -293,6 +320,9 @@ TEST(MetricQueryArgs, FlagsAsNcuReadsThem) {
   EXPECT_TRUE(has(error_of({"--query-metrics-collection", "pmsampling"}), "rfprof has no PM sampling"));
   EXPECT_TRUE(has(error_of({"--query-metrics-collection", "launch"}), "expected profiling"));
   EXPECT_TRUE(has(error_of({"--query-metrics", "app"}), "drop the application"));
+  EXPECT_TRUE(has(error_of({"--list-chips", "app"}), "rfprof: --list-chips lists and exits; drop the application"));
+  EXPECT_TRUE(has(error_of({"--list-sets", "--chip", "GH100", "app"}), "rfprof: --list-sets lists and exits"));
+  EXPECT_TRUE(has(error_of({"--query-metrics", "--chips", "gh100", "--devices", "abc"}), "--devices abc"));
   EXPECT_TRUE(has(error_of({"--chips", "gh100", "app"}), "goes with --query-metrics"));
   EXPECT_TRUE(has(error_of({"--list-sets", "--chip", "GH100,GA100"}), "one chip at a time"));
   EXPECT_TRUE(has(error_of({"--query-metrics", "--devices", "x"}), "--devices x"));

@@ -17,8 +17,11 @@ struct LocalDevice {
 
 /// Every CUDA device of this process, in ordinal order. Loads the driver (libcuda.so.1, dlopen)
 /// and calls cuInit; the chip comes from CUPTI (cuptiProfilerInitialize, cuptiDeviceGetChipName,
-/// cuptiProfilerDeInitialize). Throws HostApiError, one line starting "rfprof: ", when no driver
-/// can be loaded, cuInit fails (no device: CUDA_ERROR_NO_DEVICE), or CUPTI cannot name a chip.
+/// cuptiProfilerDeInitialize). For a command-line tool's one query (rfprof --query-metrics): not
+/// thread-safe, and never to be called inside a profiled process, where the de-initialization
+/// would undo the collector's own cuptiProfilerInitialize. Throws HostApiError, one line starting
+/// "rfprof: ", when no driver can be loaded, cuInit fails (no device: CUDA_ERROR_NO_DEVICE), or
+/// CUPTI cannot be initialized or cannot name a chip. An empty list: the driver reports no device.
 std::vector<LocalDevice> local_devices();
 
 }  // namespace rf::collector

@@ -28,6 +28,7 @@ struct MetricQuery {
   std::vector<std::string> metrics;  ///< --metrics: base names, or full names (one row each)
   std::vector<uint32_t> devices;     ///< --devices without --chips: these ordinals only (empty: all)
   bool csv = false;                  ///< --csv: one table, a "1" column per chip, as ncu writes it
+  bool quiet = false;                ///< --quiet: no "rfprof: note:" lines (errors are still written)
 };
 
 /// One listed metric.
@@ -83,9 +84,11 @@ std::string chip_list(const std::vector<std::string>& chips);
 
 /// Runs `query`: resolves --chips case-insensitively against the host API's chips (or, without
 /// --chips, asks the driver for this machine's devices, collector::local_devices), prints the
-/// tables (or the CSV) to `out` and notes and errors to `err`. Returns 0, or 2 after one
-/// "rfprof: ..." line for an unknown chip (before anything is printed), no usable driver or
-/// device, or a --metrics name no queried chip knows (after the tables of the others).
+/// tables (or the CSV) to `out` and notes and errors to `err`. Returns 0; or 2 after one
+/// "rfprof: ..." line, before anything is printed, for an unknown chip, no usable driver, no
+/// device, or a --devices ordinal that is not a device; or 2 after the tables when a --metrics
+/// name is a metric of none of the queried chips (one line per such name, then the closest names
+/// on the first chip). Names only some chips lack get one note each.
 int run_metric_query(const MetricQuery& query, std::ostream& out, std::ostream& err);
 
 }  // namespace rf::launcher
