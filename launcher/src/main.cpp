@@ -52,6 +52,20 @@ int list_sets(const std::string& typed) {
   return 0;
 }
 
+/// Where printed results go: --log-file (opened into `file`, emptied), stdout or stderr (ncu's
+/// names "stdout" and "stderr"), stdout without --log-file. Null after one message when the file
+/// cannot be written.
+std::ostream* output_channel(const launcher::Plan& plan, std::ofstream& file) {
+  if (plan.log_file == "stderr") return &std::cerr;
+  if (!plan.log_file || plan.log_file == "stdout") return &std::cout;
+  file.open(*plan.log_file, std::ios::trunc);
+  if (!file) {
+    std::cerr << "rfprof: cannot write --log-file " << *plan.log_file << "\n";
+    return nullptr;
+  }
+  return &file;
+}
+
 /// Prints `traces` to --log-file or stdout: the CSV page with --csv, else ncu's text output.
 /// Returns false (after one message) on an unreadable trace or output.
 /// `filtered`: apply -k/-s/-c, --kernel-id, --filter-mode, --launch-skip-before-match and --devices while printing (-i: an existing trace); after a run the collector has
@@ -71,17 +85,8 @@ bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& trac
     filter.metrics = plan.print_metrics;
   }
   std::ofstream file;
-  std::ostream* channel = &std::cout;
-  if (plan.log_file == "stderr") {
-    channel = &std::cerr;
-  } else if (plan.log_file && plan.log_file != "stdout") {
-    file.open(*plan.log_file, std::ios::trunc);
-    if (!file) {
-      std::cerr << "rfprof: cannot write --log-file " << *plan.log_file << "\n";
-      return false;
-    }
-    channel = &file;
-  }
+  std::ostream* channel = output_channel(plan, file);
+  if (!channel) return false;
   std::ostream& out = *channel;
   try {
     uint64_t printed = 0;
@@ -162,20 +167,10 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (plan.metric_query) {  // to --log-file as the results of a run (stdout and stderr name those)
+  if (plan.metric_query) {  // to --log-file, as the results of a run
     std::ofstream file;
-    std::ostream* out = &std::cout;
-    if (plan.log_file == "stderr") {
-      out = &std::cerr;
-    } else if (plan.log_file && plan.log_file != "stdout") {
-      file.open(*plan.log_file, std::ios::trunc);
-      if (!file) {
-        std::cerr << "rfprof: cannot write --log-file " << *plan.log_file << "\n";
-        return 2;
-      }
-      out = &file;
-    }
-    return launcher::run_metric_query(*plan.metric_query, *out, std::cerr);
+    std::ostream* out = output_channel(plan, file);
+    return out ? launcher::run_metric_query(*plan.metric_query, *out, std::cerr) : 2;
   }
   if (!plan.import_files.empty()) {
     std::vector<fs::path> traces(plan.import_files.begin(), plan.import_files.end());
