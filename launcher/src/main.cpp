@@ -3,7 +3,8 @@
 //                                                    text (--csv: its CSV; -o without --csv and
 //                                                    without --print-summary: nothing)
 //   rfprof -i TRACE [--csv --page raw|details]        print an existing trace as ncu's text or CSV
-//   rfprof --list-sets --chip GH100                   rfprof's metric sets and their passes
+//   rfprof --list-sets [--chip GH100]                 rfprof's metric sets and their passes
+//   rfprof --list-sections | --list-metrics [--set S]  ncu's listings, from rfprof's sets
 //   rfprof --query-metrics --chips gh100              ncu's metric query (--list-chips: the chips)
 #include <strings.h>
 #include <unistd.h>
@@ -29,28 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace rf;
-
-int list_sets(const std::string& typed) {
-  std::string chip = typed;  // as --chips, case-insensitively: gh100 is GH100
-  try {
-    for (const auto& c : collector::MetricHost::supported_chips())
-      if (strcasecmp(c.c_str(), typed.c_str()) == 0) chip = c;
-    collector::MetricHost host(chip);
-    for (const auto& name : collector::metric_set_names()) {
-      auto plan = collector::plan_metric_set(host, name);
-      std::cout << name << ": " << plan.passes << " pass(es), " << plan.metrics.size() << " metric(s) on "
-                << chip << " -- " << collector::metric_set_description(name) << "\n";
-      for (const auto& m : plan.metrics) std::cout << "    " << m << "\n";
-      for (const auto& n : plan.notes) std::cout << "    note: " << n << "\n";
-    }
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
-    std::cerr << "rfprof: --list-sets --chip " << typed << ": " << what << "\n";
-    return 2;
-  }
-  return 0;
-}
 
 /// Where printed results go: --log-file (opened into `file`, emptied), stdout or stderr (ncu's
 /// names "stdout" and "stderr"), stdout without --log-file. Null after one message when the file
@@ -157,7 +136,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (const auto& n : plan.notes) std::cerr << n << "\n";
-  if (plan.list_sets_chip) return list_sets(*plan.list_sets_chip);
+  if (plan.listing) {  // to --log-file, as the results of a run
+    std::ofstream file;
+    std::ostream* out = output_channel(plan, file);
+    return out ? launcher::run_listing(*plan.listing, *out, std::cerr) : 2;
+  }
   if (plan.list_chips) {
     try {
       std::cout << launcher::chip_list(collector::MetricHost::supported_chips()) << "\n";

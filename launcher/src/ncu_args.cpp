@@ -16,6 +16,7 @@
 
 #include "config.h"  // librfinject's reading of the RFPROF_* variables (inject/config.h)
 #include "rfprof/collector/metric_set_names.h"
+#include "rfprof/launcher/listings.h"
 #include "rfprof/launcher/metric_names.h"
 #include "args_fail.h"
 
@@ -47,15 +48,37 @@ std::string set_for(const std::string& flag, const std::string& value) {
          "timing, roofline, roofline-tensor, hierarchical (ncu's basic, detailed, full, nvlink and "
          "pmsampling sets are not supported)");
   }
-  static const std::map<std::string, std::string> sections = {
-      {"speedoflight_rooflinechart", "roofline"},
-      {"speedoflight_hierarchicalsinglerooflinechart", "hierarchical"},
-      {"speedoflight_hierarchicaldoublerooflinechart", "hierarchical"},
-      {"speedoflight_hierarchicalhalfrooflinechart", "hierarchical"},
-      {"speedoflight_hierarchicaltensorrooflinechart", "roofline-tensor"}};
-  if (auto it = sections.find(v); it != sections.end()) return it->second;
+  if (const RooflineSection* section = find_roofline_section(value)) return section->set;
   fail("--section " + value + ": not a roofline section; rfprof honours SpeedOfLight_RooflineChart and the "
        "SpeedOfLight_Hierarchical{Single,Double,Half,Tensor}RooflineChart sections");
+}
+
+/// The rfprof set that collects every section of `sections` (--section flags): the sets nest
+/// (timing, roofline, roofline-tensor, hierarchical), so the largest one needed. Throws ArgsError
+/// for a section rfprof does not honour.
+std::string set_of_sections(const std::vector<std::string>& sections) {
+  const auto& order = collector::metric_set_names();
+  size_t largest = 0;
+  for (const auto& sec : sections) {
+    const std::string s = set_for("section", sec);
+    largest = std::max(largest, static_cast<size_t>(std::find(order.begin(), order.end(), s) - order.begin()));
+  }
+  return order.at(largest);
+}
+
+/// The names of the --metrics flags (each a comma-separated list), read as librfinject reads
+/// RFPROF_METRICS. Throws ArgsError naming --metrics for a malformed list.
+std::vector<std::string> metric_list(const std::vector<std::string>& flags) {
+  std::string joined;
+  for (const auto& m : flags) joined += (joined.empty() || m.empty() ? "" : ",") + m;
+  if (joined.empty()) return {};
+  try {
+    return inject::parse_metric_list(joined);
+  } catch (const inject::ConfigError& e) {
+    std::string what = e.what();
+    if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
+    fail("--metrics: " + what);
+  }
 }
 
 /// The words of ncu's response file `path`: whitespace-separated, '...' and "..." quote (the quotes
@@ -284,10 +307,15 @@ Plan parse_args(const std::vector<std::string>& given) {
   app.add_option("--cuda-memory-usage", memory_usage,
                  "true|false: record GPU memory allocations (RFPROF_MEMORY; the nsys flag)");
   std::string list_chip;
-  bool list_sets = false, query_metrics = false, list_chips = false;
-  app.add_flag("--list-sets", list_sets, "list rfprof's metric sets for --chip and exit");
+  bool list_sets = false, list_sections = false, list_metrics = false, query_metrics = false, list_chips = false;
+  app.add_flag("--list-sets", list_sets, "list rfprof's metric sets, their passes and metrics, and exit");
+  app.add_flag("--list-sections", list_sections,
+               "list the roofline sections rfprof honours (Enabled: those --section or --set select) and exit");
+  app.add_flag("--list-metrics", list_metrics,
+               "list the metrics --metrics, --set or --section would collect, and exit");
   app.add_option("--chips,--chip", list_chip,
-                 "chip for --list-sets (GH100), or chips for --query-metrics, comma-separated (gh100,ga100)");
+                 "chip for --list-sets and --list-metrics (default: this machine's GPU, else GH100), or chips for "
+                 "--query-metrics, comma-separated (gh100,ga100)");
   app.add_flag("--list-chips", list_chips, "list the chips --chips takes and exit");
   app.add_flag("--query-metrics", query_metrics,
                "list the metrics of --chips (or of this machine's CUDA devices) and exit");
@@ -326,13 +354,36 @@ Plan parse_args(const std::vector<std::string>& given) {
          "(one row per launch) and group by \"Kernel Name\"");
   if (plan.version) return plan;
   const bool query_flags = app.count("--query-metrics-mode") > 0 || app.count("--query-metrics-collection") > 0;
-  if ((list_sets || list_chips || query_metrics || query_flags) && (!command.empty() || !import.empty()))
-    fail(std::string(list_sets ? "--list-sets" : list_chips ? "--list-chips" : "--query-metrics") +
+  const int listings = int(list_sets) + int(list_sections) + int(list_metrics);
+  const char* listing_flag = list_sets ? "--list-sets" : list_sections ? "--list-sections" : "--list-metrics";
+  if ((listings > 0 || list_chips || query_metrics || query_flags) && (!command.empty() || !import.empty()))
+    fail(std::string(listings > 0 ? listing_flag : list_chips ? "--list-chips" : "--query-metrics") +
          " lists and exits; drop the application and -i");
-  if (list_sets) {
-    if (list_chip.empty()) fail("--list-sets needs --chip CHIP (e.g. --chip GH100)");
-    if (list_chip.find(',') != std::string::npos) fail("--list-sets --chip " + list_chip + ": one chip at a time");
-    plan.list_sets_chip = list_chip;
+  if (listings > 1) fail("give one of --list-sets, --list-sections and --list-metrics");
+  if (listings > 0) {
+    if (list_chip.find(',') != std::string::npos) fail(std::string(listing_flag) + " --chip " + list_chip + ": one chip at a time");
+    if (list_sections && !list_chip.empty()) fail("--list-sections --chip " + list_chip + ": the sections are the same on every chip; drop --chip");
+    Listing listing;
+    listing.kind = list_sets ? Listing::Kind::kSets : list_sections ? Listing::Kind::kSections : Listing::Kind::kMetrics;
+    listing.chip = list_chip;
+    listing.quiet = quiet;
+    if (!set.empty() && !section_flags.empty()) fail("--set with --section: give one of them");
+    if (list_sets && (!set.empty() || !section_flags.empty() || !metrics_flags.empty()))
+      fail("--list-sets lists every set; drop --set, --section and --metrics (or use --list-metrics)");
+    if (list_sections && !metrics_flags.empty())
+      fail("--list-sections lists sections; drop --metrics (or use --list-metrics)");
+    if (!set.empty()) listing.set = set_for("set", set);
+    if (!section_flags.empty()) listing.set = set_of_sections(section_flags);
+    listing.sections = section_flags;
+    if (list_metrics && !metrics_flags.empty()) {
+      if (!set.empty() || !section_flags.empty()) fail("--metrics with --set/--section: give one of them");
+      listing.metrics = metric_list(metrics_flags);
+      std::vector<std::string> metric_notes;
+      listing.metrics = resolve_metric_names(listing.metrics, !no_extra_suffixes, metric_notes);
+      if (!quiet) plan.notes.insert(plan.notes.end(), metric_notes.begin(), metric_notes.end());
+    }
+    if (!log_file.empty()) plan.log_file = log_file;
+    plan.listing = std::move(listing);
     return plan;
   }
   if (list_chips) {
@@ -372,7 +423,8 @@ Plan parse_args(const std::vector<std::string>& given) {
     plan.metric_query = std::move(query);
     return plan;
   }
-  if (!list_chip.empty()) fail("--chips " + list_chip + ": goes with --query-metrics (or --chip with --list-sets)");
+  if (!list_chip.empty())
+    fail("--chips " + list_chip + ": goes with --query-metrics (or --chip with --list-sets and --list-metrics)");
   if (!import.empty()) {
     // ncu -o rep.ncu-rep then ncu -i rep.ncu-rep: rfprof wrote rep.rftrace.
     const std::filesystem::path asked(import);
@@ -415,22 +467,13 @@ Plan parse_args(const std::vector<std::string>& given) {
   plan.filter_mode = filter_mode;
   plan.launch_skip_before_match = skip_before_match;
 
-  std::string metrics;
-  for (const auto& m : metrics_flags) metrics += (metrics.empty() || m.empty() ? "" : ",") + m;
-  if (!metrics.empty() && (!set.empty() || !section_flags.empty()))
+  std::vector<std::string> names = metric_list(metrics_flags);
+  if (!names.empty() && (!set.empty() || !section_flags.empty()))
     fail("--metrics with --set/--section: give one of them");
   if (!set.empty() && !section_flags.empty()) fail("--set with --section: give one of them");
-  if (!metrics.empty()) {
-    // The syntax first (as librfinject reads it), then each name against CUPTI's host API, so that
-    // a name the collector would refuse inside the application is refused here.
-    std::vector<std::string> names;
-    try {
-      names = inject::parse_metric_list(metrics);
-    } catch (const inject::ConfigError& e) {
-      std::string what = e.what();
-      if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
-      fail("--metrics: " + what);
-    }
+  if (!names.empty()) {
+    // The syntax first (metric_list, as librfinject reads it), then each name against CUPTI's host
+    // API, so that a name the collector would refuse inside the application is refused here.
     std::vector<std::string> metric_notes;
     if (!plan.import_files.empty()) {
       // -i: the names select what is printed. Checked as for a run (a typo gets the closest names);
@@ -440,22 +483,13 @@ Plan parse_args(const std::vector<std::string>& given) {
     } else {
       if (!command.empty()) names = resolve_metric_names(names, !no_extra_suffixes, metric_notes);
       if (!quiet) plan.notes.insert(plan.notes.end(), metric_notes.begin(), metric_notes.end());
-      metrics.clear();
+      std::string metrics;
       for (const auto& n : names) metrics += (metrics.empty() ? "" : ",") + n;
       plan.env["RFPROF_METRICS"] = metrics;
     }
   }
   if (!set.empty()) plan.env["RFPROF_METRIC_SET"] = set_for("set", set);
-  if (!section_flags.empty()) {
-    // rfprof's sets nest (timing, roofline, roofline-tensor, hierarchical): the largest one needed.
-    const auto& order = collector::metric_set_names();
-    size_t largest = 0;
-    for (const auto& sec : section_flags) {
-      const std::string s = set_for("section", sec);
-      largest = std::max(largest, static_cast<size_t>(std::find(order.begin(), order.end(), s) - order.begin()));
-    }
-    plan.env["RFPROF_METRIC_SET"] = order.at(largest);
-  }
+  if (!section_flags.empty()) plan.env["RFPROF_METRIC_SET"] = set_of_sections(section_flags);
   if (!from_start.empty())
     plan.env["RFPROF_PROFILE_FROM_START"] = on_off("--profile-from-start", from_start) ? "on" : "off";
   if (no_start_stop) plan.env["RFPROF_DISABLE_PROFILER_START_STOP"] = "1";

@@ -22,8 +22,6 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"mode", "the interactive modes (launch-and-attach, attach) are not supported"},
       {"hostname", "remote attach is not supported"},
       {"port", "remote attach is not supported"},
-      {"list-sections", "rfprof honours the roofline sections only (see --section)"},
-      {"list-sets", ""},  // supported; listed here only to be skipped below
       {"print-units", "units are printed in base units: only --print-units base is accepted"},
       {"section-folder", "section files are not read"},
       {"pm-sampling-interval", "PM sampling is not supported"},
@@ -48,7 +46,6 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"apply-rules", "expected yes or no (rfprof applies no ncu rules)"},
       {"rule", "ncu's rules are not applied"},
       {"list-rules", "ncu's rules are not applied"},
-      {"list-metrics", "use `rfprof --list-sets --chip CHIP`, which lists the metrics of each set"},
       {"metric-distribution-groups", "not supported: rfprof plans the passes of its metric list itself"},
       {"section-folder-recursive", "section files are not read"},
       {"section-folder-restore", "section files are not read"},
@@ -141,7 +138,7 @@ const std::vector<std::string>& long_options() {
       "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals",
       "print-summary", "print-kernel-base", "devices", "kernel-id", "filter-mode",
       "launch-skip-before-match", "chips", "list-chips", "query-metrics", "query-metrics-mode",
-      "query-metrics-collection"};
+      "query-metrics-collection", "list-sections", "list-metrics"};
   return opts;
 }
 

@@ -98,9 +98,8 @@ TEST(NcuDropIn, NcuDefaultsAreAcceptedAndOtherNcuFlagsNamed) {
   EXPECT_TRUE(p.null_stdin);
   EXPECT_TRUE(parse_args({"-v"}).version);
   // A switch of ncu rfprof does not support is refused without taking the next word as its value.
-  EXPECT_EQ(error_of({"--list-sections", "app"}), "rfprof: --list-sections is not supported: rfprof honours the "
-                                                  "roofline sections only (see --section)");
-  EXPECT_TRUE(has(error_of({"--list-metrics", "--chip", "GH100"}), "rfprof: --list-metrics is not supported"));
+  EXPECT_EQ(error_of({"--list-rules", "app"}), "rfprof: --list-rules is not supported: ncu's rules are not applied");
+  EXPECT_TRUE(has(error_of({"--print-fp", "app"}), "rfprof: --print-fp is not supported"));
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"--kill", "yes", "app"},
                                              {"--range-filter", ":[1-3]:", "app"},

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "rfprof/launcher/listings.h"
 #include "rfprof/launcher/metric_query.h"
 
 namespace rf::launcher {
@@ -59,7 +60,8 @@ struct Plan {
   /// -i with --metrics: only these metrics are printed (names as given; a base name selects its
   /// .sum, .avg, ... as analyzer::NcuFilter::metrics). Empty: every metric of the trace.
   std::vector<std::string> print_metrics;
-  std::optional<std::string> list_sets_chip;  ///< --list-sets --chip CHIP: print the sets and exit
+  /// --list-sets, --list-sections or --list-metrics: print the listing and exit (run_listing).
+  std::optional<Listing> listing;
   bool list_chips = false;                    ///< --list-chips: print the chips --chips takes and exit
   /// --query-metrics (or --query-metrics-mode): list metrics and exit (launcher::run_metric_query).
   std::optional<MetricQuery> metric_query;
