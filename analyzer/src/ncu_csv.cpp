@@ -107,6 +107,7 @@ struct PrintedLaunch {
   std::vector<std::string> ident;
   std::vector<std::pair<std::string, double>> values;
   const KernelRow* row = nullptr;
+  const DeviceRecord* device = nullptr;  ///< the launch's device record (nullptr: none in the trace)
 };
 
 /// Throws std::invalid_argument when a name of filter.metrics selects none of `available`.
@@ -233,10 +234,12 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
       if (traces.kernel_id) id.kernel_id_name_matches = names(r, traces.kernel_id->kernel_name, traces.kernel_id_regex);
       if (!selection.admit(id, filtered_in)) return;
       std::string cc;
-      if (r.device)
-        if (auto d = ctx.devices.find(*r.device); d != ctx.devices.end())
-          cc = std::to_string(d->second.info.cc_major) + "." + std::to_string(d->second.info.cc_minor);
       PrintedLaunch p;
+      if (r.device)
+        if (auto d = ctx.devices.find(*r.device); d != ctx.devices.end()) {
+          cc = std::to_string(d->second.info.cc_major) + "." + std::to_string(d->second.info.cc_minor);
+          p.device = &d->second;
+        }
       p.row = &r;
       p.ident = {std::to_string(printed), std::to_string(ctx.pid()), ctx.process_name,
                  ctx.hostname, printed_name(r, filter), r.context ? std::to_string(*r.context) : "",
@@ -286,14 +289,26 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
   const std::vector<std::string> ident = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
                                           "Stream", "Block Size", "Grid Size", "Device", "CC"};
   auto write_row = [&](const std::vector<std::string>& fields) { write_ncu_csv_row(out, fields); };
-  const PrintedTraces printed = read_printed_traces(traces, filter, warnings, warning_prefix);
-  const std::vector<std::string>& columns = printed.columns;
+  // The raw page also shows ncu's launch and device attributes, which every launch has.
+  std::vector<std::string> attribute_names;
+  if (page == "raw")
+    for (const auto& a : ncu_attributes()) attribute_names.push_back(a.name);
+  const PrintedTraces printed = read_printed_traces(traces, filter, warnings, warning_prefix, attribute_names);
+  // Raw columns: (name, attribute or nullptr for a metric), sorted by name as ncu sorts them.
+  std::vector<std::pair<std::string, const NcuAttribute*>> columns;
+  for (const auto& c : printed.columns) columns.emplace_back(c, nullptr);
+  if (page == "raw")
+    for (const auto& a : ncu_attributes())
+      if (filter.prints_metric(a.name) &&
+          std::none_of(columns.begin(), columns.end(), [&](const auto& c) { return c.first == a.name; }))
+        columns.emplace_back(a.name, &a);
+  std::sort(columns.begin(), columns.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> h = ident;
   if (page == "raw") {
-    h.insert(h.end(), columns.begin(), columns.end());
+    for (const auto& c : columns) h.push_back(c.first);
     write_row(h);
     std::vector<std::string> units(ident.size(), "");
-    for (const auto& c : columns) units.push_back(ncu_unit(c));
+    for (const auto& [name, attribute] : columns) units.push_back(attribute ? attribute->unit : ncu_unit(name));
     write_row(units);
   } else {
     for (const char* c : {"Section Name", "Metric Name", "Metric Unit", "Metric Value"}) h.push_back(c);
@@ -302,7 +317,12 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
   return for_each_printed_launch(printed, filter, [&](const PrintedLaunch& p) {
     if (page == "raw") {
       std::vector<std::string> row = p.ident;
-      for (const auto& c : columns) {
+      for (const auto& [name, attribute] : columns) {
+        if (attribute) {
+          row.push_back(attribute->value(*p.row, p.device));
+          continue;
+        }
+        const std::string& c = name;  // (clang: a lambda cannot capture a structured binding)
         auto it = std::find_if(p.values.begin(), p.values.end(), [&](const auto& v) { return v.first == c; });
         row.push_back(it == p.values.end() ? "" : ncu_number(it->second));
       }

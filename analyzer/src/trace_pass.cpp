@@ -95,6 +95,8 @@ class RowBuilder {
       row.grid = std::array<int32_t, 3>{k.grid[0], k.grid[1], k.grid[2]};
       row.block = std::array<int32_t, 3>{k.block[0], k.block[1], k.block[2]};
       row.shared_bytes = k.dynamic_shared_bytes;
+      row.static_shared_bytes = k.static_shared_bytes;
+      row.registers_per_thread = k.registers_per_thread;
       if (k.start_ns != 0 || k.end_ns != 0) {  // 0, 0: no timestamps (kernel replay, below)
         row.start_ns = k.start_ns;
         if (k.end_ns >= k.start_ns)

@@ -1,5 +1,6 @@
 // ncu flags -> rfprof plan (rfprof/launcher/ncu_args.h): parse_args. The flag tables are in
 // ncu_flag_tables.cpp, the checks before the run in check_plan.cpp.
+#include "rfprof/analyzer/ncu_csv.h"
 #include "rfprof/collector/device_filter.h"
 #include "rfprof/collector/launch_filter.h"
 #include "rfprof/collector/launch_selection.h"
@@ -79,6 +80,31 @@ std::vector<std::string> metric_list(const std::vector<std::string>& flags) {
     if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
     fail("--metrics: " + what);
   }
+}
+
+/// --metrics names split into counters (collected through CUPTI) and ncu's launch and device
+/// attributes (analyzer::ncu_attributes: launch__grid_size, ...), which the raw page prints for
+/// every launch from the trace's records, whatever was collected. Each keeps its order. Throws
+/// ArgsError for one of ncu's attributes rfprof does not print (launch__waves_per_multiprocessor).
+struct CountersAndAttributes {
+  std::vector<std::string> counters, attributes;
+};
+CountersAndAttributes split_attributes(const std::vector<std::string>& names) {
+  CountersAndAttributes out;
+  const auto& all = analyzer::ncu_attributes();
+  for (const auto& n : names) {
+    if (std::any_of(all.begin(), all.end(), [&](const analyzer::NcuAttribute& a) { return a.name == n; })) {
+      out.attributes.push_back(n);
+    } else if (n.rfind("launch__", 0) == 0 || n.rfind("device__attribute_", 0) == 0) {
+      std::string printed;
+      for (const auto& a : all) printed += (printed.empty() ? "" : ", ") + a.name;
+      fail("--metrics " + n + ": one of ncu's launch or device attributes that rfprof does not print (ncu computes "
+           "it, or CUPTI does not record it); rfprof's raw page prints " + printed);
+    } else {
+      out.counters.push_back(n);
+    }
+  }
+  return out;
 }
 
 /// The words of ncu's response file `path`: whitespace-separated, '...' and "..." quote (the quotes
@@ -377,9 +403,10 @@ Plan parse_args(const std::vector<std::string>& given) {
     listing.sections = section_flags;
     if (list_metrics && !metrics_flags.empty()) {
       if (!set.empty() || !section_flags.empty()) fail("--metrics with --set/--section: give one of them");
-      listing.metrics = metric_list(metrics_flags);
+      const auto named = split_attributes(metric_list(metrics_flags));
       std::vector<std::string> metric_notes;
-      listing.metrics = resolve_metric_names(listing.metrics, !no_extra_suffixes, metric_notes);
+      if (!named.counters.empty()) listing.metrics = resolve_metric_names(named.counters, !no_extra_suffixes, metric_notes);
+      listing.metrics.insert(listing.metrics.end(), named.attributes.begin(), named.attributes.end());
       if (!quiet) plan.notes.insert(plan.notes.end(), metric_notes.begin(), metric_notes.end());
     }
     if (!log_file.empty()) plan.log_file = log_file;
@@ -475,12 +502,20 @@ Plan parse_args(const std::vector<std::string>& given) {
     // The syntax first (metric_list, as librfinject reads it), then each name against CUPTI's host
     // API, so that a name the collector would refuse inside the application is refused here.
     std::vector<std::string> metric_notes;
+    const auto named = split_attributes(names);
     if (!plan.import_files.empty()) {
       // -i: the names select what is printed. Checked as for a run (a typo gets the closest names);
       // the analyzer then refuses a name the trace lacks.
-      (void)resolve_metric_names(names, !no_extra_suffixes, metric_notes);
+      if (!named.counters.empty()) (void)resolve_metric_names(named.counters, !no_extra_suffixes, metric_notes);
       plan.print_metrics = names;
+    } else if (named.counters.empty()) {
+      // Only attributes: they come from the kernel records, so no counters are collected.
+      plan.env["RFPROF_METRIC_SET"] = "timing";
+      if (!quiet)
+        plan.notes.push_back("rfprof: note: --metrics names launch and device attributes only: printed for every "
+                             "launch from its kernel record, with no counters collected (no replay)");
     } else {
+      names = named.counters;
       if (!command.empty()) names = resolve_metric_names(names, !no_extra_suffixes, metric_notes);
       if (!quiet) plan.notes.insert(plan.notes.end(), metric_notes.begin(), metric_notes.end());
       std::string metrics;

@@ -497,6 +497,14 @@ TEST(InjectGpuQuery, QueryMetricsListsTheLocalDevices) {
   ASSERT_TRUE(WIFEXITED(missing));
   EXPECT_EQ(WEXITSTATUS(missing), 2);
   EXPECT_NE(slurp(err).find("rfprof: --devices 999: no such CUDA device"), std::string::npos) << slurp(err);
+  // --list-sets without --chip plans the sets for the device's chip (the one the header named),
+  // with no note about GH100 being assumed.
+  const std::string chip = first.substr(first.rfind(" (") + 2, first.size() - first.rfind(" (") - 3);
+  const int sets = std::system((std::string(RFPROF_BIN) + " --list-sets > '" + out + "' 2> '" + err + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(sets));
+  EXPECT_EQ(WEXITSTATUS(sets), 0) << slurp(err);
+  EXPECT_EQ(slurp(err), "");
+  EXPECT_NE(slurp(out).find(" metric(s) on " + chip + " -- "), std::string::npos) << slurp(out);
   fs::remove_all(dir);
 }
 #endif

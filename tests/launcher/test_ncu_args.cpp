@@ -27,6 +27,29 @@ TEST(NcuArgs, CommandAndDefaults) {
   EXPECT_EQ(p.page, "details");
 }
 
+// ncu's launch and device attributes given with --metrics (launch__grid_size, ...): rfprof prints
+// them from the kernel records, so they are not counters to collect.
+TEST(NcuArgs, LaunchAttributesInMetricsCollectNoCounters) {
+  Plan p = parse({"--metrics", "launch__grid_size", "--metrics", "launch__registers_per_thread", "app"});
+  EXPECT_EQ(p.env.at("RFPROF_METRIC_SET"), "timing");
+  EXPECT_EQ(p.env.count("RFPROF_METRICS"), 0u);
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_NE(p.notes[0].find("no counters collected"), std::string::npos) << p.notes[0];
+  Plan i = parse({"-i", "t.rftrace", "--csv", "--metrics", "launch__grid_size,device__attribute_display_name"});
+  EXPECT_EQ(i.print_metrics, (std::vector<std::string>{"launch__grid_size", "device__attribute_display_name"}));
+  const std::string e = error_of({"--metrics", "launch__waves_per_multiprocessor", "app"});
+  EXPECT_EQ(e.rfind("rfprof: --metrics launch__waves_per_multiprocessor: one of ncu's launch or device attributes "
+                    "that rfprof does not print", 0), 0u) << e;
+  EXPECT_NE(e.find("launch__grid_size"), std::string::npos) << e;  // what it prints instead
+  EXPECT_NE(error_of({"--metrics", "device__attribute_ecc_enabled", "app"}).find("does not print"), std::string::npos);
+}
+
+TEST(NcuArgsHostApi, LaunchAttributesBesideCountersAreNotCollected) {
+  Plan p = parse({"--metrics", "launch__grid_size,dram__bytes_read.sum,launch__block_size", "app"});
+  EXPECT_EQ(p.env.at("RFPROF_METRICS"), "dram__bytes_read.sum");
+  EXPECT_EQ(p.env.count("RFPROF_METRIC_SET"), 0u);
+}
+
 // *HostApi suites call CUPTI's profiler host API (--metrics is checked with it): not under the
 // sanitizers, whose runtime refuses its RTLD_DEEPBIND dlopen (scripts/run-tests).
 TEST(NcuArgsHostApi, ClusterScriptFlags) {

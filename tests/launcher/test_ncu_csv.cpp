@@ -77,6 +77,40 @@ TEST(NcuCsv, RawPageMatchesTheGoldenFile) {
   EXPECT_EQ(out.str(), golden("raw.csv", out.str()));
 }
 
+// ncu's raw page shows each launch's launch__* and device__attribute_* values among the metrics,
+// sorted by name; `-i --metrics` selects them as it selects metrics, on the raw page only.
+TEST(NcuCsv, LaunchAttributesAreColumnsOfTheRawPage) {
+  TempDir dir;
+  write_trace(dir.path / "t.rftrace");
+  std::ostringstream out;
+  NcuFilter f;
+  f.metrics = {"launch__thread_count", "dram__bytes_read.sum", "device__attribute_display_name", "launch__grid_dim_x"};
+  f.launch_count = 1;
+  EXPECT_EQ(write_ncu_csv(out, {dir.path / "t.rftrace"}, "raw", f), 1u);
+  const std::string ident = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
+                            "\"Block Size\",\"Grid Size\",\"Device\",\"CC\",";
+  EXPECT_EQ(out.str(), ident + "\"device__attribute_display_name\",\"dram__bytes_read.sum\",\"launch__grid_dim_x\","
+                               "\"launch__thread_count\"\n"
+                               "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"byte\",\"\",\"thread\"\n"
+                               "\"0\",\"4242\",\"python3\",\"node01\",\"ffma_loop(float*, int)\",\"0\",\"7\","
+                               "\"(256, 1, 1)\",\"(1024, 1, 1)\",\"0\",\"0.0\",\"NVIDIA H100 80GB HBM3\",\"1,234,567.5\","
+                               "\"1,024\",\"262,144\"\n");
+  // Every attribute has a name as NVIDIA spells it and is in the page when no --metrics is given.
+  std::ostringstream all;
+  write_ncu_csv(all, {dir.path / "t.rftrace"}, "raw", {});
+  const std::string header = all.str().substr(0, all.str().find('\n'));
+  for (const auto& a : ncu_attributes()) {
+    EXPECT_TRUE(a.name.rfind("launch__", 0) == 0 || a.name.rfind("device__attribute_", 0) == 0) << a.name;
+    EXPECT_NE(header.find("\"" + a.name + "\""), std::string::npos) << a.name;
+  }
+  // The details and text pages show the collected metrics only: an attribute selects nothing there.
+  NcuFilter attribute_only;
+  attribute_only.metrics = {"launch__grid_size"};
+  std::ostringstream details;
+  EXPECT_THROW(write_ncu_csv(details, {dir.path / "t.rftrace"}, "details", attribute_only), std::invalid_argument);
+  EXPECT_EQ(details.str(), "");
+}
+
 TEST(NcuCsv, DetailsPageMatchesTheGoldenFile) {
   TempDir dir;
   write_trace(dir.path / "t.rftrace");

@@ -137,8 +137,13 @@ class RecordedH100(unittest.TestCase):
         ours = [r for r in csv.reader(run.stdout.splitlines())]
         with open(os.path.join(DATA, "resnet18", "resnet18.ncu.csv"), newline="") as f:
             table = list(csv.reader(ln for ln in f if ln.startswith('"')))
+        # ncu's launch and device attributes too (launch__grid_size, launch__registers_per_thread,
+        # device__attribute_display_name, ...), and the columns in ncu's order: sorted by name.
+        attributes = [c for c in ours[0] if c.startswith(("launch__", "device__attribute_"))]
+        self.assertGreaterEqual(len(attributes), 25)
+        self.assertEqual(ours[0][11:], sorted(ours[0][11:]))
         for column in ["ID", "Grid Size", "Block Size", "Stream", "Device", "CC"] + \
-                [c for c in ours[0] if c.startswith(SASS)]:
+                [c for c in ours[0] if c.startswith(SASS)] + attributes:
             i, j = ours[0].index(column), table[0].index(column)
             self.assertEqual([r[i] for r in ours[2:]], [r[j] for r in table[2:] if r and r[0].isdigit()], column)
         self.assertEqual(sum(n.startswith("void cutlass__5x_cudnn::Kernel<") for n in demangled),
@@ -277,7 +282,7 @@ class RecordedH100(unittest.TestCase):
                 for i, name in enumerate(ours[0][11:], start=11):
                     j = col[name]
                     self.assertEqual(ours[1][i], theirs[1][j], name)  # unit
-                    if name.startswith(SASS):
+                    if name.startswith((SASS, "launch__", "device__attribute_")):
                         self.assertEqual(ours[2][i], theirs[2][j], name)  # "2,147,483,648"
                 for c in ("Block Size", "Grid Size", "Device", "CC"):
                     self.assertEqual(ours[2][col[c]], theirs[2][col[c]], c)

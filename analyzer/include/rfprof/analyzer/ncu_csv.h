@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "rfprof/analyzer/rows.h"
+#include "rfprof/analyzer/trace_pass.h"
 #include "rfprof/collector/launch_selection.h"
 
 namespace rf::analyzer {
@@ -66,11 +68,30 @@ std::string ncu_number(double value);
 /// "sector", "cycle", ""), from its name.
 std::string ncu_unit(const std::string& metric);
 
+/// One of the launch__* and device__attribute_* columns ncu's raw page prints for every launch
+/// (collected without replay), that rfprof fills from its trace: the kernel's activity record
+/// (grid, block, registers, shared memory, context, stream) and its device's record.
+struct NcuAttribute {
+  std::string name;  ///< as NVIDIA spells it, e.g. "launch__grid_size"
+  std::string unit;  ///< ncu's unit with --print-units base: "", "block", "byte/block", "thread", ...
+  /// The field as ncu prints it ("100,352", "NVIDIA H100 80GB HBM3"); "" when the trace lacks it.
+  /// `device`: the launch's device record, nullptr when the trace has none.
+  std::function<std::string(const KernelRow&, const DeviceRecord* device)> value;
+};
+
+/// The attributes rfprof prints, by name: those its traces hold (not the memory clock and bus
+/// width, which CUPTI's device record lacks; not the occupancy, cluster and driver-reserved
+/// shared memory figures, which ncu computes). Checked against ncu 2025.3's raw page of the same
+/// launches (tests/data/h100-2026-11-23), value for value: launch__grid_size = grid x*y*z,
+/// launch__block_size = block x*y*z, launch__thread_count = their product.
+const std::vector<NcuAttribute>& ncu_attributes();
+
 /// Streams the traces (pass 1 and 2 of rfanalyze, in order) and writes the page ("raw" or
 /// "details") to `out`, each trace's launches in launch order (by correlation id, through a window
 /// of 4,096 launches: a launch whose records arrive later is printed where it arrives; -s and -c
-/// count in that order). Metric columns of the raw page are the union of the traces' metric lists
-/// in order of first appearance; a launch without a value prints "". Throws trace::TraceError for
+/// count in that order). The raw page's columns after the 11 identification ones are the union of
+/// the traces' metric lists and ncu_attributes(), sorted by name as ncu sorts them; a launch
+/// without a value prints "". Throws trace::TraceError for
 /// an unreadable trace, std::regex_error for a bad -k regex and std::invalid_argument for a bad
 /// page or a filter.metrics name that selects none of the traces' metrics, all before printing
 /// anything.

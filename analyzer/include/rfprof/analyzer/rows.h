@@ -39,6 +39,8 @@ struct KernelRow {
   std::optional<std::array<int32_t, 3>> grid;   ///< blocks (x, y, z)
   std::optional<std::array<int32_t, 3>> block;  ///< threads (x, y, z)
   std::optional<uint32_t> shared_bytes;         ///< dynamic shared memory (bytes); not a CSV column
+  std::optional<uint32_t> static_shared_bytes;  ///< static shared memory (bytes per block); not a CSV column
+  std::optional<uint32_t> registers_per_thread; ///< registers per thread; not a CSV column
   std::optional<uint64_t> duration_ns;          ///< kernel end - start (ns), as the kernel really ran
   std::optional<uint64_t> start_ns;             ///< kernel start (CUPTI timestamp, ns); not a CSV column
   /// start_ns is not the GPU's: kernel replay left the kernel record without timestamps, so the
