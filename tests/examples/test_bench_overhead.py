@@ -226,16 +226,19 @@ class OverheadTest(unittest.TestCase):
             self.assertIn("app: step 1", f.read())  # the run's own output is kept
 
     def test_runs_past_the_budget_are_skipped_and_listed(self):
-        slow = self.script("slow.py", "import time; time.sleep(0.5)")
+        # Budget 2 x 1 s + 0.99 s: whatever the runs' start-up costs, roofline gets less than the
+        # 1 s a run needs; native and timing both finish while their start-ups add up to < 0.99 s
+        # (a loaded CI machine: the old 2 x 0.5 s + 1 s left timing out past a 0.5 s start-up).
+        slow = self.script("slow.py", "import time; time.sleep(1.0)")
         p, out = self.run_overhead("--workload", f"slow={slow}", "--workloads", "slow",
-                                   "--modes", "native,timing,roofline", "--budget", "2")
+                                   "--modes", "native,timing,roofline", "--budget", "2.99")
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(out, "runs.csv")) as f:
             runs = list(csv.DictReader(f))
-        # native and timing (over 0.5 s each) fit in the 2 s; roofline would get less than 1 s: not run.
+        # native and timing (over 1 s each) fit in the 2.99 s; roofline would get less than 1 s: not run.
         self.assertEqual([(r["mode"], r["exit_status"]) for r in runs], [("native", "0"), ("timing", "0")])
         with open(os.path.join(out, "README.md")) as f:
-            self.assertIn("slow, roofline: not run: the --budget of 2 s was used up", f.read())
+            self.assertIn("slow, roofline: not run: the --budget of 2.99 s was used up", f.read())
 
     def test_failed_runs_are_not_results_and_are_reported(self):
         bad = self.script("bad.py", "import sys; print('bad: could only allocate 0 GiB'); print(); sys.exit(3)")
