@@ -8,18 +8,14 @@
 
 #include "rfprof/launcher/listings.h"
 #include "rfprof/launcher/ncu_args.h"
+#include "launcher_test_util.h"
 
 namespace rf::launcher {
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using test_util::error_of;
+using test_util::has;
+using test_util::lines_of;
 
 /// A file of data/ without its leading '#' comment lines.
 std::vector<std::string> ncu_output(const std::string& name) {
@@ -213,14 +209,6 @@ TEST(ListingsHostApi, MetricsFlagsCheckedAndCompletedAsForARun) {
 }
 
 TEST(ListingsArgs, RefusedCombinations) {
-  auto error_of = [](const std::vector<std::string>& args) {
-    try {
-      (void)parse_args(args);
-    } catch (const ArgsError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   EXPECT_EQ(error_of({"--list-metrics", "app"}), "rfprof: --list-metrics lists and exits; drop the application and -i");
   EXPECT_TRUE(has(error_of({"--list-sections", "-i", "t.rftrace"}), "--list-sections lists and exits"));
   EXPECT_EQ(error_of({"--list-sections", "--list-metrics"}),

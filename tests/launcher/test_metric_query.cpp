@@ -14,18 +14,14 @@
 #include "rfprof/collector/host_metrics.h"
 #include "rfprof/launcher/metric_query.h"
 #include "rfprof/launcher/ncu_args.h"
+#include "launcher_test_util.h"
 
 namespace rf::launcher {
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using test_util::error_of;
+using test_util::has;
+using test_util::lines_of;
 
 /// ncu 2024.1.1's rows in data/ncu-2024.1.1-query-metrics-gh100.tsv: name -> {type, unit}.
 std::map<std::string, std::pair<std::string, std::string>> ncu_listing() {
@@ -307,14 +303,6 @@ TEST(MetricQueryArgs, FlagsAsNcuReadsThem) {
   ASSERT_EQ(p.notes.size(), 1u);
   EXPECT_TRUE(has(p.notes[0], "--devices 1: --chips gh100 names the chips")) << p.notes[0];
 
-  auto error_of = [](const std::vector<std::string>& args) {
-    try {
-      (void)parse_args(args);
-    } catch (const ArgsError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   EXPECT_TRUE(has(error_of({"--query-metrics-mode", "suffix", "--chips", "gh100"}), "name them with --metrics"));
   EXPECT_TRUE(has(error_of({"--query-metrics-mode", "bases"}), "--query-metrics-mode"));
   EXPECT_TRUE(has(error_of({"--query-metrics-collection", "pmsampling"}), "rfprof has no PM sampling"));

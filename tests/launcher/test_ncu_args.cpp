@@ -3,19 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include "launcher_test_util.h"
+
 namespace rf::launcher {
 namespace {
 
 Plan parse(std::vector<std::string> args) { return parse_args(args); }
 
-std::string error_of(std::vector<std::string> args) {
-  try {
-    parse_args(args);
-  } catch (const ArgsError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_util::error_of;
 
 TEST(NcuArgs, CommandAndDefaults) {
   Plan p = parse({"python", "main.py", "--lr", "0.1", "-o", "x"});

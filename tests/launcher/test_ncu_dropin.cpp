@@ -9,22 +9,15 @@
 
 #include "rfprof/launcher/metric_names.h"
 #include "rfprof/launcher/ncu_args.h"
+#include "launcher_test_util.h"
 
 namespace rf::launcher {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::vector<std::string>& args) {
-  try {
-    (void)parse_args(args);
-  } catch (const ArgsError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using test_util::error_of;
+using test_util::has;
 
 /// Writes `text` to `path` (through a named stream: clang's rvalue `ofstream(p) << "..."` may pick
 /// the `const void*` inserter and write an address).
