@@ -10,21 +10,25 @@ namespace {
 
 using Value = std::function<std::string(const KernelRow&, const DeviceRecord*)>;
 
-/// A whole number as ncu prints it ("100,352").
-std::string number(uint64_t v) { return ncu_number(static_cast<double>(v)); }
+std::string number(uint64_t v) { return ncu_whole_number(v); }
 
 /// Component `axis` of a launch's grid or block; "" when the trace lacks it.
 Value dim(std::optional<std::array<int32_t, 3>> KernelRow::*field, int axis) {
   return [field, axis](const KernelRow& r, const DeviceRecord*) {
     const auto& d = r.*field;
-    return d ? ncu_number((*d)[axis]) : std::string();
+    return d && (*d)[axis] >= 0 ? number(static_cast<uint64_t>((*d)[axis])) : std::string();
   };
 }
 
-/// x*y*z of a grid or block (blocks, threads per block); "" when the trace lacks it.
+/// x*y*z of a grid or block (blocks, threads per block); nullopt when the trace lacks it, for a
+/// negative component (a hostile trace) or when the product overflows 64 bits.
 std::optional<uint64_t> product(const std::optional<std::array<int32_t, 3>>& d) {
   if (!d || (*d)[0] < 0 || (*d)[1] < 0 || (*d)[2] < 0) return std::nullopt;
-  return static_cast<uint64_t>((*d)[0]) * static_cast<uint64_t>((*d)[1]) * static_cast<uint64_t>((*d)[2]);
+  uint64_t xy = 0, xyz = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>((*d)[0]), static_cast<uint64_t>((*d)[1]), &xy) ||
+      __builtin_mul_overflow(xy, static_cast<uint64_t>((*d)[2]), &xyz))
+    return std::nullopt;
+  return xyz;
 }
 
 Value optional_number(std::optional<uint32_t> KernelRow::*field) {
@@ -90,7 +94,8 @@ const std::vector<NcuAttribute>& ncu_attributes() {
       {"launch__thread_count", "thread",
        [](const KernelRow& r, const DeviceRecord*) {
          const auto g = product(r.grid), b = product(r.block);
-         return g && b ? number(*g * *b) : std::string();
+         uint64_t threads = 0;
+         return g && b && !__builtin_mul_overflow(*g, *b, &threads) ? number(threads) : std::string();
        }},
   };
   return attributes;

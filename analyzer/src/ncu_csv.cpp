@@ -89,6 +89,8 @@ std::string ncu_number(double value) {
   return sign + with_separators(integer) + fraction;
 }
 
+std::string ncu_whole_number(uint64_t value) { return with_separators(std::to_string(value)); }
+
 std::string ncu_unit(const std::string& m) {
   auto has = [&](const char* x) { return m.find(x) != std::string::npos; };
   if (has("__time_duration")) return "ns";  // ncu 2025.3 (CUDA 13), seen on an H100; older ncu: "nsecond"
@@ -110,13 +112,21 @@ struct PrintedLaunch {
   const DeviceRecord* device = nullptr;  ///< the launch's device record (nullptr: none in the trace)
 };
 
-/// Throws std::invalid_argument when a name of filter.metrics selects none of `available`.
+/// True when `name` is one of ncu_attributes().
+bool is_attribute(std::string_view name) {
+  const auto& all = ncu_attributes();
+  return std::any_of(all.begin(), all.end(), [&](const NcuAttribute& a) { return a.name == name; });
+}
+
+/// Throws std::invalid_argument when a name of filter.metrics selects none of `available` (the
+/// traces' metrics and what a page adds) and is not an attribute (every page prints those).
 void check_selected_metrics(const NcuFilter& filter, const std::vector<std::string>& available,
                             const std::vector<std::filesystem::path>& traces) {
   for (const std::string& m : filter.metrics) {
     NcuFilter one;
     one.metrics = {m};
-    if (std::any_of(available.begin(), available.end(), [&](const std::string& a) { return one.prints_metric(a); }))
+    if (is_attribute(m) ||
+        std::any_of(available.begin(), available.end(), [&](const std::string& a) { return one.prints_metric(a); }))
       continue;
     constexpr size_t kNamed = 12;  // a one-line message: the first names, then how many more
     std::string held;
@@ -279,6 +289,17 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
 /// Index of each identification field in PrintedLaunch::ident.
 enum Ident { kId, kPid, kProcess, kHost, kKernel, kContext, kStream, kBlock, kGrid, kDevice, kCc };
 
+/// The attributes the details and text pages print as metric rows after a launch's metrics, in
+/// ncu_attributes() order: those in filter.attributes, and those filter.metrics names.
+std::vector<const NcuAttribute*> attribute_rows(const NcuFilter& filter) {
+  std::vector<const NcuAttribute*> rows;
+  for (const auto& a : ncu_attributes())
+    if (std::find(filter.attributes.begin(), filter.attributes.end(), a.name) != filter.attributes.end() ||
+        std::find(filter.metrics.begin(), filter.metrics.end(), a.name) != filter.metrics.end())
+      rows.push_back(&a);
+  return rows;
+}
+
 }  // namespace
 
 uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::path>& traces,
@@ -289,11 +310,11 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
   const std::vector<std::string> ident = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
                                           "Stream", "Block Size", "Grid Size", "Device", "CC"};
   auto write_row = [&](const std::vector<std::string>& fields) { write_ncu_csv_row(out, fields); };
-  // The raw page also shows ncu's launch and device attributes, which every launch has.
-  std::vector<std::string> attribute_names;
-  if (page == "raw")
-    for (const auto& a : ncu_attributes()) attribute_names.push_back(a.name);
-  const PrintedTraces printed = read_printed_traces(traces, filter, warnings, warning_prefix, attribute_names);
+  const PrintedTraces printed = read_printed_traces(traces, filter, warnings, warning_prefix);
+  // The raw page also shows ncu's launch and device attributes, which every launch has, as columns;
+  // the details page those asked for, as rows.
+  const std::vector<const NcuAttribute*> detail_attributes = page == "raw" ? std::vector<const NcuAttribute*>{}
+                                                                         : attribute_rows(filter);
   // Raw columns: (name, attribute or nullptr for a metric), sorted by name as ncu sorts them.
   std::vector<std::pair<std::string, const NcuAttribute*>> columns;
   for (const auto& c : printed.columns) columns.emplace_back(c, nullptr);
@@ -332,6 +353,12 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
     for (const auto& [name, v] : p.values) {
       std::vector<std::string> row = p.ident;
       for (const std::string& f : {std::string(kNcuSection), name, ncu_unit(name), ncu_number(v)}) row.push_back(f);
+      write_row(row);
+    }
+    for (const NcuAttribute* a : detail_attributes) {
+      std::vector<std::string> row = p.ident;
+      for (const std::string& f : {std::string(kNcuSection), a->name, a->unit, a->value(*p.row, p.device)})
+        row.push_back(f);
       write_row(row);
     }
   });
@@ -392,6 +419,7 @@ std::string kernel_line(const PrintedLaunch& p) {
 uint64_t write_ncu_text(std::ostream& out, const std::vector<std::filesystem::path>& traces, const NcuFilter& filter,
                         std::ostream* warnings, const std::string& warning_prefix) {
   const PrintedTraces printed = read_printed_traces(traces, filter, warnings, warning_prefix, {kTextDuration});
+  const std::vector<const NcuAttribute*> attributes = attribute_rows(filter);
   std::string process;  // the process line of the launches printed last
   return for_each_printed_launch(
       printed, filter,
@@ -404,6 +432,7 @@ uint64_t write_ncu_text(std::ostream& out, const std::vector<std::filesystem::pa
         std::vector<std::vector<std::string>> rows;
         for (const auto& [name, v] : text_values(p, filter))
           rows.push_back({name, ncu_unit(name), std::isfinite(v) ? ncu_number(v) : "n/a"});  // ncu's n/a
+        for (const NcuAttribute* a : attributes) rows.push_back({a->name, a->unit, a->value(*p.row, p.device)});
         write_table(out, {"Metric Name", "Metric Unit", "Metric Value"}, rows);
         out << "\n";
       });

@@ -122,8 +122,10 @@ int run_listing(const Listing& listing, std::ostream& out, std::ostream& err) {
     write_section_table(out, listing.sections.empty() ? sections_of_set(listing.set) : listing.sections);
     return 0;
   }
-  if (listing.kind == Listing::Kind::kMetrics && !listing.metrics.empty()) {
-    write_metric_list(out, listing.metrics);  // checked against every chip when the flags were read
+  if (listing.kind == Listing::Kind::kMetrics && listing.from_metrics) {
+    // The names were checked against every chip when the flags were read; a --chip is checked too.
+    if (!listing.chip.empty() && listing_chip(listing, err).empty()) return 2;
+    write_metric_list(out, listing.metrics);
     return 0;
   }
   const char* flag = listing.kind == Listing::Kind::kSets ? "--list-sets" : "--list-metrics";

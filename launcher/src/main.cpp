@@ -52,6 +52,7 @@ std::ostream* output_channel(const launcher::Plan& plan, std::ofstream& file) {
 bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& traces, bool filtered) {
   analyzer::NcuFilter filter;
   filter.print_kernel_base = plan.print_kernel_base;
+  filter.attributes = plan.print_attributes;
   if (filtered) {
     filter.kernel_name = plan.kernel_name;
     filter.launch_skip = plan.launch_skip;

@@ -385,7 +385,8 @@ Plan parse_args(const std::vector<std::string>& given) {
   if ((listings > 0 || list_chips || query_metrics || query_flags) && (!command.empty() || !import.empty()))
     fail(std::string(listings > 0 ? listing_flag : list_chips ? "--list-chips" : "--query-metrics") +
          " lists and exits; drop the application and -i");
-  if (listings > 1) fail("give one of --list-sets, --list-sections and --list-metrics");
+  if (listings + int(list_chips) + int(query_metrics || query_flags) > 1)
+    fail("give one of --list-sets, --list-sections, --list-metrics, --list-chips and --query-metrics");
   if (listings > 0) {
     if (list_chip.find(',') != std::string::npos) fail(std::string(listing_flag) + " --chip " + list_chip + ": one chip at a time");
     if (list_sections && !list_chip.empty()) fail("--list-sections --chip " + list_chip + ": the sections are the same on every chip; drop --chip");
@@ -404,9 +405,12 @@ Plan parse_args(const std::vector<std::string>& given) {
     if (list_metrics && !metrics_flags.empty()) {
       if (!set.empty() || !section_flags.empty()) fail("--metrics with --set/--section: give one of them");
       const auto named = split_attributes(metric_list(metrics_flags));
+      listing.from_metrics = true;
       std::vector<std::string> metric_notes;
       if (!named.counters.empty()) listing.metrics = resolve_metric_names(named.counters, !no_extra_suffixes, metric_notes);
-      listing.metrics.insert(listing.metrics.end(), named.attributes.begin(), named.attributes.end());
+      for (const auto& a : named.attributes)  // what a run prints, but does not collect
+        metric_notes.push_back("rfprof: note: --metrics " + a + ": printed from each launch's kernel and device "
+                               "records, not collected as a counter: not listed");
       if (!quiet) plan.notes.insert(plan.notes.end(), metric_notes.begin(), metric_notes.end());
     }
     if (!log_file.empty()) plan.log_file = log_file;
@@ -510,11 +514,13 @@ Plan parse_args(const std::vector<std::string>& given) {
       plan.print_metrics = names;
     } else if (named.counters.empty()) {
       // Only attributes: they come from the kernel records, so no counters are collected.
+      plan.print_attributes = named.attributes;
       plan.env["RFPROF_METRIC_SET"] = "timing";
       if (!quiet)
         plan.notes.push_back("rfprof: note: --metrics names launch and device attributes only: printed for every "
                              "launch from its kernel record, with no counters collected (no replay)");
     } else {
+      plan.print_attributes = named.attributes;
       names = named.counters;
       if (!command.empty()) names = resolve_metric_names(names, !no_extra_suffixes, metric_notes);
       if (!quiet) plan.notes.insert(plan.notes.end(), metric_notes.begin(), metric_notes.end());

@@ -95,7 +95,8 @@ TEST(NcuCsv, LaunchAttributesAreColumnsOfTheRawPage) {
                                "\"0\",\"4242\",\"python3\",\"node01\",\"ffma_loop(float*, int)\",\"0\",\"7\","
                                "\"(256, 1, 1)\",\"(1024, 1, 1)\",\"0\",\"0.0\",\"NVIDIA H100 80GB HBM3\",\"1,234,567.5\","
                                "\"1,024\",\"262,144\"\n");
-  // Every attribute has a name as NVIDIA spells it and is in the page when no --metrics is given.
+  // Every attribute is one of ncu's launch or device attributes (the names are checked against
+  // ncu's own raw page in tests/recorded) and is in the page when no --metrics is given.
   std::ostringstream all;
   write_ncu_csv(all, {dir.path / "t.rftrace"}, "raw", {});
   const std::string header = all.str().substr(0, all.str().find('\n'));
@@ -103,12 +104,59 @@ TEST(NcuCsv, LaunchAttributesAreColumnsOfTheRawPage) {
     EXPECT_TRUE(a.name.rfind("launch__", 0) == 0 || a.name.rfind("device__attribute_", 0) == 0) << a.name;
     EXPECT_NE(header.find("\"" + a.name + "\""), std::string::npos) << a.name;
   }
-  // The details and text pages show the collected metrics only: an attribute selects nothing there.
-  NcuFilter attribute_only;
-  attribute_only.metrics = {"launch__grid_size"};
+  // The details page and the text show the attributes asked for as rows after the metrics.
+  NcuFilter asked;
+  asked.metrics = {"launch__grid_size", "dram__bytes_read.sum"};
+  asked.launch_count = 1;
   std::ostringstream details;
-  EXPECT_THROW(write_ncu_csv(details, {dir.path / "t.rftrace"}, "details", attribute_only), std::invalid_argument);
-  EXPECT_EQ(details.str(), "");
+  EXPECT_EQ(write_ncu_csv(details, {dir.path / "t.rftrace"}, "details", asked), 1u);
+  const std::string launch = "\"0\",\"4242\",\"python3\",\"node01\",\"ffma_loop(float*, int)\",\"0\",\"7\","
+                             "\"(256, 1, 1)\",\"(1024, 1, 1)\",\"0\",\"0.0\",\"Command line profiler metrics\",";
+  EXPECT_NE(details.str().find("\n" + launch + "\"dram__bytes_read.sum\",\"byte\",\"1,234,567.5\"\n" + launch +
+                               "\"launch__grid_size\",\"\",\"1,024\"\n"),
+            std::string::npos)
+      << details.str();
+  NcuFilter run;  // after a run: the --metrics attributes beside every metric collected
+  run.attributes = {"launch__registers_per_thread", "not_an_attribute"};
+  run.launch_count = 1;
+  std::ostringstream text;
+  EXPECT_EQ(write_ncu_text(text, {dir.path / "t.rftrace"}, run), 1u);
+  EXPECT_NE(text.str().find("    launch__registers_per_thread                        register/thread            0\n"),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(text.str().find("not_an_attribute"), std::string::npos);
+  // A metric the trace lacks is still refused, naming what it holds: its metrics, not attributes.
+  NcuFilter lacking;
+  lacking.metrics = {"lts__t_sectors.sum"};
+  std::ostringstream none;
+  try {
+    write_ncu_csv(none, {dir.path / "t.rftrace"}, "raw", lacking);
+    ADD_FAILURE() << "a metric the trace lacks was printed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("it holds: smsp__"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("launch__"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(none.str(), "");
+}
+
+// Grid and block products at any size, exact, and empty rather than wrapped past 64 bits.
+TEST(NcuCsv, LaunchAttributeProductsNeverWrap) {
+  KernelRow r;
+  r.grid = std::array<int32_t, 3>{2147483647, 65535, 65535};
+  r.block = std::array<int32_t, 3>{1024, 1, 1};
+  auto value = [&](const std::string& name) {
+    for (const auto& a : ncu_attributes())
+      if (a.name == name) return a.value(r, nullptr);
+    return std::string("(no such attribute)");
+  };
+  EXPECT_EQ(value("launch__grid_size"), "9,223,090,559,730,712,575");  // above 2^53: exact
+  EXPECT_EQ(value("launch__block_size"), "1,024");
+  EXPECT_EQ(value("launch__thread_count"), "");  // 9.4e21 threads: past 64 bits
+  r.grid = std::array<int32_t, 3>{-1, 1, 1};  // a hostile trace
+  EXPECT_EQ(value("launch__grid_size"), "");
+  EXPECT_EQ(value("launch__grid_dim_x"), "");
+  EXPECT_EQ(value("device__attribute_display_name"), "");  // no device record
+  EXPECT_EQ(ncu_whole_number(18446744073709551615ull), "18,446,744,073,709,551,615");
 }
 
 TEST(NcuCsv, DetailsPageMatchesTheGoldenFile) {

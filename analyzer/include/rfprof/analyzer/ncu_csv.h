@@ -2,16 +2,17 @@
 // written from rfprof traces, so scripts written for ncu read rfprof's results unchanged
 // (docs/ncu-flags.md, "CSV").
 //   raw:     "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",
-//            "Block Size","Grid Size","Device","CC",<metric names>; then a units row (11 empty
-//            cells, a unit per metric); then one row per launch.
+//            "Block Size","Grid Size","Device","CC",<metric and attribute names, sorted>; then a
+//            units row (11 empty cells, a unit per column); then one row per launch.
 //   details: the same 11 identification columns, then "Section Name","Metric Name","Metric Unit",
-//            "Metric Value": one row per launch and metric.
+//            "Metric Value": one row per launch and metric (and attribute asked for).
 // Every field is double-quoted; numbers carry thousands separators ("10,240,000"); block and grid
-// are "(x, y, z)". Units are base units (byte, nsecond, inst, ...), as `--print-units base`.
+// are "(x, y, z)". Units are base units (byte, ns, inst, block, ...), as `--print-units base`.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string_view>
@@ -55,6 +56,11 @@ struct NcuFilter {
   /// NAME.suffix (.sum, .avg, ...), as ncu's extra suffixes. The writers throw std::invalid_argument
   /// before printing anything when a name selects none of the traces' metrics.
   std::vector<std::string> metrics;
+  /// ncu launch and device attributes (ncu_attributes() names) printed as rows after each launch's
+  /// metrics on the details page and in text (a run's --metrics attribute names); the raw page
+  /// prints every attribute as a column anyway. Attribute names in `metrics` count too. Names that
+  /// are not attributes are ignored.
+  std::vector<std::string> attributes;
 
   /// True when `metric` (a full metric name) is printed under `metrics`.
   bool prints_metric(std::string_view metric) const;
@@ -63,6 +69,9 @@ struct NcuFilter {
 /// `value` as ncu prints it: integral values with thousands separators ("1,234,567"), others with
 /// separators in the integer part and the shortest round-tripping fraction ("1,234.5"); NaN: "".
 std::string ncu_number(double value);
+
+/// A whole number as ncu prints it, exactly at any size ("18,446,744,073,709,551,615").
+std::string ncu_whole_number(uint64_t value);
 
 /// Base unit of a metric as ncu prints it with --print-units base ("byte", "nsecond", "inst",
 /// "sector", "cycle", ""), from its name.
@@ -79,7 +88,7 @@ struct NcuAttribute {
   std::function<std::string(const KernelRow&, const DeviceRecord* device)> value;
 };
 
-/// The attributes rfprof prints, by name: those its traces hold (not the memory clock and bus
+/// The attributes rfprof prints, sorted by name: those its traces hold (not the memory clock and bus
 /// width, which CUPTI's device record lacks; not the occupancy, cluster and driver-reserved
 /// shared memory figures, which ncu computes). Checked against ncu 2025.3's raw page of the same
 /// launches (tests/data/h100-2026-11-23), value for value: launch__grid_size = grid x*y*z,

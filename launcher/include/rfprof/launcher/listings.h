@@ -29,6 +29,7 @@ const RooflineSection* find_roofline_section(std::string_view identifier);
 
 /// What --list-sets, --list-sections and --list-metrics print, from the other flags given.
 struct Listing {
+  /// Which listing: --list-sets, --list-sections or --list-metrics.
   enum class Kind { kSets, kSections, kMetrics };
   Kind kind = Kind::kSets;
   /// --chip as typed; empty: the chip of this machine's first CUDA device, else GH100 with a note.
@@ -37,8 +38,10 @@ struct Listing {
   std::vector<std::string> sections;
   /// The rfprof metric set the flags select (--set, --section or the default "roofline").
   std::string set = "roofline";
-  /// --list-metrics with --metrics: those names (already checked and completed as for a run).
+  /// --list-metrics with --metrics (`from_metrics`): the counters named (checked and completed as
+  /// for a run; empty when only launch or device attributes were named, which are not collected).
   std::vector<std::string> metrics;
+  bool from_metrics = false;
   bool quiet = false;  ///< --quiet: no note about the chip chosen
 };
 

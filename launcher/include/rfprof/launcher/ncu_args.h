@@ -60,6 +60,10 @@ struct Plan {
   /// -i with --metrics: only these metrics are printed (names as given; a base name selects its
   /// .sum, .avg, ... as analyzer::NcuFilter::metrics). Empty: every metric of the trace.
   std::vector<std::string> print_metrics;
+  /// A run's --metrics names that are ncu launch or device attributes (analyzer::ncu_attributes):
+  /// not collected, printed as rows on the details page and in text after the run
+  /// (analyzer::NcuFilter::attributes); the raw page prints every attribute anyway.
+  std::vector<std::string> print_attributes;
   /// --list-sets, --list-sections or --list-metrics: print the listing and exit (run_listing).
   std::optional<Listing> listing;
   bool list_chips = false;                    ///< --list-chips: print the chips --chips takes and exit
