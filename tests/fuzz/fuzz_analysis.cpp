@@ -3,8 +3,9 @@
 // report writer (CSV, JSON, HTML, SVG, Chrome trace). Every input must end in exit status 0 (a
 // readable or truncated trace) or kExitBadInput with one "rfanalyze:" message: never an internal
 // error (exit 3: an unexpected exception), an exception escaping run_analysis, a sanitizer report,
-// a hang or an unbounded allocation; after exit 0 the JSON outputs parse and the SVG and HTML are
-// UTF-8. Built and run by scripts/run-tests like the other two targets.
+// a hang or an unbounded allocation; after exit 0 the JSON outputs parse, the SVG and HTML are
+// UTF-8, and rfprof -i's ncu pages (CSV raw and details, text, per-kernel summary) print it without
+// an exception. Built and run by scripts/run-tests like the other two targets.
 #include <unistd.h>
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/ncu_csv.h"
 #include "rfprof/analyzer/utf8.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -83,5 +85,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
   }
+  // rfprof -i's pages (ncu_csv.h) read the trace as the analysis did, so they print it: an
+  // exception escaping them (it aborts the fuzzer) or a sanitizer report is a finding.
+  for (const char* page : {"raw", "details"}) {
+    std::ostringstream csv;
+    rf::analyzer::write_ncu_csv(csv, {trace}, page, {});
+  }
+  std::ostringstream text, summary_text;
+  rf::analyzer::write_ncu_text(text, {trace}, {});
+  rf::analyzer::write_ncu_summary_text(summary_text, {trace}, {});
   return 0;
 }
