@@ -1,5 +1,6 @@
 // ncu's launch__* and device__attribute_* columns from an rfprof trace (rfprof/analyzer/ncu_csv.h,
 // ncu_attributes).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -99,6 +100,11 @@ const std::vector<NcuAttribute>& ncu_attributes() {
        }},
   };
   return attributes;
+}
+
+bool is_ncu_attribute(std::string_view name) {
+  const auto& all = ncu_attributes();
+  return std::any_of(all.begin(), all.end(), [&](const NcuAttribute& a) { return a.name == name; });
 }
 
 }  // namespace rf::analyzer

@@ -112,12 +112,6 @@ struct PrintedLaunch {
   const DeviceRecord* device = nullptr;  ///< the launch's device record (nullptr: none in the trace)
 };
 
-/// True when `name` is one of ncu_attributes().
-bool is_attribute(std::string_view name) {
-  const auto& all = ncu_attributes();
-  return std::any_of(all.begin(), all.end(), [&](const NcuAttribute& a) { return a.name == name; });
-}
-
 /// Throws std::invalid_argument when a name of filter.metrics selects none of `available` (the
 /// traces' metrics and what a page adds) and is not an attribute (every page prints those).
 void check_selected_metrics(const NcuFilter& filter, const std::vector<std::string>& available,
@@ -125,7 +119,7 @@ void check_selected_metrics(const NcuFilter& filter, const std::vector<std::stri
   for (const std::string& m : filter.metrics) {
     NcuFilter one;
     one.metrics = {m};
-    if (is_attribute(m) ||
+    if (is_ncu_attribute(m) ||
         std::any_of(available.begin(), available.end(), [&](const std::string& a) { return one.prints_metric(a); }))
       continue;
     constexpr size_t kNamed = 12;  // a one-line message: the first names, then how many more

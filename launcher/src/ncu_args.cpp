@@ -93,7 +93,7 @@ CountersAndAttributes split_attributes(const std::vector<std::string>& names) {
   CountersAndAttributes out;
   const auto& all = analyzer::ncu_attributes();
   for (const auto& n : names) {
-    if (std::any_of(all.begin(), all.end(), [&](const analyzer::NcuAttribute& a) { return a.name == n; })) {
+    if (analyzer::is_ncu_attribute(n)) {
       out.attributes.push_back(n);
     } else if (n.rfind("launch__", 0) == 0 || n.rfind("device__attribute_", 0) == 0) {
       std::string printed;

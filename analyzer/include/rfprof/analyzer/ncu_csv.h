@@ -95,6 +95,9 @@ struct NcuAttribute {
 /// launch__block_size = block x*y*z, launch__thread_count = their product.
 const std::vector<NcuAttribute>& ncu_attributes();
 
+/// True when `name` is the name of one of ncu_attributes().
+bool is_ncu_attribute(std::string_view name);
+
 /// Streams the traces (pass 1 and 2 of rfanalyze, in order) and writes the page ("raw" or
 /// "details") to `out`, each trace's launches in launch order (by correlation id, through a window
 /// of 4,096 launches: a launch whose records arrive later is printed where it arrives; -s and -c
