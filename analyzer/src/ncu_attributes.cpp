@@ -32,6 +32,14 @@ std::optional<uint64_t> product(const std::optional<std::array<int32_t, 3>>& d) 
   return xyz;
 }
 
+/// x*y*z of a grid or block as ncu prints it; "" when product() has none.
+Value size_of(std::optional<std::array<int32_t, 3>> KernelRow::*field) {
+  return [field](const KernelRow& r, const DeviceRecord*) {
+    const auto n = product(r.*field);
+    return n ? number(*n) : std::string();
+  };
+}
+
 Value optional_number(std::optional<uint32_t> KernelRow::*field) {
   return [field](const KernelRow& r, const DeviceRecord*) {
     const auto& v = r.*field;
@@ -69,29 +77,18 @@ const std::vector<NcuAttribute>& ncu_attributes() {
       {"launch__block_dim_x", "block", dim(&KernelRow::block, 0)},
       {"launch__block_dim_y", "block", dim(&KernelRow::block, 1)},
       {"launch__block_dim_z", "block", dim(&KernelRow::block, 2)},
-      {"launch__block_size", "",
-       [](const KernelRow& r, const DeviceRecord*) {
-         const auto n = product(r.block);
-         return n ? number(*n) : std::string();
-       }},
-      {"launch__context_id", "",
-       [](const KernelRow& r, const DeviceRecord*) { return r.context ? number(*r.context) : std::string(); }},
-      {"launch__device_id", "",
-       [](const KernelRow& r, const DeviceRecord*) { return r.device ? number(*r.device) : std::string(); }},
+      {"launch__block_size", "", size_of(&KernelRow::block)},
+      {"launch__context_id", "", optional_number(&KernelRow::context)},
+      {"launch__device_id", "", optional_number(&KernelRow::device)},
       {"launch__grid_dim_x", "", dim(&KernelRow::grid, 0)},
       {"launch__grid_dim_y", "", dim(&KernelRow::grid, 1)},
       {"launch__grid_dim_z", "", dim(&KernelRow::grid, 2)},
-      {"launch__grid_size", "",
-       [](const KernelRow& r, const DeviceRecord*) {
-         const auto n = product(r.grid);
-         return n ? number(*n) : std::string();
-       }},
+      {"launch__grid_size", "", size_of(&KernelRow::grid)},
       {"launch__registers_per_thread", "register/thread", optional_number(&KernelRow::registers_per_thread)},
       {"launch__shared_mem_per_block_dynamic", "byte/block", optional_number(&KernelRow::shared_bytes)},
       {"launch__shared_mem_per_block_static", "byte/block", optional_number(&KernelRow::static_shared_bytes)},
       {"launch__sm_count", "SM", device_number(&trace::DeviceInfo::sm_count)},
-      {"launch__stream_id", "",
-       [](const KernelRow& r, const DeviceRecord*) { return r.stream ? number(*r.stream) : std::string(); }},
+      {"launch__stream_id", "", optional_number(&KernelRow::stream)},
       {"launch__thread_count", "thread",
        [](const KernelRow& r, const DeviceRecord*) {
          const auto g = product(r.grid), b = product(r.block);
