@@ -72,7 +72,7 @@ trace::DeviceInfo convert_device(const CUpti_ActivityDevice5& d, std::string_vie
   out.cc_minor = d.computeCapabilityMinor;
   out.sm_count = d.numMultiprocessors;
   out.core_clock_khz = d.coreClockRate;
-  out.memory_clock_khz = 0;        // not in CUpti_ActivityDevice5
+  out.memory_clock_khz = 0;        // not in CUpti_ActivityDevice5: the session asks the driver
   out.memory_bus_width_bits = 0;   // not in CUpti_ActivityDevice5
   out.global_memory_bytes = d.globalMemorySize;
   out.global_memory_bandwidth_kbps = d.globalMemoryBandwidth;

@@ -15,6 +15,8 @@ struct Api {
   decltype(&::cuCtxPushCurrent) push = nullptr;
   decltype(&::cuCtxPopCurrent) pop = nullptr;
   decltype(&::cuStreamIsCapturing) is_capturing = nullptr;
+  decltype(&::cuDeviceGet) device_get = nullptr;
+  decltype(&::cuDeviceGetAttribute) device_attribute = nullptr;
 };
 
 template <typename F>
@@ -39,6 +41,8 @@ Api api() noexcept {
   resolve(lib, "cuCtxPushCurrent_v2", a.push);
   resolve(lib, "cuCtxPopCurrent_v2", a.pop);
   resolve(lib, "cuStreamIsCapturing", a.is_capturing);
+  resolve(lib, "cuDeviceGet", a.device_get);
+  resolve(lib, "cuDeviceGetAttribute", a.device_attribute);
   found.store(true, std::memory_order_release);
   return a;
 }
@@ -50,6 +54,16 @@ int version() noexcept {
   const Api a = api();
   if (a.get_version && a.get_version(&v) == CUDA_SUCCESS) return v;
   return 0;
+}
+
+unsigned device_attribute(int ordinal, CUdevice_attribute attr) noexcept {
+  const Api a = api();
+  if (!a.device_get || !a.device_attribute) return 0;
+  CUdevice dev = 0;
+  if (a.device_get(&dev, ordinal) != CUDA_SUCCESS) return 0;
+  int value = 0;
+  if (a.device_attribute(&value, attr, dev) != CUDA_SUCCESS || value < 0) return 0;
+  return static_cast<unsigned>(value);
 }
 
 bool is_capturing(CUstream stream) noexcept {

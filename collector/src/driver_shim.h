@@ -13,6 +13,12 @@ int version() noexcept;
 /// The calling thread's current context (cuCtxGetCurrent), or null without one or a driver.
 CUcontext current_context() noexcept;
 
+/// Attribute `attr` of CUDA device `ordinal` (cuDeviceGet + cuDeviceGetAttribute), e.g.
+/// CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE in kHz or CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH in
+/// bits; 0 when the call fails (bad ordinal, driver not initialized), the value is negative, or
+/// without a driver.
+unsigned device_attribute(int ordinal, CUdevice_attribute attr) noexcept;
+
 /// True if `stream` is capturing into a CUDA graph (cuStreamIsCapturing): a launch into it runs no
 /// kernel now. False when not capturing, on error (e.g. the legacy stream during a global capture,
 /// whose launch fails anyway) or without a driver.

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "convert.h"
+#include "driver_shim.h"
 #include "rfprof/collector/activity_buffers.h"
 #include "rfprof/collector/signal_finish.h"
 #include "session_impl.h"
@@ -108,6 +109,13 @@ void Session::handle_record(const CUpti_Activity* record) {
       // (a few bytes per device, never a double free).
       const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
       auto intern_fn = [this](std::string_view s) { return intern(s); };
+      // Not in CUpti_ActivityDevice5: asked of the driver (0 when it cannot say), outside the
+      // locks. cuDeviceGetAttribute is none of the callbacks rfprof enables.
+      const auto ordinal = static_cast<int>(d->id);
+      const unsigned memory_clock_khz =
+          driver::device_attribute(ordinal, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+      const unsigned memory_bus_width_bits =
+          driver::device_attribute(ordinal, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
       std::optional<trace::DeviceInfo> ready;
       {
         // Under activity_mutex_ from the chip lookup to the push, as write_pending_devices: a
@@ -121,6 +129,8 @@ void Session::handle_record(const CUpti_Activity* record) {
           never_known = chip_errors_.count(d->id) > 0;
         }
         trace::DeviceInfo info = convert_device(*d, chip, intern_fn);
+        info.memory_clock_khz = memory_clock_khz;
+        info.memory_bus_width_bits = memory_bus_width_bits;
         if (!chip.empty() || never_known)
           ready = std::move(info);
         else

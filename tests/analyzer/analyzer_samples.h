@@ -141,6 +141,7 @@ class TraceBuilder {
     d.sm_count = 132;
     d.core_clock_khz = 1980000;
     d.memory_clock_khz = 2619000;
+    d.memory_bus_width_bits = 5120;
     d.global_memory_bandwidth_kbps = bandwidth_kbps;
     w_.append(d);
   }

@@ -324,6 +324,8 @@ TEST(EndToEnd, RangesPhasesAndSummary) {
   EXPECT_EQ(s["traces"][0]["join"]["rows_without_launch"], 1);
   ASSERT_EQ(s["devices"].size(), 1u);
   EXPECT_EQ(s["devices"][0]["sm_count"], 132);
+  EXPECT_EQ(s["devices"][0]["memory_clock_khz"], 2619000);
+  EXPECT_EQ(s["devices"][0]["memory_bus_width_bits"], 5120);
   EXPECT_EQ(s["devices"][0]["ceilings"]["datasheet_entry"], "H100 SXM5");
   EXPECT_EQ(s["devices"][0]["ceilings"]["fp32_flop_per_s"]["source"].get<std::string>().rfind(
                 "datasheet: H100 SXM5 (", 0),

@@ -113,6 +113,21 @@ TEST_F(InjectGpu, OneWindowAndNothingCollectedOutsideIt) {
   EXPECT_EQ(std::count_if(launches.begin(), launches.end(), [](auto& l) { return l.is_graph; }), 1);
 }
 
+// The device record's memory clock and bus width come from the driver (cuDeviceGetAttribute), its
+// bandwidth from CUPTI: CUPTI's figure is the DDR rate over the bus, 2 * clock * width / 8
+// (H100 80GB HBM3: 2 * 2,619,000 kHz * 5,120 bits / 8 = 3,352,320,000 KB/s).
+TEST_F(InjectGpu, TheDeviceRecordHasTheMemoryClockAndBusWidth) {
+  Trace t = read_trace(trace_path_);
+  auto devices = t.all<DeviceInfo>();
+  ASSERT_FALSE(devices.empty());
+  for (const auto& d : devices) {
+    EXPECT_GT(d.memory_clock_khz, 0u) << t.str(d.name);
+    EXPECT_GT(d.memory_bus_width_bits, 0u) << t.str(d.name);
+    const double kbps = 2.0 * d.memory_clock_khz * d.memory_bus_width_bits / 8.0;
+    EXPECT_NEAR(kbps, static_cast<double>(d.global_memory_bandwidth_kbps), 0.01 * kbps) << t.str(d.name);
+  }
+}
+
 TEST_F(InjectGpu, EveryKernelJoinsALaunch) {
   Trace t = read_trace(trace_path_);
   std::set<uint32_t> ids;

@@ -73,8 +73,8 @@ struct DeviceInfo {
   uint32_t cc_minor = 0;
   uint32_t sm_count = 0;
   uint32_t core_clock_khz = 0;       ///< max SM clock (kHz)
-  uint32_t memory_clock_khz = 0;     ///< max memory clock (kHz)
-  uint32_t memory_bus_width_bits = 0;
+  uint32_t memory_clock_khz = 0;     ///< peak memory clock (kHz, cuDeviceGetAttribute); 0: unknown
+  uint32_t memory_bus_width_bits = 0;  ///< global memory bus width (bits, ditto); 0: unknown
   uint64_t global_memory_bytes = 0;
   uint64_t global_memory_bandwidth_kbps = 0;  ///< CUPTI globalMemoryBandwidth (KB/s)
   uint32_t l2_cache_bytes = 0;
