@@ -27,7 +27,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace fs = std::filesystem;
-  static const std::string base = "/tmp/rfprof-fuzz-analysis-" + std::to_string(::getpid());
+  static const std::string base = (fs::temp_directory_path() / ("rfprof-fuzz-analysis-" + std::to_string(::getpid()))).string();
   static const fs::path trace = base + ".rftrace";
   static const fs::path out = base + "-report";
   static const struct Cleanup {

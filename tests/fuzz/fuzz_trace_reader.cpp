@@ -5,12 +5,17 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "rfprof/trace/reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/rfprof-fuzz-trace-" + std::to_string(::getpid()) + ".rftrace";
+  static const std::string path =
+      (std::filesystem::temp_directory_path() / ("rfprof-fuzz-trace-" + std::to_string(::getpid()) + ".rftrace")).string();
+  static const struct Cleanup {  // removed when libFuzzer exits (-max_total_time, -runs)
+    ~Cleanup() { std::remove(path.c_str()); }
+  } cleanup;
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(data, 1, size, f);
     std::fclose(f);
