@@ -388,6 +388,7 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
     if (exit_ns >= t.counters_from_ns)
       process_overhead().add(OverheadPhase::kLaunchCounters, exit_ns - t.counters_from_ns);
   }
+  if (cp && t.step) step_stop_abandoned_pass(*cp);
   const bool ok = cb->functionReturnValue &&
                   *static_cast<const CUresult*>(cb->functionReturnValue) == CUDA_SUCCESS;
   // In the timing window only recorded launches (inside the LaunchLog window) join the sequence:

@@ -166,6 +166,12 @@ class Session {
   std::shared_ptr<ContextProfiler> step_launch_enter(CUcontext ctx);
   /// At the exit of a successful launch taken by step_launch_enter.
   void step_launch_exit(const LaunchIdentity& launch, uint32_t correlation_id, uint64_t thread);
+  /// At the exit of every launch taken by step_launch_enter, `cp` still locked and the launch's
+  /// context current: if replay across steps stepped aside while this launch held the context (a
+  /// window closed and waited kLockWait in vain), the pass it could not stop is stopped and the
+  /// Range Profiler disabled here, so that CUPTI stops instrumenting and serializing the
+  /// application's kernels now rather than at the next window close.
+  void step_stop_abandoned_pass(ContextProfiler& cp) noexcept;
   /// Process exit: says so when no group was completed.
   void step_finish() noexcept;
   /// Steps aside for the rest of the run (one rfprof: line): later windows are recorded plainly.

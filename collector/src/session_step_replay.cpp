@@ -121,6 +121,10 @@ void Session::step_launch_exit(const LaunchIdentity& launch, uint32_t correlatio
   if (step_) step_->on_launch(launch, correlation_id, thread);
 }
 
+void Session::step_stop_abandoned_pass(ContextProfiler& cp) noexcept {
+  if (step_off_.load() && cp.started()) cp.disable();  // cuptiRangeProfilerStop, then Disable
+}
+
 void Session::step_close_window(uint32_t cbid) {
   std::shared_ptr<ContextProfiler> cp;
   {
