@@ -200,6 +200,12 @@ TEST(Roof, PointsBelowTheRoofAreNotFlagged) {
   EXPECT_DOUBLE_EQ(*r.achieved_flop_per_s, 1e9);
   // AI = 100 FLOP/byte: min(2e12, 100 * 1e11) = 2e12.
   EXPECT_DOUBLE_EQ(*r.attainable_flop_per_s, 2e12);
+  // Close under both ceilings is still under them: 1.98e9 FLOP and 9.9e7 bytes in 1 ms are
+  // 99 % of 2e12 FLOP/s and of 1e11 bytes/s.
+  r = check_roof(metrics(0, 1.98e9, 0, 9.9e7), uint64_t{1000000}, c);
+  EXPECT_FALSE(r.above_compute);
+  EXPECT_FALSE(r.above_memory);
+  EXPECT_DOUBLE_EQ(*r.dram_bytes_per_s, 9.9e10);
 }
 
 // Toy ceilings: FP32 2e12 FLOP/s, DRAM 1e11 bytes/s, so the ridge point is at 20 FLOP/byte.

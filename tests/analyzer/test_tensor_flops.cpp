@@ -63,6 +63,13 @@ TEST(TensorFlops, UnsplitNameIsDenseOnlyWithoutSparseNamesOfItsPrecision) {
   // A list with split names of FP16 ignores an unsplit FP16 name (it would count sparse twice).
   Launch mixed({"sm__ops_path_tensor_src_fp16_sparsity_off.sum", "sm__ops_path_tensor_src_fp16.sum"}, {5, 1000});
   EXPECT_EQ(mixed.eval().tensor_dense[kFp16], 5.0);
+  // Likewise with a sparse split name only: the unsplit name counts the sparse work too, so it is
+  // not the dense term; FP16 has a sparse term and no dense one.
+  Launch sparse_only({"sm__ops_path_tensor_src_fp16_sparsity_on.sum", "sm__ops_path_tensor_src_fp16.sum"},
+                     {7, 1000});
+  EXPECT_FALSE(sparse_only.eval().tensor_dense[kFp16]);
+  EXPECT_EQ(sparse_only.eval().tensor_sparse[kFp16], 7.0);
+  EXPECT_EQ(sparse_only.eval().tensor_flop(), 7.0);
 }
 
 TEST(TensorFlops, NoTensorMetricsLeaveTotalsAsBefore) {
