@@ -198,6 +198,72 @@ TEST_F(HostileTrace, OutOfRangeEnumIsTyped) {
   EXPECT_THROW(decode_record(static_cast<uint16_t>(RecordType::kNvtx), payload, 0), TraceError);
 }
 
+/// Record headers of the file, in order: where each starts (file offset), its tag and size.
+struct RecordAt {
+  size_t offset;
+  uint16_t type;
+  uint32_t size;
+};
+std::vector<RecordAt> record_headers(const std::vector<char>& bytes) {
+  std::vector<RecordAt> out;
+  for (size_t chunk = 16; chunk + 16 <= bytes.size();) {
+    uint32_t payload = 0;
+    std::memcpy(&payload, bytes.data() + chunk + 4, 4);
+    for (size_t at = chunk + 16; at + 8 <= chunk + 16 + payload;) {
+      RecordAt r{at, 0, 0};
+      std::memcpy(&r.type, bytes.data() + at, 2);
+      std::memcpy(&r.size, bytes.data() + at + 4, 4);
+      out.push_back(r);
+      at += 8 + r.size;
+    }
+    chunk += 16 + payload;
+  }
+  return out;
+}
+
+// Each check of the chunk header and of the string table, named by its typed error at the offset
+// of the bad field or record (docs/trace-format.md).
+TEST_F(HostileTrace, ChunkHeaderAndStringTableChecksAreTypedAtTheirOffset) {
+  uint32_t payload = 0, records = 0;
+  std::memcpy(&payload, bytes_.data() + 16 + 4, 4);
+  std::memcpy(&records, bytes_.data() + 16 + 8, 4);
+  ASSERT_GT(records, 1u);
+  auto expect_error = [&](const std::vector<char>& bad, TraceErrorKind kind, uint64_t offset, const char* what) {
+    spit(cut_, bad, bad.size());
+    const ReadResult res = read_file(cut_);
+    ASSERT_TRUE(res.error) << what;
+    EXPECT_EQ(res.kind, kind) << what;
+    EXPECT_EQ(res.error_offset, offset) << what;
+  };
+  // Chunk flags (none is defined).
+  auto bad = bytes_;
+  bad[16 + 12] = 1;
+  expect_error(bad, TraceErrorKind::kBadChunk, 28, "flags");
+  // More records than 8-byte headers fit in the payload.
+  bad = bytes_;
+  const uint32_t too_many = payload / 8 + 1;
+  std::memcpy(bad.data() + 16 + 8, &too_many, 4);
+  expect_error(bad, TraceErrorKind::kBadChunk, 24, "record count");
+  // One record fewer than the chunk holds: its last record is bytes after the last record.
+  const std::vector<RecordAt> headers = record_headers(bytes_);
+  ASSERT_GE(headers.size(), records);
+  bad = bytes_;
+  const uint32_t fewer = records - 1;
+  std::memcpy(bad.data() + 16 + 8, &fewer, 4);
+  expect_error(bad, TraceErrorKind::kBadChunk, headers[records - 1].offset, "bytes after the last record");
+  // String definitions: id 0 (reserved for "no string"), and an id defined twice with two values.
+  std::vector<RecordAt> defs;
+  for (const RecordAt& r : headers)
+    if (r.type == static_cast<uint16_t>(RecordType::kString)) defs.push_back(r);
+  ASSERT_GE(defs.size(), 2u);
+  bad = bytes_;
+  std::memset(bad.data() + defs[0].offset + 8, 0, 4);
+  expect_error(bad, TraceErrorKind::kBadString, defs[0].offset, "string id 0");
+  bad = bytes_;
+  std::memcpy(bad.data() + defs[1].offset + 8, bad.data() + defs[0].offset + 8, 4);
+  expect_error(bad, TraceErrorKind::kBadString, defs[1].offset, "string id redefined");
+}
+
 TEST_F(HostileTrace, EveryByteFlipGivesRecordsOrATypedError) {
   // A small deterministic fuzz: each byte replaced by values that break lengths, counts and tags.
   const uint8_t values[] = {0x00, 0x01, 0x7F, 0x80, 0xFF};
