@@ -175,5 +175,36 @@ TEST(NvtxAttribution, LatestStartedAmongContainingRangesWins) {
   EXPECT_EQ(x.call(200, 3900, 4100), "backward");   // allreduce ends during the call
 }
 
+TEST(NvtxAttribution, AZeroLengthRangeChangesNothingVisible) {
+  Index x;
+  x.range(1, 100, 100, 10000, "outer_b");
+  x.range(2, 100, 150, 150, "mark");  // pushed and popped at one time stamp, during the call
+  x.range(3, 300, 50, 10000, "outer_c");
+  x.nvtx.finalize();
+  // Thread 100's visible ranges do not change during the call: its range, started last, wins.
+  EXPECT_EQ(x.call(200, 120, 200), "outer_b");
+}
+
+TEST(NvtxAttribution, OfThreadsWhoseRangesChangeTheLowestThreadIdGivesTheCommonPrefix) {
+  Index x;
+  x.range(1, 100, 0, 10000, "train");
+  x.range(2, 100, 1000, 2000, "backward");  // ends during the call
+  x.range(3, 300, 0, 10000, "loader");
+  x.range(4, 300, 1500, 2500, "batch");     // starts during the call
+  x.nvtx.finalize();
+  EXPECT_EQ(x.call(200, 1200, 2200), "train");
+}
+
+TEST(NvtxAttribution, ARangeEndingBeforeItStartsIsCountedAndDropped) {
+  Index x;
+  x.range(1, 100, 5000, 4000, "backwards");
+  x.range(2, 100, 6000, 7000, "fine");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.nvtx.backwards_ranges(), 1u);
+  EXPECT_EQ(x.nvtx.range_count(), 1u);
+  EXPECT_EQ(x.at(100, 4500), "");
+  EXPECT_EQ(x.at(100, 6500), "fine");
+}
+
 }  // namespace
 }  // namespace rf::analyzer
