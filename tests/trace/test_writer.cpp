@@ -29,6 +29,27 @@ TEST(TraceWriter, RefusesToOverwriteWithoutForce) {
   EXPECT_NO_THROW(Writer w(p, {.force_overwrite = true}));
 }
 
+// Two processes given one name: the second finds the first's .part and refuses, leaving the
+// first's records intact; -f replaces it.
+TEST(TraceWriter, APartFileOfAnotherWriterIsNotTruncated) {
+  TempDir dir;
+  auto p = dir.path / "t.rftrace";
+  Writer first(p);
+  first.append(ProcessInfo{});
+  first.flush();
+  const auto part = std::filesystem::path(p.string() + ".part");
+  const auto size = std::filesystem::file_size(part);
+  ASSERT_GT(size, 16u);
+  try {
+    Writer second(p);
+    FAIL() << "no error";
+  } catch (const WriteError& e) {
+    EXPECT_NE(std::string(e.what()).find(part.string() + " exists"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(std::filesystem::file_size(part), size);
+  EXPECT_NO_THROW(Writer forced(p, {.force_overwrite = true}));
+}
+
 TEST(TraceWriter, UnwritableDirectoryIsAWriteErrorNamingThePath) {
   try {
     Writer w("/nonexistent-dir/x.rftrace");
