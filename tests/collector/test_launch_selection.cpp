@@ -122,6 +122,10 @@ TEST(LaunchSelection, InvocationsAreCountedPerContextAndStreamTheIdNames) {
   any_context.kernel_id = KernelId::parse(":2::2");
   LaunchSelection b(any_context);
   EXPECT_EQ(admitted(b, launches), (std::vector<int>{1}));  // the second on stream 2, any context
+  LaunchSelectionOptions per_stream;
+  per_stream.kernel_id = KernelId::parse(":2|3::2");
+  LaunchSelection d(per_stream);
+  EXPECT_EQ(admitted(d, launches), (std::vector<int>{1, 5}));  // the second on stream 2, on stream 3
   LaunchSelectionOptions neither;
   neither.kernel_id = KernelId::parse(":::2");
   LaunchSelection c(neither);
