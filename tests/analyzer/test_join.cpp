@@ -187,6 +187,75 @@ TEST(Join, FinishEmitsLeftoversInIdOrder) {
   EXPECT_EQ(j.stats().without_launch, 2u);
 }
 
+TEST(Join, CountersOfAKnownGraphLaunchAreCountedNotJoined) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_launch(launch(80, 0, 0, /*graph=*/true));
+  j.add_kernel(kernel(80));
+  j.add_counters(counters(80, 7.0));  // after the graph launch: no kernel row can take them
+  j.finish();
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_FALSE(out.rows[0].counters.has_value());
+  EXPECT_EQ(j.stats().graph_counters, 1u);
+  EXPECT_EQ(j.stats().without_launch, 0u);  // no counters-only row at the end
+}
+
+TEST(Join, ASecondLaunchWithTheSameIdKeepsTheFirstAsARow) {
+  Collected out;
+  LaunchJoiner j(false, out.sink());
+  LaunchApi first = launch(85);
+  first.thread_id = 1;
+  LaunchApi second = launch(85);
+  second.thread_id = 2;
+  j.add_launch(first);
+  j.add_launch(second);  // a hostile or wrapped-around id: the first is emitted, not lost
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_EQ(out.rows[0].launch->thread_id, 1u);
+  EXPECT_FALSE(out.rows[0].kernel.has_value());
+  j.add_kernel(kernel(85));
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[1].launch->thread_id, 2u);
+  EXPECT_TRUE(out.rows[1].kernel.has_value());
+}
+
+TEST(Join, TwoKernelsOfAWaitingLaunchGiveTwoRows) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_launch(launch(86));
+  j.add_kernel(kernel(86, 100, 200));
+  j.add_kernel(kernel(86, 300, 400));  // the launch still waits for counters
+  j.add_counters(counters(86, 1.0));
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[0].kernel->start_ns, 300u);  // the extra one, at once
+  EXPECT_EQ(out.rows[1].kernel->start_ns, 100u);  // the first, with the counters
+  for (const auto& r : out.rows) EXPECT_TRUE(r.launch.has_value());
+  EXPECT_TRUE(out.rows[1].counters.has_value());
+}
+
+TEST(Join, AKernelWithoutLaunchStillTakesItsCountersAtFinish) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_kernel(kernel(87));
+  j.add_counters(counters(87, 2.0));  // its launch record was lost (a killed run)
+  j.finish();
+  ASSERT_EQ(out.rows.size(), 1u);
+  ASSERT_TRUE(out.rows[0].kernel && out.rows[0].counters);
+  EXPECT_EQ(out.rows[0].counters->values, std::vector<double>{2.0});
+  EXPECT_EQ(j.stats().without_launch, 1u);
+}
+
+TEST(Join, WindowCloseEmitsItsLaunchesInIdOrder) {
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  for (uint32_t id : {103u, 101u, 104u, 102u}) {
+    j.add_launch(launch(id, 0, 1));
+    j.add_kernel(kernel(id));
+  }
+  j.close_window(1);
+  ASSERT_EQ(out.rows.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(out.rows[i].id, 101u + i);
+}
+
 TEST(Join, BufferStaysBoundedOverManyLaunches) {
   Collected out;
   size_t rows = 0;
