@@ -3,6 +3,7 @@ environment each mode gets, the exact overhead.csv columns, the ratios and the s
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +18,7 @@ OVERHEAD = os.path.join(ROOT, "bench", "overhead.py")
 class OverheadTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
         self.log = os.path.join(self.tmp, "log.jsonl")
         # The workload records its environment (wall times are not asserted: no timed tests).
         self.workload = self.script("work.py", f"""
