@@ -74,6 +74,8 @@ TEST(ReadConfig, GoodValues) {
   EXPECT_EQ(c.mode, trace::CollectionMode::kTiming);
   EXPECT_TRUE(c.force_overwrite);
   EXPECT_EQ(c.flush_ms, 250u);
+  // Blanks around the path are dropped, as around every other value.
+  EXPECT_EQ(read_config(env_of({{"RFPROF_OUTPUT", "  out_%p.rftrace\n"}})).output_pattern, "out_%p.rftrace");
 }
 
 TEST(ReadConfig, ProfileFromStartAcceptsNcuSpellings) {
@@ -173,6 +175,10 @@ TEST(ReadConfig, LauncherVariables) {
     expect_names(error_of("RFPROF_ROOT_PID", v), "RFPROF_ROOT_PID", v, "a process id");
   expect_names(error_of("RFPROF_DISABLE_PROFILER_START_STOP", "yes"), "RFPROF_DISABLE_PROFILER_START_STOP", "yes",
                "0 or 1");
+  // The other accepted values, each the opposite of the test above (a mutation check found none).
+  Config other = read_config(env_of({{"RFPROF_TARGET_PROCESSES", "All"}, {"RFPROF_DISABLE_PROFILER_START_STOP", "0"}}));
+  EXPECT_TRUE(other.all_processes);
+  EXPECT_FALSE(other.disable_profiler_start_stop);
 }
 
 TEST(ReadConfig, BadProfileFromStart) {
@@ -256,6 +262,12 @@ TEST(ReadConfig, BadLaunchFilters) {
     expect_names(error_of("RFPROF_LAUNCH_SKIP", v), "RFPROF_LAUNCH_SKIP", v, "a number of launches (0 or more)");
   for (const char* v : {"0", "ten"})
     expect_names(error_of("RFPROF_LAUNCH_COUNT", v), "RFPROF_LAUNCH_COUNT", v, "a number of launches (1 or more)");
+  // The bounds themselves are accepted: skip none, profile one.
+  Config bounds = read_config(env_of({{"RFPROF_LAUNCH_SKIP", "0"}, {"RFPROF_LAUNCH_COUNT", "1"},
+                                      {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "0"}}));
+  EXPECT_EQ(bounds.launch_skip, 0u);
+  EXPECT_EQ(bounds.launch_count, std::optional<uint64_t>(1));
+  EXPECT_EQ(bounds.launch_skip_before_match, 0u);
   expect_names(error_of("RFPROF_NVTX_INCLUDE", "A/;;B/"), "RFPROF_NVTX_INCLUDE", "A/;;B/",
                "NVTX rules in ncu's syntax separated by ';', without empty items");
   const std::string bad_regex = error_of("RFPROF_KERNEL_NAME", "regex:(x");
