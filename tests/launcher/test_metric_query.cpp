@@ -307,6 +307,9 @@ TEST(MetricQueryArgs, FlagsAsNcuReadsThem) {
   EXPECT_TRUE(has(error_of({"--query-metrics-mode", "bases"}), "--query-metrics-mode"));
   EXPECT_TRUE(has(error_of({"--query-metrics-collection", "pmsampling"}), "rfprof has no PM sampling"));
   EXPECT_TRUE(has(error_of({"--query-metrics-collection", "launch"}), "expected profiling"));
+  // The mode or the collection alone lists and exits too: an application with them is refused.
+  EXPECT_TRUE(has(error_of({"--query-metrics-mode", "base", "app"}), "lists and exits"));
+  EXPECT_TRUE(has(error_of({"--query-metrics-collection", "profiling", "-i", "t.rftrace"}), "lists and exits"));
   EXPECT_TRUE(has(error_of({"--query-metrics", "app"}), "drop the application"));
   EXPECT_TRUE(has(error_of({"--list-chips", "app"}), "rfprof: --list-chips lists and exits; drop the application"));
   EXPECT_TRUE(has(error_of({"--list-sets", "--chip", "GH100", "app"}), "rfprof: --list-sets lists and exits"));

@@ -229,6 +229,7 @@ TEST(NcuArgs, UnsupportedFlagsAreNamedNeverIgnored) {
             (std::vector<std::string>{"rfprof: note: --cache-control all: rfprof does not flush caches before each "
                                       "kernel as ncu does; DRAM bytes are those of the application's own run"}));
   EXPECT_TRUE(parse({"--cache-c", "NONE", "app"}).notes.empty());  // prefix and case as ncu accepts them
+  EXPECT_TRUE(parse({"--quiet", "--cache-control", "all", "app"}).notes.empty());  // --quiet: no notes
   EXPECT_NE(error_of({"--graph-profiling", "graph", "app"}).find("only --graph-profiling node is accepted"),
             std::string::npos);
   EXPECT_TRUE(parse({"--version"}).version);
@@ -244,6 +245,17 @@ TEST(NcuArgs, ImportListSetsAndMissingCommand) {
   EXPECT_NE(error_of({"--csv"}).find("no application given"), std::string::npos);
   EXPECT_NE(error_of({"-i", "t.rftrace", "app"}).find("drop the application or -i"), std::string::npos);
   EXPECT_TRUE(parse({"--help"}).help);
+}
+
+// A script's `--metrics "$EXTRA"` with EXTRA empty adds nothing: the other --metrics flags are read
+// as if it were not there (an empty item inside one list is refused).
+TEST(NcuArgs, AnEmptyMetricsFlagAddsNothing) {
+  Plan p = parse({"--metrics", "launch__grid_size", "--metrics", "", "app"});
+  EXPECT_EQ(p.print_attributes, (std::vector<std::string>{"launch__grid_size"}));
+  p = parse({"--metrics", "", "--metrics", "launch__grid_size", "app"});
+  EXPECT_EQ(p.print_attributes, (std::vector<std::string>{"launch__grid_size"}));
+  EXPECT_NE(error_of({"--metrics", "launch__grid_size,,launch__block_size", "app"}).find("without empty items"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -169,6 +169,20 @@ TEST(NcuDropIn, ResponseFilesAreSplicedInBeforeTheApplication) {
   EXPECT_TRUE(has(error_of({"@" + (dir / "missing.rsp").string(), "app"}), "cannot read this response file"));
   write_file(dir / "open.rsp", "-k 'x");
   EXPECT_TRUE(has(error_of({"@" + (dir / "open.rsp").string(), "app"}), "quote is not closed"));
+  // A backslash escapes the next character: a blank inside a word, a quote kept.
+  write_file(dir / "escape.rsp", "-k my\\ kernel\\'s --launch-skip 2");
+  p = parse_args({"@" + (dir / "escape.rsp").string(), "app"});
+  EXPECT_EQ(p.env.at("RFPROF_KERNEL_NAME"), "my kernel's");
+  EXPECT_EQ(p.env.at("RFPROF_LAUNCH_SKIP"), "2");
+  // 64 response files, each naming the next, are read; a 65th is refused.
+  auto chain = [&](int n) {
+    for (int k = 0; k < n; ++k)
+      write_file(dir / ("c" + std::to_string(k) + ".rsp"),
+                 k + 1 < n ? "@" + (dir / ("c" + std::to_string(k + 1) + ".rsp")).string() : "-c 5");
+    return "@" + (dir / "c0.rsp").string();
+  };
+  EXPECT_EQ(parse_args({chain(64), "app"}).env.at("RFPROF_LAUNCH_COUNT"), "5");
+  EXPECT_TRUE(has(error_of({chain(65), "app"}), "more than 64 response files"));
   fs::remove_all(dir);
 }
 
