@@ -67,6 +67,11 @@ TEST(NcuCsv, NumbersAsNcuPrintsThem) {
   EXPECT_EQ(ncu_unit("dram__bytes_read.sum"), "byte");
   EXPECT_EQ(ncu_unit("gpu__time_duration.sum"), "ns");
   EXPECT_EQ(ncu_unit("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"), "inst");
+  EXPECT_EQ(ncu_number(-432), "-432");  // the sign is not a digit to group
+  EXPECT_EQ(ncu_number(-432100), "-432,100");
+  EXPECT_EQ(ncu_number(1e300), "1e+300");  // an exponent form is left as it is
+  EXPECT_EQ(ncu_unit("lts__t_sectors.sum"), "sector");
+  EXPECT_EQ(ncu_unit("sm__cycles_elapsed.avg"), "cycle");
 }
 
 TEST(NcuCsv, RawPageMatchesTheGoldenFile) {
@@ -534,7 +539,94 @@ TEST(NcuCsv, MetricsSelectThePrintedColumns) {
   EXPECT_FALSE(base.prints_metric("dram__bytes_read.sum"));
   EXPECT_TRUE(base.prints_metric("dram__bytes.sum"));
   EXPECT_TRUE(NcuFilter{}.prints_metric("anything.sum"));
+  // A full name selects itself only, not a longer name it begins.
+  NcuFilter full;
+  full.metrics = {"dram__bytes_read.sum"};
+  EXPECT_TRUE(full.prints_metric("dram__bytes_read.sum"));
+  EXPECT_FALSE(full.prints_metric("dram__bytes_read.sum.per_second"));
   EXPECT_THROW(write_ncu_csv(nothing, {t}, "raw", base), std::invalid_argument);
+}
+
+// Two processes' traces with the same kernel and metric list, a counter value that is not a
+// number, a launch without kernel record (no device), a kernel without launch or symbol, and 14
+// metrics, among them one named like a launch attribute.
+TEST(NcuCsv, ProcessesNotANumberAndLaunchesWithoutRecords) {
+  TempDir dir;
+  std::vector<std::string> metrics = testing::roofline_metrics();
+  metrics.push_back("lts__t_sectors.sum");
+  metrics.push_back("launch__registers_per_thread");
+  std::vector<double> values(metrics.size(), 8);
+  std::vector<double> nan_read = values;
+  nan_read[9] = NAN;  // dram__bytes_read.sum
+  ASSERT_EQ(metrics[9], "dram__bytes_read.sum");
+  for (uint32_t pid : {11u, 12u}) {
+    TraceBuilder t(dir.path / (std::to_string(pid) + ".rftrace"));
+    t.process(pid, trace::CollectionMode::kCounters);
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    t.config(1, metrics);
+    t.launch(1, 0, 100, 1000);
+    t.kernel(1, 2000, 3000, "relu(float*)");
+    t.counters(1, 1, pid == 11 ? nan_read : values);
+    if (pid == 11) {
+      t.launch(2, 0, 100, 4000);
+      t.kernel(2, 5000, 6000, "relu(float*)");
+      t.counters(1, 2, values);
+      t.launch(3, 0, 100, 7000);  // its kernel record never came
+      t.kernel(9, 8000, 8500, "c_kernel", 0, "");  // no launch record, no symbol
+    }
+    t.window(0, false, 20000);
+    t.finish();
+  }
+  const std::filesystem::path a = dir.path / "11.rftrace", b = dir.path / "12.rftrace";
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+
+  // Raw page of both traces: each metric once in the header, however many traces hold it.
+  std::ostringstream raw;
+  EXPECT_EQ(write_ncu_csv(raw, {a, b}, "raw", {}), 5u);
+  const std::string header = raw.str().substr(0, raw.str().find('\n'));
+  EXPECT_EQ(count(header, "\"dram__bytes_read.sum\""), 1u) << header;
+  EXPECT_EQ(count(header, "\"launch__registers_per_thread\""), 1u) << header;
+
+  // --devices 0 keeps the launch whose device is unknown; --print-kernel-base mangled prints a
+  // kernel without symbol by its name.
+  NcuFilter device;
+  device.devices = {0};
+  device.print_kernel_base = "mangled";
+  std::ostringstream on_device;
+  EXPECT_EQ(write_ncu_csv(on_device, {a}, "raw", device), 4u);
+  EXPECT_EQ(count(on_device.str(), "\"c_kernel\""), 1u) << on_device.str();
+
+  // Text: the value that is not a number prints as ncu's n/a.
+  std::ostringstream text;
+  write_ncu_text(text, {a}, {});
+  EXPECT_EQ(count(text.str(), " n/a\n"), 1u) << text.str();
+  EXPECT_LT(text.str().find("dram__bytes_read.sum "), text.str().find(" n/a\n"));
+
+  // Summary: one group per process; the value that is not a number is left out of min, max and average.
+  std::ostringstream summary;
+  EXPECT_EQ(write_ncu_summary_text(summary, {a, b}, {}), 5u);
+  const std::string s = summary.str();
+  EXPECT_NE(s.find("[11] python3@node01\n  relu(float*)"), std::string::npos) << s;
+  EXPECT_NE(s.find("[12] python3@node01\n  relu(float*)"), std::string::npos) << s;
+  EXPECT_EQ(count(s, "Invocations 2\n"), 1u) << s;
+  const size_t read_at = s.find("    dram__bytes_read.sum ");  // process 11's relu: 8, and the NaN
+  ASSERT_NE(read_at, std::string::npos) << s;
+  EXPECT_TRUE(s.substr(read_at, s.find('\n', read_at) - read_at).ends_with("byte       8       8       8")) << s;
+
+  // A name the traces lack: the message names the first 12 metrics and how many more there are.
+  NcuFilter typo;
+  typo.metrics = {"nope.sum"};
+  std::ostringstream nothing;
+  try {
+    write_ncu_csv(nothing, {a}, "raw", typo);
+    ADD_FAILURE() << "nope.sum is not in the trace";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(" and 2 more)"), std::string::npos) << e.what();
+  }
 }
 
 TEST(NcuCsv, PandasScriptWrittenForNcuReadsIt) {
