@@ -55,6 +55,8 @@ TEST(Rows, EachRatioCountsTheLaunchesThatHaveBothTerms) {
   a.add(launch(1000, std::nullopt, std::nullopt));  // FLOP only
   a.add(launch(0, 80, 30));             // 0 FLOP: counted in both ratios
   EXPECT_EQ(a.launches, 3u);
+  EXPECT_EQ(a.counted_launches, 2u);  // summary.json's launches_with_counters
+  EXPECT_EQ(a.rate_ns, 40u);
   ASSERT_TRUE(a.arithmetic_intensity());
   EXPECT_DOUBLE_EQ(*a.arithmetic_intensity(), 100.0 / 100.0);  // (100 + 0) / (20 + 80)
   ASSERT_TRUE(a.flop_per_s());

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "rfprof/launcher/metric_names.h"
 #include "rfprof/launcher/ncu_args.h"
@@ -67,6 +68,9 @@ TEST(NcuDropInHostApi, ResolveMetricNamesKeepsOrderAndDropsDuplicates) {
             (std::vector<std::string>{"dram__bytes_read.sum", "dram__bytes.sum", "dram__bytes.avg",
                                       "dram__bytes.min", "dram__bytes.max"}));
   EXPECT_EQ(notes.size(), 1u);
+  // A full name given first is not added again by its base name.
+  EXPECT_EQ(resolve_metric_names({"dram__bytes.max", "dram__bytes"}, true, notes),
+            (std::vector<std::string>{"dram__bytes.max", "dram__bytes.sum", "dram__bytes.avg", "dram__bytes.min"}));
 }
 
 TEST(NcuDropIn, SectionsAndCallStackTypesRepeat) {
@@ -150,6 +154,46 @@ TEST(NcuDropIn, OutputIsCheckedBeforeTheRun) {
   EXPECT_TRUE(has(check({"-o", (dir / "missing" / "rep").string(), "app"}), "does not exist"));
   EXPECT_TRUE(has(check({"-o", (dir / "rep.rftrace" / "x").string(), "app"}), "is not a folder"));
   EXPECT_EQ(check({"-o", (dir / "new").string(), "app"}), "");
+  fs::remove_all(dir);
+}
+
+// check_plan reads the RFPROF_* variables as the application will: the plan's over the process's
+// own, each problem named by the flag that set it or as the environment's.
+TEST(NcuDropIn, ThePlansVariablesGoOverTheEnvironments) {
+  const fs::path dir = fs::temp_directory_path() / ("rfprof-dropin-env-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_file(dir / "rep_0.rftrace", "x");
+  write_file(dir / "rep.rftrace", "x");
+  std::map<std::string, std::string> vars;
+  auto check = [&](const std::vector<std::string>& args) -> std::string {
+    try {
+      check_plan(parse_args(args), [&](const std::string& name) -> std::optional<std::string> {
+        if (auto it = vars.find(name); it != vars.end()) return it->second;
+        return std::nullopt;
+      });
+    } catch (const ArgsError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  vars = {{"RFPROF_METRIC_SET", "bogus"}};
+  EXPECT_EQ(check({"--set", "roofline", "app"}), "");  // the flag's value is the one read
+  EXPECT_TRUE(has(check({"app"}), "rfprof: the environment's RFPROF_METRIC_SET=\"bogus\"")) << check({"app"});
+  EXPECT_EQ(check({"-i", "t.rftrace"}), "");  // nothing runs: nothing to check
+  vars = {{"RFPROF_LAUNCH_SKIP", "x"}};
+  EXPECT_TRUE(has(check({"app"}), "rfprof: the environment's RFPROF_LAUNCH_SKIP=\"x\"")) << check({"app"});
+  vars = {{"RFPROF_NVTX_EXCLUDE", "A//B"}};
+  EXPECT_TRUE(has(check({"app"}), "rfprof: the environment's RFPROF_NVTX_EXCLUDE: ")) << check({"app"});
+  // Traces named per process are not looked for: %q{RANK} differs in each process of the command.
+  vars = {{"RANK", "0"}};
+  EXPECT_EQ(check({"-o", (dir / "rep_%q{RANK}").string(), "app"}), "");
+  // A folder with a placeholder is made per process: not looked for either.
+  EXPECT_EQ(check({"-o", (dir / "run_%q{RANK}" / "rep").string(), "app"}), "");
+  // RFPROF_FORCE_OVERWRITE=0 in the environment overwrites nothing.
+  vars = {{"RFPROF_FORCE_OVERWRITE", "0"}};
+  EXPECT_TRUE(has(check({"-o", (dir / "rep").string(), "app"}), "exists")) << check({"-o", (dir / "rep").string(), "app"});
+  vars = {{"RFPROF_FORCE_OVERWRITE", "1"}};
+  EXPECT_EQ(check({"-o", (dir / "rep").string(), "app"}), "");
   fs::remove_all(dir);
 }
 
