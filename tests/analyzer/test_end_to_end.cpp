@@ -319,6 +319,7 @@ TEST(EndToEnd, RangesPhasesAndSummary) {
   ASSERT_EQ(s["traces"].size(), 1u);
   EXPECT_EQ(s["traces"][0]["pid"], 4242);
   EXPECT_EQ(s["traces"][0]["truncated"], false);
+  EXPECT_TRUE(s["traces"][0]["truncated_at_byte"].is_null());
   EXPECT_EQ(s["traces"][0]["mode"], "counters");
   EXPECT_EQ(s["traces"][0]["launches"], 5);
   EXPECT_EQ(s["traces"][0]["join"]["rows_without_launch"], 1);
@@ -331,6 +332,9 @@ TEST(EndToEnd, RangesPhasesAndSummary) {
                 "datasheet: H100 SXM5 (", 0),
             0u);
   EXPECT_EQ(s["totals"]["launches"], 5);
+  EXPECT_EQ(s["totals"]["launches_with_counters"], 3);  // 101-103; 104 has a NaN term, 999 no counters
+  EXPECT_EQ(s["totals"]["tensor"], nlohmann::json::object());  // no tensor metric in the trace
+  EXPECT_TRUE(s["devices"][0]["ceilings"]["user_entry"].is_null());  // no --ceilings file
   EXPECT_EQ(s["totals"]["fp32_flop"], 2000 + 1100 + 2e9);
   EXPECT_EQ(s["totals"]["duration_ns"], 1000 + 2000 + 10 + 500 + 300);
   EXPECT_EQ(s["collector_error_count"], 3);
@@ -384,6 +388,7 @@ TEST(EndToEnd, MeasuredCeilingsOutsideTheirBandAreReported) {
   ASSERT_EQ(r.status, kExitOk) << r.err;
   nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "report" / "summary.json"));
   const auto& c = s["devices"][0]["ceilings"];
+  EXPECT_EQ(c["user_entry"], "H100 (measured)");
   EXPECT_EQ(c["dram_bytes_per_s"]["value"], 3.2e12);
   EXPECT_EQ(c["dram_bytes_per_s"]["datasheet_value"], 3.35e12);
   EXPECT_EQ(c["fp64_flop_per_s"]["source"].get<std::string>().rfind("datasheet: H100 SXM5", 0), 0u);

@@ -327,6 +327,9 @@ class RecordedH100(unittest.TestCase):
         device = summary["devices"][0]
         self.assertEqual((device["memory_clock_khz"], device["memory_bus_width_bits"]), (None, None))
         self.assertEqual(device["reported_memory_bandwidth_bytes_per_s"], 2 * 2_619_000e3 * 5120 / 8)
+        self.assertEqual(device["compute_capability"], "9.0")  # an H100: sm_90
+        self.assertIsNone(summary["traces"][0]["truncated_at_byte"])  # finished, so no byte to name
+        self.assertEqual(summary["totals"]["tensor"], {})  # timing mode: no tensor term to list
 
 
 if __name__ == "__main__":
