@@ -1,0 +1,163 @@
+// summary.json (analyzer/src/summary.cpp) on one constructed trace that has every term the other
+// end-to-end traces leave out: tensor FLOP dense and sparse, L2 and L1 bytes, a graph launch with
+// counters, a kernel ending before it starts, records the collector dropped, a cut-short finish,
+// kernels above a datasheet and a measured ceiling, and a measured ceiling below 80 % of its datasheet.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/analyze.h"
+
+namespace rf::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+using testing::TraceBuilder;
+using trace::CollectionMode;
+using trace::ErrorCode;
+
+constexpr uint64_t kThread = 100;
+
+/// Index of each extra metric after roofline_metrics()'s 12.
+const std::vector<std::string> kExtra = {"sm__ops_path_tensor_src_fp16_sparsity_off.sum",
+                                         "sm__ops_path_tensor_src_fp16_sparsity_on.sum", "lts__t_bytes.sum",
+                                         "l1tex__t_bytes.sum"};
+
+/// roofline_metrics() values (ffma, DRAM read and write, the rest 0) then kExtra's.
+std::vector<double> values(double ffma, double read, double write, std::vector<double> extra) {
+  testing::Counts c;
+  c.ffma = ffma;
+  c.read = read;
+  c.write = write;
+  std::vector<double> v = c.values();
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
+
+/// The trace described at the top, on an "NVIDIA H100 80GB HBM3" (datasheet entry H100 SXM5).
+void write_trace(const fs::path& path) {
+  TraceBuilder t(path);
+  t.process(31, CollectionMode::kCounters);
+  t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+  std::vector<std::string> metrics = testing::roofline_metrics();
+  metrics.insert(metrics.end(), kExtra.begin(), kExtra.end());
+  t.config(1, metrics);
+  // 1: FP16 tensor 1000 dense + 300 sparse FLOP, 4000 L2 and 16000 L1 bytes, 100 DRAM bytes, 1 us.
+  t.launch(1, 0, kThread, 1000);
+  t.kernel(1, 2000, 3000);
+  t.counters(1, 1, values(0, 60, 40, {1000, 300, 4000, 16000}));
+  // 2: no FLOP, 1.7e6 DRAM bytes in 1 us = 1.7e12 bytes/s: above a measured 1.6e12 by 6 %.
+  t.launch(2, 0, kThread, 4000);
+  t.kernel(2, 5000, 6000);
+  t.counters(1, 2, values(0, 1.7e6, 0, {0, 0, 0, 0}));
+  // 3: 2e9 FP32 FLOP and 1e6 DRAM bytes in 10 ns: above the datasheet FP32 and the measured DRAM.
+  t.launch(3, 0, kThread, 7000);
+  t.kernel(3, 8000, 8010);
+  t.counters(1, 3, values(1e9, 5e5, 5e5, {0, 0, 0, 0}));
+  // 4: a graph launch with counters (a graph has no per-kernel counters: dropped and counted).
+  t.launch(4, 0, kThread, 9000, 0, /*graph=*/true);
+  t.counters(1, 4, values(1, 1, 1, {0, 0, 0, 0}));
+  // 5: a kernel that ends before it starts.
+  t.launch(5, 0, kThread, 10000);
+  t.kernel(5, 12000, 11000);
+  t.error(ErrorCode::kFinishCutShort, "finish cut short after 1000 ms");
+  t.writer().finish(20000, /*dropped_records=*/5);
+}
+
+/// A measured (rfbench) entry for the device: DRAM 1.6e12 bytes/s, 48 % of the datasheet's 3.35e12.
+void write_measured_ceilings(const fs::path& path) {
+  std::ofstream(path) << R"json({"devices": [{"name": "H100 (measured)", "measured": true,
+      "patterns": ["H100 80GB HBM3"], "dram_bytes_per_s": 1.6e12, "citation": "measured by rfbench"}]})json";
+}
+
+class SummaryJson : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_trace(dir_.path / "t.rftrace");
+    write_measured_ceilings(dir_.path / "m.json");
+    AnalyzeOptions o;
+    o.traces = {dir_.path / "t.rftrace"};
+    o.output_dir = dir_.path / "report";
+    o.ceilings = dir_.path / "m.json";
+    std::ostringstream err;
+    ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+    s_ = nlohmann::json::parse(std::ifstream(dir_.path / "report" / "summary.json"));
+  }
+  /// The above_roof entry of launch `id`; fails the test and returns null when none.
+  nlohmann::json above(uint64_t id) const {
+    for (const auto& a : s_["above_roof"])
+      if (a["id"] == id) return a;
+    ADD_FAILURE() << "no above_roof entry for launch " << id << " in " << s_["above_roof"];
+    return nullptr;
+  }
+  TempDir dir_;
+  nlohmann::json s_;
+};
+
+TEST_F(SummaryJson, TensorTotalsKeepDenseAndSparseApart) {
+  EXPECT_EQ(s_["totals"]["tensor"], nlohmann::json::parse(R"({"fp16": {"dense": 1000.0, "sparse": 300.0}})"));
+}
+
+TEST_F(SummaryJson, EachLevelsIntensityUsesItsOwnBytes) {
+  // Launches 1-3 have counters; FLOP: 1300 tensor + 2e9 FP32; L2 and L1 bytes only on launch 1.
+  const double flop = 1300 + 2e9;
+  const auto& t = s_["totals"];
+  EXPECT_EQ(t["l2_bytes"], 4000.0);
+  EXPECT_EQ(t["l1_bytes"], 16000.0);
+  EXPECT_DOUBLE_EQ(t["l2_arithmetic_intensity"].get<double>(), flop / 4000);
+  EXPECT_DOUBLE_EQ(t["l1_arithmetic_intensity"].get<double>(), flop / 16000);
+  EXPECT_DOUBLE_EQ(t["arithmetic_intensity"].get<double>(), flop / (100 + 1.7e6 + 1e6));
+}
+
+TEST_F(SummaryJson, TraceCountsWhatTheJoinDroppedAndTheCollectorLost) {
+  const auto& tr = s_["traces"][0];
+  EXPECT_EQ(tr["dropped_records"], 5);
+  EXPECT_EQ(tr["join"]["graph_counter_ranges"], 1);
+  EXPECT_EQ(tr["join"]["duplicate_counter_ranges"], 0);
+  EXPECT_EQ(tr["join"]["kernels_with_negative_duration"], 1);
+  ASSERT_EQ(s_["collector_errors"].size(), 1u);
+  EXPECT_EQ(s_["collector_errors"][0]["code"], 7);
+  EXPECT_EQ(s_["collector_errors"][0]["code_name"], "finish_cut_short");
+  EXPECT_EQ(s_["collector_error_count"], 1);
+}
+
+TEST_F(SummaryJson, ACeilingWithoutAValueHasNoSource) {
+  const auto& c = s_["devices"][0]["ceilings"];
+  EXPECT_TRUE(c["l2_bytes_per_s"]["value"].is_null());  // the H100 SXM5 datasheet gives none
+  EXPECT_TRUE(c["l2_bytes_per_s"]["source"].is_null()) << c["l2_bytes_per_s"];
+  EXPECT_FALSE(c["l2_bytes_per_s"].contains("datasheet_value"));  // not measured
+  EXPECT_FALSE(c["fp32_flop_per_s"]["source"].is_null());
+}
+
+TEST_F(SummaryJson, AMeasuredCeilingBelowEightyPercentIsChecked) {
+  ASSERT_EQ(s_["ceiling_checks"].size(), 1u) << s_["ceiling_checks"];
+  const auto& c = s_["ceiling_checks"][0];
+  EXPECT_EQ(c["ceiling"], "dram_bytes_per_s");
+  EXPECT_EQ(c["measured"], 1.6e12);
+  EXPECT_EQ(c["datasheet"], 3.35e12);
+  EXPECT_DOUBLE_EQ(c["ratio_to_datasheet"].get<double>(), 1.6 / 3.35);
+  EXPECT_EQ(c["message"], "dram_bytes_per_s measured at 48 % of the datasheet value (expected 80-100 %)");
+}
+
+TEST_F(SummaryJson, AboveRoofReasonNamesEachExceededCeiling) {
+  EXPECT_EQ(s_["above_roof_count"], 2);
+  EXPECT_EQ(s_["above_roof_errors"], 1);  // launch 2 only exceeds a measured ceiling: a warning
+  const nlohmann::json memory = above(2);
+  EXPECT_EQ(memory["severity"], "warning");
+  EXPECT_DOUBLE_EQ(memory["excess"].get<double>(), 1.7 / 1.6);
+  EXPECT_DOUBLE_EQ(memory["dram_bytes_per_s"].get<double>(), 1.7e12);
+  EXPECT_EQ(memory["reason"],
+            "DRAM bytes/s above the DRAM bandwidth ceiling (measured ceilings, exceeded by at most 10 %: "
+            "the benchmark did not reach the hardware's peak)");
+  const nlohmann::json both = above(3);
+  EXPECT_EQ(both["severity"], "error");
+  EXPECT_EQ(both["reason"],
+            "FLOP/s above the compute ceiling of its precision mix; DRAM bytes/s above the DRAM bandwidth ceiling");
+}
+
+}  // namespace
+}  // namespace rf::analyzer
