@@ -95,6 +95,36 @@ TEST(Ceilings, ResolveNamesTheDatasheet) {
   EXPECT_EQ(c.fp32.value, e->fp32_flop_per_s);
   EXPECT_EQ(c.dram.value, e->dram_bytes_per_s);
   EXPECT_EQ(c.fp32.source, "datasheet: H100 SXM5 (" + e->citation + ")");
+  ASSERT_TRUE(e->l2_bytes);
+  EXPECT_EQ(c.l2_bytes.value, e->l2_bytes);             // 50 MiB, a size
+  EXPECT_FALSE(c.l2_bandwidth.value.has_value());       // the datasheet gives no L2 bandwidth
+}
+
+// A user entry: a null chip matches any chip, patterns ignore case, --device may name it alone, and
+// a value that is not measured carries no datasheet value to compare with.
+TEST(Ceilings, UserEntryWithoutChipMatchesIgnoringCaseAndCanBeForced) {
+  testing::TempDir dir;
+  auto file = dir.path / "mine.json";
+  std::ofstream(file) << R"({"devices": [{"name": "My Board", "chip": null, "patterns": ["h100 80gb"],
+                             "dram_bytes_per_s": 3.0e12}]})";
+  CeilingDb user = CeilingDb::from_file(file);
+  ASSERT_EQ(user.entries().size(), 1u);
+  EXPECT_EQ(user.entries()[0].chip, "");
+  CeilingSources s{&CeilingDb::builtin(), &user, file.string(), std::nullopt};
+  DeviceCeilings c = resolve_ceilings("NVIDIA H100 80GB HBM3", "GH100", 0, s);
+  EXPECT_EQ(c.user_entry, "My Board");
+  EXPECT_EQ(c.dram.value, 3.0e12);
+  EXPECT_FALSE(c.dram.measured);
+  EXPECT_FALSE(c.dram.datasheet.has_value());
+  EXPECT_FALSE(c.dram.ratio_to_datasheet().has_value());
+
+  s.forced = "my board";  // in the user file only
+  EXPECT_NO_THROW(validate_forced_device(s));
+  DeviceCeilings f = resolve_ceilings("some unknown board", "", 0, s);
+  EXPECT_EQ(f.user_entry, "My Board");
+  EXPECT_EQ(f.datasheet_entry, "");
+  EXPECT_EQ(f.dram.value, 3.0e12);
+  EXPECT_FALSE(f.fp32.value.has_value());
 }
 
 TEST(Ceilings, UserFileOverridesFieldByField) {
@@ -148,9 +178,16 @@ TEST(Ceilings, BadUserFiles) {
   expect_error("[]", "expected {\"devices\"");
   expect_error("{\"devices\": [{\"patterns\": []}]}", "\"name\"");
   expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": -1}]}", "positive");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": 0}]}", "\"fp32_flop_per_s\" must be positive");
+  expect_error("{\"devices\": 5}", "expected {\"devices\": [...]}");
+  expect_error("{\"devices\": [{\"name\": 5}]}", "devices[0]: expected an object with a string \"name\"");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"patterns\": [\"H100\", 5]}]}",
+               "\"patterns\" must be a list of strings");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"measured\": \"yes\"}]}", "\"measured\" must be true or false");
   // Positive but absurd (once accepted, and its roofline axis never ended):
   expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": 1e308}]}",
-               "\"fp32_flop_per_s\" = 1e+308 is outside the plausible range 1e+06 to 1e+20");
+               "\"fp32_flop_per_s\" = 1e+308 is outside the plausible range 1e+06 to 1e+20 (FLOP/s or bytes/s of "
+               "one device)");
   expect_error("{\"devices\": [{\"name\": \"a\", \"dram_bytes_per_s\": 4e-323}]}", "outside the plausible range");
   expect_error("{\"devices\": [{\"name\": \"a\", \"l2_bytes\": 5e13}]}", "1000 to 1e+12 (bytes)");
   expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": \"67 TF\"}]}", "number");

@@ -20,6 +20,10 @@ TEST(Phases, DefaultRules) {
   EXPECT_EQ(m.phase_of({"zero_grad"}), "backward");
   EXPECT_EQ(m.phase_of({"Optimizer.step#SGD.step"}), "optimizer");
   EXPECT_EQ(m.phase_of({"optimiser"}), "optimizer");
+  EXPECT_EQ(m.phase_of({"optim.step"}), "optimizer");      // the word "optim" (torch.optim)
+  EXPECT_EQ(m.phase_of({"optimal_tiling"}), "other");      // not inside a longer word
+  // Optimizer comes first, forward before backward: a name that matches all three is optimizer's.
+  EXPECT_EQ(m.phase_of({"optimizer fwd bwd"}), "optimizer");
   EXPECT_EQ(m.phase_of({"data loading"}), "other");
   EXPECT_EQ(m.phase_of(Path{}), "other");
 }
@@ -85,6 +89,10 @@ TEST(Phases, BadFilesAreReportedWithTheirPath) {
   expect_error("[{\"regex\": \"a\", \"phase\": \"x\"}, {\"regex\": \"(\", \"phase\": \"y\"}]", "invalid");
   expect_error("[1", "not valid JSON");
   expect_error("[{\"regex\": \"a\", \"phase\": \"\"}]", "empty");
+  expect_error("[{\"regex\": 5, \"phase\": \"x\"}]", "entry 0: expected {\"regex\": string, \"phase\": string}");
+  expect_error("[{\"regex\": \"a\", \"phase\": 5}]", "entry 0: expected {\"regex\": string, \"phase\": string}");
+  expect_error("[{\"regex\": \"a\", \"phase\": \"x\", \"ignore_case\": \"yes\"}]",
+               "entry 0: \"ignore_case\" must be true or false");
   EXPECT_THROW(PhaseMap::from_file(dir.path / "missing.json"), PhaseMapError);
   // A directory once ended rfanalyze with std::terminate (std::ios_base::failure from the parser).
   try {
