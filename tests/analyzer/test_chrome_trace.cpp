@@ -260,3 +260,74 @@ TEST(ChromeTrace, LaunchCallsAreOnTheirThreadAndFlowToTheirKernels) {
 
 }  // namespace
 }  // namespace rf::analyzer
+
+namespace rf::analyzer {
+namespace {
+
+// Where trace.json puts things when the trace does not start tidily: an NVTX range that began
+// before the collector's start (base of the time axis: the earlier), a process without a name, a
+// never-ended range that starts after every ended one, a kernel that ends before it starts (not
+// drawn), and a counters-mode kernel whose args carry the sums over precisions and directions.
+TEST(ChromeTrace, TimeAxisTracksAndArgsOfAnUntidyTrace) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    trace::ProcessInfo p;  // no process name; injected at 5000 ns
+    p.pid = 31;
+    p.start_ns = 5000;
+    p.mode = trace::CollectionMode::kCounters;
+    t.writer().append(p);
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    t.config(1, testing::roofline_metrics());
+    t.push(1, 100, 1000, "setup");  // before the process start
+    t.pop(1, 100, 6000);
+    t.launch(11, 0, 100, 7000);
+    t.kernel(11, 8000, 10000);
+    testing::Counts c;
+    c.dfma = 10;   // 20 FP64 FLOP
+    c.ffma = 100;  // 200 FP32 FLOP
+    c.read = 300;
+    c.write = 100;
+    t.counters(1, 11, c.values());
+    t.launch(12, 0, 100, 11000);
+    t.kernel(12, 13000, 12000);      // ends before it starts
+    t.push(2, 100, 20000, "tail");  // never ended, after the last ended range (6000 ns)
+    t.finish();
+  }
+  json doc;
+  ASSERT_NO_FATAL_FAILURE(analyze_to_trace_json(dir.path, doc));
+  for (const auto& e : doc["traceEvents"])
+    if (e.contains("ts")) {
+      EXPECT_GE(e["ts"].get<double>(), 0.0) << e;
+    }
+  auto ranges = events(doc, "X", "nvtx");
+  ASSERT_EQ(ranges.size(), 2u);
+  std::map<std::string, json> by_name;
+  for (const auto& r : ranges) by_name[r["name"]] = r;
+  EXPECT_DOUBLE_EQ(by_name["setup"]["ts"].get<double>(), 0.0);  // the axis starts at 1000 ns
+  EXPECT_DOUBLE_EQ(by_name["tail"]["ts"].get<double>(), 19.0);
+  EXPECT_DOUBLE_EQ(by_name["tail"]["dur"].get<double>(), 0.0);  // nothing ended after it started
+  EXPECT_EQ(by_name["tail"]["args"]["never_ended"], true);
+
+  auto kernels = events(doc, "X", "kernel");
+  ASSERT_EQ(kernels.size(), 1u);  // launch 12's kernel has no duration
+  const json& k = kernels[0];
+  EXPECT_EQ(k["args"]["id"], 11);
+  EXPECT_DOUBLE_EQ(k["ts"].get<double>(), 7.0);
+  EXPECT_EQ(k["args"]["flop"], 220.0);
+  EXPECT_EQ(k["args"]["dram_bytes"], 400.0);
+  EXPECT_DOUBLE_EQ(k["args"]["arithmetic_intensity"].get<double>(), 220.0 / 400.0);
+  EXPECT_DOUBLE_EQ(k["args"]["flop_per_s"].get<double>(), 220.0 / 2e-6);
+
+  // The GPU's track id lies above every Linux pid (pid_max <= 2^22) and sorts by that id.
+  const int64_t gpu = k["pid"].get<int64_t>();
+  EXPECT_GT(gpu, int64_t{1} << 22);
+  std::map<std::string, json> process_meta;
+  for (const auto& m : events(doc, "M"))
+    if (m["pid"] == gpu || m["pid"] == 31) process_meta[m["name"].get<std::string>() + " " + m["pid"].dump()] = m;
+  EXPECT_EQ(process_meta["process_sort_index " + std::to_string(gpu)]["args"]["sort_index"], gpu);
+  EXPECT_EQ(process_meta["process_name 31"]["args"]["name"], "process (pid 31)");
+}
+
+}  // namespace
+}  // namespace rf::analyzer

@@ -44,6 +44,13 @@ TEST(NcuImport, CellValuesInBaseUnits) {
   EXPECT_EQ(ncu_cell_value("2", "Ginst", "w"), 2e9);
   EXPECT_FALSE(ncu_cell_value("", "byte", "w"));
   EXPECT_FALSE(ncu_cell_value("n/a", "byte", "w"));
+  // Every unit ncu prints for the roofline's metrics, to the base unit (K, M, G, T: 1e3 steps).
+  for (const auto& [unit, scale] : std::vector<std::pair<std::string, double>>{
+           {"Kbyte", 1e3}, {"Gbyte", 1e9}, {"Tbyte", 1e12}, {"nsecond", 1}, {"msecond", 1e6}, {"second", 1e9},
+           {"us", 1e3}, {"s", 1e9}, {"inst", 1}, {"Kinst", 1e3}, {"Minst", 1e6}, {"sector", 1}, {"Ksector", 1e3},
+           {"Msector", 1e6}, {"cycle", 1}, {"Kcycle", 1e3}, {"Mcycle", 1e6}, {"Gcycle", 1e9}, {"%", 1},
+           {"math_op", 1}, {"Kmath_op", 1e3}, {"Mmath_op", 1e6}, {"Gmath_op", 1e9}, {"", 1}})
+    EXPECT_EQ(ncu_cell_value("2", unit, "w"), 2 * scale) << unit;
   EXPECT_THROW(ncu_cell_value("1", "furlong", "w"), NcuImportError);
   EXPECT_THROW(ncu_cell_value("1.2.3", "byte", "w"), NcuImportError);
 }
@@ -111,6 +118,90 @@ TEST(NcuImport, ErrorsNameLineAndColumn) {
   } catch (const NcuImportError& e) {
     EXPECT_NE(std::string(e.what()).find("short.csv:2:1: 2 fields, expected 12"), std::string::npos) << e.what();
   }
+}
+
+/// ncu_auto_units.csv's header and units row, then `rows` (each a whole quoted record).
+std::string auto_units_with(const std::vector<std::string>& rows) {
+  std::ifstream in(kData / "ncu_auto_units.csv");
+  std::string out, line;
+  int kept = 0;
+  while (kept < 2 && std::getline(in, line))
+    if (line.rfind("\"ID\",", 0) == 0 || (kept == 1 && line.rfind("\"\",", 0) == 0)) out += line + "\n", ++kept;
+  for (const auto& r : rows) out += r + "\n";
+  return out;
+}
+
+/// Values after "CC" for ncu_auto_units.csv's 12 metrics.
+const std::string kValues = R"csv("1.05","2.10","12.29","0","0","0","0","16.78","0","0","0","0")csv";
+
+// Launch attributes as ncu prints them, and what is not: grid and block are "(x, y, z)" with
+// thousands separators, anything else no value; a number with text after it is no number; the
+// process is the first record's; "8.6" is compute capability 8.6.
+TEST(NcuImport, LaunchAttributesAreReadOnlyInNcusShape) {
+  TempDir dir;
+  const auto path = dir.path / "a.csv";
+  std::ofstream(path) << auto_units_with(
+      {R"csv("0","31","python3","node07","a","1","7","(1,024, 2, 3)","[256, 1, 1]","0","8.6",)csv" + kValues,
+       R"csv("1","31","python3","node07","c","1","7","(1, 2, 3, 4)","256, 1, 1","0","8.6",)csv" + kValues,
+       R"csv("2","32","other","node08","b","1","7x","(256, 1)","(256, x, 1)","1","9.0",)csv" + kValues,
+       R"csv("3","32","other","node08","d","1","7","(12,3)","(1, 1, 1)","1","9.0",)csv" + kValues});
+  NcuImport imp = read_ncu_csv(path);
+  ASSERT_EQ(imp.rows.size(), 4u);
+  EXPECT_EQ(imp.pid, 31u);  // the first record's, not the last's
+  EXPECT_EQ(imp.process_name, "python3");
+  EXPECT_EQ(imp.host_name, "node07");
+  EXPECT_EQ(imp.rows[0].block, (std::array<int32_t, 3>{1024, 2, 3}));
+  EXPECT_FALSE(imp.rows[0].grid) << "[256, 1, 1]";
+  EXPECT_EQ(imp.rows[0].stream, 7u);
+  EXPECT_FALSE(imp.rows[1].block) << "(1, 2, 3, 4)";
+  EXPECT_FALSE(imp.rows[1].grid) << "256, 1, 1";
+  EXPECT_FALSE(imp.rows[2].stream) << "7x";
+  EXPECT_FALSE(imp.rows[2].block) << "(256, 1)";
+  EXPECT_FALSE(imp.rows[2].grid) << "(256, x, 1)";
+  EXPECT_FALSE(imp.rows[3].block) << "(12,3): parts are separated by \", \"";
+  EXPECT_EQ(imp.rows[3].grid, (std::array<int32_t, 3>{1, 1, 1}));
+  ASSERT_EQ(imp.devices.size(), 2u);
+  EXPECT_EQ(imp.devices.at(0).cc_major, 8u);
+  EXPECT_EQ(imp.devices.at(0).cc_minor, 6u);
+  EXPECT_EQ(imp.devices.at(1).cc_major, 9u);
+}
+
+// Windows line ends (ncu run on Windows, or a file passed through an editor) read the same.
+TEST(NcuImport, CrlfLineEndsReadTheSame) {
+  std::ifstream in(kData / "ncu_auto_units.csv");
+  std::string crlf, line;
+  while (std::getline(in, line)) crlf += line + "\r\n";
+  TempDir dir;
+  std::ofstream(dir.path / "crlf.csv") << crlf;
+  NcuImport a = read_ncu_csv(kData / "ncu_auto_units.csv");
+  NcuImport b = read_ncu_csv(dir.path / "crlf.csv");
+  EXPECT_EQ(b.metric_names, a.metric_names);
+  ASSERT_EQ(b.rows.size(), 2u);
+  EXPECT_EQ(b.rows[1].metrics.fp32_flop, a.rows[1].metrics.fp32_flop);
+  EXPECT_EQ(b.rows[1].duration_ns, 1500u);
+}
+
+// A header that is not ncu's raw page, a record longer than the header, an ID that is no number.
+TEST(NcuImport, MalformedHeadersAndRecordsAreErrors) {
+  TempDir dir;
+  auto expect_error = [&](const std::string& text, const std::string& needle) {
+    std::ofstream(dir.path / "x.csv") << text;
+    try {
+      read_ncu_csv(dir.path / "x.csv");
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const NcuImportError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error("\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Name\",\"Context\",\"Stream\",\"Block Size\","
+               "\"Grid Size\",\"Device\",\"CC\"\n",
+               "x.csv:1:1: not ncu's raw page header");
+  expect_error(auto_units_with({R"csv("0","31","python3","node07","a","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0",)csv" +
+                                kValues + ",\"extra\""}),
+               "x.csv:3:1: 24 fields, expected 23 as in the header");
+  expect_error(auto_units_with({R"csv("zero","31","python3","node07","a","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0",)csv" +
+                                kValues}),
+               "x.csv:3:1: ID \"zero\" is not a number");
 }
 
 // A raw CSV written by ncu 2025.3.1 on an H100 (tests/data/h100-2026-11-23): besides the metrics

@@ -70,6 +70,30 @@ TEST(FoldKernelName, CastsAndAnonymousNamespacesStay) {
             "void at::native::elementwise_kernel<128, 4, at::native::threshold_kernel_impl<…>(…)::{lambda(…)#1}>(…)");
 }
 
+// Folding goes one level at a time, keeps a cast, and never makes a name longer.
+TEST(FoldKernelName, EdgesOfFolding) {
+  // Exactly the width: whole.
+  const std::string exact = "void k" + std::string(104, 'x') + "(int, int)";
+  ASSERT_EQ(exact.size(), 120u);
+  EXPECT_EQ(fold_kernel_name(exact), exact);
+  EXPECT_EQ(fold_kernel_name(exact, 119), "void k" + std::string(104, 'x') + "(…)");
+  // Folding "(x)" to "(…)" would add bytes: the name stays as it is.
+  const std::string tiny = std::string(130, 'a') + "(x)";
+  EXPECT_EQ(fold_kernel_name(tiny), tiny);
+  // When one level of template arguments must go too, a cast among them stays a cast: the whole
+  // argument list folds rather than "(…)2".
+  const std::string nchw =
+      "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>("
+      "cudnn::engines_precompiled::nchw2nhwc_params_t<float>, float const*, float*)";
+  EXPECT_EQ(fold_kernel_name(nchw, 100), "void cudnn::engines_precompiled::nchwToNhwcKernel<…>(…)");
+  // A '(' after a name ending in '_' opens that function's parameters, not a cast.
+  const std::string fn = "void k<f_(int, int, int), " + std::string(100, 'b') + ">(int)";
+  EXPECT_EQ(fold_kernel_name(fn), "void k<f_(…), " + std::string(100, 'b') + ">(…)");
+  // A stray '>' outside every bracket (an operator>) closes nothing.
+  const std::string stray = "void f>g<A<B<" + std::string(120, 'c') + ">>>(int)";
+  EXPECT_EQ(fold_kernel_name(stray), "void f>g<A<B<…>>>(…)");
+}
+
 TEST(FoldKernelName, AnArrowIsNotABracket) {
   // decltype(p->x) in template arguments: the '>' of "->" closes nothing. Before, folding
   // "decltype(...)" stopped at that '>' and printed "decltype(…>".
@@ -150,17 +174,67 @@ TEST(TerminalSummary, NoBoundSharesWithoutBoundLaunches) {
   EXPECT_EQ(out.str().find("compute-bound"), std::string::npos) << out.str();
 }
 
-// Names come from the profiled application: an escape sequence must not reach the terminal.
-TEST(TerminalSummary, NamesAreMadePrintable) {
+// The bound shares need a bound launch of either kind; a zero total prints no share; an empty
+// phase list prints no phase table.
+TEST(TerminalSummary, SharesAndTablesOnlyWhereTheyHaveData) {
   nlohmann::ordered_json d = page_data();
-  d["points"][0]["kernel"] = "k\x1b[31mred\x07\xff";
-  d["phases"][0]["phase"] = "fwd\x1b[2J";
+  d["totals"]["by_bound"] = {{"memory", {{"launches", 0}, {"duration_ns", 0}}},
+                             {"compute", {{"launches", 2}, {"duration_ns", 1'000'000}}}};
+  d["phases"] = nlohmann::ordered_json::array();
+  std::ostringstream out;
+  print_terminal_summary(out, d, "r");
+  EXPECT_NE(out.str().find("; 0.0% of the GPU time in memory-bound kernels, 25.0% compute-bound\n"), std::string::npos)
+      << out.str();
+  EXPECT_EQ(out.str().find("phase\n"), std::string::npos) << out.str();
+
+  d["totals"]["duration_ns"] = 0;
+  std::ostringstream zero;
+  print_terminal_summary(zero, d, "r");
+  EXPECT_NE(zero.str().find("\n     -    2.500 ms         4"), std::string::npos) << zero.str();  // relu
+  EXPECT_EQ(zero.str().find("inf"), std::string::npos) << zero.str();
+  EXPECT_EQ(zero.str().find("nan"), std::string::npos) << zero.str();
+}
+
+// A kernel's line: its roof fraction weighted by GPU time, FLOP/s only with time, the bound with
+// the most time (a tie: the first in name order), its name folded.
+TEST(TerminalSummary, KernelLinesWeighFoldAndBreakTies) {
+  using json = nlohmann::ordered_json;
+  const std::string name = "void k<float>(" + std::string(120, 'p') + ")";
+  json d;
+  d["totals"] = {{"launches", 4}, {"duration_ns", 4'000'000}};
+  d["points"] = json::array({{{"kernel", name}, {"launches", 1}, {"duration_ns", 1'000'000},
+                              {"roof_fraction", 0.2}, {"bound", "memory"}},
+                             {{"kernel", name}, {"launches", 1}, {"duration_ns", 1'000'000},
+                              {"roof_fraction", 0.8}, {"bound", "compute"}},
+                             {{"kernel", name}, {"launches", 1}, {"duration_ns", 2'000'000},
+                              {"roof_fraction", 0.8}},
+                             {{"kernel", "instant"}, {"launches", 1}, {"duration_ns", 0}, {"flop", 1e6},
+                              {"dram_bytes", 1e3}}});
   std::ostringstream out;
   print_terminal_summary(out, d, "r");
   const std::string s = out.str();
+  // (0.2 * 1 + 0.8 * 1 + 0.8 * 2) / 4 ms = 65 %; compute and memory 1 ms each: compute.
+  EXPECT_NE(s.find("100.0%    4.000 ms         3               -          -  compute    65.0%  void k<float>(…)\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("  0.0%    0.000 ms         1               -      1e+03        -        -  instant\n"),
+            std::string::npos)
+      << s;
+}
+
+// Names come from the profiled application: an escape sequence must not reach the terminal.
+TEST(TerminalSummary, NamesAreMadePrintable) {
+  nlohmann::ordered_json d = page_data();
+  d["points"][0]["kernel"] = "k\x1b[31mred\x07\x7f\xff";
+  d["phases"][0]["phase"] = "fwd\x1b[2J";
+  std::ostringstream out;
+  print_terminal_summary(out, d, "r\x1b]0;x\x07");
+  const std::string s = out.str();
   EXPECT_EQ(s.find('\x1b'), std::string::npos);
   EXPECT_EQ(s.find('\x07'), std::string::npos);
-  EXPECT_NE(s.find("k?[31mred?\xEF\xBF\xBD\n"), std::string::npos) << s;  // U+FFFD for the bad byte
+  EXPECT_EQ(s.find('\x7f'), std::string::npos);
+  EXPECT_NE(s.find("k?[31mred??\xEF\xBF\xBD\n"), std::string::npos) << s;  // U+FFFD for the bad byte
+  EXPECT_NE(s.find("outputs in r?]0;x?/: "), std::string::npos) << s;  // the output folder too
   EXPECT_NE(s.find("fwd?[2J\n"), std::string::npos) << s;
 }
 
