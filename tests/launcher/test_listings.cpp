@@ -89,6 +89,21 @@ TEST(Listings, EnabledSectionsFollowTheSetsNesting) {
     }
   EXPECT_EQ(find_roofline_section("SPEEDOFLIGHT_ROOFLINECHART")->set, "roofline");
   EXPECT_EQ(find_roofline_section("SpeedOfLight"), nullptr);
+  EXPECT_EQ(find_roofline_section("SpeedOfLight_RooflineChartExtra"), nullptr);  // a section's name and more
+  // --list-sections --section NAME: the named sections are the enabled ones, whatever the set.
+  Listing l;
+  l.kind = Listing::Kind::kSections;
+  l.set = "hierarchical";
+  l.sections = {"SpeedOfLight_HierarchicalHalfRooflineChart"};
+  std::ostringstream out, err;
+  ASSERT_EQ(run_listing(l, out, err), 0);
+  size_t enabled = 0;
+  for (const auto& line : lines_of(out.str()))
+    if (has(line, " yes ")) {
+      ++enabled;
+      EXPECT_TRUE(has(line, "SpeedOfLight_HierarchicalHalfRooflineChart")) << line;
+    }
+  EXPECT_EQ(enabled, 1u) << out.str();
 }
 
 TEST(Listings, MetricListLaidOutAsNcus) {
@@ -149,6 +164,21 @@ TEST(ListingsHostApi, SetsListedPerChip) {
   EXPECT_TRUE(has(out, "roofline: 2 pass(es), 14 metric(s) on GH100 -- ")) << out;
   EXPECT_TRUE(has(out, "\nroofline-tensor: ")) << out;
   EXPECT_TRUE(has(out, "\n    dram__bytes_write.sum\n")) << out;
+  // A set's notes follow its metrics: Ampere has no FP8 tensor math.
+  l.chip = "ga100";
+  ASSERT_EQ(listing(l, out, err), 0) << err;
+  EXPECT_TRUE(has(out, "\n    note: no fp8 tensor math on GA100\n")) << out;
+}
+
+TEST(ListingsHostApi, QuietListsWithoutTheNote) {
+  Listing l;
+  l.kind = Listing::Kind::kMetrics;
+  l.set = "roofline";
+  l.quiet = true;
+  std::string out, err;
+  ASSERT_EQ(listing(l, out, err), 0) << err;
+  EXPECT_EQ(err, "");
+  EXPECT_TRUE(has(out, "dram__bytes_read.sum\n")) << out;
 }
 
 TEST(ListingsHostApi, WithoutAChipOrADeviceGH100WithANote) {
@@ -164,6 +194,7 @@ TEST(ListingsHostApi, WithoutAChipOrADeviceGH100WithANote) {
   ASSERT_EQ(lines.size(), 1 + 2 * 14u) << text;  // the note, then roofline's 14 metrics on GH100
   EXPECT_TRUE(has(lines[0], "rfprof: note: listing for GH100")) << lines[0];
   EXPECT_TRUE(has(lines[0], "--chip CHIP")) << lines[0];
+  EXPECT_EQ(lines[0].find("rfprof:", 1), std::string::npos) << "the reason's own prefix is dropped: " << lines[0];
   EXPECT_EQ(lines[1], "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum");
 }
 

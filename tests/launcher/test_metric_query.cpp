@@ -51,6 +51,7 @@ TEST(MetricQuery, UnitsAreNcusShortNames) {
   EXPECT_EQ(ncu_unit("l1tex_wavefront"), "l1tex_wavefront");
   EXPECT_EQ(ncu_unit("quantum_flux"), "quantum_flux");
   EXPECT_EQ(ncu_unit(""), "");
+  EXPECT_EQ(ncu_unit("lrc_req"), "request");  // "_req" is a request too
 }
 
 TEST(MetricQuery, SuffixUnitsAndMeanings) {
@@ -70,6 +71,7 @@ TEST(MetricQuery, SuffixUnitsAndMeanings) {
   EXPECT_EQ(suffix_meaning(".avg.per_second"), "average over the unit's instances, per second");
   EXPECT_EQ(suffix_meaning(".pct"), "as a percentage");
   EXPECT_EQ(suffix_meaning(".sum.peak_sustained_frame"), "");  // unknown: no words rather than wrong ones
+  EXPECT_EQ(suffix_meaning(".max_rate"), "the largest value the ratio can take");  // not the .max rollup
 }
 
 TEST(MetricQuery, ChipListIsLowerCaseSortedAndUnique) {
@@ -103,6 +105,21 @@ TEST(MetricQuery, TextTableWrapsDescriptionsUnderTheirColumn) {
   EXPECT_EQ(lines[6].find_first_not_of(' '), name_width + 33);
   EXPECT_EQ(first + " " + second, description);
   for (const auto& l : lines) EXPECT_TRUE(l.empty() || l.back() != ' ') << "[" << l << "]";
+}
+
+// A word longer than the description column is cut at the column; an empty description leaves the
+// row ending at its unit.
+TEST(MetricQuery, TextTableCutsLongWordsAndKeepsEmptyDescriptions) {
+  const std::string word(100, 'w');
+  std::ostringstream out;
+  write_metric_table(out, "Chip gh100", {{"a__b", "Counter", "byte", "see " + word}, {"c__d", "Counter", "byte", ""}});
+  const auto lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 8u) << out.str();
+  const size_t column = 75 + 33;
+  EXPECT_EQ(lines[4].substr(column), "see");
+  EXPECT_EQ(lines[5], std::string(column, ' ') + word.substr(0, 70));
+  EXPECT_EQ(lines[6], std::string(column, ' ') + word.substr(70));
+  EXPECT_EQ(lines[7], "c__d" + std::string(72, ' ') + "Counter" + std::string(9, ' ') + "byte");
 }
 
 TEST(MetricQuery, CsvHasOneColumnPerChipAndEveryFieldQuoted) {
@@ -184,6 +201,18 @@ TEST(MetricQueryHostApi, FullNamesInCuptisOrderWithNcusUnits) {
     EXPECT_EQ(r.unit, it->second.second) << r.name;
   }
   EXPECT_EQ(compared, rows.size());
+
+  // --query-metrics-mode all without --metrics: every base name with each of its suffixes.
+  MetricQuery all;
+  all.mode = "all";
+  std::vector<std::string> none;
+  const auto every = metric_rows(host, all, none);
+  EXPECT_GT(every.size(), 10 * host.base_metrics().size());
+  EXPECT_NE(std::find_if(every.begin(), every.end(),
+                         [](const MetricRow& r) { return r.name == "dram__bytes_read.sum.per_second"; }),
+            every.end());
+  EXPECT_EQ(std::find_if(every.begin(), every.end(), [](const MetricRow& r) { return r.name == "dram__bytes_read"; }),
+            every.end());  // no base name alone
 }
 
 TEST(MetricQueryHostApi, RunPrintsTablesAndRefusesUnknownChipsAndNames) {
@@ -200,6 +229,12 @@ TEST(MetricQueryHostApi, RunPrintsTablesAndRefusesUnknownChipsAndNames) {
   EXPECT_EQ(lines[5], "");
   EXPECT_EQ(lines[6], "Chip GH100");
   EXPECT_EQ(err.str(), "");
+  // One chip named twice: one table.
+  q.chips = {"gh100", "GH100"};
+  out.str("");
+  EXPECT_EQ(run_metric_query(q, out, err), 0);
+  EXPECT_EQ(lines_of(out.str()).size(), 5u) << out.str();
+  q.chips = {"GH100", "ga100"};
 
   q.csv = true;
   out.str("");
