@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/analyze.h"
@@ -50,6 +51,30 @@ TEST(MemoryTimeline, InUseAfterEachEventInTimeOrder) {
   EXPECT_EQ(in_use, (std::vector<uint64_t>{100, 150, 150, 50, 80, 60}));
   EXPECT_EQ(m.peak_bytes(), 150u);
   EXPECT_EQ(m.peak_timestamp_ns(), 200u);
+}
+
+// Which memory is on the GPU (CUpti_ActivityMemoryKind), each kind's name in memory.csv, the same
+// address on two devices, and a release larger than what is in use.
+TEST(MemoryTimeline, KindsDevicesAndOversizedReleases) {
+  for (auto [kind, name, resident] : std::vector<std::tuple<MemoryKind, std::string, bool>>{
+           {MemoryKind::kUnknown, "unknown", false}, {MemoryKind::kPageable, "pageable", false},
+           {MemoryKind::kPinned, "pinned", false}, {MemoryKind::kDevice, "device", true},
+           {MemoryKind::kArray, "array", true}, {MemoryKind::kManaged, "managed", true},
+           {MemoryKind::kDeviceStatic, "device_static", true}, {MemoryKind::kManagedStatic, "managed_static", true}}) {
+    EXPECT_EQ(memory_kind_name(kind), name);
+    EXPECT_EQ(gpu_resident(kind), resident) << name;
+  }
+  MemoryTimeline m;
+  m.add(mem(kAlloc, 100, 0xA, 100, MemoryKind::kDevice, 0));
+  m.add(mem(kAlloc, 200, 0xA, 30, MemoryKind::kManaged, 1));  // the same address on device 1
+  m.add(mem(kFree, 300, 0xA, 0, MemoryKind::kManaged, 1));    // releases device 1's 30 only
+  m.add(mem(kAlloc, 400, 0xB, 8, MemoryKind::kArray));
+  m.add(mem(kAlloc, 450, 0xC, 2, MemoryKind::kDeviceStatic));
+  m.add(mem(kFree, 500, 0xDEAD, 1000));                       // unknown and larger than in use: 0
+  m.finalize();
+  std::vector<uint64_t> in_use;
+  for (const auto& p : m.points()) in_use.push_back(p.in_use_bytes);
+  EXPECT_EQ(in_use, (std::vector<uint64_t>{100, 130, 100, 108, 110, 0}));
 }
 
 TEST(MemoryTimeline, PeakBetweenCountsTheStateAtStartAndEveryEventUpToEnd) {
@@ -108,6 +133,15 @@ TEST(CallSites, CallSiteIsTheInnermostFrameOutsideCudaLibraries) {
   s.modules[3] = "/usr/lib/libcublas.so.13";
   EXPECT_EQ(call_site_of(s), "main");  // all in CUDA libraries: the outermost frame
   EXPECT_EQ(call_site_of(CallStackFrames{}), "[empty stack]");
+  // Frames beyond the module list are not in a CUDA library.
+  s.modules = {"/usr/local/cuda/lib64/libcudart.so.13"};
+  EXPECT_EQ(call_site_of(s), "cudnn::conv_fwd");
+  for (const char* lib : {"libcudart.so.13", "libcublasLt.so.13", "libcudnn_ops.so.9", "libcufft.so.12",
+                          "libcurand.so.10", "libcusparse.so.12", "libcusolver.so.11", "libnccl.so.2",
+                          "libnvrtc.so.13", "libnvJitLink.so.13", "libcuda.so.1", "libcuda-loader.so", "libcupti.so.13"})
+    EXPECT_TRUE(is_cuda_library(std::string("/usr/lib/x86_64-linux-gnu/") + lib)) << lib;
+  for (const char* other : {"libcudax.so", "libtorch_cuda.so", "/usr/lib/libcudart/python3"})
+    EXPECT_FALSE(is_cuda_library(other)) << other;
 }
 
 TEST(Aggregate, MergeEqualsAddingEachLaunch) {
@@ -248,6 +282,36 @@ TEST(MemoryAndCallSitesEndToEnd, OutputsNumberByNumber) {
   EXPECT_EQ(sites.cell(gemm, "launches"), "1");
   EXPECT_EQ(sites.cell(gemm, "fp32_flop"), "500");
   EXPECT_EQ(sites.cell(sites.find("call_site", "[no call stack]"), "launches"), "1");
+}
+
+// Folded lines stay one line each and split only at frames: ';', '\n' and '\r' inside a frame or a
+// kernel name are replaced; a CallStack with no frames is "[empty stack]"; FLOP that is not whole
+// (a counter ncu averaged) is rounded, not cut.
+TEST(MemoryAndCallSitesEndToEnd, FoldedLinesOfOddNamesAndStacks) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(7, trace::CollectionMode::kCounters);
+    t.config(1, testing::roofline_metrics());
+    Counts c;
+    c.ffma = 0.75;  // 1.5 FP32 FLOP
+    t.launch(1, 0, 5, 100, 0, false, 1);
+    t.kernel(1, 200, 300, "k;a\nb\rc");
+    t.counters(1, 1, c.values());
+    t.launch(2, 0, 5, 400, 0, false, 2);
+    t.kernel(2, 500, 540, "k2");
+    t.call_stack(1, {{"f\r\ng", "/usr/bin/python3"}});
+    t.call_stack(2, {});
+    t.finish();
+  }
+  AnalyzeOptions opts;
+  opts.traces = {dir.path / "t.rftrace"};
+  opts.output_dir = dir.path / "out";
+  std::ostringstream err;
+  ASSERT_EQ(run_analysis(opts, err), kExitOk) << err.str();
+  EXPECT_EQ(lines_of(dir.path / "out" / "callsites_time.folded"),
+            (std::vector<std::string>{"[empty stack];k2 40", "f  g;k:a b c 100"}));
+  EXPECT_EQ(lines_of(dir.path / "out" / "callsites_flop.folded"), (std::vector<std::string>{"f  g;k:a b c 2"}));
 }
 
 TEST(MemoryAndCallSitesEndToEnd, TraceWithoutThemHasEmptyOutputsAndEmptyPeaks) {
