@@ -118,11 +118,16 @@ TEST(CorruptTraces, NamesThatAreNotUtf8AreReplacedInJsonAndKeptInCsv) {
 
 TEST(Utf8, WellFormedSequencesOnly) {
   EXPECT_TRUE(is_valid_utf8(""));
-  EXPECT_TRUE(is_valid_utf8("plain ascii"));
+  EXPECT_TRUE(is_valid_utf8("plain ascii \x7f"));
   EXPECT_TRUE(is_valid_utf8("\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 \xf4\x8f\xbf\xbf"));  // é € U+1F525 U+10FFFF
   for (const char* bad : {"\x80", "\xc3", "\xc0\x80", "\xe0\x80\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80",
-                          "\xf5\x80\x80\x80", "\xe2\x82", "\xff"})
+                          "\xf5\x80\x80\x80", "\xe2\x82", "\xff",
+                          "\xf0\x80\x80\x80",   // overlong 4-byte form
+                          "\xe2\x82\x41",        // third byte not a continuation (below 0x80)
+                          "\xe2\x82\xc0"})       // third byte not a continuation (above 0xBF)
     EXPECT_FALSE(is_valid_utf8(bad)) << ::testing::PrintToString(std::string(bad));
+  // A sequence cut by the end of the view is invalid, whatever bytes follow in memory.
+  EXPECT_FALSE(is_valid_utf8(std::string_view("\xc3\xa9", 1)));
   EXPECT_EQ(valid_utf8("ok \xc3\xa9"), "ok \xc3\xa9");
   EXPECT_EQ(valid_utf8("a\xff" "b"), "a\xef\xbf\xbd" "b");
   EXPECT_EQ(valid_utf8("\xe2\x82"), "\xef\xbf\xbd\xef\xbf\xbd");  // each stray byte, as nlohmann

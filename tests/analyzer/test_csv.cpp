@@ -45,6 +45,8 @@ TEST(FormatNumber, IntegralValuesAreIntegers) {
   EXPECT_EQ(format_number(-5.0), "-5");
   EXPECT_EQ(format_number(9007199254740993.0), "9007199254740992");  // nearest double
   EXPECT_EQ(format_number(1e18), "1000000000000000000");
+  // 2^63 is whole but no int64_t: written as a double, not wrapped to a negative integer.
+  EXPECT_EQ(std::stod(format_number(9223372036854775808.0)), 9223372036854775808.0);
 }
 
 TEST(FormatNumber, FractionsRoundTrip) {

@@ -70,6 +70,20 @@ TEST(ProfilerOverhead, TheLastRecordOfEachPhaseIsItsRowWithMeanAndShareOfTracedT
   EXPECT_EQ(o["phases"]["launch.counters"]["total_ns"], 2000);
   EXPECT_DOUBLE_EQ(o["phases"]["launch.counters"]["mean_ns"].get<double>(), 400.0);
   EXPECT_EQ(o["phases"]["counters.enable"]["max_ns"], 500000);
+  EXPECT_EQ(o["phases"]["launch.counters"]["max_ns"], 700);
+}
+
+// A phase that never ran has no mean, and a trace that traced no time gives no share (not a
+// division by zero).
+TEST(ProfilerOverhead, NoMeanWithoutRunsAndNoShareOfZeroTime) {
+  const std::map<std::string, OverheadPhaseTotals> phases = {{"never", {0, 0, 0}}, {"once", {1, 30, 30}}};
+  std::ostringstream out;
+  write_overhead_rows(out, "t.rftrace", 9, phases, uint64_t{0});
+  EXPECT_EQ(out.str(), "t.rftrace,9,never,0,0,,0,\nt.rftrace,9,once,1,30,30,30,\n");
+  const auto j = overhead_json(phases, uint64_t{0});
+  EXPECT_EQ(j["traced_ns"], 0);
+  EXPECT_TRUE(j["phases"]["never"]["mean_ns"].is_null()) << j;
+  EXPECT_EQ(j["phases"]["once"]["mean_ns"], 30.0);
 }
 
 TEST(ProfilerOverhead, ATruncatedTraceKeepsItsLastTotalsWithoutAShare) {
