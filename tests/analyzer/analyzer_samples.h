@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "rfprof/analyzer/analyze.h"
 #include "rfprof/analyzer/flops.h"
 #include "rfprof/trace/writer.h"
 
@@ -30,6 +31,24 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+/// What one run_analysis call (analyze.h) gave: its exit status (kExitOk, kExitBadInput, ...)
+/// and the "rfanalyze: " lines it wrote to its error stream.
+struct AnalysisRun {
+  int status = 0;
+  std::string err;
+};
+
+/// Runs run_analysis on `traces` into the folder `out`, with the other options from `opts` (its
+/// traces and output_dir are replaced). Never throws for bad input: that is a status.
+inline AnalysisRun analyze(std::vector<std::filesystem::path> traces, std::filesystem::path out,
+                           AnalyzeOptions opts = {}) {
+  opts.traces = std::move(traces);
+  opts.output_dir = std::move(out);
+  std::ostringstream err;
+  const int status = run_analysis(opts, err);
+  return {status, err.str()};
 }
 
 #ifdef RFPROF_ANALYZER_DATA

@@ -22,11 +22,8 @@ using testing::TraceBuilder;
 /// Runs the analysis of DIR/t.rftrace into DIR/out and parses its trace.json into `doc` (the
 /// parse throws, failing the test, on invalid JSON).
 void analyze_to_trace_json(const std::filesystem::path& dir, json& doc) {
-  AnalyzeOptions o;
-  o.traces = {dir / "t.rftrace"};
-  o.output_dir = dir / "out";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  const testing::AnalysisRun run = testing::analyze({dir / "t.rftrace"}, dir / "out");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   std::ifstream in(dir / "out" / "trace.json");
   doc = json::parse(in);
 }

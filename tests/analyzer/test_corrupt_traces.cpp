@@ -41,26 +41,23 @@ TEST(CorruptTraces, FlippedBytesNeverHangCrashOrWriteNegativeCounts) {
     bytes[at] = static_cast<char>(byte);
     const fs::path trace = dir.path / "flipped.rftrace";
     std::ofstream(trace, std::ios::binary | std::ios::trunc) << bytes;
-    AnalyzeOptions o;
-    o.traces = {trace};
-    o.output_dir = dir.path / ("out-" + std::to_string(at));
-    std::ostringstream err;
-    const int status = run_analysis(o, err);
-    ASSERT_TRUE(status == kExitOk || status == kExitBadInput) << status << ": " << err.str();
-    if (status != kExitOk) {
+    const fs::path out = dir.path / ("out-" + std::to_string(at));
+    const testing::AnalysisRun run = testing::analyze({trace}, out);
+    ASSERT_TRUE(run.status == kExitOk || run.status == kExitBadInput) << run.status << ": " << run.err;
+    if (run.status != kExitOk) {
       ++refused;
-      EXPECT_EQ(err.str().rfind("rfanalyze: ", 0), 0u) << err.str();
+      EXPECT_EQ(run.err.rfind("rfanalyze: ", 0), 0u) << run.err;
       continue;
     }
     ++analyzed;
-    EXPECT_LT(fs::file_size(o.output_dir / "roofline.svg"), 1u << 20);
-    const CsvTable k = CsvTable::read(o.output_dir / "kernels.csv");
+    EXPECT_LT(fs::file_size(out / "roofline.svg"), 1u << 20);
+    const CsvTable k = CsvTable::read(out / "kernels.csv");
     for (size_t c = 0; c < k.header.size(); ++c) {
       if (!is_count_column(k.header[c])) continue;
       for (const auto& row : k.rows)
         ASSERT_FALSE(c < row.size() && row[c].starts_with("-")) << k.header[c] << " = " << row[c];
     }
-    fs::remove_all(o.output_dir);
+    fs::remove_all(out);
   }
   // Most flips land in values or names and leave a readable trace; some break a record.
   EXPECT_GT(analyzed, flips.size() / 2);
@@ -88,16 +85,14 @@ TEST(CorruptTraces, NamesThatAreNotUtf8AreReplacedInJsonAndKeptInCsv) {
     t.error(trace::ErrorCode::kCountersUnavailable, bad_message);
     t.finish();
   }
-  AnalyzeOptions o;
-  o.traces = {dir.path / "t.rftrace"};
-  o.output_dir = dir.path / "out";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  const fs::path out = dir.path / "out";
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, out);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   // summary.json is valid UTF-8 JSON (nlohmann's parser refuses anything else) with U+FFFD.
-  const nlohmann::json summary = nlohmann::json::parse(testing::slurp(o.output_dir / "summary.json"));
+  const nlohmann::json summary = nlohmann::json::parse(testing::slurp(out / "summary.json"));
   EXPECT_EQ(summary["devices"][0]["name"], "H100 \xef\xbf\xbd");
   EXPECT_EQ(summary["collector_errors"][0]["message"], "counters busy \xef\xbf\xbd");
-  const nlohmann::json chrome = nlohmann::json::parse(testing::slurp(o.output_dir / "trace.json"));
+  const nlohmann::json chrome = nlohmann::json::parse(testing::slurp(out / "trace.json"));
   bool kernel_seen = false;
   for (const auto& e : chrome["traceEvents"])
     if (e.value("cat", "") == "kernel") {
@@ -106,11 +101,11 @@ TEST(CorruptTraces, NamesThatAreNotUtf8AreReplacedInJsonAndKeptInCsv) {
     }
   EXPECT_TRUE(kernel_seen);
   // roofline.svg (XML) and report.html too: the SVG once kept the bytes and was not well-formed.
-  EXPECT_TRUE(is_valid_utf8(testing::slurp(o.output_dir / "roofline.svg")));
-  EXPECT_NE(testing::slurp(o.output_dir / "roofline.svg").find("H100 \xef\xbf\xbd"), std::string::npos);
-  EXPECT_TRUE(is_valid_utf8(testing::slurp(o.output_dir / "report.html")));
+  EXPECT_TRUE(is_valid_utf8(testing::slurp(out / "roofline.svg")));
+  EXPECT_NE(testing::slurp(out / "roofline.svg").find("H100 \xef\xbf\xbd"), std::string::npos);
+  EXPECT_TRUE(is_valid_utf8(testing::slurp(out / "report.html")));
   // The CSVs keep the application's bytes as they were: they are the data, not a JSON document.
-  const testing::CsvTable k = testing::CsvTable::read(o.output_dir / "kernels.csv");
+  const testing::CsvTable k = testing::CsvTable::read(out / "kernels.csv");
   ASSERT_EQ(k.rows.size(), 1u);
   EXPECT_EQ(k.cell(0, "kernel"), bad_kernel);
   EXPECT_EQ(k.cell(0, "nvtx"), bad_range);

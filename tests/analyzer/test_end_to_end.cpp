@@ -20,6 +20,8 @@ namespace rf::analyzer {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::analyze;
+using testing::AnalysisRun;
 using testing::Counts;
 using testing::CsvTable;
 using testing::lines_of;
@@ -100,23 +102,10 @@ void write_timing_trace(const fs::path& path, int launches, uint32_t chunk_bytes
   t.finish();
 }
 
-struct Outcome {
-  int status;
-  std::string err;
-};
-
-Outcome analyze(const std::vector<fs::path>& traces, const fs::path& out, AnalyzeOptions opts = {}) {
-  opts.traces = traces;
-  opts.output_dir = out;
-  std::ostringstream err;
-  int status = run_analysis(opts, err);
-  return {status, err.str()};
-}
-
 TEST(EndToEnd, KernelRowsJoinCountersAndNvtx) {
   TempDir dir;
   write_training_trace(dir.path / "t.rftrace");
-  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
   ASSERT_EQ(r.status, kExitOk) << r.err;
   auto k = lines_of(dir.path / "report" / "kernels.csv");
   ASSERT_EQ(k.size(), 6u);
@@ -177,7 +166,7 @@ TEST(EndToEnd, KernelRowsJoinCountersAndNvtx) {
 TEST(EndToEnd, KernelRowsSayWhichRoofBoundsThem) {
   TempDir dir;
   write_training_trace(dir.path / "t.rftrace");  // one "NVIDIA H100 80GB HBM3" device
-  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
   ASSERT_EQ(r.status, kExitOk) << r.err;
   nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "report" / "summary.json"));
   const double dram = s["devices"][0]["ceilings"]["dram_bytes_per_s"]["value"].get<double>();
@@ -258,7 +247,7 @@ TEST(EndToEnd, CountersModeDurationFallsBackToGpuTimeDuration) {
     t.kernel(12, 1000, 3000);
     t.finish();
   }
-  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
   ASSERT_EQ(r.status, kExitOk) << r.err;
   const CsvTable kt = CsvTable::read(dir.path / "report" / "kernels.csv");
   ASSERT_EQ(kt.rows.size(), 2u);
@@ -271,7 +260,7 @@ TEST(EndToEnd, CountersModeDurationFallsBackToGpuTimeDuration) {
 TEST(EndToEnd, RangesPhasesAndSummary) {
   TempDir dir;
   write_training_trace(dir.path / "t.rftrace");
-  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
   ASSERT_EQ(r.status, kExitOk) << r.err;
 
   const CsvTable ranges = CsvTable::read(dir.path / "report" / "ranges.csv");
@@ -348,7 +337,7 @@ TEST(EndToEnd, RangesPhasesAndSummary) {
 TEST(EndToEnd, PointAboveTheRoofIsAnError) {
   TempDir dir;
   write_training_trace(dir.path / "t.rftrace");
-  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
   ASSERT_EQ(r.status, kExitOk) << r.err;
   EXPECT_NE(r.err.find("1 kernel launch(es) lie above their roof"), std::string::npos) << r.err;
   std::ifstream in(dir.path / "report" / "summary.json");
@@ -367,7 +356,7 @@ TEST(EndToEnd, PointAboveTheRoofIsAnError) {
       "fp64_flop_per_s": 1e20, "fp32_flop_per_s": 1e20, "fp16_flop_per_s": 1e20, "dram_bytes_per_s": 1e20}]})";
   AnalyzeOptions o;
   o.ceilings = ceil;
-  Outcome r2 = analyze({dir.path / "t.rftrace"}, dir.path / "report2", o);
+  AnalysisRun r2 = analyze({dir.path / "t.rftrace"}, dir.path / "report2", o);
   ASSERT_EQ(r2.status, kExitOk) << r2.err;
   EXPECT_EQ(r2.err.find("above their roof"), std::string::npos) << r2.err;
   std::ifstream in2(dir.path / "report2" / "summary.json");
@@ -384,7 +373,7 @@ TEST(EndToEnd, MeasuredCeilingsOutsideTheirBandAreReported) {
       "citation": "measured by rfbench"}]})json";
   AnalyzeOptions o;
   o.ceilings = dir.path / "m.json";
-  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report", o);
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report", o);
   ASSERT_EQ(r.status, kExitOk) << r.err;
   nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "report" / "summary.json"));
   const auto& c = s["devices"][0]["ceilings"];
@@ -416,7 +405,7 @@ TEST(EndToEnd, ForcedDeviceCoversTracesWithoutDeviceRecords) {
     t.counters(1, 1, c.values());
     t.finish();
   }
-  Outcome plain = analyze({dir.path / "t.rftrace"}, dir.path / "r1");
+  AnalysisRun plain = analyze({dir.path / "t.rftrace"}, dir.path / "r1");
   ASSERT_EQ(plain.status, kExitOk) << plain.err;
   nlohmann::json s1 = nlohmann::json::parse(std::ifstream(dir.path / "r1" / "summary.json"));
   EXPECT_EQ(s1["above_roof_count"], 0);
@@ -424,7 +413,7 @@ TEST(EndToEnd, ForcedDeviceCoversTracesWithoutDeviceRecords) {
 
   AnalyzeOptions o;
   o.device = "H100 SXM5";
-  Outcome forced = analyze({dir.path / "t.rftrace"}, dir.path / "r2", o);
+  AnalysisRun forced = analyze({dir.path / "t.rftrace"}, dir.path / "r2", o);
   ASSERT_EQ(forced.status, kExitOk) << forced.err;
   nlohmann::json s2 = nlohmann::json::parse(std::ifstream(dir.path / "r2" / "summary.json"));
   EXPECT_EQ(s2["above_roof_count"], 1);
@@ -438,7 +427,7 @@ TEST(EndToEnd, TruncatedTraceIsAnalyzedAsFarAsReadable) {
   const fs::path cut = dir.path / "cut.rftrace";
   std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
 
-  Outcome r = analyze({cut}, dir.path / "report");
+  AnalysisRun r = analyze({cut}, dir.path / "report");
   ASSERT_EQ(r.status, kExitOk) << r.err;
   EXPECT_NE(r.err.find("rfanalyze: " + cut.string() + " is truncated at byte "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("; analyzing the complete part"), std::string::npos) << r.err;
@@ -472,7 +461,7 @@ TEST(EndToEnd, TruncatedTraceIsAnalyzedAsFarAsReadable) {
   // error, not an empty report presented as success.
   const fs::path header_only = dir.path / "header_only.rftrace";
   std::ofstream(header_only, std::ios::binary) << bytes.substr(0, 40);
-  Outcome empty = analyze({header_only}, dir.path / "report2");
+  AnalysisRun empty = analyze({header_only}, dir.path / "report2");
   EXPECT_EQ(empty.status, kExitBadInput);
   EXPECT_NE(empty.err.find("before its first record"), std::string::npos) << empty.err;
   EXPECT_FALSE(fs::exists(dir.path / "report2" / "kernels.csv"));
@@ -492,7 +481,7 @@ TEST(EndToEnd, NoTimedLaunchGivesNullDurationNotZero) {
     t.counters(1, 101, v);
     t.finish();
   }
-  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
   ASSERT_EQ(r.status, kExitOk) << r.err;
   std::ifstream in(dir.path / "report" / "summary.json");
   nlohmann::json s = nlohmann::json::parse(in);
@@ -504,7 +493,7 @@ TEST(EndToEnd, NoTimedLaunchGivesNullDurationNotZero) {
 TEST(EndToEnd, SummarySaysWhenTheTraceStartsAndItsLastEvent) {
   TempDir dir;
   write_timing_trace(dir.path / "t.rftrace", 5);  // the last kernel ends at 1000 + 4 * 100 + 70 ns
-  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
   ASSERT_EQ(r.status, kExitOk) << r.err;
   nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "report" / "summary.json"));
   EXPECT_EQ(s["traces"][0]["start_ns"], 0);
@@ -519,13 +508,13 @@ TEST(EndToEnd, CorruptOrMissingTraceFailsWithoutOutputs) {
   const fs::path bad = dir.path / "bad.rftrace";
   std::ofstream(bad, std::ios::binary) << bytes;
 
-  Outcome r = analyze({dir.path / "good.rftrace", bad}, dir.path / "report");
+  AnalysisRun r = analyze({dir.path / "good.rftrace", bad}, dir.path / "report");
   EXPECT_EQ(r.status, kExitBadInput);
   EXPECT_NE(r.err.find("rfanalyze: " + bad.string() + ": "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(" at byte 16"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::is_empty(dir.path / "report"));  // no partial outputs left behind
 
-  Outcome m = analyze({dir.path / "missing.rftrace"}, dir.path / "report");
+  AnalysisRun m = analyze({dir.path / "missing.rftrace"}, dir.path / "report");
   EXPECT_EQ(m.status, kExitBadInput);
   EXPECT_NE(m.err.find("missing.rftrace: no such file"), std::string::npos) << m.err;
 }
@@ -538,7 +527,7 @@ TEST(EndToEnd, SeveralTracesAndCustomPhases) {
   std::ofstream(map) << R"([{"regex": "^iteration$", "phase": "step"}])";
   AnalyzeOptions o;
   o.phase_map = map;
-  Outcome r = analyze({dir.path / "a.rftrace", dir.path / "b.rftrace"}, dir.path / "report", o);
+  AnalysisRun r = analyze({dir.path / "a.rftrace", dir.path / "b.rftrace"}, dir.path / "report", o);
   ASSERT_EQ(r.status, kExitOk) << r.err;
   const CsvTable k = CsvTable::read(dir.path / "report" / "kernels.csv");
   ASSERT_EQ(k.rows.size(), 5u + 3);
@@ -556,7 +545,7 @@ TEST(EndToEnd, SeveralTracesAndCustomPhases) {
 
 #ifdef RFANALYZE_PATH
 /// Runs rfanalyze with `args`; returns its exit status and stderr.
-Outcome run_exe(const std::string& args, const fs::path& dir) {
+AnalysisRun run_exe(const std::string& args, const fs::path& dir) {
   const fs::path err = dir / "stderr.txt";
   std::string cmd = std::string(RFANALYZE_PATH) + " " + args + " 2>" + err.string() + " >/dev/null";
   int raw = std::system(cmd.c_str());
@@ -568,30 +557,30 @@ TEST(RfanalyzeExecutable, WritesTheReportAndExitCodes) {
   write_training_trace(dir.path / "t.rftrace");
   const std::string trace = (dir.path / "t.rftrace").string();
   const fs::path out = dir.path / "report";
-  Outcome ok = run_exe(trace + " -o " + out.string(), dir.path);
+  AnalysisRun ok = run_exe(trace + " -o " + out.string(), dir.path);
   EXPECT_EQ(ok.status, 0) << ok.err;
   for (const char* f : {"kernels.csv", "counters.csv", "ranges.csv", "phases.csv", "summary.json"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
   EXPECT_EQ(lines_of(out / "kernels.csv").size(), 6u);
 
-  Outcome forced = run_exe(trace + " -o " + (dir.path / "r2").string() + " --device 'V100 SXM2'", dir.path);
+  AnalysisRun forced = run_exe(trace + " -o " + (dir.path / "r2").string() + " --device 'V100 SXM2'", dir.path);
   EXPECT_EQ(forced.status, 0) << forced.err;
   std::ifstream in(dir.path / "r2" / "summary.json");
   EXPECT_EQ(nlohmann::json::parse(in)["devices"][0]["ceilings"]["datasheet_entry"], "V100 SXM2");
 
-  Outcome unknown = run_exe(trace + " -o " + (dir.path / "r3").string() + " --device 'Z9000'", dir.path);
+  AnalysisRun unknown = run_exe(trace + " -o " + (dir.path / "r3").string() + " --device 'Z9000'", dir.path);
   EXPECT_EQ(unknown.status, 2);
   EXPECT_NE(unknown.err.find("--device \"Z9000\": no such ceilings entry"), std::string::npos) << unknown.err;
 
-  Outcome missing = run_exe((dir.path / "nope.rftrace").string(), dir.path);
+  AnalysisRun missing = run_exe((dir.path / "nope.rftrace").string(), dir.path);
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("nope.rftrace: no such file"), std::string::npos) << missing.err;
 
-  Outcome no_args = run_exe("", dir.path);
+  AnalysisRun no_args = run_exe("", dir.path);
   EXPECT_EQ(no_args.status, 2);
 
   std::ofstream(dir.path / "bad_map.json") << "{}";
-  Outcome bad_map = run_exe(trace + " --phase-map " + (dir.path / "bad_map.json").string(), dir.path);
+  AnalysisRun bad_map = run_exe(trace + " --phase-map " + (dir.path / "bad_map.json").string(), dir.path);
   EXPECT_EQ(bad_map.status, 2);
   EXPECT_NE(bad_map.err.find("bad_map.json"), std::string::npos) << bad_map.err;
 }
@@ -601,7 +590,7 @@ TEST(RfanalyzeExecutable, CommandLineErrorsVersionAndRepeatedImports) {
   write_training_trace(dir.path / "t.rftrace");
   const std::string trace = (dir.path / "t.rftrace").string();
   // CLI11's errors read as every other message: one line, "rfanalyze: ...".
-  Outcome bogus = run_exe(trace + " --bogus", dir.path);
+  AnalysisRun bogus = run_exe(trace + " --bogus", dir.path);
   EXPECT_EQ(bogus.status, 2);
   EXPECT_EQ(bogus.err.rfind("rfanalyze: ", 0), 0u) << bogus.err;
   EXPECT_EQ(std::count(bogus.err.begin(), bogus.err.end(), '\n'), 1) << bogus.err;
@@ -621,10 +610,10 @@ TEST(RfanalyzeExecutable, CommandLineErrorsVersionAndRepeatedImports) {
                         "\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\"\n"
                         ",,,,,,,,,,,\"nsecond\"\n"
                         "\"0\",\"777\",\"app\",\"h\",\"k\",\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"100\"\n";
-  Outcome both = run_exe("--import-ncu " + csv.string() + " " + trace + " -o " + (dir.path / "r").string(), dir.path);
+  AnalysisRun both = run_exe("--import-ncu " + csv.string() + " " + trace + " -o " + (dir.path / "r").string(), dir.path);
   ASSERT_EQ(both.status, 0) << both.err;
   EXPECT_EQ(lines_of(dir.path / "r" / "kernels.csv").size(), 6u + 1u);  // the trace's 5, the CSV's 1
-  Outcome twice = run_exe("--import-ncu " + csv.string() + " --import-ncu " + csv.string() + " -o " +
+  AnalysisRun twice = run_exe("--import-ncu " + csv.string() + " --import-ncu " + csv.string() + " -o " +
                               (dir.path / "r2").string(), dir.path);
   ASSERT_EQ(twice.status, 0) << twice.err;
   EXPECT_EQ(lines_of(dir.path / "r2" / "kernels.csv").size(), 3u);
@@ -664,7 +653,7 @@ TEST(RfanalyzeExecutable, DefaultOutputDirectoryIsRfprofReportInCwd) {
 TEST(EndToEnd, PandasReadsTheCsvFiles) {
   TempDir dir;
   write_training_trace(dir.path / "t.rftrace");
-  Outcome r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
   ASSERT_EQ(r.status, kExitOk) << r.err;
   std::string cmd = std::string(RFPROF_PYTHON) + " " + RFPROF_PANDAS_CHECK + " " + (dir.path / "report").string();
   EXPECT_EQ(std::system(cmd.c_str()), 0);

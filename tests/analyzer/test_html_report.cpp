@@ -69,12 +69,10 @@ TEST(HtmlReport, StepRangeNameIsTheStepComponentOfTheNvtxPath) {
 // second come from the one step whose kernels it holds, not the command line's 5 (which gave 5x).
 TEST(HtmlReport, ThroughputCountsTheStepsWhoseKernelsTheTraceHolds) {
   TempDir dir;
-  AnalyzeOptions o;
-  o.traces = {testing::shipped_trace()};
-  o.output_dir = dir.path / "out";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
-  testing::CsvTable t = testing::CsvTable::read(o.output_dir / "scaling.csv");
+  const fs::path out = dir.path / "out";
+  const testing::AnalysisRun run = testing::analyze({testing::shipped_trace()}, out);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  testing::CsvTable t = testing::CsvTable::read(out / "scaling.csv");
   ASSERT_EQ(t.rows.size(), 1u);
   EXPECT_EQ(t.cell(0, "batch_size"), "16");
   EXPECT_EQ(t.cell(0, "iterations"), "1");
@@ -88,13 +86,11 @@ TEST(HtmlReport, ThroughputCountsTheStepsWhoseKernelsTheTraceHolds) {
 TEST(HtmlReport, PointsCarryTheirBoundAndRoofFraction) {
   TempDir dir;
   write_trace(dir.path / "a.rftrace", "python3 train.py", 1000);
-  AnalyzeOptions o;
-  o.traces = {dir.path / "a.rftrace"};
-  o.output_dir = dir.path / "out";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
-  auto d = page_data(testing::slurp(o.output_dir / "report.html"));
-  testing::CsvTable kernels = testing::CsvTable::read(o.output_dir / "kernels.csv");
+  const fs::path out = dir.path / "out";
+  const testing::AnalysisRun run = testing::analyze({dir.path / "a.rftrace"}, out);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  auto d = page_data(testing::slurp(out / "report.html"));
+  testing::CsvTable kernels = testing::CsvTable::read(out / "kernels.csv");
   ASSERT_EQ(d["points"].size(), 2u);
   ASSERT_EQ(kernels.rows.size(), 2u);
   for (const auto& p : d["points"]) {
@@ -114,13 +110,11 @@ TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   TempDir dir;
   write_trace(dir.path / "a.rftrace", "python3 train.py --batch-size 8 --steps 2", 1000);
   write_trace(dir.path / "b.rftrace", "python3 train.py", 4000);
-  AnalyzeOptions o;
-  o.traces = {dir.path / "a.rftrace", dir.path / "b.rftrace"};
-  o.output_dir = dir.path / "out";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  const fs::path out = dir.path / "out";
+  const testing::AnalysisRun run = testing::analyze({dir.path / "a.rftrace", dir.path / "b.rftrace"}, out);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
 
-  const std::string html = testing::slurp(o.output_dir / "report.html");
+  const std::string html = testing::slurp(out / "report.html");
   // The hostile name never appears raw: only the template's own </script> tags close scripts.
   EXPECT_EQ(html.find("relu</script>"), std::string::npos);
   EXPECT_EQ(html.find("<b>&amp;"), std::string::npos);
@@ -170,8 +164,8 @@ TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   EXPECT_TRUE(d["ops"].is_null());  // summary.json without "ops"
 
   // scaling.csv and processes.csv name and size each trace alike.
-  testing::CsvTable scaling = testing::CsvTable::read(o.output_dir / "scaling.csv");
-  testing::CsvTable processes = testing::CsvTable::read(o.output_dir / "processes.csv");
+  testing::CsvTable scaling = testing::CsvTable::read(out / "scaling.csv");
+  testing::CsvTable processes = testing::CsvTable::read(out / "processes.csv");
   ASSERT_EQ(scaling.rows.size(), 2u);
   ASSERT_EQ(processes.rows.size(), 2u);
   for (size_t r = 0; r < 2; ++r) {
@@ -186,7 +180,7 @@ TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   EXPECT_EQ(d["phases"][0]["phase"], "forward");
   EXPECT_EQ(d["phases"][0]["peak_memory_bytes"], 5ull << 30);
 
-  const auto csv = testing::lines_of(o.output_dir / "scaling.csv");
+  const auto csv = testing::lines_of(out / "scaling.csv");
   ASSERT_EQ(csv.size(), 3u);
   EXPECT_EQ(csv[0], "label,trace,batch_size,iterations,launches,gpu_time_ns,flop,flop_per_s,"
                     "arithmetic_intensity,throughput_samples_per_s");

@@ -212,20 +212,12 @@ void write_trace(const fs::path& path) {
   t.finish();
 }
 
-/// Analyzes DIR/t.rftrace into DIR/out; fails the test unless the analysis succeeds.
-void analyze(const fs::path& dir) {
-  AnalyzeOptions opts;
-  opts.traces = {dir / "t.rftrace"};
-  opts.output_dir = dir / "out";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(opts, err), kExitOk) << err.str();
-}
-
 TEST(MemoryAndCallSitesEndToEnd, OutputsNumberByNumber) {
   TempDir dir;
   write_trace(dir.path / "t.rftrace");
-  ASSERT_NO_FATAL_FAILURE(analyze(dir.path));
   const fs::path out = dir.path / "out";
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, out);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   constexpr uint64_t GiB = 1ull << 30;
 
   const CsvTable mem_csv = CsvTable::read(out / "memory.csv");
@@ -309,7 +301,8 @@ TEST(MemoryAndCallSitesEndToEnd, FoldedLinesOfOddNamesAndStacks) {
     t.call_stack(2, {});
     t.finish();
   }
-  ASSERT_NO_FATAL_FAILURE(analyze(dir.path));
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "out");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   EXPECT_EQ(lines_of(dir.path / "out" / "callsites_time.folded"),
             (std::vector<std::string>{"[empty stack];k2 40", "f  g;k:a b c 100"}));
   EXPECT_EQ(lines_of(dir.path / "out" / "callsites_flop.folded"), (std::vector<std::string>{"f  g;k:a b c 2"}));
@@ -326,7 +319,8 @@ TEST(MemoryAndCallSitesEndToEnd, TraceWithoutThemHasEmptyOutputsAndEmptyPeaks) {
     t.pop(1, 5, 500);
     t.finish();
   }
-  ASSERT_NO_FATAL_FAILURE(analyze(dir.path));
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "out");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   EXPECT_EQ(lines_of(dir.path / "out" / "memory.csv").size(), 1u);  // header only
   EXPECT_TRUE(lines_of(dir.path / "out" / "callsites_time.folded").empty());
   EXPECT_EQ(lines_of(dir.path / "out" / "callsites.csv").size(), 1u);

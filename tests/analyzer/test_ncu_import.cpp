@@ -236,10 +236,9 @@ TEST(NcuImport, DeviceCeilingsFromTheNameOrFromDevice) {
     TempDir dir;
     AnalyzeOptions o;
     o.import_ncu = {path};
-    o.output_dir = dir.path / "r";
     o.device = forced;
-    std::ostringstream err;
-    ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+    const testing::AnalysisRun run = testing::analyze({}, dir.path / "r", o);
+    ASSERT_EQ(run.status, kExitOk) << run.err;
     nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "r" / "summary.json"));
     ASSERT_EQ(s["devices"].size(), 1u);
     EXPECT_EQ(s["devices"][0]["name"], "NVIDIA H100 80GB HBM3");
@@ -252,10 +251,9 @@ TEST(NcuImport, RfanalyzeWritesTheRooflineOutputsFromIt) {
   TempDir dir;
   AnalyzeOptions o;
   o.import_ncu = {kData / "ncu_auto_units.csv"};
-  o.output_dir = dir.path / "r";
   o.device = "H100 SXM5";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  const testing::AnalysisRun run = testing::analyze({}, dir.path / "r", o);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   CsvTable k = CsvTable::read(dir.path / "r" / "kernels.csv");
   ASSERT_EQ(k.rows.size(), 2u);
   EXPECT_EQ(k.cell(0, "kernel"), "ffma_loop(float*, int)");
@@ -266,9 +264,9 @@ TEST(NcuImport, RfanalyzeWritesTheRooflineOutputsFromIt) {
   EXPECT_EQ(s["traces"][0]["pid"], 31337);
   EXPECT_EQ(s["totals"]["launches"], 2);
   o.import_ncu = {kData / "ncu_bad_cell.csv"};
-  std::ostringstream err2;
-  EXPECT_EQ(run_analysis(o, err2), kExitBadInput);
-  EXPECT_NE(err2.str().find("ncu_bad_cell.csv:3:12:"), std::string::npos);
+  const testing::AnalysisRun bad = testing::analyze({}, dir.path / "r", o);
+  EXPECT_EQ(bad.status, kExitBadInput);
+  EXPECT_NE(bad.err.find("ncu_bad_cell.csv:3:12:"), std::string::npos) << bad.err;
 }
 
 TEST(NcuImport, ReadsBackWhatRfprofWrites) {

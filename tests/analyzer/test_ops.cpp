@@ -118,11 +118,8 @@ void write_step(const std::filesystem::path& p) {
 TEST(OpBreakdown, ForwardAndBackwardPerOpAndLayer) {
   TempDir dir;
   write_step(dir.path / "t.rftrace");
-  AnalyzeOptions o;
-  o.traces = {dir.path / "t.rftrace"};
-  o.output_dir = dir.path / "r";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "r");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
 
   CsvTable ops = CsvTable::read(dir.path / "r" / "ops.csv");
   ASSERT_EQ(ops.rows.size(), 3u);  // aten::linear, aten::relu, MulBackward0 (no forward op)
@@ -176,11 +173,8 @@ TEST(OpBreakdown, NoOpRangesNoOpsSection) {
     t.pop(1, 1, 50);
     t.finish();
   }
-  AnalyzeOptions o;
-  o.traces = {dir.path / "t.rftrace"};
-  o.output_dir = dir.path / "r";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "r");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "r" / "summary.json"));
   EXPECT_FALSE(s.contains("ops"));
   EXPECT_TRUE(CsvTable::read(dir.path / "r" / "ops.csv").rows.empty());
@@ -213,11 +207,8 @@ TEST(GraphAttribution, KernelsOfAGraphLaunchTakeTheRangeOfTheLaunchingThread) {
     t.kernel(19, 2100, 2200, "graph_bwd_b");
     t.finish();
   }
-  AnalyzeOptions o;
-  o.traces = {dir.path / "t.rftrace"};
-  o.output_dir = dir.path / "r";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "r");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   CsvTable k = CsvTable::read(dir.path / "r" / "kernels.csv");
   ASSERT_EQ(k.rows.size(), 5u);
   for (const char* name : {"graph_fwd_a", "graph_fwd_b", "graph_fwd_c"}) {

@@ -18,16 +18,6 @@ using testing::CsvTable;
 using testing::TempDir;
 using testing::TraceBuilder;
 
-int analyze_into(const std::filesystem::path& trace, const std::filesystem::path& out) {
-  AnalyzeOptions o;
-  o.traces = {trace};
-  o.output_dir = out;
-  std::ostringstream err;
-  int status = run_analysis(o, err);
-  EXPECT_EQ(status, kExitOk) << err.str();
-  return status;
-}
-
 /// A counters-mode trace of 1 ms (ProcessInfo start 0, TraceEnd at 1,000,000 ns) whose collector
 /// reported its cost twice: a flush interval, then exit. With `cut_copy`, also a copy of the
 /// flushed `.part` file before the TraceEnd, as a SIGKILL leaves it.
@@ -48,7 +38,8 @@ void write_trace(const std::filesystem::path& path, const std::filesystem::path&
 TEST(ProfilerOverhead, TheLastRecordOfEachPhaseIsItsRowWithMeanAndShareOfTracedTime) {
   TempDir dir;
   write_trace(dir.path / "t.rftrace");
-  ASSERT_EQ(analyze_into(dir.path / "t.rftrace", dir.path / "out"), kExitOk);
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "out");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   const CsvTable t = CsvTable::read(dir.path / "out" / "profiler_overhead.csv");
   EXPECT_EQ(t.header, overhead_csv_header());
   ASSERT_EQ(t.rows.size(), 2u);
@@ -89,7 +80,8 @@ TEST(ProfilerOverhead, NoMeanWithoutRunsAndNoShareOfZeroTime) {
 TEST(ProfilerOverhead, ATruncatedTraceKeepsItsLastTotalsWithoutAShare) {
   TempDir dir;
   write_trace(dir.path / "t.rftrace", dir.path / "cut.rftrace");
-  ASSERT_EQ(analyze_into(dir.path / "cut.rftrace", dir.path / "out"), kExitOk);
+  const testing::AnalysisRun run = testing::analyze({dir.path / "cut.rftrace"}, dir.path / "out");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   const CsvTable t = CsvTable::read(dir.path / "out" / "profiler_overhead.csv");
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(t.cell(1, "total_ns"), "2000");
@@ -106,7 +98,8 @@ TEST(ProfilerOverhead, ATraceWithoutOverheadRecordsHasOnlyTheHeader) {
     t.process(1, trace::CollectionMode::kTiming);
     t.finish();
   }
-  ASSERT_EQ(analyze_into(dir.path / "t.rftrace", dir.path / "out"), kExitOk);
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "out");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   const CsvTable t = CsvTable::read(dir.path / "out" / "profiler_overhead.csv");
   EXPECT_EQ(t.header, overhead_csv_header());
   EXPECT_TRUE(t.rows.empty());

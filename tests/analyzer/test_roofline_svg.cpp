@@ -242,11 +242,8 @@ TEST(SvgRender, EqualRoofsAreDrawnOnce) {
 // on log axes. The chart once said they had no counters.
 TEST(RunCharts, ZeroFlopGroupsAreNotCalledUncounted) {
   testing::TempDir dir;
-  AnalyzeOptions o;
-  o.traces = {testing::shipped_trace()};
-  o.output_dir = dir.path;
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  const testing::AnalysisRun run = testing::analyze({testing::shipped_trace()}, dir.path);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   const std::string svg = testing::slurp(dir.path / "roofline.svg");
   EXPECT_EQ(svg.find("without"), std::string::npos);
   EXPECT_NE(svg.find(" kernel group(s) with 0 FLOP</text>"), std::string::npos);

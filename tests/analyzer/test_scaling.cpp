@@ -107,11 +107,8 @@ TEST(Scaling, OneRowPerTraceWithThroughputAndRates) {
   write_run(dir.path / "b64.rftrace", 101, "python main.py --batch-size 64", 3);
   write_run(dir.path / "b256.rftrace", 102, "python main.py -b 256", 2);
   write_run(dir.path / "plain.rftrace", 103, "python other.py", 1);
-  AnalyzeOptions o;
-  o.traces = {dir.path / "b64.rftrace", dir.path / "b256.rftrace", dir.path / "plain.rftrace"};
-  o.output_dir = dir.path / "r";
-  std::ostringstream err;
-  ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+  const testing::AnalysisRun run = testing::analyze({dir.path / "b64.rftrace", dir.path / "b256.rftrace", dir.path / "plain.rftrace"}, dir.path / "r");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
   CsvTable p = CsvTable::read(dir.path / "r" / "processes.csv");
   EXPECT_EQ(p.header, processes_csv_header());
   ASSERT_EQ(p.rows.size(), 3u);

@@ -80,11 +80,9 @@ class SummaryJson : public ::testing::Test {
     write_trace(dir_.path / "t.rftrace");
     write_measured_ceilings(dir_.path / "m.json");
     AnalyzeOptions o;
-    o.traces = {dir_.path / "t.rftrace"};
-    o.output_dir = dir_.path / "report";
     o.ceilings = dir_.path / "m.json";
-    std::ostringstream err;
-    ASSERT_EQ(run_analysis(o, err), kExitOk) << err.str();
+    const testing::AnalysisRun run = testing::analyze({dir_.path / "t.rftrace"}, dir_.path / "report", o);
+    ASSERT_EQ(run.status, kExitOk) << run.err;
     s_ = nlohmann::json::parse(std::ifstream(dir_.path / "report" / "summary.json"));
   }
   /// The above_roof entry of launch `id`; fails the test and returns null when none.
