@@ -53,12 +53,8 @@ void OpBreakdown::add(const KernelRow& row, const std::vector<std::string>& path
   for (size_t i = 0; i < path.size(); ++i) {
     auto op = parse_op_range(path[i]);
     if (!op) continue;  // the outermost op range decides
-    std::string layer;
-    for (size_t j = i; j-- > 0;)
-      if (!parse_op_range(path[j])) {
-        layer = path[j];
-        break;
-      }
+    // path[0, i) holds no op range (path[i] is the outermost): the innermost of them is the layer.
+    std::string layer = i > 0 ? path[i - 1] : std::string();
     std::string key = op->op;
     if (op->backward) {
       if (auto it = forward_by_seq_.find(op->seq); it != forward_by_seq_.end()) {

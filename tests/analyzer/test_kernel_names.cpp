@@ -45,6 +45,8 @@ TEST(Demangle, LlvmReadsWhatLibstdcxxRefuses) {
   EXPECT_EQ(demangle("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_"),
             "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
             "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)");
+  // A lambda is where the two differ: libstdc++ "{lambda(int)#1}", LLVM "'lambda'(int)".
+  EXPECT_EQ(demangle("_Z6kernelIZ4mainEUliE_EvT_"), "void kernel<main::{lambda(int)#1}>(main::{lambda(int)#1})");
   EXPECT_EQ(demangle("sm90_xmma_gemm_kernel"), "sm90_xmma_gemm_kernel");  // not C++
   EXPECT_EQ(demangle("f"), "f");  // an extern "C" kernel named f, not the type encoding of float
   EXPECT_EQ(demangle("_Zx!"), "_Zx!");                                    // looks mangled, is not
@@ -84,6 +86,33 @@ TEST(Demangle, AnExpandingSymbolIsCutOffNotPrinted) {
   const std::string huge = doubling_symbol(22);
   ASSERT_LT(huge.size(), 300u);
   EXPECT_EQ(demangle(huge), huge);
+}
+
+/// f<A>(A, ..., A) with a template argument of `name_bytes` letters printed `params` times, through
+/// the template parameter T_ (or, with `second`, f<int, A> through T0_): the printed name grows
+/// with name_bytes x params from a symbol of name_bytes + 2 x params bytes, without substitutions.
+std::string template_parameter_symbol(size_t name_bytes, size_t params, bool second = false) {
+  std::string ref = second ? "T0_" : "T_";
+  std::string s = std::string("_Z1fI") + (second ? "i" : "") + std::to_string(name_bytes) + std::string(name_bytes, 'a') + "Ev";
+  for (size_t i = 0; i < params; ++i) s += ref;
+  return s;
+}
+
+// Template parameters expand too: a name printed past kMaxDemangledBytes (256 KiB) is cut off and
+// the symbol kept; one just below it comes back whole from the child, over many reads. Over 1024
+// bytes, libstdc++'s demangler refuses these symbols and LLVM's reads them.
+TEST(Demangle, TemplateParameterExpansionIsBoundedToo) {
+  if (!has_llvm_demangler()) GTEST_SKIP() << "built without LLVM's demangler (llvm-14-dev)";
+  for (bool second : {false, true}) {
+    SCOPED_TRACE(second ? "T0_" : "T_");
+    const std::string below = template_parameter_symbol(1000, 200, second);  // 200 KB printed
+    const std::string d = demangle(below);
+    EXPECT_EQ(d.size(), std::string("void f<>()").size() + (second ? 5 : 0) + 201 * 1000 + 199 * 2) << d.substr(0, 80);
+    EXPECT_EQ(d.rfind(std::string(second ? "void f<int, " : "void f<") + std::string(1000, 'a') + ">(", 0), 0u)
+        << d.substr(0, 80);
+    const std::string above = template_parameter_symbol(1000, 300, second);  // 300 KB printed
+    EXPECT_EQ(demangle(above), above);
+  }
 }
 
 TEST(Demangle, RefusedMeansACppSymbolRecordedAsItselfOrNothing) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -47,6 +48,19 @@ TEST(OpRanges, PyTorchNamesAreParsed) {
   auto no_spaces = parse_op_range("aten::mm, seq=4");
   ASSERT_TRUE(no_spaces);
   EXPECT_EQ(no_spaces->seq, 4u);
+  EXPECT_FALSE(parse_op_range("aten::mm,_seq = 3"));  // ", " exactly
+  EXPECT_FALSE(parse_op_range("aten::mm, sum = 3"));  // "seq", not any word
+  EXPECT_FALSE(parse_op_range("aten::mm, seq: 3"));   // '=' and nothing else
+  // Backward Functions whose names lack "Backward": the evaluate_function wrapper or "stashed"
+  // says so.
+  auto copy_slices = parse_op_range("autograd::engine::evaluate_function: torch::autograd::CopySlices, seq = 4");
+  ASSERT_TRUE(copy_slices);
+  EXPECT_EQ(copy_slices->op, "torch::autograd::CopySlices");
+  EXPECT_TRUE(copy_slices->backward);
+  auto stashed = parse_op_range("torch::autograd::CopySlices, stashed seq=4");
+  ASSERT_TRUE(stashed);
+  EXPECT_EQ(stashed->seq, 4u);
+  EXPECT_TRUE(stashed->backward);
 }
 
 // Found reviewing fuzz_analysis (2026-11-23): names from a trace that broke the analysis.
@@ -138,6 +152,7 @@ TEST(OpBreakdown, ForwardAndBackwardPerOpAndLayer) {
   EXPECT_EQ(ops.cell(mul, "forward_launches"), "0");
   EXPECT_EQ(ops.cell(mul, "backward_flop"), "2");
   EXPECT_EQ(ops.cell(mul, "flop_ratio_backward_to_forward"), "");  // no forward
+  EXPECT_EQ(ops.cell(mul, "time_ratio_backward_to_forward"), "");
 
   CsvTable layers = CsvTable::read(dir.path / "r" / "layers.csv");
   size_t l1 = layers.find("layer", "layer1"), l2 = layers.find("layer", "layer2");
@@ -160,6 +175,60 @@ TEST(OpBreakdown, ForwardAndBackwardPerOpAndLayer) {
   CsvTable k = CsvTable::read(dir.path / "r" / "kernels.csv");
   EXPECT_EQ(k.cell(k.find("id", "4"), "phase"), "backward");
   EXPECT_EQ(k.cell(k.find("id", "1"), "phase"), "forward");
+}
+
+// Ratios need both sides and a forward above zero: absent, never 0 or infinity. A sequence number
+// seen on two forward ops stays with the first.
+TEST(OpBreakdown, RatiosWithoutASideOrWithAZeroForward) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(77, trace::CollectionMode::kCounters);
+    t.config(1, testing::roofline_metrics());
+    uint32_t corr = 0;
+    auto op = [&](uint64_t id, uint64_t thread, uint64_t at, const std::string& name, uint64_t dur, double ffma) {
+      t.push(id, thread, at, name);
+      ++corr;
+      t.launch(corr, 0, thread, at + 1);
+      t.kernel(corr, at + 5, at + 5 + dur);
+      testing::Counts c;
+      c.ffma = ffma;
+      c.read = 60;
+      c.write = 40;
+      t.counters(1, corr, c.values());
+      t.pop(id, thread, at + 90);
+    };
+    op(1, 1, 100, "aten::copy_, seq = 7", 40, 0);   // 0 FLOP forward
+    op(2, 1, 200, "aten::view, seq = 8", 30, 3);    // no backward
+    op(3, 1, 300, "aten::first, seq = 9", 10, 1);
+    op(4, 1, 400, "aten::second, seq = 9", 10, 1);  // seq 9 again
+    op(5, 2, 500, "CopyBackwards, seq = 7", 20, 1);
+    op(6, 2, 600, "SecondBackward0, seq = 9", 10, 1);
+    t.window(0, false, 2000);
+    t.finish();
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "r");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const CsvTable ops = CsvTable::read(dir.path / "r" / "ops.csv");
+  ASSERT_EQ(ops.rows.size(), 4u);
+  const size_t copy = ops.find("op", "aten::copy_"), view = ops.find("op", "aten::view");
+  const size_t first = ops.find("op", "aten::first"), second = ops.find("op", "aten::second");
+  ASSERT_LT(std::max({copy, view, first, second}), 4u);
+  EXPECT_EQ(ops.cell(copy, "forward_flop"), "0");
+  EXPECT_EQ(ops.cell(copy, "forward_dram_bytes"), "100");
+  EXPECT_EQ(ops.cell(copy, "backward_flop"), "2");
+  EXPECT_EQ(ops.cell(copy, "backward_dram_bytes"), "100");
+  EXPECT_EQ(ops.cell(copy, "flop_ratio_backward_to_forward"), "");  // 2 / 0
+  EXPECT_EQ(ops.cell(copy, "time_ratio_backward_to_forward"), "0.5");
+  EXPECT_EQ(ops.cell(view, "backward_launches"), "0");
+  EXPECT_EQ(ops.cell(view, "flop_ratio_backward_to_forward"), "");  // no backward FLOP
+  EXPECT_EQ(ops.cell(view, "time_ratio_backward_to_forward"), "0");
+  EXPECT_EQ(ops.cell(first, "backward_launches"), "1");
+  EXPECT_EQ(ops.cell(second, "backward_launches"), "0");
+
+  OpSums no_forward;
+  no_forward.backward.duration_ns = 10;
+  EXPECT_EQ(no_forward.time_ratio(), std::nullopt);
 }
 
 TEST(OpBreakdown, NoOpRangesNoOpsSection) {

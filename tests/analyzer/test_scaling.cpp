@@ -27,6 +27,10 @@ TEST(Scaling, BatchSizeFromTheCommandLine) {
   EXPECT_FALSE(batch_size_of("python main.py --batch-sizes 4"));
   EXPECT_EQ(batch_size_of("python main.py --bs 4"), 4u);
   EXPECT_FALSE(batch_size_of("python main.py -b=4"));  // '=' only after a long flag
+  EXPECT_FALSE(batch_size_of("python main.py --batch-size 12x"));  // the whole word is the number
+  EXPECT_FALSE(batch_size_of("python main.py --fast -b"));        // the flag is the last word
+  // A longer flag that starts like a known one is another flag: the search goes on past it.
+  EXPECT_EQ(batch_size_of("python main.py --batch-sizes 4 --batch-size 8"), 8u);
 }
 
 TEST(Scaling, IterationsFromTheCommandLine) {
@@ -47,11 +51,44 @@ TEST(Scaling, StepRangeNames) {
     EXPECT_TRUE(is_step_range_name(yes)) << yes;
   for (const char* no : {"", "ste", "stepper", "steps", "step_3", "iter2", "forward", " step 1"})
     EXPECT_FALSE(is_step_range_name(no)) << no;
+  // A view into a longer name ends where it ends: "ste" of "step 1" is no step, "step" of "steps"
+  // is one (the characters past the view are not read).
+  EXPECT_FALSE(is_step_range_name(std::string_view("step 1").substr(0, 3)));
+  EXPECT_TRUE(is_step_range_name(std::string_view("steps").substr(0, 4)));
+}
+
+TEST(Scaling, RowsWithoutStepsTimeOrWallTimeLeaveTheirCellsEmpty) {
+  ProcessRow row;
+  row.trace = "t.rftrace";
+  row.batch_size = 64;
+  row.steps = {.count = 2, .wall_ns = 0};  // two steps that took no time: no rate, not infinity
+  EXPECT_EQ(row.samples_per_s(), std::nullopt);
+  row.totals.launches = 3;  // launches, none timed
+  const std::vector<std::string> header = processes_csv_header();
+  auto cell = [&](const ProcessRow& r, const std::string& column) {
+    const auto fields = processes_csv_fields(r);
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == column) return fields.at(i);
+    return std::string("no column ") + column;
+  };
+  EXPECT_EQ(cell(row, "steps"), "2");
+  EXPECT_EQ(cell(row, "step_wall_ns"), "0");
+  EXPECT_EQ(cell(row, "samples_per_s"), "");
+  EXPECT_EQ(cell(row, "launches"), "3");
+  EXPECT_EQ(cell(row, "duration_ns"), "");  // not 0 ns
+  row.steps = {};
+  EXPECT_EQ(cell(row, "steps"), "0");
+  EXPECT_EQ(cell(row, "step_wall_ns"), "");  // not 0 ns
+  row.totals.timed_launches = 1;
+  row.totals.duration_ns = 500;
+  EXPECT_EQ(cell(row, "duration_ns"), "500");
 }
 
 /// A timing-mode trace of `pid` running `command`: `steps` "step i" ranges of 1 ms (each holding
-/// a 100 us kernel with known counters), plus an unrelated range.
-void write_run(const std::filesystem::path& p, uint32_t pid, const std::string& command, int steps) {
+/// a 100 us kernel with known counters), plus an unrelated range and, with `unclosed_step`, a
+/// step range still open when the trace ends.
+void write_run(const std::filesystem::path& p, uint32_t pid, const std::string& command, int steps,
+               bool unclosed_step = false) {
   trace::Writer w(p, {.force_overwrite = true});
   trace::ProcessInfo info;
   info.pid = pid;
@@ -98,6 +135,9 @@ void write_run(const std::filesystem::path& p, uint32_t pid, const std::string& 
                             .timestamp_ns = t, .thread_id = 1, .name = w.intern("evaluation")});
   w.append(trace::NvtxEvent{.id = 999, .kind = trace::NvtxEventKind::kEnd, .style = trace::NvtxRangeStyle::kPushPop,
                             .timestamp_ns = t + 5'000'000, .thread_id = 1});
+  if (unclosed_step)
+    w.append(trace::NvtxEvent{.id = 1000, .kind = trace::NvtxEventKind::kStart, .style = trace::NvtxRangeStyle::kPushPop,
+                              .timestamp_ns = t + 5'500'000, .thread_id = 1, .name = w.intern("step 99")});
   w.append(trace::ProfilingWindow{0, false, t + 6'000'000, 0});
   w.finish();
 }
@@ -106,7 +146,7 @@ TEST(Scaling, OneRowPerTraceWithThroughputAndRates) {
   TempDir dir;
   write_run(dir.path / "b64.rftrace", 101, "python main.py --batch-size 64", 3);
   write_run(dir.path / "b256.rftrace", 102, "python main.py -b 256", 2);
-  write_run(dir.path / "plain.rftrace", 103, "python other.py", 1);
+  write_run(dir.path / "plain.rftrace", 103, "python other.py", 1, /*unclosed_step=*/true);
   const testing::AnalysisRun run = testing::analyze({dir.path / "b64.rftrace", dir.path / "b256.rftrace", dir.path / "plain.rftrace"}, dir.path / "r");
   ASSERT_EQ(run.status, kExitOk) << run.err;
   CsvTable p = CsvTable::read(dir.path / "r" / "processes.csv");
@@ -133,7 +173,8 @@ TEST(Scaling, OneRowPerTraceWithThroughputAndRates) {
   // no batch size: labelled by its file, no throughput
   EXPECT_EQ(p.cell(2, "label"), "plain");
   EXPECT_EQ(p.cell(2, "batch_size"), "");
-  EXPECT_EQ(p.cell(2, "steps"), "1");
+  EXPECT_EQ(p.cell(2, "steps"), "1");  // the step range left open is no step
+  EXPECT_EQ(p.cell(2, "step_wall_ns"), "1000000");
   EXPECT_EQ(p.cell(2, "samples_per_s"), "");
   // the combined view: every launch of the three traces
   CsvTable ph = CsvTable::read(dir.path / "r" / "phases.csv");

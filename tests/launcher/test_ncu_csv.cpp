@@ -149,9 +149,10 @@ TEST(NcuCsv, LaunchAttributeProductsNeverWrap) {
   KernelRow r;
   r.grid = std::array<int32_t, 3>{2147483647, 65535, 65535};
   r.block = std::array<int32_t, 3>{1024, 1, 1};
+  const DeviceRecord* device = nullptr;
   auto value = [&](const std::string& name) {
     for (const auto& a : ncu_attributes())
-      if (a.name == name) return a.value(r, nullptr);
+      if (a.name == name) return a.value(r, device);
     return std::string("(no such attribute)");
   };
   EXPECT_EQ(value("launch__grid_size"), "9,223,090,559,730,712,575");  // above 2^53: exact
@@ -162,6 +163,25 @@ TEST(NcuCsv, LaunchAttributeProductsNeverWrap) {
   EXPECT_EQ(value("launch__grid_dim_x"), "");
   EXPECT_EQ(value("device__attribute_display_name"), "");  // no device record
   EXPECT_EQ(ncu_whole_number(18446744073709551615ull), "18,446,744,073,709,551,615");
+  r.grid = std::array<int32_t, 3>{1, 1, -1};  // any negative component
+  EXPECT_EQ(value("launch__grid_size"), "");
+  EXPECT_EQ(value("launch__grid_dim_z"), "");
+  EXPECT_EQ(value("launch__grid_dim_x"), "1");
+  r.grid = std::array<int32_t, 3>{2147483647, 2147483647, 2147483647};  // x * y * z past 2^64
+  EXPECT_EQ(value("launch__grid_size"), "");
+  r.grid = std::array<int32_t, 3>{2147483647, 2147483647, 5};  // x * y fits, times z does not
+  EXPECT_EQ(value("launch__grid_size"), "");
+  r.grid = std::array<int32_t, 3>{2147483647, 2147483647, 3};  // 1.38e19 < 2^64
+  EXPECT_EQ(value("launch__grid_size"), "13,835,058,042,397,261,827");
+  // The device index is the launch's device, and only where the trace has that device's record.
+  r.device = 3;
+  EXPECT_EQ(value("launch__device_id"), "3");
+  EXPECT_EQ(value("device__attribute_device_index"), "");
+  DeviceRecord record;
+  record.name = "NVIDIA H100 80GB HBM3";
+  device = &record;
+  EXPECT_EQ(value("device__attribute_device_index"), "3");
+  EXPECT_EQ(value("device__attribute_display_name"), "NVIDIA H100 80GB HBM3");
 }
 
 TEST(NcuCsv, DetailsPageMatchesTheGoldenFile) {
