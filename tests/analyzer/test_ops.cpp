@@ -229,6 +229,12 @@ TEST(OpBreakdown, RatiosWithoutASideOrWithAZeroForward) {
   OpSums no_forward;
   no_forward.backward.duration_ns = 10;
   EXPECT_EQ(no_forward.time_ratio(), std::nullopt);
+  OpSums zero_forward;  // counted forward launches with 0 FLOP: no ratio, not infinity
+  zero_forward.forward.total_flop.add(0.0);
+  zero_forward.backward.total_flop.add(2.0);
+  EXPECT_EQ(zero_forward.flop_ratio(), std::nullopt);
+  zero_forward.forward.total_flop.add(4.0);
+  EXPECT_EQ(zero_forward.flop_ratio(), 0.5);
 }
 
 TEST(OpBreakdown, NoOpRangesNoOpsSection) {

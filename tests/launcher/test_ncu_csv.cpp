@@ -182,6 +182,15 @@ TEST(NcuCsv, LaunchAttributeProductsNeverWrap) {
   device = &record;
   EXPECT_EQ(value("device__attribute_device_index"), "3");
   EXPECT_EQ(value("device__attribute_display_name"), "NVIDIA H100 80GB HBM3");
+  r.grid = std::array<int32_t, 3>{2, 1, 1};
+  r.block = std::array<int32_t, 3>{-1, 1, 1};  // threads need both products
+  EXPECT_EQ(value("launch__thread_count"), "");
+  r.block = std::array<int32_t, 3>{32, 2, 1};
+  EXPECT_EQ(value("launch__thread_count"), "128");
+  // Attribute names are whole names, not prefixes.
+  EXPECT_TRUE(is_ncu_attribute("launch__grid_size"));
+  EXPECT_FALSE(is_ncu_attribute("launch__grid"));
+  EXPECT_FALSE(is_ncu_attribute(""));
 }
 
 TEST(NcuCsv, DetailsPageMatchesTheGoldenFile) {
