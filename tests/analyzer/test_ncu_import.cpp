@@ -244,6 +244,15 @@ TEST(NcuImport, DeviceCeilingsFromTheNameOrFromDevice) {
     EXPECT_EQ(s["devices"][0]["name"], "NVIDIA H100 80GB HBM3");
     EXPECT_EQ(s["devices"][0]["ceilings"]["datasheet_entry"], forced.value_or("H100 SXM5"));
     EXPECT_NE(testing::slurp(dir.path / "r" / "roofline.svg").find("class=\"roof compute\""), std::string::npos);
+    // The import is a counters run of its process, on its host, with its device's compute
+    // capability; every metric value is in counters.csv and every launch in report.html's tables.
+    const NcuImport imp = read_ncu_csv(path);
+    ASSERT_FALSE(imp.host_name.empty());
+    EXPECT_EQ(s["traces"][0]["mode"], "counters");
+    EXPECT_EQ(s["devices"][0]["compute_capability"], "9.0");
+    EXPECT_EQ(CsvTable::read(dir.path / "r" / "processes.csv").cell(0, "hostname"), imp.host_name);
+    EXPECT_EQ(CsvTable::read(dir.path / "r" / "counters.csv").rows.size(), imp.rows.size() * imp.metric_names.size());
+    EXPECT_EQ(CsvTable::read(dir.path / "r" / "scaling.csv").cell(0, "launches"), std::to_string(imp.rows.size()));
   }
 }
 

@@ -83,6 +83,7 @@ class SummaryJson : public ::testing::Test {
     o.ceilings = dir_.path / "m.json";
     const testing::AnalysisRun run = testing::analyze({dir_.path / "t.rftrace"}, dir_.path / "report", o);
     ASSERT_EQ(run.status, kExitOk) << run.err;
+    err_ = run.err;
     s_ = nlohmann::json::parse(std::ifstream(dir_.path / "report" / "summary.json"));
   }
   /// The above_roof entry of launch `id`; fails the test and returns null when none.
@@ -94,6 +95,7 @@ class SummaryJson : public ::testing::Test {
   }
   TempDir dir_;
   nlohmann::json s_;
+  std::string err_;  ///< what the analysis wrote to its error stream
 };
 
 TEST_F(SummaryJson, TensorTotalsKeepDenseAndSparseApart) {
@@ -139,6 +141,16 @@ TEST_F(SummaryJson, AMeasuredCeilingBelowEightyPercentIsChecked) {
   EXPECT_EQ(c["datasheet"], 3.35e12);
   EXPECT_DOUBLE_EQ(c["ratio_to_datasheet"].get<double>(), 1.6 / 3.35);
   EXPECT_EQ(c["message"], "dram_bytes_per_s measured at 48 % of the datasheet value (expected 80-100 %)");
+}
+
+// The launch above a measured ceiling only is a note on stderr; the one above a datasheet
+// ceiling a warning.
+TEST_F(SummaryJson, AboveMeasuredCeilingsIsANoteAboveTheDatasheetAWarning) {
+  const std::string at = (dir_.path / "report" / "summary.json").string();
+  EXPECT_NE(err_.find("rfanalyze: note: 1 kernel launch(es) lie slightly above measured ceilings (at most 10 %): "
+                      "rfbench did not reach the hardware's peak there; see above_roof in " + at + "\n"),
+            std::string::npos) << err_;
+  EXPECT_NE(err_.find("rfanalyze: warning: 1 kernel launch(es) lie above their roof"), std::string::npos) << err_;
 }
 
 TEST_F(SummaryJson, AboveRoofReasonNamesEachExceededCeiling) {
