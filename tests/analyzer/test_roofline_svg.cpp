@@ -268,6 +268,51 @@ TEST(CeilingsCommand, PrintsTheTableAndWritesTheSvg) {
   EXPECT_EQ(count(svg, "class=\"point\""), 0u);
 }
 
+// A user file's entry: listed first, printed whole (only the ceilings it has; a ridge for compute
+// roofs only; each source once), its chart written into a folder made for it.
+TEST(CeilingsCommand, AUserEntryPrintedWholeAndItsChartWritten) {
+  testing::TempDir dir;
+  const auto file = dir.path / "lab.json";
+  std::ofstream(file) << R"json({"devices": [{"name": "Lab GPU/rev 2", "fp64_flop_per_s": 5e11,
+      "fp32_flop_per_s": 1e12, "dram_bytes_per_s": 5e11, "l2_bytes_per_s": 2e12, "l2_bytes": 5e7,
+      "citation": "lab notes"}]})json";
+  CeilingsOptions list;
+  list.list = true;
+  list.ceilings = file;
+  std::ostringstream listed, err;
+  ASSERT_EQ(run_ceilings(list, listed, err), kExitOk) << err.str();
+  EXPECT_EQ(listed.str().rfind("Lab GPU/rev 2  (chip any, user file " + file.string() + ")\nH100 SXM5  (chip GH100, datasheet)\n", 0), 0u)
+      << listed.str();
+
+  CeilingsOptions o;
+  o.ceilings = file;
+  o.device = "Lab GPU/rev 2";
+  o.output_dir = dir.path / "charts" / "lab";  // not there yet
+  std::ostringstream out;
+  ASSERT_EQ(run_ceilings(o, out, err), kExitOk) << err.str();
+  const std::string src = "\"user file: " + file.string() + "\"";
+  const auto svg_path = o.output_dir / "roofline-Lab-GPU-rev-2.svg";
+  EXPECT_EQ(out.str(), "ceilings of Lab GPU/rev 2\n"
+                       "ceiling,value,unit,ridge_flop_per_byte,source\n"
+                       "fp64,5e+11,FLOP/s,1," + src + "\n"
+                       "fp32,1e+12,FLOP/s,2," + src + "\n"
+                       "dram,5e+11,bytes/s,," + src + "\n"
+                       "l2_bandwidth,2e+12,bytes/s,," + src + "\n"
+                       "l2_size,5e+07,bytes,," + src + "\n"
+                       "source: user file: " + file.string() + "\n"
+                       "wrote " + svg_path.string() + "\n");
+  const std::string svg = testing::slurp(svg_path);
+  EXPECT_EQ(count(svg, "class=\"roof memory\""), 1u);
+  EXPECT_EQ(count(svg, "class=\"roof compute\""), 2u);
+
+  // The chart cannot be written: a folder where its file goes.
+  std::filesystem::create_directories(dir.path / "blocked" / "roofline-Lab-GPU-rev-2.svg");
+  o.output_dir = dir.path / "blocked";
+  std::ostringstream err2;
+  EXPECT_EQ(run_ceilings(o, out, err2), kExitOutputError);
+  EXPECT_EQ(err2.str(), "rfanalyze: cannot write " + (o.output_dir / "roofline-Lab-GPU-rev-2.svg").string() + "\n");
+}
+
 TEST(CeilingsCommand, ListAndErrors) {
   std::ostringstream out, err;
   CeilingsOptions list;
