@@ -1,6 +1,7 @@
 // NVTX attribution: own-thread nesting, the autograd-thread fallback, start/end ranges.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "rfprof/analyzer/nvtx_attribution.h"
@@ -204,6 +205,76 @@ TEST(NvtxAttribution, ARangeEndingBeforeItStartsIsCountedAndDropped) {
   EXPECT_EQ(x.nvtx.range_count(), 1u);
   EXPECT_EQ(x.at(100, 4500), "");
   EXPECT_EQ(x.at(100, 6500), "fine");
+  Index zero;  // a range ending where it starts is not backwards
+  zero.range(1, 100, 5000, 5000, "instant");
+  zero.nvtx.finalize();
+  EXPECT_EQ(zero.nvtx.backwards_ranges(), 0u);
+  EXPECT_EQ(zero.nvtx.range_count(), 1u);
+}
+
+TEST(NvtxAttribution, ASecondStartOfAnOpenIdIsCountedAndDropped) {
+  Index x;
+  x.nvtx.add(ev(1, NvtxEventKind::kStart, 7, 0), "first");
+  x.nvtx.add(ev(1, NvtxEventKind::kStart, 7, 10), "second");
+  x.nvtx.add(ev(1, NvtxEventKind::kEnd, 7, 100), "");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.nvtx.duplicate_starts(), 1u);
+  EXPECT_EQ(x.at(7, 50), "first");
+}
+
+// ranges() lists a thread's ranges in the order they started in the trace, whatever the order
+// they ended in; a range never ended is open up to the last nanosecond.
+TEST(NvtxAttribution, RangesInStartOrderAndNeverEndedOnesStayOpen) {
+  Index x;
+  x.nvtx.add(ev(1, NvtxEventKind::kStart, 7, 0), "outer");
+  x.nvtx.add(ev(2, NvtxEventKind::kStart, 7, 10), "inner");
+  x.nvtx.add(ev(2, NvtxEventKind::kEnd, 7, 20), "");
+  x.nvtx.add(ev(1, NvtxEventKind::kEnd, 7, 30), "");
+  x.nvtx.add(ev(3, NvtxEventKind::kStart, 8, 0), "open");
+  x.nvtx.finalize();
+  const auto ranges = x.nvtx.ranges();
+  ASSERT_EQ(ranges.size(), 3u);
+  EXPECT_EQ(ranges[0].name, "outer");
+  EXPECT_EQ(ranges[1].name, "inner");
+  EXPECT_EQ(x.at(8, std::numeric_limits<uint64_t>::max()), "open");
+}
+
+// Among other threads' ranges that span a call, the innermost one that started last wins, the
+// lowest thread id on a tie; a range that ends where the next one of the same name starts is
+// still another range (it started later).
+TEST(NvtxAttribution, StartedLastAcrossThreadsEvenUnderTheSameName) {
+  Index tie;
+  tie.range(1, 8, 10, 100, "on_8");
+  tie.range(2, 9, 10, 100, "on_9");
+  tie.nvtx.finalize();
+  EXPECT_EQ(tie.call(20, 50, 60), "on_8");
+  Index same;
+  same.range(1, 7, 0, 50, "a");
+  same.range(2, 7, 50, 100, "a");
+  same.range(3, 8, 20, 200, "b");
+  same.nvtx.finalize();
+  EXPECT_EQ(same.call(9, 60, 70), "a");  // the second "a" started at 50, after "b" at 20
+}
+
+// A call whose end time stamp lies before its start (a hostile trace) is a call at its start.
+TEST(NvtxAttribution, ACallEndingBeforeItStartsIsACallAtItsStart) {
+  Index x;
+  x.range(1, 8, 0, 100, "outer");
+  x.range(2, 8, 40, 60, "inner");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.call(9, 50, 30), "outer/inner");
+}
+
+// Many ranges opened at one time stamp nest in trace order, the first outermost.
+TEST(NvtxAttribution, RangesOpenedTogetherNestInTraceOrder) {
+  Index x;
+  std::string want;
+  for (uint64_t i = 0; i < 40; ++i) {
+    x.range(i + 1, 7, 1000, 2000 - i, "r" + std::to_string(i));
+    want += (i ? "/r" : "r") + std::to_string(i);
+  }
+  x.nvtx.finalize();
+  EXPECT_EQ(x.at(7, 1500), want);
 }
 
 }  // namespace
