@@ -128,6 +128,29 @@ TEST(SvgRender, RoofsRidgesPointsAndLegend) {
   EXPECT_NEAR(attribute(svg, "<circle class=\"point\" data-group=\"backward\"", "r"), 3 + 12 * std::sqrt(0.25), 0.01);
 }
 
+// The axis' edges: values a rounding error outside still belong to it, values far outside (or not
+// positive) are clamped to just past it, and an axis to infinity has no decades.
+TEST(SvgGeometry, AxisEdgesAndValuesOutsideIt) {
+  LogAxis a{1e-1, 1e3, 100, 500};
+  EXPECT_TRUE(a.contains(1e-1 * (1 - 1e-12)));
+  EXPECT_TRUE(a.contains(1e3 * (1 + 1e-12)));
+  EXPECT_FALSE(a.contains(1e-1 * (1 - 1e-6)));
+  EXPECT_FALSE(a.contains(1e3 * (1 + 1e-6)));
+  EXPECT_DOUBLE_EQ(a.map(1e300), 100 + (1 + kAxisOverflow) * 400);
+  EXPECT_DOUBLE_EQ(a.map(-1), 100 - kAxisOverflow * 400);  // log10 of a negative value is NaN
+  EXPECT_DOUBLE_EQ(a.map(0), 100 - kAxisOverflow * 400);
+  EXPECT_TRUE((LogAxis{1, INFINITY, 100, 500}.decades().empty()));
+  const auto tiny = LogAxis{1e-320, 1e-290, 100, 500}.decades();  // below 1e-300: from 1e-300 on
+  ASSERT_EQ(tiny.size(), 11u);
+  EXPECT_EQ(tiny.front(), 1e-300);
+  EXPECT_EQ(decade_range({INFINITY, 10}), (std::pair<double, double>{1, 100}));
+}
+
+// Pushed down from the top, a stack moves only the labels it reaches: one far below stays put.
+TEST(SvgGeometry, StackLabelsPushedDownLeaveALabelFarBelow) {
+  EXPECT_EQ(stack_labels({300, 15, 14}, 10, 10), (std::vector<double>{300, 20, 10}));
+}
+
 TEST(SvgGeometry, StackLabelsKeepsThemAGapApart) {
   // Roofs a factor 2 apart on an 11-decade axis lie about 12 px apart; closer ones overlap.
   const std::vector<double> wanted = {100, 95, 300, 104, 60};
@@ -223,6 +246,62 @@ TEST(SvgRender, PaletteColoursFollowGroupNames) {
   ASSERT_TRUE(std::regex_search(svg, m, std::regex("data-group=\"zeta\"[^>]*fill=\"(#[0-9a-f]+)\"")));
   EXPECT_EQ(m[1], zeta);
   EXPECT_NE(alpha, zeta);
+}
+
+// Text from the trace is XML-escaped, control characters blanked (tabs kept); the legend lists
+// groups by name, an empty one as "(none)"; points are drawn largest first; the fixed phases have
+// fixed colours.
+TEST(SvgRender, EscapingLegendOrderAndFixedColours) {
+  RooflineChart c;
+  c.title = "a\"b'c\x01" "d\te";
+  c.dram_bytes_per_s = 3.35e12;
+  c.roofs = {{"FP32", 67e12}};
+  c.points = {{"small", "zeta", 10, 1e12, 10}, {"big", "", 20, 2e12, 1000}, {"mid", "alpha", 5, 1e12, 100}};
+  const std::string svg = render_roofline_svg({c});
+  EXPECT_NE(svg.find(">a&quot;b&apos;c d\te</text>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>DRAM 3.35 TB/s</title>"), std::string::npos);
+  const size_t legend = svg.find("<g class=\"legend\">");
+  ASSERT_NE(legend, std::string::npos);
+  const size_t none = svg.find(">(none)</text>", legend), alpha = svg.find(">alpha</text>", legend),
+               zeta = svg.find(">zeta</text>", legend);
+  ASSERT_NE(zeta, std::string::npos);
+  EXPECT_LT(none, alpha);
+  EXPECT_LT(alpha, zeta);
+  EXPECT_LT(svg.find(">big ["), svg.find(">mid ["));
+  EXPECT_LT(svg.find(">mid ["), svg.find(">small ["));
+  std::vector<std::string> seen;
+  EXPECT_EQ(group_colour("optimizer", seen), "#2ca02c");
+  EXPECT_EQ(group_colour("", seen), "#7f7f7f");
+  EXPECT_TRUE(seen.empty());
+  EXPECT_NE(render_roofline_svg({}).find(">no device with ceilings or points in this run</text>"), std::string::npos);
+}
+
+// A point far below the others on the y axis alone is counted, not drawn at the edge.
+TEST(SvgRender, APointFarBelowInFlopPerSecondOnlyIsCounted) {
+  RooflineChart c;
+  c.title = "device 0";
+  c.points = {{"good", "forward", 10, 1e12, 2000}, {"slow", "forward", 10, 1e-30, 500}};
+  const std::string svg = render_roofline_svg({c});
+  EXPECT_EQ(count(svg, "class=\"point\""), 1u);
+  EXPECT_NE(svg.find(">1 point(s) more than 30 decades</text>"), std::string::npos);
+}
+
+// The DRAM label is left out where its place on the slope lies below the y axis; a roof label
+// that does not fit left of its ridge goes to the roof's right end.
+TEST(SvgRender, LabelsThatDoNotFitMove) {
+  RooflineChart low;
+  low.title = "device 0";
+  low.dram_bytes_per_s = 1e9;
+  low.roofs = {{"FP32", 1e15}};                    // ridge at 1e6 FLOP/B
+  low.points = {{"k", "forward", 1, 1e14, 100}};  // y axis from 1e13: the slope at AI 1 is 1e9
+  EXPECT_EQ(count(render_roofline_svg({low}), "roof-label memory"), 0u);
+  RooflineChart left;
+  left.title = "device 0";
+  left.dram_bytes_per_s = 1e12;
+  left.roofs = {{"FP32", 1e12}};                    // ridge at 1 FLOP/B, 193 px right of the axis
+  left.points = {{"k", "forward", 10, 1e11, 100}};  // x axis 0.1 .. 100
+  const std::string svg = render_roofline_svg({left});
+  EXPECT_NEAR(attribute(svg, "<text class=\"roof-label\"", "x"), 900 - 230 - 4, 0.01);
 }
 
 TEST(SvgRender, EqualRoofsAreDrawnOnce) {
