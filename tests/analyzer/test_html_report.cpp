@@ -106,6 +106,98 @@ TEST(HtmlReport, PointsCarryTheirBoundAndRoofFraction) {
   }
 }
 
+// A point's sums: GPU time, FLOP and DRAM bytes of its counted launches (null without any), and
+// its bound and roof fraction from all its FLOP terms, tensor cores dense and sparse included,
+// as kernels.csv has them for the same launch.
+TEST(HtmlReport, PointSumsAndRoofsCountEveryTerm) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    trace::ProcessInfo info;
+    info.pid = 7;
+    info.command_line = t.writer().intern("python train.py --batch-size 8");
+    info.mode = trace::CollectionMode::kCounters;
+    t.writer().append(info);
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    std::vector<std::string> metrics = testing::roofline_metrics();
+    metrics.push_back("sm__ops_path_tensor_src_fp16_sparsity_off.sum");
+    metrics.push_back("sm__ops_path_tensor_src_fp16_sparsity_on.sum");
+    t.config(1, metrics);
+    Counts c;
+    c.read = 60;
+    c.write = 40;
+    std::vector<double> v = c.values();
+    v.push_back(1e6);    // dense FP16 tensor FLOP
+    v.push_back(3e5);    // sparse
+    t.launch(1, 0, 100, 1000);
+    t.kernel(1, 2000, 3000, "tensor_gemm");
+    t.counters(1, 1, v);
+    t.launch(2, 0, 100, 4000);
+    t.kernel(2, 5000, 5500, "no_counters");  // its counters never come
+    t.launch(3, 0, 100, 6000);
+    t.kernel(3, 0, 0, "untimed");  // counters, but no duration
+    t.counters(1, 3, v);
+    t.push(1, 100, 6500, "layer1");  // one kernel in two ranges: two points
+    t.launch(4, 0, 100, 6600);
+    t.kernel(4, 7000, 7100, "relu");
+    t.pop(1, 100, 6700);
+    t.push(2, 100, 6800, "layer2");
+    t.launch(5, 0, 100, 6900);
+    t.kernel(5, 7200, 7300, "relu");
+    t.pop(2, 100, 6950);
+    Counts hot;
+    hot.ffma = 1e9;  // 2e9 FLOP in 10 ns: above the roof
+    hot.read = 1e6;
+    std::vector<double> hv = hot.values();
+    hv.push_back(0);
+    hv.push_back(0);
+    t.launch(6, 0, 100, 8000);
+    t.kernel(6, 8100, 8110, "hot");
+    t.counters(1, 6, hv);
+    t.window(0, false, 9000);
+    t.finish();
+  }
+  const fs::path out = dir.path / "out";
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, out);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const auto d = page_data(testing::slurp(out / "report.html"));
+  const testing::CsvTable k = testing::CsvTable::read(out / "kernels.csv");
+  nlohmann::json gemm, bare, untimed;
+  std::vector<std::string> relu_ranges;
+  for (const auto& p : d["points"]) {
+    if (p["kernel"] == "tensor_gemm") gemm = p;
+    if (p["kernel"] == "no_counters") bare = p;
+    if (p["kernel"] == "untimed") untimed = p;
+    if (p["kernel"] == "relu") relu_ranges.push_back(p["range"]);
+  }
+  ASSERT_TRUE(gemm.is_object() && bare.is_object() && untimed.is_object()) << d["points"];
+  EXPECT_EQ(relu_ranges, (std::vector<std::string>{"layer1", "layer2"}));
+  EXPECT_TRUE(untimed["bound"].is_null());  // no time, no rate: no place under a roof
+  EXPECT_EQ(d["above_roof_count"], 1);
+  // gemm, hot and untimed have the same bound here: 3 launches, 1000 + 10 + 0 ns.
+  const nlohmann::json& shares = d["totals"]["by_bound"][gemm["bound"].get<std::string>()];
+  EXPECT_EQ(shares["launches"], 3);
+  EXPECT_EQ(shares["duration_ns"], 1010);
+  // Roofs: only ceilings with a value, each with its source.
+  ASSERT_FALSE(d["devices"][0]["roofs"].empty());
+  for (const auto& r : d["devices"][0]["roofs"]) {
+    EXPECT_TRUE(r["value"].is_number()) << r;
+    EXPECT_EQ(r["source"].get<std::string>().rfind("datasheet: H100 SXM5", 0), 0u) << r;
+  }
+  // Throughput needs the batch size and the steps: "--batch-size 8" without steps has none.
+  EXPECT_TRUE(d["traces"][0]["throughput_samples_per_s"].is_null());
+  EXPECT_EQ(gemm["duration_ns"], 1000);
+  EXPECT_EQ(gemm["dram_bytes"], 100.0);
+  EXPECT_DOUBLE_EQ(gemm["flop"].get<double>(), std::stod(k.cell(0, "arithmetic_intensity")) * 100);
+  EXPECT_GE(gemm["flop"].get<double>(), 1.3e6);  // dense and sparse
+  EXPECT_EQ(gemm["bound"], k.cell(0, "bound"));
+  EXPECT_DOUBLE_EQ(gemm["roof_fraction"].get<double>(), std::stod(k.cell(0, "roof_fraction")));
+  EXPECT_EQ(bare["duration_ns"], 500);
+  EXPECT_TRUE(bare["flop"].is_null());
+  EXPECT_TRUE(bare["dram_bytes"].is_null());
+  EXPECT_TRUE(bare["bound"].is_null());
+}
+
 TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   TempDir dir;
   write_trace(dir.path / "a.rftrace", "python3 train.py --batch-size 8 --steps 2", 1000);
@@ -130,6 +222,9 @@ TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   // Trace a: 2 launches x 1000 FLOP in 2 x 1000 ns -> 1e9 FLOP/s; 2000 FLOP / 800 bytes = 2.5.
   EXPECT_EQ(d["traces"][0]["launches"], 2);
   EXPECT_EQ(d["traces"][0]["duration_ns"], 2000);
+  EXPECT_EQ(d["traces"][0]["iterations"], 2);
+  EXPECT_TRUE(d["traces"][1]["iterations"].is_null());
+  for (const auto& p : d["points"]) EXPECT_EQ(p["device_index"], p["trace_index"]);  // its own trace's device
   EXPECT_DOUBLE_EQ(d["traces"][0]["flop"].get<double>(), 2000.0);
   EXPECT_DOUBLE_EQ(d["traces"][0]["flop_per_s"].get<double>(), 1e9);
   EXPECT_DOUBLE_EQ(d["traces"][0]["arithmetic_intensity"].get<double>(), 2.5);
