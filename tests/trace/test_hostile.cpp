@@ -12,17 +12,9 @@
 namespace rf::trace {
 namespace {
 
+using testing::slurp;
+using testing::spit;
 using testing::TempDir;
-
-std::vector<char> slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void spit(const std::filesystem::path& p, const std::vector<char>& bytes, size_t size) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(size));
-}
 
 /// File offsets where chunks end (the file header end first), parsed from the format spec.
 std::vector<size_t> chunk_ends(const std::vector<char>& bytes) {

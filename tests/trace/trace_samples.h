@@ -1,9 +1,14 @@
 // A trace with every record type, for the trace tests.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "rfprof/trace/writer.h"
 
@@ -18,6 +23,18 @@ struct TempDir {
   }
   ~TempDir() { std::filesystem::remove_all(path); }
 };
+
+/// The bytes of file `p` (empty when it cannot be read).
+inline std::vector<char> slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Writes the first `size` bytes of `bytes` (all of them by default) to `p`, replacing it.
+inline void spit(const std::filesystem::path& p, const std::vector<char>& bytes, size_t size = SIZE_MAX) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(std::min(size, bytes.size())));
+}
 
 /// Appends `launches` kernels with launch and counter records, plus one of each other record.
 inline void write_sample(Writer& w, int launches) {

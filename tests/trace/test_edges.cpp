@@ -1,0 +1,409 @@
+// Each bound of the trace reader and writer tried at its edge: the last value accepted and the
+// first refused, with the typed error and byte offset the reader reports (docs/trace-format.md).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <iterator>
+
+#include "rfprof/trace/reader.h"
+#include "trace_samples.h"
+
+namespace rf::trace {
+namespace {
+
+using testing::slurp;
+using testing::spit;
+using testing::TempDir;
+
+void put_u32(std::vector<char>& bytes, size_t at, uint32_t v) { std::memcpy(bytes.data() + at, &v, 4); }
+
+/// What reading a whole file gave: its records, or the typed error that stopped it.
+struct Outcome {
+  size_t records = 0;
+  bool truncated = false;
+  uint64_t truncated_at = 0;
+  std::optional<TraceErrorKind> error;
+  uint64_t error_offset = 0;
+  std::string message;
+};
+
+Outcome read_all(const std::filesystem::path& p) {
+  Outcome o;
+  try {
+    Reader r(p);
+    Record rec;
+    while (r.next(rec)) ++o.records;
+    o.truncated = r.truncated();
+    o.truncated_at = r.truncated_at();
+  } catch (const TraceError& e) {
+    o.error = e.kind();
+    o.error_offset = e.offset();
+    o.message = e.what();
+  }
+  return o;
+}
+
+/// The sample trace in chunks of about 200 bytes.
+class ReaderEdges : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto full = dir_.path / "full.rftrace";
+    Writer w(full, {.chunk_bytes = 200});
+    testing::write_sample(w, 4);
+    w.finish();
+    bytes_ = slurp(full);
+    whole_ = read_all(full);
+    ASSERT_FALSE(whole_.error);
+    path_ = dir_.path / "edited.rftrace";
+  }
+  Outcome read(const std::vector<char>& bytes) {
+    spit(path_, bytes);
+    return read_all(path_);
+  }
+  /// The trace with `extra` zero bytes after the 16-byte file header, which then says 16 + extra.
+  std::vector<char> with_longer_header(uint32_t extra) const {
+    std::vector<char> out(bytes_.begin(), bytes_.begin() + 16);
+    out.insert(out.end(), extra, '\0');
+    out.insert(out.end(), bytes_.begin() + 16, bytes_.end());
+    put_u32(out, 12, 16 + extra);
+    return out;
+  }
+  /// File offset of the second chunk (the first starts at 16).
+  size_t second_chunk() const {
+    uint32_t payload = 0;
+    std::memcpy(&payload, bytes_.data() + 20, 4);
+    return 16 + 16 + payload;
+  }
+  TempDir dir_;
+  std::vector<char> bytes_;
+  Outcome whole_;
+  std::filesystem::path path_;
+};
+
+TEST_F(ReaderEdges, FileHeaderSizeFrom16To4096AndNotPastTheFile) {
+  auto bad = bytes_;
+  put_u32(bad, 12, 15);
+  Outcome o = read(bad);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadMagic);
+  EXPECT_EQ(o.error_offset, 12u);
+
+  o = read(with_longer_header(4096 - 16));  // a newer writer's longer header is skipped
+  EXPECT_FALSE(o.error) << o.message;
+  EXPECT_EQ(o.records, whole_.records);
+  EXPECT_FALSE(o.truncated);
+  o = read(with_longer_header(4097 - 16));
+  EXPECT_EQ(o.error, TraceErrorKind::kBadMagic);
+  EXPECT_EQ(o.error_offset, 12u);
+
+  // A header exactly as long as the file: no chunk yet, a trace cut short right after it.
+  std::vector<char> header_only(bytes_.begin(), bytes_.begin() + 40);
+  put_u32(header_only, 12, 40);
+  o = read(header_only);
+  EXPECT_FALSE(o.error) << o.message;
+  EXPECT_EQ(o.records, 0u);
+  EXPECT_TRUE(o.truncated);
+  EXPECT_EQ(o.truncated_at, 40u);
+  put_u32(header_only, 12, 41);
+  o = read(header_only);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadMagic);
+  EXPECT_EQ(o.error_offset, 12u);
+}
+
+TEST_F(ReaderEdges, OnlyMajorVersionOneIsReadWhateverTheMinor) {
+  auto edited = bytes_;
+  edited[8] = 0;  // major 0
+  Outcome o = read(edited);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadVersion);
+  EXPECT_EQ(o.error_offset, 8u);
+  EXPECT_NE(o.message.find("trace format 0."), std::string::npos) << o.message;
+  edited = bytes_;
+  edited[10] = 99;  // minor 99: a newer writer of the same major
+  o = read(edited);
+  EXPECT_FALSE(o.error) << o.message;
+  EXPECT_EQ(o.records, whole_.records);
+}
+
+TEST_F(ReaderEdges, TruncatedAtIsWhereTheUnfinishedChunkStarts) {
+  const size_t chunk = second_chunk();
+  ASSERT_LT(chunk + 40, bytes_.size());
+  for (size_t cut : {chunk, chunk + 5, chunk + 16, chunk + 40}) {
+    Outcome o = read(std::vector<char>(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(cut)));
+    ASSERT_FALSE(o.error) << cut << ": " << o.message;
+    EXPECT_TRUE(o.truncated) << cut;
+    EXPECT_EQ(o.truncated_at, chunk) << "cut at " << cut;
+  }
+}
+
+TEST_F(ReaderEdges, AChunkMayHoldUpTo64MiB) {
+  auto edited = bytes_;
+  put_u32(edited, 20, 64u << 20);  // the limit: more than the file holds, so a cut chunk
+  Outcome o = read(edited);
+  EXPECT_FALSE(o.error) << o.message;
+  EXPECT_TRUE(o.truncated);
+  EXPECT_EQ(o.truncated_at, 16u);
+  put_u32(edited, 20, (64u << 20) + 1);
+  o = read(edited);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(o.error_offset, 20u);
+}
+
+TEST_F(ReaderEdges, AnEmptyChunkIsSkippedAndBytesWithoutRecordsAreNamed) {
+  auto edited = bytes_;
+  const char empty_chunk[16] = {'R', 'F', 'C', 'K'};  // payload 0, records 0, flags 0
+  edited.insert(edited.begin() + 16, std::begin(empty_chunk), std::end(empty_chunk));
+  Outcome o = read(edited);
+  EXPECT_FALSE(o.error) << o.message;
+  EXPECT_EQ(o.records, whole_.records);
+
+  edited = bytes_;
+  put_u32(edited, 24, 0);  // the first chunk's record count
+  o = read(edited);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(o.error_offset, 32u);
+  EXPECT_NE(o.message.find("bytes but no records"), std::string::npos) << o.message;
+}
+
+TEST_F(ReaderEdges, ARecordOfAnUnknownTypeIsSkippedAndTheRestIsRead) {
+  // Retag the first ProfilingWindow (it names no string) as a type from a newer writer.
+  size_t retagged = 0;
+  auto edited = bytes_;
+  for (size_t chunk = 16; chunk + 16 <= edited.size() && !retagged;) {
+    uint32_t payload = 0;
+    std::memcpy(&payload, edited.data() + chunk + 4, 4);
+    for (size_t at = chunk + 16; at + 8 <= chunk + 16 + payload; ) {
+      uint16_t type = 0;
+      uint32_t size = 0;
+      std::memcpy(&type, edited.data() + at, 2);
+      std::memcpy(&size, edited.data() + at + 4, 4);
+      if (type == static_cast<uint16_t>(RecordType::kWindow)) {
+        const uint16_t unknown = 999;
+        std::memcpy(edited.data() + at, &unknown, 2);
+        retagged = at;
+        break;
+      }
+      at += 8 + size;
+    }
+    chunk += 16 + payload;
+  }
+  ASSERT_NE(retagged, 0u);
+  Outcome o = read(edited);
+  EXPECT_FALSE(o.error) << o.message;
+  EXPECT_FALSE(o.truncated);
+  EXPECT_EQ(o.records, whole_.records - 1);
+}
+
+TEST_F(ReaderEdges, ErrorsNameTheByteOffsetInTheirMessage) {
+  auto bad = bytes_;
+  put_u32(bad, 36, 1u << 30);  // the first record's size
+  Outcome o = read(bad);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadRecord);
+  EXPECT_NE(o.message.find("(at byte 36)"), std::string::npos) << o.message;
+}
+
+TEST(ReaderStrings, TheSameDefinitionTwiceIsAccepted) {
+  TempDir dir;
+  const auto p = dir.path / "twice.rftrace";
+  {
+    Writer w(p);
+    w.append(StringDef{1, "gemm"});
+    w.append(StringDef{1, "gemm"});  // two writers' tables merged, or a repeated flush
+    KernelActivity k;
+    k.demangled_name = 1;
+    w.append(k);
+    w.finish();
+  }
+  Reader r(p);
+  Record rec;
+  size_t records = 0;
+  while (r.next(rec)) ++records;
+  EXPECT_EQ(records, 4u);  // two definitions, the kernel, TraceEnd
+  EXPECT_EQ(r.string(1), "gemm");
+}
+
+/// One record whose string field `field` refers to `id`, written alone to a fresh trace.
+struct StringField {
+  const char* field;
+  std::function<Record(StringId)> make;
+};
+
+TEST(ReaderStrings, EveryStringFieldOfEveryRecordMustBeDefined) {
+  const std::vector<StringField> fields = {
+      {"process.hostname", [](StringId id) { ProcessInfo r; r.hostname = id; return Record{r}; }},
+      {"process.process_name", [](StringId id) { ProcessInfo r; r.process_name = id; return Record{r}; }},
+      {"process.command_line", [](StringId id) { ProcessInfo r; r.command_line = id; return Record{r}; }},
+      {"process.rfprof_version", [](StringId id) { ProcessInfo r; r.rfprof_version = id; return Record{r}; }},
+      {"device.name", [](StringId id) { DeviceInfo r; r.name = id; return Record{r}; }},
+      {"device.chip", [](StringId id) { DeviceInfo r; r.chip = id; return Record{r}; }},
+      {"kernel.mangled_name", [](StringId id) { KernelActivity r; r.mangled_name = id; return Record{r}; }},
+      {"kernel.demangled_name", [](StringId id) { KernelActivity r; r.demangled_name = id; return Record{r}; }},
+      {"launch.kernel_name", [](StringId id) { LaunchApi r; r.kernel_name = id; return Record{r}; }},
+      {"nvtx.domain", [](StringId id) { NvtxEvent r; r.domain = id; return Record{r}; }},
+      {"nvtx.name", [](StringId id) { NvtxEvent r; r.name = id; return Record{r}; }},
+      {"metric_config.chip", [](StringId id) { MetricConfig r; r.chip = id; return Record{r}; }},
+      {"metric_config.metric", [](StringId id) { MetricConfig r; r.metrics = {0, id}; return Record{r}; }},
+      {"counters.range_name", [](StringId id) { RangeCounters r; r.range_name = id; return Record{r}; }},
+      {"error.message", [](StringId id) { CollectorError r; r.message = id; return Record{r}; }},
+      {"call_stack.function", [](StringId id) { CallStack r; r.functions = {id}; r.modules = {0}; return Record{r}; }},
+      {"call_stack.module", [](StringId id) { CallStack r; r.functions = {0}; r.modules = {id}; return Record{r}; }},
+      {"overhead.phase", [](StringId id) { ProfilerOverhead r; r.phase = id; return Record{r}; }},
+  };
+  TempDir dir;
+  for (const StringField& f : fields) {
+    for (StringId id : {StringId{0}, StringId{1}}) {  // 0 is "no string"; 1 is never defined here
+      const auto p = dir.path / (std::string(f.field) + "-" + std::to_string(id) + ".rftrace");
+      {
+        Writer w(p);
+        w.append(f.make(id));
+        w.finish();
+      }
+      Outcome o = read_all(p);
+      if (id == 0) {
+        EXPECT_FALSE(o.error) << f.field << ": " << o.message;
+        EXPECT_EQ(o.records, 2u) << f.field;
+        continue;
+      }
+      EXPECT_EQ(o.error, TraceErrorKind::kBadString) << f.field;
+      EXPECT_EQ(o.error_offset, 32u) << f.field << ": the record's offset";
+      EXPECT_NE(o.message.find("undefined string id 1"), std::string::npos) << f.field << ": " << o.message;
+    }
+  }
+}
+
+std::string payload_of(const Record& rec) {
+  std::vector<uint8_t> bytes;
+  encode_record(rec, bytes);
+  return std::string(reinterpret_cast<const char*>(bytes.data()) + 8, bytes.size() - 8);
+}
+
+/// The offset of the TraceError decoding `payload` as `type` at file offset 1000 throws; nullopt
+/// when it decodes.
+std::optional<uint64_t> error_offset(RecordType type, std::string_view payload) {
+  try {
+    decode_record(static_cast<uint16_t>(type), payload, 1000);
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
+    return e.offset();
+  }
+  return std::nullopt;
+}
+
+TEST(DecodeEdges, AStringLengthOneByteTooLongIsReportedAtTheLengthField) {
+  std::string payload = payload_of(StringDef{5, "gemm"});  // u32 id, u32 length, bytes
+  ASSERT_EQ(payload.size(), 12u);
+  EXPECT_EQ(error_offset(RecordType::kString, payload), std::nullopt);
+  const uint32_t one_more = 5;
+  std::memcpy(payload.data() + 4, &one_more, 4);
+  EXPECT_EQ(error_offset(RecordType::kString, payload), 1004u);
+}
+
+TEST(DecodeEdges, AFieldOneByteShortIsABadRecordAtThatField) {
+  std::string payload = payload_of(ProfilerOverhead{9, 2, 3000, 2000});
+  ASSERT_EQ(payload.size(), 28u);
+  payload.pop_back();  // max_ns has 7 of its 8 bytes
+  EXPECT_EQ(error_offset(RecordType::kOverhead, payload), 1020u);
+  payload = payload_of(ProcessInfo{});
+  payload.pop_back();  // driver_version has 3 of its 4 bytes
+  EXPECT_EQ(error_offset(RecordType::kProcess, payload), 1000u + payload.size() - 3);
+}
+
+/// Decodes `rec` with the byte at `at` set to `value`: true when it decodes.
+bool decodes_with(const Record& rec, RecordType type, size_t at, uint8_t value) {
+  std::string payload = payload_of(rec);
+  payload.at(at) = static_cast<char>(value);
+  return !error_offset(type, payload).has_value();
+}
+
+TEST(DecodeEdges, EachEnumAcceptsItsLastValueAndRefusesTheNext) {
+  struct Enum {
+    const char* name;
+    Record rec;
+    RecordType type;
+    size_t at;       // the enum's byte in the payload
+    uint8_t last;    // its highest valid value
+  };
+  const Enum enums[] = {
+      {"process.mode", ProcessInfo{}, RecordType::kProcess, 40, 1},
+      {"launch.domain", LaunchApi{}, RecordType::kLaunch, 8, 1},
+      {"launch.is_graph", LaunchApi{}, RecordType::kLaunch, 77, 1},
+      {"nvtx.kind", NvtxEvent{}, RecordType::kNvtx, 8, 2},
+      {"nvtx.style", NvtxEvent{}, RecordType::kNvtx, 9, 2},
+      {"window.begin", ProfilingWindow{}, RecordType::kWindow, 4, 1},
+      {"memory.operation", MemoryActivity{}, RecordType::kMemory, 0, 1},
+      {"memory.memory_kind", MemoryActivity{}, RecordType::kMemory, 1, 7},
+  };
+  for (const Enum& e : enums) {
+    EXPECT_TRUE(decodes_with(e.rec, e.type, e.at, e.last)) << e.name;
+    EXPECT_FALSE(decodes_with(e.rec, e.type, e.at, static_cast<uint8_t>(e.last + 1))) << e.name;
+  }
+}
+
+/// Chunks in a trace file and the largest payload among them.
+std::pair<size_t, uint32_t> chunks_of(const std::vector<char>& bytes) {
+  size_t count = 0;
+  uint32_t largest = 0;
+  for (size_t at = 16; at + 16 <= bytes.size(); ++count) {
+    uint32_t payload = 0;
+    std::memcpy(&payload, bytes.data() + at + 4, 4);
+    largest = std::max(largest, payload);
+    at += 16 + payload;
+  }
+  return {count, largest};
+}
+
+TEST(WriterEdges, StringsAreCutAt1MiBAndChunksAbove32MiBFallBackTo1MiB) {
+  TempDir dir;
+  const auto p = dir.path / "long.rftrace";
+  const size_t limit = 1u << 20;
+  {
+    Writer w(p, {.chunk_bytes = 48u << 20});  // more than half the reader's 64 MiB: not honoured
+    w.intern(std::string(limit + 10, 'a'));
+    w.intern_cached(std::string(limit + 10, 'b'));
+    w.intern(std::string(limit, 'c'));
+    w.finish();
+  }
+  const auto [chunks, largest] = chunks_of(slurp(p));
+  EXPECT_EQ(chunks, 4u) << "each 1 MiB string fills a chunk of the 1 MiB default; TraceEnd has its own";
+  EXPECT_LT(largest, limit + 64);
+  Reader r(p);
+  Record rec;
+  std::vector<size_t> sizes;
+  while (r.next(rec))
+    if (auto* s = std::get_if<StringDef>(&rec)) sizes.push_back(s->value.size());
+  EXPECT_EQ(sizes, (std::vector<size_t>{limit, limit, limit}));
+}
+
+/// LaunchApi records readable from a trace that may still be written.
+size_t launches_in(const std::filesystem::path& p) {
+  size_t n = 0;
+  Reader r(p);
+  Record rec;
+  while (r.next(rec)) n += std::holds_alternative<LaunchApi>(rec);
+  return n;
+}
+
+TEST(WriterEdges, TheAppendingThreadWritesOnlyPastMaxPendingChunks) {
+  TempDir dir;
+  const auto p = dir.path / "bound.rftrace";
+  const std::string part = p.string() + ".part";
+  Writer w(p, {.chunk_bytes = 1024, .max_pending_chunks = 4, .on_chunk_pending = [] {}});
+  uint64_t index = 0;
+  auto append = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      LaunchApi l;
+      l.launch_index = index++;
+      w.append(l);  // 90 bytes: a chunk closes at its 12th launch
+    }
+  };
+  append(48);
+  EXPECT_EQ(launches_in(part), 0u) << "4 closed chunks wait: the bound is not passed";
+  append(11);
+  EXPECT_EQ(launches_in(part), 0u);
+  append(1);
+  EXPECT_EQ(launches_in(part), 60u) << "the fifth closed chunk passes the bound: all five written";
+  w.finish();
+  EXPECT_EQ(launches_in(p), 60u);
+}
+
+}  // namespace
+}  // namespace rf::trace
