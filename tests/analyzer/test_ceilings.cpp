@@ -343,6 +343,15 @@ TEST(Roof, SlightlyAboveMeasuredCeilingsIsAWarning) {
   EXPECT_STREQ(r.severity(), "warning");
   r = check_roof(metrics(1e6, 2.1e9, 0, 1e3), uint64_t{1000000}, d);  // FP64 ceiling not measured
   EXPECT_STREQ(r.severity(), "error");
+  // A tensor-core term in the mix: its ceiling, a datasheet value, makes the peak unmeasured.
+  d.tensor[1].value = 16e12;  // TF32 dense
+  LaunchMetrics tf32 = metrics(0, 2.1e9, 0, 1e3);
+  tf32.tensor_dense[1] = 8e6;  // 0.5 us at its ceiling beside the 1.05 ms of FP32
+  r = check_roof(tf32, uint64_t{1000000}, d);
+  ASSERT_TRUE(r.above_compute);
+  EXPECT_STREQ(r.severity(), "error");
+  d.tensor[1].measured = true;
+  EXPECT_STREQ(check_roof(tf32, uint64_t{1000000}, d).severity(), "warning");
 }
 
 TEST(Roof, UnknownsFlagNothing) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "rfprof/collector/launch_log.h"
@@ -141,6 +142,34 @@ TEST(LaunchLog, SkipAndCountApplyToSelectedLaunchesInsideWindows) {
   EXPECT_FALSE(log.kernel_kept(102));  // skipped launches' kernels are not kept either
   EXPECT_TRUE(log.kernel_kept(105));
   EXPECT_FALSE(log.kernel_kept(110));
+}
+
+TEST(LaunchLog, SkipWithoutCountAndCountWithoutSkip) {
+  // ncu -s 2 (every launch from the third on) and ncu -c 2 (the first two).
+  for (const auto& [skip, count, expected] :
+       std::vector<std::tuple<uint64_t, std::optional<uint64_t>, std::vector<bool>>>{
+           {2, std::nullopt, {false, false, true, true, true}},
+           {0, 2, {true, true, false, false, false}}}) {
+    Recorded rec;
+    LaunchLog log(false, rec.sink());
+    log.set_launch_range(skip, count);
+    ASSERT_TRUE(log.open_window(1, 0).has_value());
+    std::vector<bool> in_window;
+    for (uint32_t c = 1; c <= 5; ++c) in_window.push_back(log.enter(c, 0).in_window);
+    EXPECT_EQ(in_window, expected) << "-s " << skip << " -c " << count.value_or(0);
+  }
+}
+
+TEST(LaunchLog, CurrentWindowIsTheOpenOneOnly) {
+  Recorded rec;
+  LaunchLog log(false, rec.sink());
+  EXPECT_EQ(log.current_window(), std::nullopt);
+  ASSERT_EQ(log.open_window(1, 0), std::optional<uint32_t>(1));
+  EXPECT_EQ(log.current_window(), std::optional<uint32_t>(1));
+  log.close_window();
+  EXPECT_EQ(log.current_window(), std::nullopt) << "after cudaProfilerStop no window is current";
+  ASSERT_EQ(log.open_window(2, 0), std::optional<uint32_t>(2));
+  EXPECT_EQ(log.current_window(), std::optional<uint32_t>(2));
 }
 
 // enter_admitted (--kernel-id, --filter-mode, --launch-skip-before-match): `admit` is asked only

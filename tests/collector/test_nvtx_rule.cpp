@@ -106,6 +106,8 @@ TEST(NvtxRule, StackPatterns) {
   EXPECT_TRUE(on_stack("[step/+/+/aten::conv2d]", stack));
   EXPECT_FALSE(on_stack("backward/", stack));
   EXPECT_FALSE(on_stack("[step/", {}));
+  EXPECT_FALSE(on_stack("conv/", stack)) << "a name is matched whole, not as a prefix of conv1";
+  EXPECT_FALSE(on_stack("forward/conv", stack));
 }
 
 TEST(NvtxRule, RegexRules) {
@@ -128,6 +130,10 @@ TEST(NvtxRule, RegexRules) {
   EXPECT_EQ(names(r), (std::vector<std::string>{"policy\\.model\\..*"}));
   EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, std::vector<std::string>{"policy.model.fc1"}));
   EXPECT_FALSE(stack_matches(r.pattern, r.bottom, r.top, std::vector<std::string>{"policyXmodel.fc1"}));
+  // An escaped separator is the expression's plain character, without its backslash.
+  r = NvtxRule::parse("regex:io\\/read/");
+  EXPECT_EQ(names(r), (std::vector<std::string>{"io/read"}));
+  EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, std::vector<std::string>{"disk io/read 2"}));
   r = NvtxRule::parse("regex:iter_[0-9]+/");  // '+' inside a name is the expression's
   EXPECT_EQ(r.pattern.size(), 1u);
   EXPECT_TRUE(stack_matches(r.pattern, r.bottom, r.top, std::vector<std::string>{"train", "iter_12"}));

@@ -206,5 +206,28 @@ TEST(ConvertMemory, InvalidOperationIsSkippedAndUnknownKindsAreUnknown) {
   EXPECT_EQ(r->memory_kind, trace::MemoryKind::kUnknown);
 }
 
+TEST(ConvertMemory, EachCuptiMemoryKindKeepsItsName) {
+  const std::pair<CUpti_ActivityMemoryKind, trace::MemoryKind> kinds[] = {
+      {CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN, trace::MemoryKind::kUnknown},
+      {CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, trace::MemoryKind::kPageable},
+      {CUPTI_ACTIVITY_MEMORY_KIND_PINNED, trace::MemoryKind::kPinned},
+      {CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, trace::MemoryKind::kDevice},
+      {CUPTI_ACTIVITY_MEMORY_KIND_ARRAY, trace::MemoryKind::kArray},
+      {CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, trace::MemoryKind::kManaged},
+      {CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC, trace::MemoryKind::kDeviceStatic},
+      {CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC, trace::MemoryKind::kManagedStatic},
+      {static_cast<CUpti_ActivityMemoryKind>(CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC + 1),
+       trace::MemoryKind::kUnknown},  // a kind newer than the trace format
+  };
+  CUpti_ActivityMemory4 m{};
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  for (const auto& [cupti, expected] : kinds) {
+    m.memoryKind = cupti;
+    auto r = convert_memory(m);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->memory_kind, expected) << "CUPTI memory kind " << static_cast<int>(cupti);
+  }
+}
+
 }  // namespace
 }  // namespace rf::collector

@@ -39,6 +39,15 @@ TEST(NvtxStyleTracker, UnconfirmedStartIdsMakeOtherRangesUnknown) {
   t.on_start_callback(0);  // id not reported by this CUPTI
   EXPECT_EQ(t.on_start_marker(7), RangeStyle::kUnknown);
   EXPECT_EQ(t.on_end_marker(7), RangeStyle::kUnknown);
+  EXPECT_EQ(t.on_start_marker(0), RangeStyle::kUnknown) << "id 0 is 'not reported', never a start/end range's id";
+}
+
+TEST(NvtxStyleTracker, UnconfirmedStartIdsAreKeptUpTo4096) {
+  NvtxStyleTracker t;
+  for (uint64_t id = 1; id <= 4096; ++id) t.on_start_callback(id);  // no marker ever matches them
+  t.on_start_callback(5000);  // the 4097th: the unconfirmed ids are dropped first
+  EXPECT_EQ(t.on_start_marker(1), RangeStyle::kUnknown);
+  EXPECT_EQ(t.on_start_marker(5000), RangeStyle::kStartEnd);
 }
 
 TEST(NvtxStyleTracker, EndWithoutStartIsUnknownAndEndIsConsumedOnce) {

@@ -15,6 +15,11 @@ TEST(WindowTracker, ProfileFromStartOpensWindowZero) {
   EXPECT_TRUE(w.is_open());
   EXPECT_EQ(w.current(), std::optional<uint32_t>(0));
   EXPECT_FALSE(w.process_start().has_value());  // only once
+  // A second context's start after cudaProfilerStop: the process started once, nothing reopens.
+  EXPECT_EQ(w.close(), std::optional<uint32_t>(0));
+  EXPECT_FALSE(w.process_start().has_value());
+  EXPECT_FALSE(w.is_open());
+  EXPECT_EQ(w.windows_opened(), 1u);
 }
 
 TEST(WindowTracker, ProfileFromStartOffCollectsNothingUntilStart) {

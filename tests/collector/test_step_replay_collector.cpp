@@ -273,6 +273,27 @@ TEST(StepReplayCollector, GivesUpAfterRepeatedRestarts) {
   EXPECT_NE(d.give_up_reason(), "");
 }
 
+TEST(StepReplayCollector, AGroupThatEndsStartsTheRestartCountAgain) {
+  StepReplayCollector c(2, 2);  // two groups
+  const std::vector<LaunchIdentity> other = {k("conv"), k("gelu"), k("gemm", 64)};
+  for (uint32_t i = 0; i < StepReplayCollector::kMaxRestarts; ++i) {  // as many restarts as allowed
+    window(c, kStep, 1);
+    EXPECT_EQ(window(c, other, 10).give_up, "") << "restart " << i + 1;
+  }
+  window(c, kStep, 100);
+  ASSERT_TRUE(window(c, kStep, 200).decode);
+  ASSERT_EQ(c.counters_decoded(ranges(3, 0.0), true), "");
+  ASSERT_EQ(window(c, kStep, 300).verdict.kind, WindowVerdict::kGroupTimed);
+  EXPECT_EQ(c.give_up_reason(), "");
+  // The next group's restarts are counted from zero: one more is no reason to give up.
+  WindowRole role;
+  window(c, kStep, 400, &role);
+  ASSERT_EQ(role.kind, WindowRole::kPass);
+  const StepWindowClosed w = window(c, other, 500);
+  EXPECT_EQ(w.verdict.kind, WindowVerdict::kDiscarded);
+  EXPECT_EQ(w.give_up, "");
+}
+
 TEST(StepReplayCollector, LaunchesOutsideWindowsAndCloseWithoutOpenAreIgnored) {
   StepReplayCollector c(1, 1);
   c.on_launch(k("conv"), 1);
