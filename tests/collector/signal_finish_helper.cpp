@@ -37,8 +37,14 @@
 
 namespace {
 std::atomic<bool> g_stop{false};
+/// The correlation id of the kernel app-handler mode records after its SIGINT handler returned.
+constexpr uint32_t kAfterTheHandler = 999999;
 std::atomic<bool> g_stuck_finish{false};
 const char* g_marker = nullptr;
+extern "C" void app_siginfo_handler(int, siginfo_t*, void*) {  // creates the marker, goes on
+  const int fd = ::open(g_marker, O_CREAT | O_WRONLY, 0644);
+  if (fd >= 0) ::close(fd);
+}
 extern "C" void app_handler(int) {
   if (g_marker) {
     const int fd = ::open(g_marker, O_CREAT | O_WRONLY, 0644);
@@ -53,6 +59,13 @@ int main(int argc, char** argv) {
   if (argc == 4 && std::strcmp(argv[2], "app-handler") == 0) {
     g_marker = argv[3];
     ::signal(SIGINT, app_handler);
+  }
+  if (argc == 4 && std::strcmp(argv[2], "app-siginfo-continue") == 0) {
+    g_marker = argv[3];
+    struct sigaction sa {};
+    sa.sa_sigaction = app_siginfo_handler;
+    sa.sa_flags = SA_SIGINFO;
+    ::sigaction(SIGINT, &sa, nullptr);
   }
   // Never destroyed, as rfprof's Session: the watcher thread may still be flushing it (after a
   // SIGINT the application handler lets main finish and exit) when static destructors run.
@@ -134,6 +147,11 @@ int main(int argc, char** argv) {
     k.end_ns = k.start_ns + 500;
     writer.append(k);  // the writer blocks the finish signals while it holds its lock
     ::usleep(1000);
+  }
+  if (g_marker) {  // the application goes on after its handler decided not to die
+    rf::trace::KernelActivity last;
+    last.correlation_id = kAfterTheHandler;
+    writer.append(last);
   }
   writer.finish();
   return 0;

@@ -88,6 +88,10 @@ TEST(CallStacks, LeadingMachineryFramesAreLeftOut) {
   EXPECT_LT(kept.size(), all.size());
   EXPECT_NE(kept.front().module, self);
   EXPECT_EQ(find_frame(kept, "launch_site_a"), -1);
+  // Only the leading ones: past the first other module (libc's start of main), the executable's
+  // own _start is kept.
+  EXPECT_NE(std::find_if(kept.begin(), kept.end(), [&](const StackFrame& f) { return f.module == self; }),
+            kept.end());
 }
 
 TEST(CallStacks, InternDeduplicatesAndTruncatesToMaxDepth) {

@@ -32,6 +32,14 @@ TEST(LaunchFilter, FunctionNames) {
             "at::native::(anonymous namespace)::kernel");
   EXPECT_EQ(function_name_of("void ns::f<(anonymous namespace)::T>(int)"), "ns::f");
   EXPECT_EQ(function_name_of("plain_c_kernel"), "plain_c_kernel");
+  // Text after a template argument list: a nested name, a templated return type.
+  EXPECT_EQ(function_name_of("void ns::outer<int>::inner(float)"), "ns::outer::inner");
+  EXPECT_EQ(function_name_of("std::vector<int> make(int)"), "make");
+  // --print-kernel-base function: without namespaces.
+  EXPECT_EQ(bare_function_name("void at::native::(anonymous namespace)::kernel<float, 4>(float const*, int)"),
+            "kernel");
+  EXPECT_EQ(bare_function_name("void ns::outer<int>::inner(float)"), "inner");
+  EXPECT_EQ(bare_function_name("scale(float*, float, float, int)"), "scale");
 }
 
 TEST(LaunchFilter, FunctionNameMatchesOnDemangledNames) {  // rfprof -i -k NAME uses this rule

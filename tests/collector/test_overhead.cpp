@@ -25,7 +25,29 @@ TEST(Overhead, EveryPhaseHasItsOwnDottedName) {
   }
   EXPECT_EQ(names.size(), kPhases);
   EXPECT_EQ(overhead_phase_name(OverheadPhase::kCount), "");
-  EXPECT_EQ(overhead_phase_name(OverheadPhase::kLaunchCounters), "launch.counters");
+  // Each name as docs/trace-format.md ("ProfilerOverhead") lists it, which rfanalyze prints.
+  const std::pair<OverheadPhase, const char*> documented[] = {
+      {OverheadPhase::kSessionStart, "session.start"},
+      {OverheadPhase::kCountersSetup, "counters.setup"},
+      {OverheadPhase::kProfilerInitialize, "counters.profiler_initialize"},
+      {OverheadPhase::kCounterAvailability, "counters.counter_availability"},
+      {OverheadPhase::kConfigImage, "counters.config_image"},
+      {OverheadPhase::kEnable, "counters.enable"},
+      {OverheadPhase::kImageSetup, "counters.image_setup"},
+      {OverheadPhase::kStart, "counters.start"},
+      {OverheadPhase::kStop, "counters.stop"},
+      {OverheadPhase::kDecode, "counters.decode"},
+      {OverheadPhase::kEvaluate, "counters.evaluate"},
+      {OverheadPhase::kDisable, "counters.disable"},
+      {OverheadPhase::kLaunchCounters, "launch.counters"},
+      {OverheadPhase::kLaunchCallbacks, "launch.callbacks"},
+      {OverheadPhase::kActivityBuffer, "activity.buffer"},
+      {OverheadPhase::kActivityFlush, "activity.flush"},
+      {OverheadPhase::kWriterFlush, "writer.flush"},
+      {OverheadPhase::kFinish, "session.finish"},
+  };
+  EXPECT_EQ(std::size(documented), kPhases);
+  for (const auto& [phase, name] : documented) EXPECT_EQ(overhead_phase_name(phase), name);
 }
 
 TEST(Overhead, ManyThreadsAddExactTotalsAndTheLongestRun) {

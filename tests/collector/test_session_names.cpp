@@ -22,6 +22,9 @@ TEST(Demangle, NonMangledNamesAreUnchanged) {
   EXPECT_EQ(demangle(""), "");
   EXPECT_EQ(demangle("_Z"), "_Z");
   EXPECT_EQ(demangle("_Zx!"), "_Zx!");  // looks mangled, is not
+  // C kernels whose names are also type encodings: only "_Z" names are demangled.
+  EXPECT_EQ(demangle("Pf"), "Pf");  // not "float*"
+  EXPECT_EQ(demangle("iv"), "iv");
 }
 
 TEST(KernelNameCache, InternsEachDistinctNameOnce) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,49 @@ TEST(SignalFinish, ApplicationHandlerStillRunsAndDecides) {
   EXPECT_EQ(WEXITSTATUS(status), 0);  // the application's handler chose to stop and exit normally
   EXPECT_TRUE(fs::exists(marker));
   EXPECT_GT(finished_kernels(trace), 0);
+  // Its handler let it go on, so the trace was not finished at the signal: the kernel it recorded
+  // afterwards is in it (the helper's kAfterTheHandler), the last before TraceEnd.
+  const std::vector<uint32_t> ids = finished_kernel_ids(trace);
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids.back(), 999999u);
+}
+
+/// Kernel records readable from a trace still being written (its `.part`).
+long readable_kernels(const fs::path& part) {
+  if (!fs::exists(part)) return 0;
+  rf::trace::Reader r(part);
+  rf::trace::Record rec;
+  long n = 0;
+  while (r.next(rec)) n += std::holds_alternative<rf::trace::KernelActivity>(rec);
+  return n;
+}
+
+/// Waits up to 2 s for `done`.
+template <class F>
+bool within_2s(F done) {
+  for (int i = 0; i < 200 && !done(); ++i) ::usleep(10 * 1000);
+  return done();
+}
+
+// An SA_SIGINFO application handler that lets the application go on after a SIGINT (a training
+// loop finishing its step): the handler runs with its siginfo, and rfprof flushes the records so
+// far without finishing the trace.
+TEST(SignalFinish, AnApplicationThatGoesOnHasItsHandlerRunAndItsTraceFlushed) {
+  TempDir dir;
+  const fs::path trace = dir.path / "t.rftrace";
+  const fs::path part = trace.string() + ".part";
+  const fs::path marker = dir.path / "siginfo-handler-ran";
+  const pid_t pid = start_helper({trace.string(), "app-siginfo-continue", marker.string()});
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(readable_kernels(part), 0) << "the helper's writer holds its first MiB until a flush";
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  EXPECT_TRUE(within_2s([&] { return fs::exists(marker); })) << "the application's handler did not run";
+  EXPECT_TRUE(within_2s([&] { return readable_kernels(part) > 0; })) << "the signal flushed nothing";
+  int status = 0;
+  EXPECT_EQ(::waitpid(pid, &status, WNOHANG), 0) << "the application chose to go on";
+  EXPECT_FALSE(fs::exists(trace)) << "the trace is not finished while the application runs";
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
 }
 
 TEST(SignalFinish, ForkedChildDiesAsWithoutRfprofAndLeavesTheParentsTrace) {
@@ -256,6 +300,13 @@ TEST(SignalFinish, IgnoredSignalStaysIgnored) {
   ::usleep(100 * 1000);
   int status = 0;
   EXPECT_EQ(::waitpid(pid, &status, WNOHANG), 0) << "an ignored SIGTERM must not stop it";
+  // Ignored, not caught by a handler that ignores it: a child the application execs inherits an
+  // ignored signal, and a caught one is reset to the default action (which kills) by exec.
+  std::ifstream proc_status("/proc/" + std::to_string(pid) + "/status");
+  unsigned long long ignored = 0;
+  for (std::string line; std::getline(proc_status, line);)
+    if (line.rfind("SigIgn:", 0) == 0) ignored = std::stoull(line.substr(7), nullptr, 16);
+  EXPECT_TRUE((ignored >> (SIGTERM - 1)) & 1) << "SIGTERM is no longer ignored in the helper";
   ::kill(pid, SIGKILL);
   ::waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
