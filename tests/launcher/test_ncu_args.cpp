@@ -120,6 +120,12 @@ TEST(NcuArgs, KernelFiltersAndReplayMode) {
   EXPECT_EQ(parse({"--kernel-name-base", "mangled", "-k", "_Z5scalePfffi", "a"}).env.at("RFPROF_KERNEL_NAME_BASE"),
             "mangled");
   EXPECT_NE(error_of({"--kernel-name-base", "short", "a"}), "");
+  // --kernel-name in full, and abbreviated: -k, not --kernel-name-base, which it begins too.
+  for (const char* flag : {"--kernel-name", "--kernel-n"}) {
+    const Plan named = parse({flag, "gemm", "a"});
+    EXPECT_EQ(named.kernel_name, "gemm") << flag;
+    EXPECT_EQ(named.kernel_name_base, "function") << flag;
+  }
   EXPECT_NE(error_of({"--replay-mode", "application", "a"}).find("--replay-mode step"), std::string::npos);
   EXPECT_FALSE(p.env.count("RFPROF_REPLAY"));
   EXPECT_NE(error_of({"-k", "regex:(", "a"}).find("not a valid regular expression"), std::string::npos);

@@ -94,6 +94,7 @@ TEST(NcuDropIn, NcuDefaultsAreAcceptedAndOtherNcuFlagsNamed) {
   EXPECT_EQ(p.command, (std::vector<std::string>{"app", "x"}));  // no value was taken for a switch
   EXPECT_TRUE(p.null_stdin);
   EXPECT_TRUE(parse_args({"-v"}).version);
+  EXPECT_EQ(error_of({"--config-file", "on", "app"}), "");  // ncu's default, without a config.ncu-cfg
   // A switch of ncu rfprof does not support is refused without taking the next word as its value.
   EXPECT_EQ(error_of({"--list-rules", "app"}), "rfprof: --list-rules is not supported: ncu's rules are not applied");
   EXPECT_TRUE(has(error_of({"--print-fp", "app"}), "rfprof: --print-fp is not supported"));

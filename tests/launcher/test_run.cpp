@@ -3,6 +3,9 @@
 #include "rfprof/launcher/run.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -54,6 +57,41 @@ TEST(Run, ApplicationGetsTheInjectionAndItsPid) {
   std::string pid = slurp(dir.path / "pid");
   pid.pop_back();
   EXPECT_NE(e.find("RFPROF_ROOT_PID=" + pid + "\n"), std::string::npos);
+}
+
+TEST(Run, TheInheritedEnvironmentIsPassedOnAsItIs) {
+  std::string home = "HOME=/home/u", eq = "OPTS=a=b", empty = "EMPTY=";
+  char* current[] = {home.data(), eq.data(), empty.data(), nullptr};
+  const std::vector<std::string> env = application_environment(Plan{}, "/x/librfinject.so", current);
+  for (const char* kv : {"HOME=/home/u", "OPTS=a=b", "EMPTY="})
+    EXPECT_NE(std::find(env.begin(), env.end(), kv), env.end()) << kv;
+}
+
+TEST(Run, NullStdinGivesTheApplicationAnEmptyInput) {
+  TempDir dir;
+  const auto out = dir.path / "read.txt";
+  // This process's standard input, for the run, is a pipe holding "typed".
+  int in[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::write(in[1], "typed", 5), 5);
+  ::close(in[1]);
+  const int saved = ::dup(0);
+  ::dup2(in[0], 0);
+  ::close(in[0]);
+  Plan p = plan_for({"sh", "-c", "cat > " + out.string()});
+  p.null_stdin = true;
+  auto env = application_environment(p, "/x/librfinject.so", environ);
+  std::ostringstream err;
+  const int null_rc = run_application(p, env, err);
+  const std::string null_read = slurp(out);
+  p.null_stdin = false;
+  const int rc = run_application(p, env, err);
+  ::dup2(saved, 0);
+  ::close(saved);
+  EXPECT_EQ(null_rc, 0);
+  EXPECT_EQ(null_read, "") << "--null-stdin: the application reads /dev/null";
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(slurp(out), "typed") << "without it, rfprof's own standard input";
 }
 
 TEST(Run, TracesListedAreTheRunsOwnEachOnce) {
@@ -131,6 +169,10 @@ TEST(RfprofBinary, CsvPrintsOnlyTheTracesThisRunListed) {
   EXPECT_NE(slurp(dir.path / "out.csv").find("\"mine()\""), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir.path / "stdout"));
   EXPECT_EQ(slurp(dir.path / "err.txt"), "");  // --quiet: no trace line
+  // --log-file stderr: the results go to the standard error instead.
+  ASSERT_EQ(std::system((rfprof + "--log-file stderr --quiet " + lists).c_str()), 0);
+  EXPECT_EQ(slurp(dir.path / "out.csv"), "");
+  EXPECT_NE(slurp(dir.path / "err.txt").find("\"mine()\""), std::string::npos);
 
   // A run that lists nothing prints nothing, whatever matches the pattern.
   ASSERT_EQ(std::system((rfprof + "sh -c 'cp mine.src r_6.rftrace' > out2.csv 2> err2.txt").c_str()), 0);
@@ -154,6 +196,39 @@ TEST(RfprofBinary, CsvPrintsOnlyTheTracesThisRunListed) {
             0);
   EXPECT_NE(slurp(dir.path / "err3.txt").find("r_7.rftrace.part is truncated at byte"), std::string::npos)
       << slurp(dir.path / "err3.txt");
+}
+
+// SIGINT, SIGTERM and SIGHUP sent to rfprof (Ctrl-C, Slurm's time limit, a closed terminal) go on
+// to the application, which ends as it would without rfprof; rfprof returns 128 + the signal.
+TEST(RfprofBinary, SignalsAreForwardedToTheApplication) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    TempDir dir;
+    const auto pid_file = dir.path / "pid";
+    const pid_t rfprof = ::fork();
+    ASSERT_GE(rfprof, 0);
+    if (rfprof == 0) {
+      for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);  // as from a terminal, not ignored
+      const std::string script = "echo $$ > " + pid_file.string() + ".tmp && mv " + pid_file.string() +
+                                 ".tmp " + pid_file.string() + " && exec sleep 30";
+      ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+      ::_exit(126);
+    }
+    for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i) ::usleep(10 * 1000);
+    ASSERT_TRUE(std::filesystem::exists(pid_file)) << "the application did not start";
+    const pid_t app = std::stoi(slurp(pid_file));
+    ASSERT_EQ(::kill(rfprof, sig), 0);
+    int status = 0;
+    for (int i = 0; i < 500 && ::waitpid(rfprof, &status, WNOHANG) == 0; ++i) ::usleep(10 * 1000);
+    const bool app_gone = ::kill(app, 0) != 0;
+    if (!app_gone) ::kill(app, SIGKILL);
+    if (::waitpid(rfprof, &status, WNOHANG) == 0) {
+      ::kill(rfprof, SIGKILL);
+      ::waitpid(rfprof, &status, 0);
+    }
+    EXPECT_TRUE(app_gone) << "signal " << sig << " did not reach the application";
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + sig)
+        << "signal " << sig << ": rfprof should return the application's 128 + signal, wait status " << status;
+  }
 }
 
 // As ncu: without --csv and without -o the results are printed as text after the run (ncu's
