@@ -1,6 +1,12 @@
 // CorrelationFilter: which kernel records belong to a window, in memory per window transition.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <random>
+#include <vector>
+
 #include "rfprof/collector/correlation_filter.h"
 
 namespace rf::collector {
@@ -104,6 +110,34 @@ TEST(CorrelationFilter, MemoryIsPerWindowNotPerLaunch) {
   EXPECT_TRUE(f.contains(1000));
   EXPECT_FALSE(f.contains(1001));
   EXPECT_TRUE(f.contains(2001));
+}
+
+// Threads reach the callbacks in another order than they got their correlation ids: each launch's
+// id is decided once, in any order near its neighbours'. Whatever the order, every decided id is
+// kept exactly when it was accepted, at every step (ids never decided, other API calls, may fall
+// inside an interval: they have no kernel records).
+TEST(CorrelationFilter, EveryDecidedIdIsKeptExactlyWhenAcceptedInAnyOrder) {
+  std::mt19937 rng(20261124);
+  for (int run = 0; run < 2000; ++run) {
+    std::vector<uint32_t> ids(1 + rng() % 40);
+    std::iota(ids.begin(), ids.end(), 1u);
+    std::shuffle(ids.begin(), ids.end(), rng);
+    ids.resize(1 + rng() % ids.size());  // gaps: ids of other API calls
+    if (run % 2) {                         // mostly increasing, as one counter hands them out
+      std::sort(ids.begin(), ids.end());
+      for (size_t i = 0; i + 1 < ids.size(); ++i)
+        if (rng() % 3 == 0) std::swap(ids[i], ids[i + 1]);
+    }
+    CorrelationFilter f;
+    std::map<uint32_t, bool> decided;
+    for (uint32_t id : ids) {
+      const bool accept = rng() % 5 < 3;
+      accept ? f.accept(id) : f.reject(id);
+      decided[id] = accept;
+      for (const auto& [d, accepted] : decided)
+        ASSERT_EQ(f.contains(d), accepted) << "run " << run << ", id " << d << " after deciding " << id;
+    }
+  }
 }
 
 }  // namespace
