@@ -250,6 +250,10 @@ TEST_P(MetricHostTest, PropertiesGiveUnits) {
   EXPECT_EQ(host_.properties("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum").dim_unit, "instruction");
   EXPECT_FALSE(host_.properties("lts__t_bytes.sum").description.empty());
   EXPECT_THROW(host_.properties("dram__bytes_reed.sum"), MetricError);
+  // The kind ncu's --query-metrics prints in its type column.
+  EXPECT_EQ(host_.base_properties("dram__bytes_read").kind, MetricKind::kCounter);
+  EXPECT_EQ(host_.base_properties("sm__throughput").kind, MetricKind::kThroughput);
+  EXPECT_EQ(host_.base_properties("lts__t_sector_hit_rate").kind, MetricKind::kRatio);
 }
 
 TEST_P(MetricHostTest, EvaluateRejectsGarbageImages) {

@@ -102,6 +102,12 @@ TEST(LaunchSelection, ContextAndStreamMatchTheWholeId) {
   LaunchSelectionOptions none;
   none.kernel_id = KernelId::parse("::k:");
   EXPECT_FALSE(LaunchSelection(none).needs_stream_id());
+  // A context without a stream needs no stream id; a stream without a context does.
+  LaunchSelectionOptions context_only, stream_only;
+  context_only.kernel_id = KernelId::parse("1::k:");
+  stream_only.kernel_id = KernelId::parse(":2:k:");
+  EXPECT_FALSE(LaunchSelection(context_only).needs_stream_id());
+  EXPECT_TRUE(LaunchSelection(stream_only).needs_stream_id());
 }
 
 // ncu's example 1|5:2::7, "the seventh launch from context 1 on stream 2, and from context 5 on

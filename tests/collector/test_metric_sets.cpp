@@ -21,6 +21,16 @@ TEST(TensorMetricName, ParsesAllOpNames) {
   EXPECT_EQ(t->base, "sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off");
 }
 
+TEST(TensorMetricName, PrecisionAndSparsityNames) {  // as the plans and listings print them
+  const std::pair<TensorPrecision, const char*> precisions[] = {
+      {TensorPrecision::kFp64, "fp64"}, {TensorPrecision::kTf32, "tf32"}, {TensorPrecision::kFp16, "fp16"},
+      {TensorPrecision::kBf16, "bf16"}, {TensorPrecision::kFp8, "fp8"},   {TensorPrecision::kInt8, "int8"}};
+  for (const auto& [p, name] : precisions) EXPECT_STREQ(precision_name(p), name);
+  EXPECT_STREQ(sparsity_name(TensorSparsity::kDense), "dense");
+  EXPECT_STREQ(sparsity_name(TensorSparsity::kSparse), "sparse");
+  EXPECT_STREQ(sparsity_name(TensorSparsity::kBoth), "both");
+}
+
 TEST(TensorMetricName, ParsesPerOpNamesAndSparsity) {
   auto t = parse_tensor_metric("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_on");
   ASSERT_TRUE(t);

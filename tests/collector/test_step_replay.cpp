@@ -21,6 +21,10 @@ std::pair<WindowRole, WindowVerdict> window(StepReplay& r, const std::vector<Lau
 
 const std::vector<LaunchIdentity> kStep = {k("conv"), k("relu"), k("gemm", 64, 128)};
 
+TEST(StepReplay, ALaunchIsDescribedWithItsGridAndBlockInXYZOrder) {
+  EXPECT_EQ(describe({"gemm", {64, 2, 3}, {128, 4, 5}}), "gemm<<<(64,2,3),(128,4,5)>>>");
+}
+
 TEST(StepReplay, TwoPassesThenATimingWindowMakeAGroup) {
   StepReplay r(2, 1);
   auto [r0, v0] = window(r, kStep);
