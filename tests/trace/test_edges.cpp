@@ -2,6 +2,7 @@
 // first refused, with the typed error and byte offset the reader reports (docs/trace-format.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <iterator>
@@ -12,6 +13,10 @@
 namespace rf::trace {
 namespace {
 
+using testing::chunk_ends;
+using testing::readable_launches;
+using testing::record_headers;
+using testing::RecordAt;
 using testing::slurp;
 using testing::spit;
 using testing::TempDir;
@@ -166,27 +171,14 @@ TEST_F(ReaderEdges, AnEmptyChunkIsSkippedAndBytesWithoutRecordsAreNamed) {
 
 TEST_F(ReaderEdges, ARecordOfAnUnknownTypeIsSkippedAndTheRestIsRead) {
   // Retag the first ProfilingWindow (it names no string) as a type from a newer writer.
-  size_t retagged = 0;
   auto edited = bytes_;
-  for (size_t chunk = 16; chunk + 16 <= edited.size() && !retagged;) {
-    uint32_t payload = 0;
-    std::memcpy(&payload, edited.data() + chunk + 4, 4);
-    for (size_t at = chunk + 16; at + 8 <= chunk + 16 + payload; ) {
-      uint16_t type = 0;
-      uint32_t size = 0;
-      std::memcpy(&type, edited.data() + at, 2);
-      std::memcpy(&size, edited.data() + at + 4, 4);
-      if (type == static_cast<uint16_t>(RecordType::kWindow)) {
-        const uint16_t unknown = 999;
-        std::memcpy(edited.data() + at, &unknown, 2);
-        retagged = at;
-        break;
-      }
-      at += 8 + size;
-    }
-    chunk += 16 + payload;
-  }
-  ASSERT_NE(retagged, 0u);
+  const std::vector<RecordAt> headers = record_headers(edited);
+  const auto window = std::find_if(headers.begin(), headers.end(), [](const RecordAt& r) {
+    return r.type == static_cast<uint16_t>(RecordType::kWindow);
+  });
+  ASSERT_NE(window, headers.end());
+  const uint16_t unknown = 999;
+  std::memcpy(edited.data() + window->offset, &unknown, 2);
   Outcome o = read(edited);
   EXPECT_FALSE(o.error) << o.message;
   EXPECT_FALSE(o.truncated);
@@ -339,16 +331,11 @@ TEST(DecodeEdges, EachEnumAcceptsItsLastValueAndRefusesTheNext) {
 }
 
 /// Chunks in a trace file and the largest payload among them.
-std::pair<size_t, uint32_t> chunks_of(const std::vector<char>& bytes) {
-  size_t count = 0;
-  uint32_t largest = 0;
-  for (size_t at = 16; at + 16 <= bytes.size(); ++count) {
-    uint32_t payload = 0;
-    std::memcpy(&payload, bytes.data() + at + 4, 4);
-    largest = std::max(largest, payload);
-    at += 16 + payload;
-  }
-  return {count, largest};
+std::pair<size_t, size_t> chunks_of(const std::vector<char>& bytes) {
+  const std::vector<size_t> ends = chunk_ends(bytes);
+  size_t largest = 0;
+  for (size_t i = 1; i < ends.size(); ++i) largest = std::max(largest, ends[i] - ends[i - 1] - 16);
+  return {ends.size() - 1, largest};
 }
 
 TEST(WriterEdges, StringsAreCutAt1MiBAndChunksAbove32MiBFallBackTo1MiB) {
@@ -373,15 +360,6 @@ TEST(WriterEdges, StringsAreCutAt1MiBAndChunksAbove32MiBFallBackTo1MiB) {
   EXPECT_EQ(sizes, (std::vector<size_t>{limit, limit, limit}));
 }
 
-/// LaunchApi records readable from a trace that may still be written.
-size_t launches_in(const std::filesystem::path& p) {
-  size_t n = 0;
-  Reader r(p);
-  Record rec;
-  while (r.next(rec)) n += std::holds_alternative<LaunchApi>(rec);
-  return n;
-}
-
 TEST(WriterEdges, TheAppendingThreadWritesOnlyPastMaxPendingChunks) {
   TempDir dir;
   const auto p = dir.path / "bound.rftrace";
@@ -396,13 +374,13 @@ TEST(WriterEdges, TheAppendingThreadWritesOnlyPastMaxPendingChunks) {
     }
   };
   append(48);
-  EXPECT_EQ(launches_in(part), 0u) << "4 closed chunks wait: the bound is not passed";
+  EXPECT_EQ(readable_launches(part), 0) << "4 closed chunks wait: the bound is not passed";
   append(11);
-  EXPECT_EQ(launches_in(part), 0u);
+  EXPECT_EQ(readable_launches(part), 0);
   append(1);
-  EXPECT_EQ(launches_in(part), 60u) << "the fifth closed chunk passes the bound: all five written";
+  EXPECT_EQ(readable_launches(part), 60) << "the fifth closed chunk passes the bound: all five written";
   w.finish();
-  EXPECT_EQ(launches_in(p), 60u);
+  EXPECT_EQ(readable_launches(p), 60);
 }
 
 }  // namespace

@@ -12,22 +12,12 @@
 namespace rf::trace {
 namespace {
 
+using testing::chunk_ends;
+using testing::record_headers;
+using testing::RecordAt;
 using testing::slurp;
 using testing::spit;
 using testing::TempDir;
-
-/// File offsets where chunks end (the file header end first), parsed from the format spec.
-std::vector<size_t> chunk_ends(const std::vector<char>& bytes) {
-  std::vector<size_t> ends{16};
-  size_t at = 16;
-  while (at + 16 <= bytes.size()) {
-    uint32_t payload = 0;
-    std::memcpy(&payload, bytes.data() + at + 4, 4);
-    at += 16 + payload;
-    ends.push_back(at);
-  }
-  return ends;
-}
 
 struct ReadResult {
   size_t records = 0;
@@ -188,29 +178,6 @@ TEST_F(HostileTrace, OutOfRangeEnumIsTyped) {
   rec[8 + 8] = 7;  // kind
   std::string_view payload(reinterpret_cast<const char*>(rec.data()) + 8, rec.size() - 8);
   EXPECT_THROW(decode_record(static_cast<uint16_t>(RecordType::kNvtx), payload, 0), TraceError);
-}
-
-/// Record headers of the file, in order: where each starts (file offset), its tag and size.
-struct RecordAt {
-  size_t offset;
-  uint16_t type;
-  uint32_t size;
-};
-std::vector<RecordAt> record_headers(const std::vector<char>& bytes) {
-  std::vector<RecordAt> out;
-  for (size_t chunk = 16; chunk + 16 <= bytes.size();) {
-    uint32_t payload = 0;
-    std::memcpy(&payload, bytes.data() + chunk + 4, 4);
-    for (size_t at = chunk + 16; at + 8 <= chunk + 16 + payload;) {
-      RecordAt r{at, 0, 0};
-      std::memcpy(&r.type, bytes.data() + at, 2);
-      std::memcpy(&r.size, bytes.data() + at + 4, 4);
-      out.push_back(r);
-      at += 8 + r.size;
-    }
-    chunk += 16 + payload;
-  }
-  return out;
 }
 
 // Each check of the chunk header and of the string table, named by its typed error at the offset

@@ -18,6 +18,7 @@
 namespace rf::trace {
 namespace {
 
+using testing::readable_launches;
 using testing::TempDir;
 
 TEST(TraceWriter, RefusesToOverwriteWithoutForce) {
@@ -383,16 +384,6 @@ TEST(TraceWriter, ConcurrentAppendsAreAllReadBackInOrderPerThread) {
     w.finish();
   }
   expect_launches_in_order(p, kThreads, kPerThread, 7);
-}
-
-/// Complete chunks' records readable in `path` (a live writer's .part file) and whether it ends
-/// truncated.
-int readable_launches(const std::filesystem::path& path) {
-  Reader r(path);
-  Record rec;
-  int n = 0;
-  while (r.next(rec)) n += std::holds_alternative<LaunchApi>(rec);
-  return n;
 }
 
 TEST(TraceWriter, WaitingChunksAreWrittenByFlushNotByTheAppendingThread) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "rfprof/trace/reader.h"
 #include "rfprof/trace/writer.h"
 
 namespace rf::trace::testing {
@@ -34,6 +36,54 @@ inline std::vector<char> slurp(const std::filesystem::path& p) {
 inline void spit(const std::filesystem::path& p, const std::vector<char>& bytes, size_t size = SIZE_MAX) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(std::min(size, bytes.size())));
+}
+
+/// File offsets where chunks end (the file header end first), parsed from the format spec.
+inline std::vector<size_t> chunk_ends(const std::vector<char>& bytes) {
+  std::vector<size_t> ends{16};
+  size_t at = 16;
+  while (at + 16 <= bytes.size()) {
+    uint32_t payload = 0;
+    std::memcpy(&payload, bytes.data() + at + 4, 4);
+    at += 16 + payload;
+    ends.push_back(at);
+  }
+  return ends;
+}
+
+/// A record header of a trace file: where the record starts (file offset), its tag and size.
+struct RecordAt {
+  size_t offset;
+  uint16_t type;
+  uint32_t size;
+};
+
+/// The record headers of a trace file's bytes, in order.
+inline std::vector<RecordAt> record_headers(const std::vector<char>& bytes) {
+  std::vector<RecordAt> out;
+  for (size_t chunk = 16; chunk + 16 <= bytes.size();) {
+    uint32_t payload = 0;
+    std::memcpy(&payload, bytes.data() + chunk + 4, 4);
+    for (size_t at = chunk + 16; at + 8 <= chunk + 16 + payload;) {
+      RecordAt r{at, 0, 0};
+      std::memcpy(&r.type, bytes.data() + at, 2);
+      std::memcpy(&r.size, bytes.data() + at + 4, 4);
+      out.push_back(r);
+      at += 8 + r.size;
+    }
+    chunk += 16 + payload;
+  }
+  return out;
+}
+
+/// LaunchApi records readable in `path`, a finished trace or a live writer's .part file (its
+/// complete chunks). Throws TraceError for a file that is not a trace.
+inline int readable_launches(const std::filesystem::path& path) {
+  Reader r(path);
+  Record rec;
+  int n = 0;
+  while (r.next(rec)) n += std::holds_alternative<LaunchApi>(rec);
+  return n;
 }
 
 /// Appends `launches` kernels with launch and counter records, plus one of each other record.
