@@ -14,7 +14,9 @@ namespace rf::trace {
 namespace {
 
 using testing::chunk_ends;
+using testing::read_whole;
 using testing::readable_launches;
+using testing::ReadOutcome;
 using testing::record_headers;
 using testing::RecordAt;
 using testing::slurp;
@@ -22,32 +24,6 @@ using testing::spit;
 using testing::TempDir;
 
 void put_u32(std::vector<char>& bytes, size_t at, uint32_t v) { std::memcpy(bytes.data() + at, &v, 4); }
-
-/// What reading a whole file gave: its records, or the typed error that stopped it.
-struct Outcome {
-  size_t records = 0;
-  bool truncated = false;
-  uint64_t truncated_at = 0;
-  std::optional<TraceErrorKind> error;
-  uint64_t error_offset = 0;
-  std::string message;
-};
-
-Outcome read_all(const std::filesystem::path& p) {
-  Outcome o;
-  try {
-    Reader r(p);
-    Record rec;
-    while (r.next(rec)) ++o.records;
-    o.truncated = r.truncated();
-    o.truncated_at = r.truncated_at();
-  } catch (const TraceError& e) {
-    o.error = e.kind();
-    o.error_offset = e.offset();
-    o.message = e.what();
-  }
-  return o;
-}
 
 /// The sample trace in chunks of about 200 bytes.
 class ReaderEdges : public ::testing::Test {
@@ -58,13 +34,13 @@ class ReaderEdges : public ::testing::Test {
     testing::write_sample(w, 4);
     w.finish();
     bytes_ = slurp(full);
-    whole_ = read_all(full);
+    whole_ = read_whole(full);
     ASSERT_FALSE(whole_.error);
     path_ = dir_.path / "edited.rftrace";
   }
-  Outcome read(const std::vector<char>& bytes) {
+  ReadOutcome read(const std::vector<char>& bytes) {
     spit(path_, bytes);
-    return read_all(path_);
+    return read_whole(path_);
   }
   /// The trace with `extra` zero bytes after the 16-byte file header, which then says 16 + extra.
   std::vector<char> with_longer_header(uint32_t extra) const {
@@ -82,14 +58,14 @@ class ReaderEdges : public ::testing::Test {
   }
   TempDir dir_;
   std::vector<char> bytes_;
-  Outcome whole_;
+  ReadOutcome whole_;
   std::filesystem::path path_;
 };
 
 TEST_F(ReaderEdges, FileHeaderSizeFrom16To4096AndNotPastTheFile) {
   auto bad = bytes_;
   put_u32(bad, 12, 15);
-  Outcome o = read(bad);
+  ReadOutcome o = read(bad);
   EXPECT_EQ(o.error, TraceErrorKind::kBadMagic);
   EXPECT_EQ(o.error_offset, 12u);
 
@@ -118,7 +94,7 @@ TEST_F(ReaderEdges, FileHeaderSizeFrom16To4096AndNotPastTheFile) {
 TEST_F(ReaderEdges, OnlyMajorVersionOneIsReadWhateverTheMinor) {
   auto edited = bytes_;
   edited[8] = 0;  // major 0
-  Outcome o = read(edited);
+  ReadOutcome o = read(edited);
   EXPECT_EQ(o.error, TraceErrorKind::kBadVersion);
   EXPECT_EQ(o.error_offset, 8u);
   EXPECT_NE(o.message.find("trace format 0."), std::string::npos) << o.message;
@@ -133,7 +109,7 @@ TEST_F(ReaderEdges, TruncatedAtIsWhereTheUnfinishedChunkStarts) {
   const size_t chunk = second_chunk();
   ASSERT_LT(chunk + 40, bytes_.size());
   for (size_t cut : {chunk, chunk + 5, chunk + 16, chunk + 40}) {
-    Outcome o = read(std::vector<char>(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(cut)));
+    ReadOutcome o = read(std::vector<char>(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(cut)));
     ASSERT_FALSE(o.error) << cut << ": " << o.message;
     EXPECT_TRUE(o.truncated) << cut;
     EXPECT_EQ(o.truncated_at, chunk) << "cut at " << cut;
@@ -143,7 +119,7 @@ TEST_F(ReaderEdges, TruncatedAtIsWhereTheUnfinishedChunkStarts) {
 TEST_F(ReaderEdges, AChunkMayHoldUpTo64MiB) {
   auto edited = bytes_;
   put_u32(edited, 20, 64u << 20);  // the limit: more than the file holds, so a cut chunk
-  Outcome o = read(edited);
+  ReadOutcome o = read(edited);
   EXPECT_FALSE(o.error) << o.message;
   EXPECT_TRUE(o.truncated);
   EXPECT_EQ(o.truncated_at, 16u);
@@ -157,7 +133,7 @@ TEST_F(ReaderEdges, AnEmptyChunkIsSkippedAndBytesWithoutRecordsAreNamed) {
   auto edited = bytes_;
   const char empty_chunk[16] = {'R', 'F', 'C', 'K'};  // payload 0, records 0, flags 0
   edited.insert(edited.begin() + 16, std::begin(empty_chunk), std::end(empty_chunk));
-  Outcome o = read(edited);
+  ReadOutcome o = read(edited);
   EXPECT_FALSE(o.error) << o.message;
   EXPECT_EQ(o.records, whole_.records);
 
@@ -179,7 +155,7 @@ TEST_F(ReaderEdges, ARecordOfAnUnknownTypeIsSkippedAndTheRestIsRead) {
   ASSERT_NE(window, headers.end());
   const uint16_t unknown = 999;
   std::memcpy(edited.data() + window->offset, &unknown, 2);
-  Outcome o = read(edited);
+  ReadOutcome o = read(edited);
   EXPECT_FALSE(o.error) << o.message;
   EXPECT_FALSE(o.truncated);
   EXPECT_EQ(o.records, whole_.records - 1);
@@ -188,7 +164,7 @@ TEST_F(ReaderEdges, ARecordOfAnUnknownTypeIsSkippedAndTheRestIsRead) {
 TEST_F(ReaderEdges, ErrorsNameTheByteOffsetInTheirMessage) {
   auto bad = bytes_;
   put_u32(bad, 36, 1u << 30);  // the first record's size
-  Outcome o = read(bad);
+  ReadOutcome o = read(bad);
   EXPECT_EQ(o.error, TraceErrorKind::kBadRecord);
   EXPECT_NE(o.message.find("(at byte 36)"), std::string::npos) << o.message;
 }
@@ -249,7 +225,7 @@ TEST(ReaderStrings, EveryStringFieldOfEveryRecordMustBeDefined) {
         w.append(f.make(id));
         w.finish();
       }
-      Outcome o = read_all(p);
+      ReadOutcome o = read_whole(p);
       if (id == 0) {
         EXPECT_FALSE(o.error) << f.field << ": " << o.message;
         EXPECT_EQ(o.records, 2u) << f.field;

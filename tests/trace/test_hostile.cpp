@@ -13,38 +13,13 @@ namespace rf::trace {
 namespace {
 
 using testing::chunk_ends;
+using testing::read_whole;
+using testing::ReadOutcome;
 using testing::record_headers;
 using testing::RecordAt;
 using testing::slurp;
 using testing::spit;
 using testing::TempDir;
-
-struct ReadResult {
-  size_t records = 0;
-  size_t kernels = 0;
-  bool truncated = false;
-  bool error = false;
-  TraceErrorKind kind{};
-  uint64_t error_offset = 0;
-};
-
-ReadResult read_file(const std::filesystem::path& p) {
-  ReadResult res;
-  try {
-    Reader r(p);
-    Record rec;
-    while (r.next(rec)) {
-      ++res.records;
-      res.kernels += std::holds_alternative<KernelActivity>(rec);
-    }
-    res.truncated = r.truncated();
-  } catch (const TraceError& e) {
-    res.error = true;
-    res.kind = e.kind();
-    res.error_offset = e.offset();
-  }
-  return res;
-}
 
 class HostileTrace : public ::testing::Test {
  protected:
@@ -65,13 +40,13 @@ TEST_F(HostileTrace, TruncatedAtEveryChunkBoundaryKeepsEveryCompleteChunk) {
   auto ends = chunk_ends(bytes_);
   ASSERT_GT(ends.size(), 5u) << "the sample must span several chunks";
   ASSERT_EQ(ends.back(), bytes_.size());
-  const ReadResult whole = read_file(full_);
+  const ReadOutcome whole = read_whole(full_);
   ASSERT_FALSE(whole.error);
   ASSERT_FALSE(whole.truncated);
   size_t previous_records = 0;
   for (size_t i = 0; i + 1 < ends.size(); ++i) {
     spit(cut_, bytes_, ends[i]);
-    ReadResult res = read_file(cut_);
+    ReadOutcome res = read_whole(cut_);
     ASSERT_FALSE(res.error) << "cut at chunk end " << ends[i];
     EXPECT_TRUE(res.truncated) << "cut at chunk end " << ends[i];
     EXPECT_GE(res.records, previous_records);  // every chunk adds its records
@@ -85,12 +60,12 @@ TEST_F(HostileTrace, TruncatedAtEveryChunkBoundaryKeepsEveryCompleteChunk) {
 
 TEST_F(HostileTrace, TruncatedAtEveryByteIsAReadablePrefix) {
   auto ends = chunk_ends(bytes_);
-  const ReadResult whole = read_file(full_);
+  const ReadOutcome whole = read_whole(full_);
   for (size_t size = 0; size < bytes_.size(); ++size) {
     spit(cut_, bytes_, size);
-    ReadResult res = read_file(cut_);
+    ReadOutcome res = read_whole(cut_);
     if (size < 16) {
-      EXPECT_TRUE(res.error && res.kind == TraceErrorKind::kBadMagic) << size;
+      EXPECT_EQ(res.error, TraceErrorKind::kBadMagic) << size;
       continue;
     }
     ASSERT_FALSE(res.error) << "cut at byte " << size;
@@ -98,7 +73,7 @@ TEST_F(HostileTrace, TruncatedAtEveryByteIsAReadablePrefix) {
     // The readable prefix is exactly the complete chunks before the cut.
     size_t complete = *std::prev(std::upper_bound(ends.begin(), ends.end(), size));
     spit(cut_, bytes_, complete);
-    EXPECT_EQ(read_file(cut_).records, res.records) << size;
+    EXPECT_EQ(read_whole(cut_).records, res.records) << size;
     EXPECT_LT(res.records, whole.records);
   }
 }
@@ -107,15 +82,15 @@ TEST_F(HostileTrace, BadMagicAndVersionAreTyped) {
   auto bad = bytes_;
   bad[0] = 'X';
   spit(cut_, bad, bad.size());
-  EXPECT_EQ(read_file(cut_).kind, TraceErrorKind::kBadMagic);
+  EXPECT_EQ(read_whole(cut_).error, TraceErrorKind::kBadMagic);
   bad = bytes_;
   bad[8] = 99;  // major version
   spit(cut_, bad, bad.size());
-  ReadResult res = read_file(cut_);
+  ReadOutcome res = read_whole(cut_);
   EXPECT_TRUE(res.error);
-  EXPECT_EQ(res.kind, TraceErrorKind::kBadVersion);
-  EXPECT_FALSE(read_file(dir_.path / "missing.rftrace").error == false);
-  EXPECT_EQ(read_file(dir_.path / "missing.rftrace").kind, TraceErrorKind::kIo);
+  EXPECT_EQ(res.error, TraceErrorKind::kBadVersion);
+  EXPECT_TRUE(read_whole(dir_.path / "missing.rftrace").error);
+  EXPECT_EQ(read_whole(dir_.path / "missing.rftrace").error, TraceErrorKind::kIo);
 }
 
 TEST_F(HostileTrace, HugeChunkLengthIsRejectedWithoutAllocating) {
@@ -123,9 +98,9 @@ TEST_F(HostileTrace, HugeChunkLengthIsRejectedWithoutAllocating) {
   uint32_t huge = 0xFFFFFFF0u;
   std::memcpy(bad.data() + 16 + 4, &huge, 4);
   spit(cut_, bad, bad.size());
-  ReadResult res = read_file(cut_);
+  ReadOutcome res = read_whole(cut_);
   ASSERT_TRUE(res.error);
-  EXPECT_EQ(res.kind, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(res.error, TraceErrorKind::kBadChunk);
   EXPECT_EQ(res.error_offset, 20u);
 }
 
@@ -134,9 +109,9 @@ TEST_F(HostileTrace, RecordLengthOverrunningItsChunkIsReportedAtItsOffset) {
   uint32_t huge = 1u << 30;
   std::memcpy(bad.data() + 32 + 4, &huge, 4);  // first record's size field
   spit(cut_, bad, bad.size());
-  ReadResult res = read_file(cut_);
+  ReadOutcome res = read_whole(cut_);
   ASSERT_TRUE(res.error);
-  EXPECT_EQ(res.kind, TraceErrorKind::kBadRecord);
+  EXPECT_EQ(res.error, TraceErrorKind::kBadRecord);
   EXPECT_EQ(res.error_offset, 36u);
 }
 
@@ -167,9 +142,9 @@ TEST_F(HostileTrace, UndefinedStringIdIsTyped) {
     w.append(k);
     w.finish();
   }
-  ReadResult res = read_file(p);
+  ReadOutcome res = read_whole(p);
   EXPECT_TRUE(res.error);
-  EXPECT_EQ(res.kind, TraceErrorKind::kBadString);
+  EXPECT_EQ(res.error, TraceErrorKind::kBadString);
 }
 
 TEST_F(HostileTrace, OutOfRangeEnumIsTyped) {
@@ -189,9 +164,9 @@ TEST_F(HostileTrace, ChunkHeaderAndStringTableChecksAreTypedAtTheirOffset) {
   ASSERT_GT(records, 1u);
   auto expect_error = [&](const std::vector<char>& bad, TraceErrorKind kind, uint64_t offset, const char* what) {
     spit(cut_, bad, bad.size());
-    const ReadResult res = read_file(cut_);
+    const ReadOutcome res = read_whole(cut_);
     ASSERT_TRUE(res.error) << what;
-    EXPECT_EQ(res.kind, kind) << what;
+    EXPECT_EQ(res.error, kind) << what;
     EXPECT_EQ(res.error_offset, offset) << what;
   };
   // Chunk flags (none is defined).
@@ -233,8 +208,8 @@ TEST_F(HostileTrace, EveryByteFlipGivesRecordsOrATypedError) {
       if (static_cast<uint8_t>(bad[i]) == v) continue;
       bad[i] = static_cast<char>(v);
       spit(cut_, bad, bad.size());
-      ReadResult res = read_file(cut_);  // must not crash or throw anything but TraceError
-      errors += res.error;
+      ReadOutcome res = read_whole(cut_);  // must not crash or throw anything but TraceError
+      errors += res.error.has_value();
     }
   }
   EXPECT_GT(errors, 0u);

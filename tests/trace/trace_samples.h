@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -74,6 +75,38 @@ inline std::vector<RecordAt> record_headers(const std::vector<char>& bytes) {
     chunk += 16 + payload;
   }
   return out;
+}
+
+/// What reading a whole trace file gave: its records (kernels among them) and where it ends cut
+/// short, or the typed error that stopped it, with its byte offset and message.
+struct ReadOutcome {
+  size_t records = 0;
+  size_t kernels = 0;
+  bool truncated = false;
+  uint64_t truncated_at = 0;
+  std::optional<TraceErrorKind> error;
+  uint64_t error_offset = 0;
+  std::string message;
+};
+
+/// Reads `path` to its end; catches only TraceError (anything else fails the test).
+inline ReadOutcome read_whole(const std::filesystem::path& path) {
+  ReadOutcome o;
+  try {
+    Reader r(path);
+    Record rec;
+    while (r.next(rec)) {
+      ++o.records;
+      o.kernels += std::holds_alternative<KernelActivity>(rec);
+    }
+    o.truncated = r.truncated();
+    o.truncated_at = r.truncated_at();
+  } catch (const TraceError& e) {
+    o.error = e.kind();
+    o.error_offset = e.offset();
+    o.message = e.what();
+  }
+  return o;
 }
 
 /// LaunchApi records readable in `path`, a finished trace or a live writer's .part file (its
