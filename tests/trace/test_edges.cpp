@@ -14,6 +14,8 @@ namespace rf::trace {
 namespace {
 
 using testing::chunk_ends;
+using testing::decode_error;
+using testing::payload_of;
 using testing::read_whole;
 using testing::readable_launches;
 using testing::ReadOutcome;
@@ -238,22 +240,13 @@ TEST(ReaderStrings, EveryStringFieldOfEveryRecordMustBeDefined) {
   }
 }
 
-std::string payload_of(const Record& rec) {
-  std::vector<uint8_t> bytes;
-  encode_record(rec, bytes);
-  return std::string(reinterpret_cast<const char*>(bytes.data()) + 8, bytes.size() - 8);
-}
-
 /// The offset of the TraceError decoding `payload` as `type` at file offset 1000 throws; nullopt
 /// when it decodes.
 std::optional<uint64_t> error_offset(RecordType type, std::string_view payload) {
-  try {
-    decode_record(static_cast<uint16_t>(type), payload, 1000);
-  } catch (const TraceError& e) {
-    EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
-    return e.offset();
-  }
-  return std::nullopt;
+  const std::optional<TraceError> e = decode_error(type, payload, 1000);
+  if (!e) return std::nullopt;
+  EXPECT_EQ(e->kind(), TraceErrorKind::kBadRecord);
+  return e->offset();
 }
 
 TEST(DecodeEdges, AStringLengthOneByteTooLongIsReportedAtTheLengthField) {

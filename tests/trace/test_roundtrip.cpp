@@ -182,11 +182,8 @@ TEST(TraceRoundTrip, UnknownRecordTypesAreSkipped) {
 namespace rf::trace {
 namespace {
 
-std::string payload_of(const Record& rec) {
-  std::vector<uint8_t> bytes;
-  encode_record(rec, bytes);
-  return std::string(reinterpret_cast<const char*>(bytes.data()) + 8, bytes.size() - 8);
-}
+using testing::decode_error;
+using testing::payload_of;
 
 TEST(TraceRoundTrip, FormatOneZeroLaunchWithoutStackIdReadsAsNoStack) {
   LaunchApi l;
@@ -201,17 +198,6 @@ TEST(TraceRoundTrip, FormatOneZeroLaunchWithoutStackIdReadsAsNoStack) {
   EXPECT_EQ(out.correlation_id, 7u);
   EXPECT_TRUE(out.is_graph);
   EXPECT_EQ(out.stack_id, 0u);
-}
-
-/// The TraceError decoding `payload` as a record of `type` at file offset `base` throws; nullopt
-/// when it decodes.
-std::optional<TraceError> decode_error(RecordType type, std::string_view payload, uint64_t base) {
-  try {
-    decode_record(static_cast<uint16_t>(type), payload, base);
-  } catch (const TraceError& e) {
-    return e;
-  }
-  return std::nullopt;
 }
 
 TEST(TraceRoundTrip, CallStackFrameCountBeyondItsBytesIsABadRecord) {

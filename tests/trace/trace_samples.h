@@ -9,6 +9,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 #include <vector>
 
@@ -107,6 +108,24 @@ inline ReadOutcome read_whole(const std::filesystem::path& path) {
     o.message = e.what();
   }
   return o;
+}
+
+/// The encoded payload of `rec`, without its 8-byte record header.
+inline std::string payload_of(const Record& rec) {
+  std::vector<uint8_t> bytes;
+  encode_record(rec, bytes);
+  return std::string(reinterpret_cast<const char*>(bytes.data()) + 8, bytes.size() - 8);
+}
+
+/// The TraceError decoding `payload` as a record of `type` at file offset `base` throws; nullopt
+/// when it decodes.
+inline std::optional<TraceError> decode_error(RecordType type, std::string_view payload, uint64_t base) {
+  try {
+    decode_record(static_cast<uint16_t>(type), payload, base);
+  } catch (const TraceError& e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 /// LaunchApi records readable in `path`, a finished trace or a live writer's .part file (its
