@@ -640,6 +640,35 @@ TEST(RfanalyzeExecutable, PrintsASummaryUnlessQuiet) {
   EXPECT_EQ(stdout_of(base + " -q"), "");
 }
 
+// `rfanalyze ceilings` passes its --device, --ceilings and -o on; `rfanalyze TRACE --ceilings` its
+// file: a user entry named in both is what each prints and what summary.json names.
+TEST(RfanalyzeExecutable, CeilingsFilesDevicesAndFoldersReachBothCommands) {
+  TempDir dir;
+  const fs::path user = dir.path / "lab.json";
+  std::ofstream(user) << R"({"devices": [{"name": "Lab Board", "chip": null, "patterns": ["h100 80gb"],
+                             "fp32_flop_per_s": 2.0e13, "dram_bytes_per_s": 1.0e12}]})";
+  auto stdout_of = [&](const std::string& args) {
+    const fs::path out = dir.path / "stdout.txt";
+    const std::string cmd = std::string(RFANALYZE_PATH) + " " + args + " >" + out.string() + " 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << testing::slurp(out);
+    return testing::slurp(out);
+  };
+  const std::string v100 = stdout_of("ceilings --device 'V100 SXM2' -o " + (dir.path / "svg").string());
+  EXPECT_EQ(v100.rfind("ceilings of V100 SXM2\n", 0), 0u) << v100;
+  EXPECT_TRUE(fs::exists(dir.path / "svg" / "roofline-V100-SXM2.svg"));
+  const std::string lab = stdout_of("ceilings --ceilings " + user.string() + " --device 'Lab Board' -o " +
+                                    (dir.path / "lab").string());
+  EXPECT_EQ(lab.rfind("ceilings of Lab Board\n", 0), 0u) << lab;
+  EXPECT_NE(lab.find("\nfp32,2e+13,FLOP/s,20,"), std::string::npos) << lab;  // ridge: 2e13 / 1e12
+  EXPECT_TRUE(fs::exists(dir.path / "lab" / "roofline-Lab-Board.svg"));
+
+  write_training_trace(dir.path / "t.rftrace");
+  stdout_of((dir.path / "t.rftrace").string() + " -q --ceilings " + user.string() + " -o " + (dir.path / "r").string());
+  const auto s = nlohmann::json::parse(std::ifstream(dir.path / "r" / "summary.json"));
+  EXPECT_EQ(s["devices"][0]["ceilings"]["user_entry"], "Lab Board");
+  EXPECT_EQ(s["devices"][0]["ceilings"]["dram_bytes_per_s"]["value"], 1.0e12);
+}
+
 TEST(RfanalyzeExecutable, DefaultOutputDirectoryIsRfprofReportInCwd) {
   TempDir dir;
   write_timing_trace(dir.path / "t.rftrace", 2);

@@ -47,6 +47,30 @@ TEST(Rows, GridAndBlockArePrintedXYZ) {
   EXPECT_EQ(field(kernels_csv_header(), f, "block"), "32,8,1");
 }
 
+// What a launch does not have is an empty cell, never a 0: a row from counters without their
+// kernel record has no device, stream, grid, block or duration; device 0 and stream 0 are numbers.
+TEST(Rows, MissingLaunchAttributesAreEmptyCellsNotZeros) {
+  KernelRow none;
+  none.id = 9;
+  const auto& header = kernels_csv_header();
+  const auto f = none.csv_fields();
+  for (const char* column : {"device", "stream", "grid", "block", "duration_ns", "fp64_flop", "l2_bytes",
+                             "arithmetic_intensity", "flop_per_s", "bound", "roof_fraction"})
+    EXPECT_EQ(field(header, f, column), "") << column;
+  EXPECT_EQ(field(header, f, "id"), "9");
+  KernelRow zero;
+  zero.device = 0;
+  zero.stream = 0;
+  zero.duration_ns = 0;
+  zero.grid = std::array<int32_t, 3>{1, 1, 1};
+  const auto z = zero.csv_fields();
+  EXPECT_EQ(field(header, z, "device"), "0");
+  EXPECT_EQ(field(header, z, "stream"), "0");
+  EXPECT_EQ(field(header, z, "duration_ns"), "0");
+  EXPECT_EQ(field(header, z, "grid"), "1,1,1");
+  EXPECT_EQ(field(header, z, "block"), "");
+}
+
 // Each ratio sums only the launches that have both of its terms: FLOP/byte over launches with FLOP
 // and DRAM bytes, FLOP/s over launches with FLOP and a duration.
 TEST(Rows, EachRatioCountsTheLaunchesThatHaveBothTerms) {
@@ -70,6 +94,18 @@ TEST(Rows, EachRatioCountsTheLaunchesThatHaveBothTerms) {
   EXPECT_EQ(field(header, f, "l2_arithmetic_intensity"), "2");
   EXPECT_EQ(field(header, f, "l1_arithmetic_intensity"), "4");
   EXPECT_EQ(field(header, f, "duration_ns"), "40");
+  EXPECT_EQ(field(header, f, "launches"), "3");  // the untimed launch too
+  EXPECT_EQ(field(header, f, "l2_bytes"), "50");
+  EXPECT_EQ(field(header, f, "l1_bytes"), "25");
+  // A launch with L2 and L1 bytes but no FLOP (no instruction counters) is in neither cache ratio.
+  KernelRow bytes_only;
+  bytes_only.metrics.l2_bytes = 1000;
+  bytes_only.metrics.l1_bytes = 1000;
+  a.add(bytes_only);
+  EXPECT_EQ(a.l2_counted, 1u);
+  EXPECT_EQ(a.l1_counted, 1u);
+  EXPECT_DOUBLE_EQ(*a.l2_arithmetic_intensity(), 2.0);
+  EXPECT_DOUBLE_EQ(*a.l1_arithmetic_intensity(), 4.0);
 }
 
 // merge() gives what adding each launch of the other aggregate gives (callsites.csv merges the
@@ -97,6 +133,11 @@ TEST(Rows, MergeEqualsAddingEveryLaunch) {
   EXPECT_EQ(first.l1_counted, all.l1_counted);
   EXPECT_EQ(first.rate_ns, all.rate_ns);
   EXPECT_DOUBLE_EQ(first.l1_ai_flop, all.l1_ai_flop);
+  // The totals processes.csv and ops.csv print (not ranges.csv's columns).
+  EXPECT_EQ(first.total_flop.value(), all.total_flop.value());
+  EXPECT_EQ(first.total_flop.count, 5u);
+  EXPECT_EQ(first.dram_bytes.value(), all.dram_bytes.value());
+  EXPECT_EQ(first.dram_bytes.count, 4u);
   EXPECT_EQ(format_optional(first.tensor_sparse[kTensorInt8].value()), "35");  // 5 launches x 7
 }
 

@@ -10,6 +10,7 @@
 
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/ceilings.h"
 
 namespace rf::analyzer {
 namespace {
@@ -131,6 +132,9 @@ TEST_F(SummaryJson, ACeilingWithoutAValueHasNoSource) {
   EXPECT_TRUE(c["l2_bytes_per_s"]["source"].is_null()) << c["l2_bytes_per_s"];
   EXPECT_FALSE(c["l2_bytes_per_s"].contains("datasheet_value"));  // not measured
   EXPECT_FALSE(c["fp32_flop_per_s"]["source"].is_null());
+  // A measured ceiling carries the datasheet's value beside it and their ratio.
+  EXPECT_EQ(c["dram_bytes_per_s"]["datasheet_value"], 3.35e12);
+  EXPECT_DOUBLE_EQ(c["dram_bytes_per_s"]["ratio_to_datasheet"].get<double>(), 1.6 / 3.35);
 }
 
 TEST_F(SummaryJson, AMeasuredCeilingBelowEightyPercentIsChecked) {
@@ -165,8 +169,144 @@ TEST_F(SummaryJson, AboveRoofReasonNamesEachExceededCeiling) {
             "the benchmark did not reach the hardware's peak)");
   const nlohmann::json both = above(3);
   EXPECT_EQ(both["severity"], "error");
+  EXPECT_EQ(both["device"], 0);
+  EXPECT_EQ(both["compute_peak_flop_per_s"], 67e12);  // H100 SXM5's FP32: all of launch 3's FLOP are FP32
   EXPECT_EQ(both["reason"],
             "FLOP/s above the compute ceiling of its precision mix; DRAM bytes/s above the DRAM bandwidth ceiling");
+}
+
+// The totals' FLOP and byte columns, each summed over the launches that have it (launches 1-3 have
+// counters; 4, a graph's, is dropped; 5 has none). FLOP/s counts launches with FLOP and a duration.
+TEST_F(SummaryJson, TotalsSumEachColumnOverTheLaunchesThatHaveIt) {
+  const auto& t = s_["totals"];
+  EXPECT_EQ(t["launches"], 5);
+  EXPECT_EQ(t["launches_with_counters"], 3);
+  EXPECT_EQ(t["fp64_flop"], 0.0);
+  EXPECT_EQ(t["fp32_flop"], 2e9);
+  EXPECT_EQ(t["fp16_flop"], 0.0);
+  EXPECT_EQ(t["dram_read_bytes"], 60 + 1.7e6 + 5e5);
+  EXPECT_EQ(t["dram_write_bytes"], 40 + 5e5);
+  // (1300 + 0 + 2e9) FLOP in (1000 + 1000 + 10) ns.
+  ASSERT_TRUE(t["flop_per_s"].is_number()) << t;
+  EXPECT_DOUBLE_EQ(t["flop_per_s"].get<double>(), (1300 + 2e9) * 1e9 / 2010);
+}
+
+// Each device lists every ceiling under its key, in one order: the CUDA cores', the tensor cores'
+// per precision, DRAM, L2 bandwidth and L2 size.
+TEST_F(SummaryJson, EveryCeilingIsListedUnderItsKey) {
+  std::vector<std::string> expected = {"datasheet_entry", "user_entry", "fp64_flop_per_s", "fp32_flop_per_s",
+                                       "fp16_flop_per_s"};
+  expected.insert(expected.end(), kTensorCeilingKeys.begin(), kTensorCeilingKeys.end());
+  expected.insert(expected.end(), {"dram_bytes_per_s", "l2_bytes_per_s", "l2_bytes"});
+  const auto ordered = nlohmann::ordered_json::parse(std::ifstream(dir_.path / "report" / "summary.json"));
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : ordered["devices"][0]["ceilings"].items()) keys.push_back(key);
+  EXPECT_EQ(keys, expected);
+  EXPECT_EQ(s_["devices"][0]["ceilings"]["l2_bytes"]["value"], 50.0 * 1024 * 1024);  // H100 SXM5: 50 MiB
+}
+
+// A trace without memory events has no peak: null, not 0 bytes at 0 ns.
+TEST_F(SummaryJson, NoMemoryEventsMeanNoPeak) {
+  const auto& m = s_["traces"][0]["memory"];
+  EXPECT_EQ(m["events"], 0);
+  EXPECT_TRUE(m["peak_bytes"].is_null()) << m;
+  EXPECT_TRUE(m["peak_timestamp_ns"].is_null()) << m;
+}
+
+// Every collector error code has its name in summary.json; errors of one code and message are one
+// entry with their count and the first one's window and numbers.
+TEST(SummaryJsonErrors, EveryCodeHasItsNameAndRepeatsAreCountedOnce) {
+  const std::vector<std::pair<ErrorCode, std::string>> codes = {
+      {ErrorCode::kUnknown, "unknown"},
+      {ErrorCode::kRangeLaunchMismatch, "range_launch_mismatch"},
+      {ErrorCode::kCuptiCall, "cupti_call"},
+      {ErrorCode::kCountersUnavailable, "counters_unavailable"},
+      {ErrorCode::kDroppedRecords, "dropped_records"},
+      {ErrorCode::kDecodeFailed, "decode_failed"},
+      {ErrorCode::kCallStacksDropped, "call_stacks_dropped"},
+      {ErrorCode::kFinishCutShort, "finish_cut_short"}};
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "e.rftrace");
+    t.process(32, CollectionMode::kCounters);
+    auto error = [&](ErrorCode code, const std::string& message, uint32_t window, uint64_t expected,
+                     uint64_t actual) {
+      trace::CollectorError e;
+      e.code = code;
+      e.window_id = window;
+      e.expected = expected;
+      e.actual = actual;
+      e.message = t.writer().intern(message);
+      t.writer().append(e);
+    };
+    for (size_t i = 0; i < codes.size(); ++i)
+      error(codes[i].first, codes[i].second + " happened", static_cast<uint32_t>(10 + i), 100 + i, 200 + i);
+    error(ErrorCode::kCuptiCall, "cupti_call happened", 99, 999, 998);  // counted, not listed again
+    t.writer().finish(1000, 0);
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "e.rftrace"}, dir.path / "report");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const auto s = nlohmann::json::parse(std::ifstream(dir.path / "report" / "summary.json"));
+  EXPECT_EQ(s["collector_error_count"], codes.size() + 1);
+  const auto& errors = s["collector_errors"];
+  ASSERT_EQ(errors.size(), codes.size()) << errors;
+  for (size_t i = 0; i < codes.size(); ++i) {
+    const auto& e = errors[i];
+    EXPECT_EQ(e["code"], static_cast<uint32_t>(codes[i].first)) << e;
+    EXPECT_EQ(e["code_name"], codes[i].second) << e;
+    EXPECT_EQ(e["message"], codes[i].second + " happened");
+    EXPECT_EQ(e["count"], codes[i].first == ErrorCode::kCuptiCall ? 2 : 1) << e;
+    EXPECT_EQ(e["first_window_id"], 10 + i);
+    EXPECT_EQ(e["first_expected"], 100 + i);
+    EXPECT_EQ(e["first_actual"], 200 + i);
+    EXPECT_EQ(e["pid"], 32);
+  }
+}
+
+// Each of the join's counts under its own key in summary.json, on a trace that has one of each: a
+// second counter range for a launch, counters of no launch (correlation id 0), counters of a metric
+// config the trace never defined (for a correlation id with neither launch nor kernel), a launch
+// without its kernel record, a kernel without its launch, and a launch whose counters never came.
+// The device is one no ceilings entry knows.
+TEST(SummaryJsonJoin, EachJoinCountHasItsKey) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "j.rftrace");
+    t.process(33, CollectionMode::kCounters);
+    t.device(0, "Mystery GPU", "GX999");
+    t.config(1, testing::roofline_metrics());
+    const std::vector<double> v = testing::Counts{}.values();
+    t.launch(1, 0, kThread, 1000);
+    t.counters(1, 1, v);
+    t.counters(1, 1, v);  // a second range for launch 1, which waits for its kernel record
+    t.kernel(1, 2000, 3000);
+    t.counters(1, 0, v);  // no launch
+    t.counters(2, 6, v);  // config 2 was never defined; no launch 6 nor its kernel: a row of its own
+    t.launch(4, 0, kThread, 4000);  // no kernel record
+    t.counters(1, 4, v);
+    t.kernel(3, 5000, 6000);  // no launch record
+    t.counters(1, 3, v);
+    t.launch(5, 0, kThread, 7000);  // no counters
+    t.kernel(5, 8000, 9000);
+    t.writer().finish(10000, 0);
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "j.rftrace"}, dir.path / "report");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const auto s = nlohmann::json::parse(std::ifstream(dir.path / "report" / "summary.json"));
+  const auto& j = s["traces"][0]["join"];
+  EXPECT_EQ(j["duplicate_counter_ranges"], 1) << j;
+  EXPECT_EQ(j["unmapped_counter_ranges"], 1) << j;
+  EXPECT_EQ(j["counters_without_metric_config"], 1) << j;
+  EXPECT_EQ(j["rows_without_kernel"], 2) << j;  // launch 4, the counters of 6
+  EXPECT_EQ(j["rows_without_launch"], 2) << j;  // kernel 3, the counters of 6
+  EXPECT_EQ(j["rows_without_counters"], 1) << j;
+  EXPECT_EQ(j["graph_counter_ranges"], 0) << j;
+  EXPECT_GE(j["max_buffered_records"], 1) << j;
+  const auto& d = s["devices"][0];
+  EXPECT_EQ(d["trace"], (dir.path / "j.rftrace").string());
+  EXPECT_TRUE(d["ceilings"]["datasheet_entry"].is_null()) << d["ceilings"];
+  EXPECT_TRUE(d["ceilings"]["user_entry"].is_null()) << d["ceilings"];
+  EXPECT_TRUE(d["ceilings"]["fp32_flop_per_s"]["value"].is_null()) << d["ceilings"];
 }
 
 }  // namespace

@@ -328,6 +328,9 @@ class RecordedH100(unittest.TestCase):
         self.assertEqual((device["memory_clock_khz"], device["memory_bus_width_bits"]), (None, None))
         self.assertEqual(device["reported_memory_bandwidth_bytes_per_s"], 2 * 2_619_000e3 * 5120 / 8)
         self.assertEqual(device["compute_capability"], "9.0")  # an H100: sm_90
+        self.assertEqual(device["l2_cache_bytes"], 50 * 1024 * 1024)  # the H100 SXM5's 50 MiB L2
+        self.assertEqual(device["global_memory_bytes"], 85_017_493_504)  # as the driver reported it (79.18 GiB)
+        self.assertTrue(device["trace"].endswith("resnet18.stacks.rftrace"), device["trace"])
         self.assertIsNone(summary["traces"][0]["truncated_at_byte"])  # finished, so no byte to name
         self.assertEqual(summary["totals"]["tensor"], {})  # timing mode: no tensor term to list
 
