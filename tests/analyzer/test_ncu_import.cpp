@@ -256,6 +256,30 @@ TEST(NcuImport, DeviceCeilingsFromTheNameOrFromDevice) {
   }
 }
 
+// An import's trace entry is the CSV (its path and process name) and its device keeps the CSV's
+// device index and compute capability (an RTX 3090's 8.6 on device 1).
+TEST(NcuImport, TheImportsPathProcessAndDeviceReachSummaryJson) {
+  TempDir dir;
+  const auto csv = dir.path / "ga102.csv";
+  std::ofstream(csv) << "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
+                        "\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\"\n"
+                        ",,,,,,,,,,,\"nsecond\"\n"
+                        "\"0\",\"4321\",\"train.py\",\"node7\",\"k\",\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\",\"1\","
+                        "\"8.6\",\"100\"\n";
+  AnalyzeOptions o;
+  o.import_ncu = {csv};
+  const testing::AnalysisRun run = testing::analyze({}, dir.path / "r", o);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const auto s = nlohmann::json::parse(std::ifstream(dir.path / "r" / "summary.json"));
+  EXPECT_EQ(s["traces"][0]["path"], csv.string());
+  EXPECT_EQ(s["traces"][0]["process_name"], "train.py");
+  ASSERT_EQ(s["devices"].size(), 1u) << s["devices"];
+  EXPECT_EQ(s["devices"][0]["device_id"], 1);
+  EXPECT_EQ(s["devices"][0]["compute_capability"], "8.6");
+  EXPECT_EQ(s["devices"][0]["trace"], csv.string());
+  EXPECT_EQ(CsvTable::read(dir.path / "r" / "kernels.csv").cell(0, "device"), "1");
+}
+
 TEST(NcuImport, RfanalyzeWritesTheRooflineOutputsFromIt) {
   TempDir dir;
   AnalyzeOptions o;

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "analyzer_samples.h"
 
@@ -74,6 +75,12 @@ TEST(RunAnalysis, InputAndOutputProblemsAreNamedOnce) {
   r = analyze({text}, out);
   EXPECT_EQ(r.status, kExitBadInput);
   EXPECT_EQ(r.err, "rfanalyze: " + text.string() + ": is not an rfprof trace at byte 0\n");
+
+  // An output directory that cannot be created (a regular file in its path), with the reason.
+  r = analyze({good}, good / "out");
+  EXPECT_EQ(r.status, kExitOutputError);
+  EXPECT_EQ(r.err, "rfanalyze: cannot create output directory " + (good / "out").string() + ": " +
+                       std::make_error_code(std::errc::not_a_directory).message() + "\n");
 
   // An output that cannot be created (a directory where its file goes), written (/dev/full) or
   // renamed (a directory with a file in it where the final name goes).
