@@ -326,5 +326,63 @@ TEST(ChromeTrace, TimeAxisTracksAndArgsOfAnUntidyTrace) {
   EXPECT_EQ(process_meta["process_name 31"]["args"]["name"], "process (pid 31)");
 }
 
+// Two traces in one trace.json: one time axis (the first trace's process start), and each trace
+// with its own device names, thread tracks and graph calls. Process 20 has no DeviceInfo and
+// launches from a thread id and a graph call id that process 10 used too; process 10 has a thread
+// with NVTX ranges only.
+TEST(ChromeTrace, TwoTracesShareOneTimeAxisAndKeepTheirOwnTracks) {
+  TempDir dir;
+  auto process = [](TraceBuilder& t, uint32_t pid, uint64_t start_ns) {
+    trace::ProcessInfo p;
+    p.pid = pid;
+    p.start_ns = start_ns;
+    p.mode = trace::CollectionMode::kTiming;
+    p.process_name = t.writer().intern("train.py");
+    t.writer().append(p);
+  };
+  {
+    TraceBuilder t(dir.path / "a.rftrace");
+    process(t, 10, 1000);
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    t.push(1, 300, 1500, "data loading");  // thread 300: ranges, no launches
+    t.pop(1, 300, 1800);
+    t.launch(5, 0, 100, 2000, 0, /*graph=*/true);
+    t.kernel(5, 3000, 4000);
+    t.finish();
+  }
+  {
+    TraceBuilder t(dir.path / "b.rftrace");
+    process(t, 20, 500);  // started before process 10: the axis stays at 1000 ns
+    t.launch(5, 0, 100, 6000, 0, /*graph=*/true);
+    t.kernel(5, 7000, 8000);
+    t.finish();
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "a.rftrace", dir.path / "b.rftrace"}, dir.path / "out");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const json doc = json::parse(std::ifstream(dir.path / "out" / "trace.json"));
+
+  std::map<int64_t, json> kernel_of;  // by the launching process
+  std::map<int64_t, std::string> track_name;
+  std::set<std::pair<int64_t, uint64_t>> named_threads;
+  for (const auto& m : events(doc, "M")) {
+    if (m["name"] == "process_name") track_name[m["pid"].get<int64_t>()] = m["args"]["name"];
+    if (m["name"] == "thread_name") named_threads.insert({m["pid"].get<int64_t>(), m["tid"].get<uint64_t>()});
+  }
+  auto calls = events(doc, "X", "cuda_api");
+  ASSERT_EQ(calls.size(), 2u);  // graph call 5 of each process
+  EXPECT_EQ(calls[0]["pid"], 10);
+  EXPECT_EQ(calls[1]["pid"], 20);
+  EXPECT_DOUBLE_EQ(calls[1]["ts"].get<double>(), 5.0);  // (6000 - 1000) ns
+  EXPECT_EQ(calls[1]["args"]["graph"], true);
+  auto kernels = events(doc, "X", "kernel");
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_DOUBLE_EQ(kernels[1]["ts"].get<double>(), 6.0);  // (7000 - 1000) ns
+  EXPECT_EQ(track_name[kernels[0]["pid"].get<int64_t>()], "GPU 0 NVIDIA H100 80GB HBM3 (pid 10)");
+  EXPECT_EQ(track_name[kernels[1]["pid"].get<int64_t>()], "GPU 0 (pid 20)");
+  EXPECT_TRUE(named_threads.count({10, 300}));
+  EXPECT_TRUE(named_threads.count({10, 100}));
+  EXPECT_TRUE(named_threads.count({20, 100}));
+}
+
 }  // namespace
 }  // namespace rf::analyzer
