@@ -143,9 +143,11 @@ class TraceBuilder {
 
   trace::Writer& writer() { return w_; }
 
-  void process(uint32_t pid, trace::CollectionMode mode) {
+  /// A ProcessInfo of "python3 train.py" on node01; `start_ns`: the collector's start (ns).
+  void process(uint32_t pid, trace::CollectionMode mode, uint64_t start_ns = 0) {
     trace::ProcessInfo p;
     p.pid = pid;
+    p.start_ns = start_ns;
     p.hostname = w_.intern("node01");
     p.process_name = w_.intern("python3");
     p.command_line = w_.intern("python3 train.py");
@@ -239,10 +241,14 @@ class TraceBuilder {
     w_.append(n);
   }
   void window(uint32_t id, bool begin, uint64_t t_ns) { w_.append(trace::ProfilingWindow{id, begin, t_ns, 0}); }
-  void error(trace::ErrorCode code, const std::string& message, uint32_t window = 0) {
+  /// A CollectorError; `expected` and `actual` as the record documents (e.g. launches, ranges).
+  void error(trace::ErrorCode code, const std::string& message, uint32_t window = 0, uint64_t expected = 0,
+             uint64_t actual = 0) {
     trace::CollectorError e;
     e.code = code;
     e.window_id = window;
+    e.expected = expected;
+    e.actual = actual;
     e.message = w_.intern(message);
     w_.append(e);
   }

@@ -332,17 +332,9 @@ TEST(ChromeTrace, TimeAxisTracksAndArgsOfAnUntidyTrace) {
 // with NVTX ranges only.
 TEST(ChromeTrace, TwoTracesShareOneTimeAxisAndKeepTheirOwnTracks) {
   TempDir dir;
-  auto process = [](TraceBuilder& t, uint32_t pid, uint64_t start_ns) {
-    trace::ProcessInfo p;
-    p.pid = pid;
-    p.start_ns = start_ns;
-    p.mode = trace::CollectionMode::kTiming;
-    p.process_name = t.writer().intern("train.py");
-    t.writer().append(p);
-  };
   {
     TraceBuilder t(dir.path / "a.rftrace");
-    process(t, 10, 1000);
+    t.process(10, trace::CollectionMode::kTiming, 1000);
     t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
     t.push(1, 300, 1500, "data loading");  // thread 300: ranges, no launches
     t.pop(1, 300, 1800);
@@ -352,7 +344,7 @@ TEST(ChromeTrace, TwoTracesShareOneTimeAxisAndKeepTheirOwnTracks) {
   }
   {
     TraceBuilder t(dir.path / "b.rftrace");
-    process(t, 20, 500);  // started before process 10: the axis stays at 1000 ns
+    t.process(20, trace::CollectionMode::kTiming, 500);  // started before process 10: the axis stays at 1000 ns
     t.launch(5, 0, 100, 6000, 0, /*graph=*/true);
     t.kernel(5, 7000, 8000);
     t.finish();

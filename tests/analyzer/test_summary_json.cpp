@@ -229,19 +229,9 @@ TEST(SummaryJsonErrors, EveryCodeHasItsNameAndRepeatsAreCountedOnce) {
   {
     TraceBuilder t(dir.path / "e.rftrace");
     t.process(32, CollectionMode::kCounters);
-    auto error = [&](ErrorCode code, const std::string& message, uint32_t window, uint64_t expected,
-                     uint64_t actual) {
-      trace::CollectorError e;
-      e.code = code;
-      e.window_id = window;
-      e.expected = expected;
-      e.actual = actual;
-      e.message = t.writer().intern(message);
-      t.writer().append(e);
-    };
     for (size_t i = 0; i < codes.size(); ++i)
-      error(codes[i].first, codes[i].second + " happened", static_cast<uint32_t>(10 + i), 100 + i, 200 + i);
-    error(ErrorCode::kCuptiCall, "cupti_call happened", 99, 999, 998);  // counted, not listed again
+      t.error(codes[i].first, codes[i].second + " happened", static_cast<uint32_t>(10 + i), 100 + i, 200 + i);
+    t.error(ErrorCode::kCuptiCall, "cupti_call happened", 99, 999, 998);  // counted, not listed again
     t.writer().finish(1000, 0);
   }
   const testing::AnalysisRun run = testing::analyze({dir.path / "e.rftrace"}, dir.path / "report");
