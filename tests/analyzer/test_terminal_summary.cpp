@@ -92,6 +92,13 @@ TEST(FoldKernelName, EdgesOfFolding) {
   // A stray '>' outside every bracket (an operator>) closes nothing.
   const std::string stray = "void f>g<A<B<" + std::string(120, 'c') + ">>>(int)";
   EXPECT_EQ(fold_kernel_name(stray), "void f>g<A<B<…>>>(…)");
+  // Outside template arguments every '(' opens a parameter list, whatever comes before it: only
+  // inside them can a '(' be a cast.
+  const std::string spaced = "void k<int> (" + std::string(120, 'p') + ")";
+  EXPECT_EQ(fold_kernel_name(spaced), "void k<int> (…)");
+  // A list closed by the other kind of bracket keeps the name's own closing character.
+  const std::string mixed = "void k(" + std::string(120, 'p') + ">";
+  EXPECT_EQ(fold_kernel_name(mixed), "void k(…>");
 }
 
 TEST(FoldKernelName, AnArrowIsNotABracket) {
@@ -158,7 +165,10 @@ TEST(TerminalSummary, TotalsPhasesTopKernelsAndOutputs) {
   EXPECT_NE(gemm, std::string::npos) << s;
   EXPECT_LT(relu, gemm);
   EXPECT_EQ(s.find("copy"), std::string::npos) << "only the top 2";
-  EXPECT_NE(s.find("outputs in out/dir/: report.html (open it first)"), std::string::npos) << s;
+  EXPECT_NE(s.find("\noutputs in out/dir/: report.html (open it first), kernels.csv, ranges.csv, phases.csv, "
+                   "roofline.svg, trace.json (ui.perfetto.dev), summary.json\n"),
+            std::string::npos)
+      << s;
 }
 
 // A timing trace has no launch with a bound (no counters): no "0.0% memory-bound" claim.
@@ -192,11 +202,13 @@ TEST(TerminalSummary, SharesAndTablesOnlyWhereTheyHaveData) {
   print_terminal_summary(zero, d, "r");
   EXPECT_NE(zero.str().find("\n     -    2.500 ms         4"), std::string::npos) << zero.str();  // relu
   EXPECT_EQ(zero.str().find("inf"), std::string::npos) << zero.str();
+  EXPECT_EQ(zero.str().find("bound kernels"), std::string::npos) << "no share of a zero total: " << zero.str();
   EXPECT_EQ(zero.str().find("nan"), std::string::npos) << zero.str();
 }
 
-// A kernel's line: its roof fraction weighted by GPU time, FLOP/s only with time, the bound with
-// the most time (a tie: the first in name order), its name folded.
+// A kernel's line: its roof fraction weighted by GPU time, FLOP/s only with time, FLOP/byte only
+// with DRAM bytes, the bound with the most time (a tie: the first in name order), its name folded;
+// the heading counts the lines there are.
 TEST(TerminalSummary, KernelLinesWeighFoldAndBreakTies) {
   using json = nlohmann::ordered_json;
   const std::string name = "void k<float>(" + std::string(120, 'p') + ")";
@@ -209,7 +221,9 @@ TEST(TerminalSummary, KernelLinesWeighFoldAndBreakTies) {
                              {{"kernel", name}, {"launches", 1}, {"duration_ns", 2'000'000},
                               {"roof_fraction", 0.8}},
                              {{"kernel", "instant"}, {"launches", 1}, {"duration_ns", 0}, {"flop", 1e6},
-                              {"dram_bytes", 1e3}}});
+                              {"dram_bytes", 1e3}, {"bound", "memory"}},
+                             {{"kernel", "no DRAM"}, {"launches", 1}, {"duration_ns", 0}, {"flop", 1e6},
+                              {"dram_bytes", 0}}});
   std::ostringstream out;
   print_terminal_summary(out, d, "r");
   const std::string s = out.str();
@@ -217,25 +231,66 @@ TEST(TerminalSummary, KernelLinesWeighFoldAndBreakTies) {
   EXPECT_NE(s.find("100.0%    4.000 ms         3               -          -  compute    65.0%  void k<float>(…)\n"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find("  0.0%    0.000 ms         1               -      1e+03        -        -  instant\n"),
+  // A bound known only from launches of 0 ns is still that kernel's bound.
+  EXPECT_NE(s.find("  0.0%    0.000 ms         1               -      1e+03   memory        -  instant\n"),
             std::string::npos)
       << s;
+  // FLOP without DRAM bytes: no FLOP/byte, not "inf".
+  EXPECT_NE(s.find("  0.0%    0.000 ms         1               -          -        -        -  no DRAM\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("\ntop 3 kernels by GPU time\n"), std::string::npos) << "fewer kernels than 20: " << s;
+}
+
+// The bound of a kernel's line is the one with the most GPU time, not the most points; kernels
+// of equal GPU time keep their name order.
+TEST(TerminalSummary, BoundByGpuTimeAndTiesInNameOrder) {
+  using json = nlohmann::ordered_json;
+  json d;
+  d["totals"] = {{"launches", 5}, {"duration_ns", 6'000'000}};
+  d["points"] = json::array({{{"kernel", "b"}, {"launches", 1}, {"duration_ns", 500'000}, {"bound", "memory"}},
+                             {{"kernel", "b"}, {"launches", 1}, {"duration_ns", 500'000}, {"bound", "memory"}},
+                             {{"kernel", "b"}, {"launches", 1}, {"duration_ns", 2'000'000}, {"bound", "compute"}},
+                             {{"kernel", "a"}, {"launches", 1}, {"duration_ns", 3'000'000}, {"bound", "memory"}}});
+  std::ostringstream out;
+  print_terminal_summary(out, d, "r");
+  const std::string s = out.str();
+  const size_t a = s.find(" 50.0%    3.000 ms         1               -          -   memory        -  a\n");
+  const size_t b = s.find(" 50.0%    3.000 ms         3               -          -  compute        -  b\n");
+  EXPECT_NE(a, std::string::npos) << s;
+  EXPECT_NE(b, std::string::npos) << s;
+  EXPECT_LT(a, b) << s;
 }
 
 // Names come from the profiled application: an escape sequence must not reach the terminal.
 TEST(TerminalSummary, NamesAreMadePrintable) {
   nlohmann::ordered_json d = page_data();
-  d["points"][0]["kernel"] = "k\x1b[31mred\x07\x7f\xff";
+  d["points"][0]["kernel"] = "k\x1b[31mred\x07\x1f\x7f\xff";
   d["phases"][0]["phase"] = "fwd\x1b[2J";
+  d["points"][1]["bound"] = "\xfe";  // relu: U+FFFD, three bytes, one column
   std::ostringstream out;
   print_terminal_summary(out, d, "r\x1b]0;x\x07");
   const std::string s = out.str();
   EXPECT_EQ(s.find('\x1b'), std::string::npos);
   EXPECT_EQ(s.find('\x07'), std::string::npos);
   EXPECT_EQ(s.find('\x7f'), std::string::npos);
-  EXPECT_NE(s.find("k?[31mred??\xEF\xBF\xBD\n"), std::string::npos) << s;  // U+FFFD for the bad byte
+  EXPECT_EQ(s.find('\x1f'), std::string::npos);
+  EXPECT_NE(s.find("k?[31mred???\xEF\xBF\xBD\n"), std::string::npos) << s;  // U+FFFD for the bad byte
   EXPECT_NE(s.find("outputs in r?]0;x?/: "), std::string::npos) << s;  // the output folder too
   EXPECT_NE(s.find("fwd?[2J\n"), std::string::npos) << s;
+  EXPECT_NE(s.find(" 0.0025        \xEF\xBF\xBD    20.0%  relu\n"), std::string::npos) << s;
+}
+
+// Rates have four significant digits; a phase without a name is "-".
+TEST(TerminalSummary, FourSignificantDigitsAndUnnamedPhases) {
+  nlohmann::ordered_json d = page_data();
+  d["totals"]["flop_per_s"] = 1.23456e12;
+  d["phases"][1]["phase"] = nullptr;
+  std::ostringstream out;
+  print_terminal_summary(out, d, "r");
+  EXPECT_NE(out.str().find(" GPU time, 1.235 TFLOP/s, "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("        2      1.000 ms                 -           -  -\n"), std::string::npos)
+      << out.str();
 }
 
 TEST(TerminalSummary, MissingOrMistypedFieldsPrintADash) {
