@@ -50,6 +50,14 @@ std::string num(double v) {
 /// "67 TFLOP/s", "3.35 TB/s": three significant digits.
 std::string si(double v, const char* unit) { return format_si(v, unit, 3); }
 
+/// GPU time in ms with three significant digits ("0.00213 ms"), as the terminal summary's unit:
+/// format_si has no prefixes below one, so seconds would read "2.13e-06 s".
+std::string milliseconds(double ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g ms", ns * 1e-6);
+  return buf;
+}
+
 std::string decade_label(double d) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "1e%d", static_cast<int>(std::lround(std::log10(d))));
@@ -264,7 +272,7 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
         << num(ay.map(p->flop_per_s)) << "\" r=\"" << num(radius) << "\" fill=\"" << group_colour(p->group, seen)
         << "\" fill-opacity=\"0.6\" stroke=\"#333\" stroke-width=\"0.5\"><title>"
         << xml(p->label + " [" + p->group + "]: " + si(p->flop_per_s, "FLOP/s") + ", AI " + num(p->ai) +
-               " FLOP/B, " + si(p->time_ns * 1e-9, "s"))
+               " FLOP/B, " + milliseconds(p->time_ns) + " GPU time")
         << "</title></circle>\n";
     }
     o << "</g>\n";

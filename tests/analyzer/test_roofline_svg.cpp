@@ -109,11 +109,16 @@ TEST(SvgRender, RoofsRidgesPointsAndLegend) {
   EXPECT_EQ(count(svg, "class=\"legend-entry\""), 3u);
   EXPECT_NE(svg.find("ridge 10 FLOP/B"), std::string::npos);   // 1e13 / 1e12
   EXPECT_NE(svg.find("ridge 1e+03 FLOP/B"), std::string::npos);  // 1e15 / 1e12
+  // Decades are labelled by their exponent: x from 1e-2 to 1e4, y from 1e9 to 1e16.
+  for (const char* label : {">1e-2</text>", ">1e0</text>", ">1e3</text>", ">1e4</text>", ">1e9</text>", ">1e16</text>"})
+    EXPECT_EQ(count(svg, label), 1u) << label;
+  EXPECT_EQ(count(svg, ">1e17</text>"), 0u);
   EXPECT_NE(svg.find("Arithmetic intensity [FLOP/byte, DRAM]"), std::string::npos);
   EXPECT_NE(svg.find("Performance [FLOP/s]"), std::string::npos);
   EXPECT_NE(svg.find("test &lt;GPU&gt; &amp; co"), std::string::npos);
   EXPECT_EQ(svg.find("<GPU>"), std::string::npos);
-  EXPECT_NE(svg.find("gemm&lt;float&gt; [forward]"), std::string::npos);
+  EXPECT_NE(svg.find("<title>gemm&lt;float&gt; [forward]: 1 TFLOP/s, AI 10.00 FLOP/B, 0.002 ms GPU time</title>"),
+            std::string::npos);
   // The x axis spans 0.01 .. 1e4 (points 0.5..10 and ridges 10, 1000, widened to decades plus
   // one decade of margin) over pixels 90..670: AI 10 sits half way, at 380. The y axis spans
   // 1e9 .. 1e16 over 490..50.
@@ -169,6 +174,8 @@ TEST(SvgGeometry, StackLabelsKeepsThemAGapApart) {
   const auto clamped = stack_labels({20, 20, 20}, 12, 10);
   EXPECT_EQ(clamped, (std::vector<double>{34, 22, 10}));
   EXPECT_TRUE(stack_labels({}, 12, 0).empty());
+  // Half a pixel above `top` is above it.
+  EXPECT_EQ(stack_labels({20, 20}, 12, 8.5), (std::vector<double>{20.5, 8.5}));
 }
 
 // Labels once sat at the roofs' right ends, under the points drawn after them: on the shipped
@@ -214,6 +221,45 @@ TEST(SvgRender, TheDramLabelStaysClearOfTheLowestRidge) {
   EXPECT_EQ(render_roofline_svg({c}).find("roof-label memory"), std::string::npos);
   c.roofs = {{"FP32", 5e13}};  // ridge 50: room enough
   EXPECT_NE(render_roofline_svg({c}).find("roof-label memory"), std::string::npos);
+  c.roofs = {{"FP32", 5e13}, {"FP64", 2e11}};  // the lowest ridge decides, not the highest
+  EXPECT_EQ(render_roofline_svg({c}).find("roof-label memory"), std::string::npos);
+  // Without a compute roof the slope has no ridge to end at: no memory roof.
+  c.roofs.clear();
+  EXPECT_EQ(render_roofline_svg({c}).find("roof memory"), std::string::npos);
+}
+
+// Charts stack down the page, each in its own band of 560 px with its own clip path.
+TEST(SvgRender, ChartsStackDownThePage) {
+  RooflineChart c;
+  c.dram_bytes_per_s = 1e12;
+  c.roofs = {{"FP32", 1e13}};
+  c.points = {{"k", "forward", 1, 1e11, 10}};
+  c.title = "first";
+  RooflineChart d = c;
+  d.title = "second";
+  const std::string svg = render_roofline_svg({c, d});
+  EXPECT_NE(svg.find(" height=\"1120\" viewBox=\"0 0 900 1120\""), std::string::npos);
+  EXPECT_NE(svg.find("<text class=\"title\" x=\"90\" y=\"25.00\" font-size=\"15\" font-weight=\"bold\">first</text>"),
+            std::string::npos);
+  EXPECT_NE(svg.find("<text class=\"title\" x=\"90\" y=\"585.00\" font-size=\"15\" font-weight=\"bold\">second</text>"),
+            std::string::npos);
+  const size_t second = svg.find("data-index=\"1\"");
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_NE(svg.find("<clipPath id=\"plot-1\">", second), std::string::npos);
+  EXPECT_NE(svg.find("clip-path=\"url(#plot-1)\"", second), std::string::npos);
+  EXPECT_EQ(svg.find("url(#plot-0)", second), std::string::npos);
+  // The second frame's top is 560 px below the first's.
+  const size_t first = svg.find("data-index=\"0\"");
+  EXPECT_NEAR(attribute(svg.substr(second), "<rect", "y"), attribute(svg.substr(first), "<rect", "y") + 560, 0.01);
+}
+
+// Without points the roofs alone decide the axes, however many decades apart they are.
+TEST(SvgRender, WithoutPointsTheRoofsDecideTheAxes) {
+  RooflineChart c;
+  c.title = "device 0";
+  c.roofs = {{"FP32", 1e13}, {"tiny", 1e-20}};
+  const std::string svg = render_roofline_svg({c});
+  EXPECT_NE(svg.find(">FP32 10 TFLOP/s</text>"), std::string::npos) << svg;
 }
 
 // Without a memory roof there is no ridge to stand by: labels go above the roofs' right ends.
@@ -224,8 +270,12 @@ TEST(SvgRender, WithoutBandwidthRoofLabelsAreAtTheRightEnd) {
   c.points = {{"k", "forward", 1, 1e12, 10}};
   const std::string svg = render_roofline_svg({c});
   EXPECT_EQ(svg.find("roof-label memory"), std::string::npos);
-  LogAxis ax{0.1, 10, 90, 670};
+  LogAxis ax{0.1, 10, 90, 670}, ay{1e11, 1e14, 490, 50};
   EXPECT_NEAR(attribute(svg, "<text class=\"roof-label\"", "x"), ax.px_hi - 4, 0.01);
+  EXPECT_NEAR(attribute(svg, "<text class=\"roof-label\"", "y"), ay.map(1e13) - 4, 0.01);  // above the roof
+  // The roof runs over the whole axis.
+  EXPECT_NEAR(attribute(svg, "<line class=\"roof compute\"", "x1"), ax.px_lo, 0.01);
+  EXPECT_NEAR(attribute(svg, "<line class=\"roof compute\"", "x2"), ax.px_hi, 0.01);
 }
 
 // Palette colours follow the groups' names, as report.html's phase_colours do, not the order in
@@ -254,7 +304,7 @@ TEST(SvgRender, PaletteColoursFollowGroupNames) {
 TEST(SvgRender, EscapingLegendOrderAndFixedColours) {
   RooflineChart c;
   c.title = "a\"b'c\x01" "d\te";
-  c.dram_bytes_per_s = 3.35e12;
+  c.dram_bytes_per_s = 3.3521e12;  // three significant digits: 3.35 TB/s
   c.roofs = {{"FP32", 67e12}};
   c.points = {{"small", "zeta", 10, 1e12, 10}, {"big", "", 20, 2e12, 1000}, {"mid", "alpha", 5, 1e12, 100}};
   const std::string svg = render_roofline_svg({c});
@@ -272,11 +322,14 @@ TEST(SvgRender, EscapingLegendOrderAndFixedColours) {
   std::vector<std::string> seen;
   EXPECT_EQ(group_colour("optimizer", seen), "#2ca02c");
   EXPECT_EQ(group_colour("", seen), "#7f7f7f");
+  EXPECT_EQ(group_colour("other", seen), "#7f7f7f");
   EXPECT_TRUE(seen.empty());
-  EXPECT_NE(render_roofline_svg({}).find(">no device with ceilings or points in this run</text>"), std::string::npos);
+  const std::string empty = render_roofline_svg({});
+  EXPECT_NE(empty.find(">no device with ceilings or points in this run</text>"), std::string::npos);
+  EXPECT_NE(empty.find(" width=\"900\" height=\"560\" viewBox=\"0 0 900 560\""), std::string::npos) << empty;
 }
 
-// A point far below the others on the y axis alone is counted, not drawn at the edge.
+// A point far below the others on one axis alone is counted, not drawn at the edge.
 TEST(SvgRender, APointFarBelowInFlopPerSecondOnlyIsCounted) {
   RooflineChart c;
   c.title = "device 0";
@@ -284,6 +337,11 @@ TEST(SvgRender, APointFarBelowInFlopPerSecondOnlyIsCounted) {
   const std::string svg = render_roofline_svg({c});
   EXPECT_EQ(count(svg, "class=\"point\""), 1u);
   EXPECT_NE(svg.find(">1 point(s) more than 30 decades</text>"), std::string::npos);
+  c.points = {{"good", "forward", 10, 1e12, 2000}, {"sparse", "forward", 1e-30, 1e12, 500}};
+  const std::string x = render_roofline_svg({c});
+  EXPECT_EQ(count(x, "class=\"point\""), 1u);
+  EXPECT_EQ(x.find(">sparse ["), std::string::npos);
+  EXPECT_NE(x.find(">1 point(s) more than 30 decades</text>"), std::string::npos);
 }
 
 // The DRAM label is left out where its place on the slope lies below the y axis; a roof label
