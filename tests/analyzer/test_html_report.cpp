@@ -2,6 +2,7 @@
 // names, batch size and iteration parsing, scaling rows.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -53,6 +54,15 @@ nlohmann::json page_data(const std::string& html) {
   auto e = html.find("</script>", b);
   EXPECT_NE(e, std::string::npos);
   return nlohmann::json::parse(html.substr(b, e - b));
+}
+
+// A launch belongs to a trace: one before the first trace is a caller's bug, not a point.
+TEST(HtmlReport, ALaunchBeforeAnyTraceIsRefused) {
+  ReportPage page;
+  KernelRow row;
+  row.kernel = "k";
+  EXPECT_THROW(page.add_launch(row), std::logic_error);
+  EXPECT_TRUE(page.scaling_rows().empty());
 }
 
 TEST(HtmlReport, StepRangeNameIsTheStepComponentOfTheNvtxPath) {
@@ -178,24 +188,102 @@ TEST(HtmlReport, PointSumsAndRoofsCountEveryTerm) {
   const nlohmann::json& shares = d["totals"]["by_bound"][gemm["bound"].get<std::string>()];
   EXPECT_EQ(shares["launches"], 3);
   EXPECT_EQ(shares["duration_ns"], 1010);
-  // Roofs: only ceilings with a value, each with its source.
+  // Roofs: only ceilings with a value, each with its source; only FLOP/s and bytes/s, not the
+  // L2 size or the INT8 peak (operations, not FLOP), which summary.json lists with values.
   ASSERT_FALSE(d["devices"][0]["roofs"].empty());
   for (const auto& r : d["devices"][0]["roofs"]) {
     EXPECT_TRUE(r["value"].is_number()) << r;
     EXPECT_EQ(r["source"].get<std::string>().rfind("datasheet: H100 SXM5", 0), 0u) << r;
+    const std::string name = r["name"];
+    const bool compute = name.ends_with("_flop_per_s"), bandwidth = name.ends_with("_bytes_per_s");
+    EXPECT_TRUE(compute || bandwidth) << r;
+    EXPECT_EQ(r["kind"], compute ? "compute" : "bandwidth") << r;
   }
+  const auto summary = nlohmann::json::parse(testing::slurp(out / "summary.json"));
+  size_t other_values = 0;
+  for (const auto& [key, c] : summary["devices"][0]["ceilings"].items())
+    if (!key.ends_with("_flop_per_s") && !key.ends_with("_bytes_per_s") && c.is_object() && c["value"].is_number())
+      ++other_values;
+  EXPECT_GE(other_values, 2u) << "the L2 size and the INT8 peak: " << summary["devices"][0]["ceilings"];
   // Throughput needs the batch size and the steps: "--batch-size 8" without steps has none.
   EXPECT_TRUE(d["traces"][0]["throughput_samples_per_s"].is_null());
+  EXPECT_EQ(d["traces"][0]["batch_size"], 8);
+  EXPECT_TRUE(d["traces"][0]["iterations"].is_null());
   EXPECT_EQ(gemm["duration_ns"], 1000);
+  // The trace's GPU time counts every timed launch, with counters or not: 1000 + 500 + 2 * 100 + 10.
+  EXPECT_EQ(d["traces"][0]["duration_ns"], 1710);
   EXPECT_EQ(gemm["dram_bytes"], 100.0);
   EXPECT_DOUBLE_EQ(gemm["flop"].get<double>(), std::stod(k.cell(0, "arithmetic_intensity")) * 100);
   EXPECT_GE(gemm["flop"].get<double>(), 1.3e6);  // dense and sparse
+  // FLOP/byte over DRAM bytes, FLOP/s over the GPU time, as kernels.csv has them.
+  EXPECT_DOUBLE_EQ(gemm["arithmetic_intensity"].get<double>(), gemm["flop"].get<double>() / 100);
+  EXPECT_DOUBLE_EQ(gemm["flop_per_s"].get<double>(), gemm["flop"].get<double>() / 1000e-9);
   EXPECT_EQ(gemm["bound"], k.cell(0, "bound"));
   EXPECT_DOUBLE_EQ(gemm["roof_fraction"].get<double>(), std::stod(k.cell(0, "roof_fraction")));
   EXPECT_EQ(bare["duration_ns"], 500);
   EXPECT_TRUE(bare["flop"].is_null());
   EXPECT_TRUE(bare["dram_bytes"].is_null());
   EXPECT_TRUE(bare["bound"].is_null());
+}
+
+// A device without compute ceilings (no datasheet entry, only its reported bandwidth) gives its
+// points no bound: null, as for a point without counters, not an empty string.
+TEST(HtmlReport, NoBoundIsNullWithoutComputeCeilings) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(7, trace::CollectionMode::kCounters);
+    t.device(0, "Mystery GPU", "GZ100", 1000000000ull);
+    t.config(1, testing::roofline_metrics());
+    Counts c;
+    c.ffma = 500;
+    c.read = 300;
+    t.launch(1, 0, 100, 1100);
+    t.kernel(1, 2000, 3000, "k");
+    t.counters(1, 1, c.values());
+    t.window(0, false, 9000);
+    t.finish();
+  }
+  const fs::path out = dir.path / "out";
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, out);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const auto d = page_data(testing::slurp(out / "report.html"));
+  ASSERT_EQ(d["points"].size(), 1u) << d["points"];
+  EXPECT_EQ(d["points"][0]["device_index"], 0);
+  EXPECT_DOUBLE_EQ(d["points"][0]["flop"].get<double>(), 1000);
+  EXPECT_TRUE(d["points"][0]["bound"].is_null()) << d["points"][0];
+}
+
+// Phases that are not forward, backward or optimizer take palette colours in name order, as in
+// roofline.svg, whatever order their points have (kernel "a" of phase "zeta" comes first here).
+TEST(HtmlReport, PhaseColoursFollowPhaseNames) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    t.push(1, 100, 1000, "zeta");
+    t.launch(1, 0, 100, 1100);
+    t.kernel(1, 2000, 3000, "a");
+    t.pop(1, 100, 1200);
+    t.push(2, 100, 1300, "alpha");
+    t.launch(2, 0, 100, 1400);
+    t.kernel(2, 4000, 5000, "b");
+    t.pop(2, 100, 1500);
+    t.finish();
+  }
+  std::ofstream(dir.path / "phases.json") << R"([{"regex": "zeta", "phase": "zeta"}, {"regex": "alpha", "phase": "alpha"}])";
+  AnalyzeOptions o;
+  o.phase_map = dir.path / "phases.json";
+  const fs::path out = dir.path / "out";
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, out, o);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const auto d = page_data(testing::slurp(out / "report.html"));
+  std::vector<std::string> seen;
+  const std::string alpha = group_colour("alpha", seen), zeta = group_colour("zeta", seen);
+  ASSERT_NE(alpha, zeta);
+  EXPECT_EQ(d["phase_colours"]["alpha"], alpha) << d["phase_colours"];
+  EXPECT_EQ(d["phase_colours"]["zeta"], zeta) << d["phase_colours"];
+  EXPECT_EQ(d["phase_colours"].size(), 2u);
 }
 
 TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
@@ -225,6 +313,10 @@ TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   EXPECT_EQ(d["traces"][0]["iterations"], 2);
   EXPECT_TRUE(d["traces"][1]["iterations"].is_null());
   for (const auto& p : d["points"]) EXPECT_EQ(p["device_index"], p["trace_index"]);  // its own trace's device
+  // Each trace's device 0 is a device of its own, under its trace's index and its own id.
+  ASSERT_EQ(d["devices"].size(), 2u);
+  EXPECT_EQ(d["devices"][1]["trace_index"], 1);
+  EXPECT_EQ(d["devices"][1]["device_id"], 0);
   EXPECT_DOUBLE_EQ(d["traces"][0]["flop"].get<double>(), 2000.0);
   EXPECT_DOUBLE_EQ(d["traces"][0]["flop_per_s"].get<double>(), 1e9);
   EXPECT_DOUBLE_EQ(d["traces"][0]["arithmetic_intensity"].get<double>(), 2.5);

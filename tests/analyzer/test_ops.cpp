@@ -170,6 +170,13 @@ TEST(OpBreakdown, ForwardAndBackwardPerOpAndLayer) {
   EXPECT_DOUBLE_EQ(overall["time_ratio_backward_to_forward"].get<double>(), (200.0 + 50 + 10) / 150.0);
   EXPECT_EQ(s["ops"]["by_op"].size(), 3u);
   EXPECT_EQ(s["ops"]["by_layer"][0].contains("layer"), true);
+  // report.html's page carries the same section (its per-op tables).
+  const std::string html = testing::slurp(dir.path / "r" / "report.html");
+  const std::string open = "<script type=\"application/json\" id=\"rf-data\">";
+  const size_t b = html.find(open);
+  ASSERT_NE(b, std::string::npos);
+  const size_t e = html.find("</script>", b);
+  EXPECT_EQ(nlohmann::json::parse(html.substr(b + open.size(), e - b - open.size()))["ops"], s["ops"]);
 
   // Phases: the autograd thread's own op ranges say backward.
   CsvTable k = CsvTable::read(dir.path / "r" / "kernels.csv");

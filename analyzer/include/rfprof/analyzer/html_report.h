@@ -56,7 +56,7 @@ class ReportPage {
  public:
   /// Starts the next trace (traces are numbered in the order they begin, as in Report).
   void begin_trace(const TraceContext& ctx);
-  /// One joined launch of the current trace.
+  /// One joined launch of the current trace. Throws std::logic_error before any begin_trace.
   void add_launch(const KernelRow& row);
 
   /// One row per trace, in run order.
