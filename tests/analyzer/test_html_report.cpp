@@ -304,6 +304,10 @@ TEST(HtmlReport, PageHoldsEscapedDataAndScalingRows) {
   EXPECT_EQ(html.find("<script src"), std::string::npos);  // nothing loaded from elsewhere
 
   auto d = page_data(html);
+  const auto summary = nlohmann::json::parse(testing::slurp(out / "summary.json"));
+  EXPECT_EQ(d["tool"], "rfanalyze");
+  EXPECT_FALSE(d["version"].get<std::string>().empty());
+  EXPECT_EQ(d["version"], summary["version"]);
   ASSERT_EQ(d["traces"].size(), 2u);
   EXPECT_EQ(d["traces"][0]["label"], "batch 8");
   EXPECT_EQ(d["traces"][1]["label"], "b");  // the file stem, as processes.csv labels it
