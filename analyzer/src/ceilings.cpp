@@ -87,7 +87,10 @@ CeilingDb CeilingDb::parse(std::string_view json_text, const std::string& origin
     c.dram_bytes_per_s = number_field(e, "dram_bytes_per_s", where);
     c.l2_bytes_per_s = number_field(e, "l2_bytes_per_s", where);
     c.l2_bytes = number_field(e, "l2_bytes", where, kMinSize, kMaxSize);
-    if (e.contains("citation") && e["citation"].is_string()) c.citation = e["citation"].get<std::string>();
+    if (e.contains("citation") && !e["citation"].is_null()) {
+      if (!e["citation"].is_string()) throw CeilingsError(where + ": \"citation\" must be a string");
+      c.citation = e["citation"].get<std::string>();
+    }
     if (e.contains("measured")) {
       if (!e["measured"].is_boolean()) throw CeilingsError(where + ": \"measured\" must be true or false");
       c.measured = e["measured"].get<bool>();

@@ -127,6 +127,19 @@ TEST(Ceilings, UserEntryWithoutChipMatchesIgnoringCaseAndCanBeForced) {
   EXPECT_FALSE(f.fp32.value.has_value());
 }
 
+// A chip is compared without case, and an entry of another chip does not match whatever its
+// patterns say.
+TEST(Ceilings, ChipsMatchIgnoringCase) {
+  const CeilingDb db = CeilingDb::parse(
+      R"({"devices": [{"name": "other", "chip": "GA100", "patterns": ["H100"]},
+                      {"name": "mine", "chip": "gh100", "patterns": ["H100"]}]})",
+      "chips");
+  const CeilingEntry* e = db.match("NVIDIA H100 80GB HBM3", "GH100");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->name, "mine");
+  EXPECT_EQ(db.match("NVIDIA H100 80GB HBM3", "GB100"), nullptr);
+}
+
 TEST(Ceilings, UserFileOverridesFieldByField) {
   testing::TempDir dir;
   auto file = dir.path / "measured.json";
@@ -184,16 +197,56 @@ TEST(Ceilings, BadUserFiles) {
   expect_error("{\"devices\": [{\"name\": \"a\", \"patterns\": [\"H100\", 5]}]}",
                "\"patterns\" must be a list of strings");
   expect_error("{\"devices\": [{\"name\": \"a\", \"measured\": \"yes\"}]}", "\"measured\" must be true or false");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"chip\": 100}]}", "devices[0] (\"a\"): \"chip\" must be a string");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"patterns\": \"H100\"}]}", "\"patterns\" must be a list of strings");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"citation\": 5}]}", "\"citation\" must be a string");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"patterns\": [\"(\"]}]}", "pattern \"(\" is not a valid regex: ");
   // Positive but absurd (once accepted, and its roofline axis never ended):
   expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": 1e308}]}",
                "\"fp32_flop_per_s\" = 1e+308 is outside the plausible range 1e+06 to 1e+20 (FLOP/s or bytes/s of "
                "one device)");
   expect_error("{\"devices\": [{\"name\": \"a\", \"dram_bytes_per_s\": 4e-323}]}", "outside the plausible range");
   expect_error("{\"devices\": [{\"name\": \"a\", \"l2_bytes\": 5e13}]}", "1000 to 1e+12 (bytes)");
-  expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": \"67 TF\"}]}", "number");
+  // "measured" as written; a null chip or citation is none.
+  const CeilingDb flags = CeilingDb::parse(
+      R"({"devices": [{"name": "m", "measured": true, "citation": null, "chip": null},
+                      {"name": "d", "measured": false, "citation": "a datasheet"}]})",
+      "flags");
+  ASSERT_EQ(flags.entries().size(), 2u);
+  EXPECT_TRUE(flags.entries()[0].measured);
+  EXPECT_FALSE(flags.entries()[1].measured);
+  EXPECT_EQ(flags.entries()[1].citation, "a datasheet");
+  // A file's errors name its whole path.
+  testing::TempDir dir;
+  std::ofstream(dir.path / "bad.json") << "{";
+  try {
+    CeilingDb::from_file(dir.path / "bad.json");
+    ADD_FAILURE() << "no error for a file that is not JSON";
+  } catch (const CeilingsError& e) {
+    EXPECT_NE(std::string(e.what()).find("ceilings file " + (dir.path / "bad.json").string() + ": not valid JSON"),
+              std::string::npos)
+        << e.what();
+  }
+  // The range's ends belong to it.
+  const CeilingDb edges = CeilingDb::parse(
+      R"({"devices": [{"name": "a", "fp64_flop_per_s": 1e6, "fp32_flop_per_s": 1e20, "l2_bytes": 1e3},
+                      {"name": "b", "l2_bytes": 1e12}]})",
+      "edges");
+  ASSERT_EQ(edges.entries().size(), 2u);
+  EXPECT_EQ(edges.entries()[0].fp64_flop_per_s, 1e6);
+  EXPECT_EQ(edges.entries()[0].fp32_flop_per_s, 1e20);
+  EXPECT_EQ(edges.entries()[0].l2_bytes, 1e3);
+  EXPECT_EQ(edges.entries()[1].l2_bytes, 1e12);
+  expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flop_per_s\": \"67 TF\"}]}",
+               "\"fp32_flop_per_s\" must be a number or null");
   expect_error("{\"devices\": [{\"name\": \"a\", \"patterns\": [\"(\"]}]}", "regex");
   expect_error("{", "not valid JSON");
-  EXPECT_THROW(CeilingDb::from_file("/nonexistent/ceilings.json"), CeilingsError);
+  try {
+    CeilingDb::from_file("/nonexistent/ceilings.json");
+    ADD_FAILURE() << "no error for a missing file";
+  } catch (const CeilingsError& e) {
+    EXPECT_EQ(std::string(e.what()), "ceilings file /nonexistent/ceilings.json: cannot be opened");
+  }
   try {
     CeilingDb::from_file(std::filesystem::temp_directory_path());
     ADD_FAILURE() << "no error for a directory";
