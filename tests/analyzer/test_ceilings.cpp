@@ -138,6 +138,9 @@ TEST(Ceilings, ChipsMatchIgnoringCase) {
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->name, "mine");
   EXPECT_EQ(db.match("NVIDIA H100 80GB HBM3", "GB100"), nullptr);
+  // A device name from a hostile trace is searched in its first 4096 bytes only.
+  EXPECT_EQ(db.match(std::string(1 << 20, 'x') + "H100", "GH100"), nullptr);
+  EXPECT_NE(db.match(std::string(4000, 'x') + "H100", "GH100"), nullptr);
 }
 
 TEST(Ceilings, UserFileOverridesFieldByField) {
