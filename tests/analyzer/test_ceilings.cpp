@@ -113,6 +113,7 @@ TEST(Ceilings, UserEntryWithoutChipMatchesIgnoringCaseAndCanBeForced) {
   CeilingSources s{&CeilingDb::builtin(), &user, file.string(), std::nullopt};
   DeviceCeilings c = resolve_ceilings("NVIDIA H100 80GB HBM3", "GH100", 0, s);
   EXPECT_EQ(c.user_entry, "My Board");
+  EXPECT_EQ(c.datasheet_entry.rfind("H100 SXM5", 0), 0u) << "the datasheet entry matched too";
   EXPECT_EQ(c.dram.value, 3.0e12);
   EXPECT_FALSE(c.dram.measured);
   EXPECT_FALSE(c.dram.datasheet.has_value());
@@ -120,6 +121,14 @@ TEST(Ceilings, UserEntryWithoutChipMatchesIgnoringCaseAndCanBeForced) {
 
   s.forced = "my board";  // in the user file only
   EXPECT_NO_THROW(validate_forced_device(s));
+  s.forced = "no such board";
+  try {
+    validate_forced_device(s);
+    ADD_FAILURE() << "no error for an unknown --device";
+  } catch (const CeilingsError& e) {  // the user file's entries first, then the datasheet's
+    EXPECT_NE(std::string(e.what()).find("known entries: \"My Board\", \"H100 SXM5"), std::string::npos) << e.what();
+  }
+  s.forced = "my board";
   DeviceCeilings f = resolve_ceilings("some unknown board", "", 0, s);
   EXPECT_EQ(f.user_entry, "My Board");
   EXPECT_EQ(f.datasheet_entry, "");
