@@ -152,6 +152,24 @@ TEST(Ceilings, ChipsMatchIgnoringCase) {
   EXPECT_NE(db.match(std::string(4000, 'x') + "H100", "GH100"), nullptr);
 }
 
+// Both files' entries must be of the device's chip; a value no entry has has no source; a
+// reported bandwidth of 0 is none.
+TEST(Ceilings, ResolveChecksChipsAndLeavesMissingValuesWithoutSource) {
+  const CeilingDb user = CeilingDb::parse(
+      R"({"devices": [{"name": "blackwell", "chip": "GB100", "patterns": ["H100"], "fp32_flop_per_s": 1e14}]})", "u");
+  const CeilingSources s{&CeilingDb::builtin(), &user, "u.json", std::nullopt};
+  const DeviceCeilings h100 = resolve_ceilings("NVIDIA H100 80GB HBM3", "GH100", 0, s);
+  EXPECT_EQ(h100.user_entry, "");
+  EXPECT_EQ(h100.datasheet_entry.rfind("H100 SXM5", 0), 0u);
+  EXPECT_FALSE(h100.l2_bandwidth.value.has_value());  // measured by rfbench, not on a datasheet
+  EXPECT_EQ(h100.l2_bandwidth.source, "");
+  const DeviceCeilings other = resolve_ceilings("NVIDIA H100 80GB HBM3", "GA100", 0, s);
+  EXPECT_EQ(other.user_entry, "");
+  EXPECT_EQ(other.datasheet_entry, "");
+  EXPECT_FALSE(other.dram.value.has_value());
+  EXPECT_EQ(other.dram.source, "");
+}
+
 TEST(Ceilings, UserFileOverridesFieldByField) {
   testing::TempDir dir;
   auto file = dir.path / "measured.json";
