@@ -579,6 +579,28 @@ TEST(NcuCsv, MetricsSelectThePrintedColumns) {
 // Two processes' traces with the same kernel and metric list, a counter value that is not a
 // number, a launch without kernel record (no device), a kernel without launch or symbol, and 14
 // metrics, among them one named like a launch attribute.
+// A graph launch whose kernels never came has no grid or block: empty cells, not (0, 0, 0).
+TEST(NcuCsv, ALaunchWithoutGridOrBlockHasEmptyCells) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "g.rftrace");
+    t.process(11, trace::CollectionMode::kCounters);
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    t.launch(1, 0, 100, 1000, 0, true);
+    t.finish();
+  }
+  std::ostringstream raw;
+  ASSERT_EQ(write_ncu_csv(raw, {dir.path / "g.rftrace"}, "raw", {}), 1u) << raw.str();
+  std::istringstream lines(raw.str());
+  std::string header, units, row;
+  std::getline(lines, header);
+  std::getline(lines, units);
+  std::getline(lines, row);
+  EXPECT_NE(header.find("\"Stream\",\"Block Size\",\"Grid Size\",\"Device\""), std::string::npos) << header;
+  EXPECT_NE(row.find(",\"\",\"\",\"\",\"\",\"\","), std::string::npos) << row;  // stream, block, grid, device, CC
+  EXPECT_EQ(row.find("(0, 0, 0)"), std::string::npos) << row;
+}
+
 TEST(NcuCsv, ProcessesNotANumberAndLaunchesWithoutRecords) {
   TempDir dir;
   std::vector<std::string> metrics = testing::roofline_metrics();
