@@ -497,6 +497,23 @@ TEST(NcuCsv, KernelNameBasesForPrintingAndForMinusK) {
   EXPECT_EQ(kernel_names(f).size(), 1u);
 }
 
+// A kernel without a symbol (its record had none) is searched by its name under base mangled.
+TEST(NcuCsv, ARegexUnderBaseMangledSearchesTheNameOfAKernelWithoutSymbol) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(4242, trace::CollectionMode::kTiming);
+    t.kernel(1, 2000, 3000, "c_kernel", 0, "");  // no launch record either (its call carries a symbol)
+    t.finish();
+  }
+  NcuFilter f;
+  f.kernel_name_base = "mangled";
+  f.kernel_name = "regex:^c_kern";
+  std::ostringstream out;
+  EXPECT_EQ(write_ncu_csv(out, {dir.path / "t.rftrace"}, "raw", f), 1u) << out.str();
+  EXPECT_NE(out.str().find("\"c_kernel\""), std::string::npos) << out.str();
+}
+
 // `ncu -i REPORT --csv --page raw --metrics a,b`: only the named metrics are printed; a base name
 // selects its rollups; a name the trace lacks is refused before anything is printed.
 TEST(NcuCsv, MetricsSelectThePrintedColumns) {
