@@ -166,6 +166,44 @@ TEST(NcuImport, LaunchAttributesAreReadOnlyInNcusShape) {
   EXPECT_EQ(imp.devices.at(1).cc_major, 9u);
 }
 
+// The edges of a record and of a file: a trailing empty field, the column of text after a
+// closing quote, an unknown unit named, a missing file, a file without header (its last line
+// named), a CSV without units row (values in base units), a record without Process ID (a record,
+// not the units row), a duration of 0 (timed, 0 ns).
+TEST(NcuImport, EdgesOfRecordsAndFiles) {
+  EXPECT_EQ(split_csv_record("a,", "f:1"), (std::vector<std::string>{"a", ""}));
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const NcuImportError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([] { split_csv_record(R"("a"x,"b")", "f.csv:2"); }), "f.csv:2:4: text after a closing quote");
+  EXPECT_NE(message([] { ncu_cell_value("1", "furlong", "w"); }).find("w: unit \"furlong\" is not known"),
+            std::string::npos);
+  TempDir dir;
+  EXPECT_EQ(message([&] { read_ncu_csv(dir.path / "missing.csv"); }),
+            (dir.path / "missing.csv").string() + ":0:0: cannot be opened");
+  std::ofstream(dir.path / "app.log") << "no csv here\nnor here\n";
+  EXPECT_EQ(message([&] { read_ncu_csv(dir.path / "app.log"); }).rfind((dir.path / "app.log").string() + ":2:1: no ncu raw CSV header", 0),
+            0u);
+
+  std::string csv = auto_units_with({});
+  csv.erase(csv.find("\n") + 1);  // the header only: no units row
+  csv += R"csv("0","","python3","node07","a","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0",)csv" + kValues + "\n";
+  csv += R"csv("1","31","python3","node07","b","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0",)csv" +
+         std::string(R"csv("1.05","2.10","0","0","0","0","0","16.78","0","0","0","0")csv") + "\n";
+  std::ofstream(dir.path / "bare.csv") << csv;
+  NcuImport imp = read_ncu_csv(dir.path / "bare.csv");
+  ASSERT_EQ(imp.rows.size(), 2u);
+  EXPECT_EQ(imp.pid, 0u);  // the first record's, empty
+  EXPECT_DOUBLE_EQ(*imp.rows[0].metrics.dram_read_bytes, 1.05);  // no units row: base units
+  EXPECT_EQ(imp.rows[0].duration_ns, 12u);                       // 12.29 ns, rounded
+  EXPECT_EQ(imp.rows[1].duration_ns, 0u);
+}
+
 // Windows line ends (ncu run on Windows, or a file passed through an editor) read the same.
 TEST(NcuImport, CrlfLineEndsReadTheSame) {
   std::ifstream in(kData / "ncu_auto_units.csv");
