@@ -317,7 +317,7 @@ TEST(NcuCsv, LaunchesArePrintedInLaunchOrder) {
   {
     TraceBuilder t(dir.path / "t.rftrace");
     t.process(4242, trace::CollectionMode::kTiming);
-    for (uint32_t corr : {1u, 4u, 2u, 3u}) {  // 2 and 3 reach the file after 4
+    for (uint32_t corr : {1u, 5u, 6u, 2u, 3u, 4u}) {  // 2, 3 and 4 reach the file after 5 and 6
       t.launch(corr, 0, 100 * corr, 100 * corr + 10);
       t.kernel(corr, 1000 * corr, 1000 * corr + 500, "k" + std::to_string(corr) + "(int)");
     }
@@ -330,7 +330,7 @@ TEST(NcuCsv, LaunchesArePrintedInLaunchOrder) {
     for (size_t at = s.find("\"k"); at != std::string::npos; at = s.find("\"k", at + 1)) seen += s.substr(at + 2, 1);
     return seen;
   };
-  EXPECT_EQ(names({}), "1234");
+  EXPECT_EQ(names({}), "123456");
   NcuFilter f;
   f.launch_skip = 1;
   f.launch_count = 2;
@@ -430,8 +430,21 @@ TEST(NcuCsv, TheLaunchOrderWindowHasAByteBudget) {
     }
     t.finish();
   }
-  std::ofstream sink("/dev/null");
-  EXPECT_EQ(write_ncu_csv(sink, {dir.path / "t.rftrace"}, "raw", {}), kLaunches);
+  std::ostringstream out;
+  EXPECT_EQ(write_ncu_csv(out, {dir.path / "t.rftrace"}, "raw", {}), kLaunches);
+  // The kernel names' numbers in printed order: once the budget is spent each arrival (lower than
+  // every launch held) is printed as it comes, and the launches held are printed at the end.
+  std::vector<uint32_t> order;
+  const std::string& s = out.str();
+  for (size_t line = s.find('\n', s.find('\n') + 1); line != std::string::npos && line + 1 < s.size();
+       line = s.find('\n', line + 1)) {
+    size_t at = line + 1;
+    for (int field = 0; field < 4; ++field) at = s.find("\",\"", at) + 3;
+    order.push_back(static_cast<uint32_t>(std::stoul(s.substr(at, 3))));
+  }
+  ASSERT_EQ(order.size(), kLaunches);
+  EXPECT_LT(order[1], order[0]);
+  EXPECT_EQ(order.back(), kLaunches);
 }
 
 // ncu's --print-kernel-base spells "Kernel Name" as the demangled name (default), the bare function
