@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -609,6 +610,30 @@ TEST(NcuCsv, MetricsSelectThePrintedColumns) {
 // Two processes' traces with the same kernel and metric list, a counter value that is not a
 // number, a launch without kernel record (no device), a kernel without launch or symbol, and 14
 // metrics, among them one named like a launch attribute.
+// A truncated trace (a killed process's) is said once, with the caller's prefix.
+TEST(NcuCsv, ATruncatedTraceIsSaidOnceWithThePrefix) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "full.rftrace");
+    t.process(11, trace::CollectionMode::kTiming);
+    for (uint32_t corr = 1; corr <= 50; ++corr) {
+      t.launch(corr, 0, 100, 1000 * corr);
+      t.kernel(corr, 1000 * corr + 100, 1000 * corr + 200, "k(int)");
+    }
+    t.finish();
+  }
+  const std::string bytes = testing::slurp(dir.path / "full.rftrace");
+  const std::filesystem::path cut = dir.path / "cut.rftrace";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  for (const std::string prefix : {"rfprof: ", "x: "}) {
+    std::ostringstream out, warnings;
+    write_ncu_csv(out, {cut}, "raw", {}, &warnings, prefix);
+    const std::string said = warnings.str();
+    EXPECT_EQ(said.rfind(prefix + cut.string() + " is truncated at byte ", 0), 0u) << said;
+    EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
+  }
+}
+
 // A graph launch whose kernels never came has no grid or block: empty cells, not (0, 0, 0).
 TEST(NcuCsv, ALaunchWithoutGridOrBlockHasEmptyCells) {
   TempDir dir;
