@@ -651,9 +651,39 @@ TEST(NcuCsv, ALaunchWithoutGridOrBlockHasEmptyCells) {
   std::getline(lines, header);
   std::getline(lines, units);
   std::getline(lines, row);
-  EXPECT_NE(header.find("\"Stream\",\"Block Size\",\"Grid Size\",\"Device\""), std::string::npos) << header;
-  EXPECT_NE(row.find(",\"\",\"\",\"\",\"\",\"\","), std::string::npos) << row;  // stream, block, grid, device, CC
-  EXPECT_EQ(row.find("(0, 0, 0)"), std::string::npos) << row;
+  EXPECT_NE(header.find("\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\""), std::string::npos)
+      << header;
+  std::vector<std::string> fields;
+  for (size_t at = 1, end; (end = row.find("\",\"", at)) != std::string::npos && fields.size() < 11; at = end + 3)
+    fields.push_back(row.substr(at, end - at));
+  ASSERT_EQ(fields.size(), 11u) << row;
+  for (size_t i = 5; i <= 10; ++i) EXPECT_EQ(fields[i], "") << "field " << i << " of " << row;  // context .. CC
+}
+
+// The text page's kernel line names the launch's context and device, each its own.
+TEST(NcuText, TheKernelLineHasTheContextAndTheDevice) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(11, trace::CollectionMode::kTiming);
+    t.device(1, "NVIDIA H100 80GB HBM3", "GH100");
+    t.launch(1, 0, 100, 1000);
+    trace::KernelActivity k;
+    k.correlation_id = 1;
+    k.device_id = 1;
+    k.context_id = 5;
+    k.stream_id = 7;
+    k.start_ns = 2000;
+    k.end_ns = 3000;
+    k.grid[0] = 2; k.grid[1] = 1; k.grid[2] = 1;
+    k.block[0] = 32; k.block[1] = 1; k.block[2] = 1;
+    t.kernel(k, "k(int)", "_Z1ki");
+    t.finish();
+  }
+  std::ostringstream text;
+  EXPECT_EQ(write_ncu_text(text, {dir.path / "t.rftrace"}, {}), 1u);
+  EXPECT_NE(text.str().find("  k(int) (2, 1, 1)x(32, 1, 1), Context 5, Stream 7, Device 1, CC 0.0"), std::string::npos)
+      << text.str();
 }
 
 TEST(NcuCsv, ProcessesNotANumberAndLaunchesWithoutRecords) {
