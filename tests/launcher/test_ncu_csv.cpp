@@ -660,6 +660,28 @@ TEST(NcuCsv, ALaunchWithoutGridOrBlockHasEmptyCells) {
   for (size_t i = 5; i <= 10; ++i) EXPECT_EQ(fields[i], "") << "field " << i << " of " << row;  // context .. CC
 }
 
+// Launch and device attributes named in --metrics: rows with their own units on the details
+// page, and their device's values on the text page.
+TEST(NcuText, AttributeRowsHaveTheirUnitsAndTheirDevicesValues) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(11, trace::CollectionMode::kTiming);
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
+    t.launch(1, 0, 100, 1000);
+    t.kernel(1, 2000, 3000, "k(int)", 0, "_Z1ki");
+    t.finish();
+  }
+  NcuFilter f;
+  f.metrics = {"launch__shared_mem_per_block_dynamic", "device__attribute_display_name"};
+  std::ostringstream details, text;
+  EXPECT_EQ(write_ncu_csv(details, {dir.path / "t.rftrace"}, "details", f), 1u);
+  EXPECT_NE(details.str().find("\"launch__shared_mem_per_block_dynamic\",\"byte/block\","), std::string::npos)
+      << details.str();
+  EXPECT_EQ(write_ncu_text(text, {dir.path / "t.rftrace"}, f), 1u);
+  EXPECT_NE(text.str().find("NVIDIA H100 80GB HBM3"), std::string::npos) << text.str();
+}
+
 // The text page's kernel line names the launch's context and device, each its own.
 TEST(NcuText, TheKernelLineHasTheContextAndTheDevice) {
   TempDir dir;
