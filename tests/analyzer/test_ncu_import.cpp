@@ -195,9 +195,14 @@ TEST(NcuImport, EdgesOfRecordsAndFiles) {
   csv += R"csv("0","","python3","node07","a","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0",)csv" + kValues + "\n";
   csv += R"csv("1","31","python3","node07","b","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0",)csv" +
          std::string(R"csv("1.05","2.10","0","0","0","0","0","16.78","0","0","0","0")csv") + "\n";
+  csv += R"csv("2","31","python3","node07","c","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0",)csv" +
+         std::string(R"csv("1.05","2.10","2.5","0","0","0","0","16.78","0","0","0","0")csv") + "\n";
   std::ofstream(dir.path / "bare.csv") << csv;
   NcuImport imp = read_ncu_csv(dir.path / "bare.csv");
-  ASSERT_EQ(imp.rows.size(), 2u);
+  ASSERT_EQ(imp.rows.size(), 3u);
+  EXPECT_EQ(imp.rows[0].context, 1u);  // "Context", not "Stream"
+  EXPECT_EQ(imp.rows[0].stream, 7u);
+  EXPECT_EQ(imp.rows[2].duration_ns, 3u);  // 2.5 ns rounded, not cut
   EXPECT_EQ(imp.pid, 0u);  // the first record's, empty
   EXPECT_DOUBLE_EQ(*imp.rows[0].metrics.dram_read_bytes, 1.05);  // no units row: base units
   EXPECT_EQ(imp.rows[0].duration_ns, 12u);                       // 12.29 ns, rounded
