@@ -56,6 +56,15 @@ nlohmann::json page_data(const std::string& html) {
   return nlohmann::json::parse(html.substr(b, e - b));
 }
 
+/// Runs rfanalyze on `traces` into `out` (with `o`'s other options) and returns report.html's data;
+/// a failed run fails the test and gives null.
+nlohmann::json page_of(std::vector<fs::path> traces, const fs::path& out, AnalyzeOptions o = {}) {
+  const testing::AnalysisRun run = testing::analyze(std::move(traces), out, std::move(o));
+  EXPECT_EQ(run.status, kExitOk) << run.err;
+  if (run.status != kExitOk) return nullptr;
+  return page_data(testing::slurp(out / "report.html"));
+}
+
 // A launch belongs to a trace: one before the first trace is a caller's bug, not a point.
 TEST(HtmlReport, ALaunchBeforeAnyTraceIsRefused) {
   ReportPage page;
@@ -97,9 +106,8 @@ TEST(HtmlReport, PointsCarryTheirBoundAndRoofFraction) {
   TempDir dir;
   write_trace(dir.path / "a.rftrace", "python3 train.py", 1000);
   const fs::path out = dir.path / "out";
-  const testing::AnalysisRun run = testing::analyze({dir.path / "a.rftrace"}, out);
-  ASSERT_EQ(run.status, kExitOk) << run.err;
-  auto d = page_data(testing::slurp(out / "report.html"));
+  const auto d = page_of({dir.path / "a.rftrace"}, out);
+  ASSERT_FALSE(d.is_null());
   testing::CsvTable kernels = testing::CsvTable::read(out / "kernels.csv");
   ASSERT_EQ(d["points"].size(), 2u);
   ASSERT_EQ(kernels.rows.size(), 2u);
@@ -168,9 +176,8 @@ TEST(HtmlReport, PointSumsAndRoofsCountEveryTerm) {
     t.finish();
   }
   const fs::path out = dir.path / "out";
-  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, out);
-  ASSERT_EQ(run.status, kExitOk) << run.err;
-  const auto d = page_data(testing::slurp(out / "report.html"));
+  const auto d = page_of({dir.path / "t.rftrace"}, out);
+  ASSERT_FALSE(d.is_null());
   const testing::CsvTable k = testing::CsvTable::read(out / "kernels.csv");
   nlohmann::json gemm, bare, untimed;
   std::vector<std::string> relu_ranges;
@@ -245,9 +252,8 @@ TEST(HtmlReport, NoBoundIsNullWithoutComputeCeilings) {
     t.finish();
   }
   const fs::path out = dir.path / "out";
-  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, out);
-  ASSERT_EQ(run.status, kExitOk) << run.err;
-  const auto d = page_data(testing::slurp(out / "report.html"));
+  const auto d = page_of({dir.path / "t.rftrace"}, out);
+  ASSERT_FALSE(d.is_null());
   ASSERT_EQ(d["points"].size(), 1u) << d["points"];
   EXPECT_EQ(d["points"][0]["device_index"], 0);
   EXPECT_DOUBLE_EQ(d["points"][0]["flop"].get<double>(), 1000);
@@ -275,9 +281,8 @@ TEST(HtmlReport, PhaseColoursFollowPhaseNames) {
   AnalyzeOptions o;
   o.phase_map = dir.path / "phases.json";
   const fs::path out = dir.path / "out";
-  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, out, o);
-  ASSERT_EQ(run.status, kExitOk) << run.err;
-  const auto d = page_data(testing::slurp(out / "report.html"));
+  const auto d = page_of({dir.path / "t.rftrace"}, out, o);
+  ASSERT_FALSE(d.is_null());
   std::vector<std::string> seen;
   const std::string alpha = group_colour("alpha", seen), zeta = group_colour("zeta", seen);
   ASSERT_NE(alpha, zeta);
