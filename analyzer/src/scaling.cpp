@@ -28,16 +28,19 @@ std::optional<uint64_t> positive(std::string_view s) {
   return v;
 }
 
-/// The value of the first of `flags` in `command_line` ("--flag N", or "--flag=N" for long flags).
+/// The value of the last of `flags` in `command_line` ("--flag N", or "--flag=N" for long flags),
+/// as argparse keeps the last occurrence of an option; nullopt when that value is not a positive
+/// integer. A flag that is the last word has no value and changes nothing.
 std::optional<uint64_t> flag_value(std::string_view command_line, std::initializer_list<std::string_view> flags) {
   const auto w = words(command_line);
+  std::optional<uint64_t> value;
   for (size_t i = 0; i < w.size(); ++i)
     for (std::string_view f : flags) {
-      if (w[i] == f && i + 1 < w.size()) return positive(w[i + 1]);
+      if (w[i] == f && i + 1 < w.size()) value = positive(w[i + 1]);
       if (f.starts_with("--") && w[i].size() > f.size() && w[i].starts_with(f) && w[i][f.size()] == '=')
-        return positive(std::string_view(w[i]).substr(f.size() + 1));
+        value = positive(std::string_view(w[i]).substr(f.size() + 1));
     }
-  return std::nullopt;
+  return value;
 }
 
 }  // namespace

@@ -51,6 +51,8 @@ TEST(OpRanges, PyTorchNamesAreParsed) {
   EXPECT_FALSE(parse_op_range("aten::mm,_seq = 3"));  // ", " exactly
   EXPECT_FALSE(parse_op_range("aten::mm, sum = 3"));  // "seq", not any word
   EXPECT_FALSE(parse_op_range("aten::mm, seq: 3"));   // '=' and nothing else
+  EXPECT_FALSE(parse_op_range("aten::mm, seq  = 3"));  // at most one space on each side of '='
+  EXPECT_FALSE(parse_op_range("aten::mm, seq =  3"));
   // Backward Functions whose names lack "Backward": the evaluate_function wrapper or "stashed"
   // says so.
   auto copy_slices = parse_op_range("autograd::engine::evaluate_function: torch::autograd::CopySlices, seq = 4");
@@ -145,6 +147,8 @@ TEST(OpBreakdown, ForwardAndBackwardPerOpAndLayer) {
   EXPECT_EQ(ops.cell(lin, "backward_launches"), "2");
   EXPECT_EQ(ops.cell(lin, "backward_flop"), "4000");
   EXPECT_EQ(ops.cell(lin, "backward_duration_ns"), "200");
+  EXPECT_EQ(ops.cell(lin, "forward_dram_bytes"), "100");  // 100 bytes read per kernel
+  EXPECT_EQ(ops.cell(lin, "backward_dram_bytes"), "200");
   EXPECT_EQ(ops.cell(lin, "flop_ratio_backward_to_forward"), "2");
   EXPECT_EQ(ops.cell(lin, "time_ratio_backward_to_forward"), "2");
   EXPECT_EQ(ops.cell(relu, "flop_ratio_backward_to_forward"), "1");
@@ -168,7 +172,14 @@ TEST(OpBreakdown, ForwardAndBackwardPerOpAndLayer) {
   EXPECT_EQ(overall["backward"]["launches"], 4);
   EXPECT_DOUBLE_EQ(overall["flop_ratio_backward_to_forward"].get<double>(), (4000.0 + 20 + 2) / 2020.0);
   EXPECT_DOUBLE_EQ(overall["time_ratio_backward_to_forward"].get<double>(), (200.0 + 50 + 10) / 150.0);
-  EXPECT_EQ(s["ops"]["by_op"].size(), 3u);
+  ASSERT_EQ(s["ops"]["by_op"].size(), 3u);
+  const auto by_op = s["ops"]["by_op"];
+  const auto mul_op =
+      std::find_if(by_op.begin(), by_op.end(), [](const auto& e) { return e.value("op", "") == "MulBackward0"; });
+  ASSERT_NE(mul_op, by_op.end()) << by_op;
+  EXPECT_EQ((*mul_op)["backward"]["launches"], 1);
+  EXPECT_TRUE((*mul_op)["flop_ratio_backward_to_forward"].is_null()) << *mul_op;  // no forward: null, not 0
+  EXPECT_TRUE((*mul_op)["time_ratio_backward_to_forward"].is_null()) << *mul_op;
   EXPECT_EQ(s["ops"]["by_layer"][0].contains("layer"), true);
   // report.html's page carries the same section (its per-op tables).
   const std::string html = testing::slurp(dir.path / "r" / "report.html");

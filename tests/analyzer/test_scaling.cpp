@@ -31,12 +31,21 @@ TEST(Scaling, BatchSizeFromTheCommandLine) {
   EXPECT_FALSE(batch_size_of("python main.py --fast -b"));        // the flag is the last word
   // A longer flag that starts like a known one is another flag: the search goes on past it.
   EXPECT_EQ(batch_size_of("python main.py --batch-sizes 4 --batch-size 8"), 8u);
+  // Found by the eighth mutation round: argparse keeps an option's last occurrence, and so does
+  // rfanalyze (the first one was taken, giving 32 where the program ran with 64). A last value that
+  // is no number is unknown, whatever came before it; a last flag without a value changes nothing.
+  EXPECT_EQ(batch_size_of("python main.py -b 32 --batch-size 64"), 64u);
+  EXPECT_EQ(batch_size_of("python main.py --batch-size=64 -b 32"), 32u);
+  EXPECT_FALSE(batch_size_of("python main.py -b 32 --bs auto"));
+  EXPECT_EQ(batch_size_of("python main.py --bs auto -b 4"), 4u);
+  EXPECT_EQ(batch_size_of("python main.py -b 8 --fast -b"), 8u);
 }
 
 TEST(Scaling, IterationsFromTheCommandLine) {
   EXPECT_EQ(iterations_of("x --steps 10 -b 2"), 10u);
   EXPECT_EQ(iterations_of("x --iterations=3"), 3u);
   EXPECT_EQ(iterations_of("x --iters 5 --profile-iters 1"), 5u);
+  EXPECT_EQ(iterations_of("x --iters 5 --steps 7"), 7u);
   EXPECT_EQ(iterations_of("x --epochs 3"), std::nullopt);
 }
 
@@ -49,7 +58,10 @@ TEST(Scaling, TraceLabelIsTheBatchOrTheFileStem) {
 TEST(Scaling, StepRangeNames) {
   for (const char* yes : {"step", "step 5", "Step:3", "ITERATION 2", "iter", "iter-7"})
     EXPECT_TRUE(is_step_range_name(yes)) << yes;
-  for (const char* no : {"", "ste", "stepper", "steps", "step_3", "iter2", "forward", " step 1"})
+  // Every letter of the stem counts, the first and the last: "xtep 1" and "stex 1" are no steps, nor
+  // is a name as long as a stem that is another word.
+  for (const char* no : {"", "ste", "stepper", "steps", "step_3", "iter2", "forward", " step 1", "xtep 1",
+                         "stex 1", "data", "iteratiom 3"})
     EXPECT_FALSE(is_step_range_name(no)) << no;
   // A view into a longer name ends where it ends: "ste" of "step 1" is no step, "step" of "steps"
   // is one (the characters past the view are not read).

@@ -16,12 +16,13 @@
 namespace rf::analyzer {
 
 /// The batch size a command line asks for: the value of --batch-size, --batch_size, --bs or -b
-/// ("--batch-size 64", "--batch-size=64", "-b 64"; whitespace-separated words); nullopt when none
-/// (or not a positive integer). processes.csv and scaling.csv both read it from here.
+/// ("--batch-size 64", "--batch-size=64", "-b 64"; whitespace-separated words). As with argparse,
+/// the last of them wins ("-b 32 --batch-size 64" is 64); nullopt when none, or when the last one's
+/// value is not a positive integer. processes.csv and scaling.csv both read it from here.
 std::optional<uint64_t> batch_size_of(std::string_view command_line);
 
-/// N from "--iterations N", "--iters N" or "--steps N" (also "=N"); nullopt when absent or not a
-/// positive integer. It counts every step of the run, profiled or not.
+/// N from "--iterations N", "--iters N" or "--steps N" (also "=N"; the last of them wins, as for
+/// batch_size_of); nullopt when absent or not a positive integer. It counts every step of the run, profiled or not.
 std::optional<uint64_t> iterations_of(std::string_view command_line);
 
 /// How processes.csv and scaling.csv name a trace: "batch N" when the batch size is known, else
