@@ -155,7 +155,7 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
   p.pid = ctx.pid();
   p.hostname = ctx.hostname;
   p.batch_size = batch_size_of(ctx.command_line);
-  p.label = p.batch_size ? "batch " + std::to_string(*p.batch_size) : ctx.path.stem().string();
+  p.label = trace_label(p.trace, p.batch_size);
   p.steps = step_ranges(ctx.nvtx);
   p.totals = current_totals_;
   processes_.push_back(std::move(p));

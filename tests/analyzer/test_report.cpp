@@ -176,8 +176,9 @@ TEST(ReportTraces, CountersCsvLeavesMissingValuesEmpty) {
 
 // Memory in use: 4 GiB from t=100; 2 GiB more during the first "forward" (6 GiB); 1 GiB more at
 // 600 (5 GiB). A range's peak is the highest of its occurrences, a phase's the highest of its
-// paths; a range never ended after the last memory event holds what was in use at its start; a
-// zero-length range at the top level is no range (launches outside every range have no peak).
+// paths; a range never ended lasts to the last memory event ("open", 5 GiB), or, started after it,
+// holds what was in use at its start ("tail"); a zero-length range at the top level is no range
+// (launches outside every range have no peak).
 TEST(ReportMemoryPeaks, PerRangeAndPhaseTheHighestOccurrence) {
   TempDir dir;
   constexpr uint64_t GiB = 1ull << 30;
@@ -202,9 +203,12 @@ TEST(ReportMemoryPeaks, PerRangeAndPhaseTheHighestOccurrence) {
     launch(450);
     t.pop(3, 5, 480);
     t.pop(2, 5, 500);
+    t.push(4, 5, 520, "blip");
+    t.pop(4, 5, 520);
+    t.push(6, 6, 550, "open");  // never ended, on another thread: it lasts to the last memory event
+    t.launch(++corr, 0, 6, 560);
+    t.kernel(corr, 565, 570);
     t.memory(true, 600, 0xC000, 1 * GiB);
-    t.push(4, 5, 700, "blip");
-    t.pop(4, 5, 700);
     t.push(5, 5, 900, "tail");  // never ended
     launch(950);
     t.finish();
@@ -220,11 +224,15 @@ TEST(ReportMemoryPeaks, PerRangeAndPhaseTheHighestOccurrence) {
   EXPECT_EQ(peak("forward"), std::to_string(6 * GiB));
   EXPECT_EQ(peak("forward/conv"), std::to_string(4 * GiB));
   EXPECT_EQ(peak("tail"), std::to_string(5 * GiB));
+  EXPECT_EQ(peak("open"), std::to_string(5 * GiB));
   EXPECT_EQ(peak(""), "");
   const CsvTable ph = CsvTable::read(out / "phases.csv");
   const size_t fwd = ph.find("phase", "forward");
   ASSERT_LT(fwd, ph.rows.size());
   EXPECT_EQ(ph.cell(fwd, "peak_memory_bytes"), std::to_string(6 * GiB));
+  const nlohmann::json s = summary_of(out);
+  EXPECT_EQ(s["traces"][0]["nvtx_ranges"], 6);  // the six pushes, "blip", "open" and "tail" included
+  EXPECT_EQ(s["traces"][0]["memory"]["events"], 4);
 }
 
 }  // namespace
