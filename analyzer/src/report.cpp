@@ -130,6 +130,7 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
   t.memory_peak_bytes = ctx.memory.peak_bytes();
   t.memory_peak_timestamp_ns = ctx.memory.peak_timestamp_ns();
   t.call_stacks = ctx.call_stacks.size();
+  for (const auto& [id, list] : ctx.configs) t.metric_configs.push_back({id, list.names.size(), list.num_passes});
   t.overhead = ctx.overhead;
   t.traced_ns = ctx.traced_ns();
   t.stream = stats;

@@ -82,6 +82,9 @@ json aggregate(const Aggregate& a) {
 
 json trace_json(const TraceSummary& t) {
   const JoinStats& j = t.stream.join;
+  json metric_configs = json::array();
+  for (const MetricConfigSummary& c : t.metric_configs)
+    metric_configs.push_back({{"config_id", c.config_id}, {"metrics", c.metrics}, {"passes", c.passes}});
   return {{"path", t.path},
           {"pid", t.pid},
           {"hostname", t.hostname},
@@ -104,6 +107,7 @@ json trace_json(const TraceSummary& t) {
             {"peak_bytes", t.memory_events ? json(t.memory_peak_bytes) : json(nullptr)},
             {"peak_timestamp_ns", t.memory_events ? json(t.memory_peak_timestamp_ns) : json(nullptr)}}},
           {"call_stacks", t.call_stacks},
+          {"metric_configs", metric_configs},
           {"profiler_overhead", overhead_json(t.overhead, t.traced_ns)},
           {"join",
            {{"unmapped_counter_ranges", j.unmapped_counters},

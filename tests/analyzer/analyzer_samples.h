@@ -166,11 +166,11 @@ class TraceBuilder {
     d.global_memory_bandwidth_kbps = bandwidth_kbps;
     w_.append(d);
   }
-  void config(uint32_t id, const std::vector<std::string>& metrics) {
+  void config(uint32_t id, const std::vector<std::string>& metrics, uint32_t passes = 2) {
     trace::MetricConfig mc;
     mc.config_id = id;
     mc.chip = w_.intern("GH100");
-    mc.num_passes = 2;
+    mc.num_passes = passes;
     for (const auto& m : metrics) mc.metrics.push_back(w_.intern(m));
     w_.append(mc);
   }

@@ -32,6 +32,7 @@ TEST(ReportTraces, EachTraceIsSummedApartAndKeepsItsOwnDevices) {
     t.process(4242, CollectionMode::kCounters);
     t.device(0, "NVIDIA H100 80GB HBM3", "GH100");
     t.config(1, testing::roofline_metrics());
+    t.config(3, {"gpu__time_duration.sum", "sm__cycles_elapsed.avg"}, 1);  // no launch used it
     testing::Counts c;
     c.ffma = 1000;
     c.read = 1000;
@@ -69,7 +70,14 @@ TEST(ReportTraces, EachTraceIsSummedApartAndKeepsItsOwnDevices) {
   EXPECT_EQ(s["traces"][1]["mode"], "unknown");
   EXPECT_EQ(s["traces"][2]["mode"], "timing");
   EXPECT_EQ(s["traces"][0]["format_version"],
-            std::to_string(a.version_major) + "." + std::to_string(a.version_minor));
+            std::to_string(trace::kFormatMajor) + "." + std::to_string(trace::kFormatMinor));
+  EXPECT_EQ(a.version_major, trace::kFormatMajor);
+  // Each MetricConfig: its metrics and the passes the Range Profiler needed (TraceBuilder: 2).
+  EXPECT_EQ(s["traces"][0]["metric_configs"],
+            nlohmann::json::parse(R"([{"config_id": 1, "metrics": )" +
+                                  std::to_string(testing::roofline_metrics().size()) +
+                                  R"(, "passes": 2}, {"config_id": 3, "metrics": 2, "passes": 1}])"));
+  EXPECT_EQ(s["traces"][1]["metric_configs"], nlohmann::json::array());
   EXPECT_EQ(s["traces"][0]["records"], a.records);
   EXPECT_GT(a.records, 10u);
   EXPECT_EQ(s["traces"][0]["nvtx_unmatched_ends"], 1);

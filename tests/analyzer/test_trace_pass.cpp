@@ -88,6 +88,16 @@ TEST(TraceContextPass, TheLastEventIsTheLatestOfEveryKind) {
   EXPECT_EQ(last_with([](TraceBuilder& t) { t.window(0, false, 6000); }), 6000u);
   EXPECT_EQ(last_with([](TraceBuilder& t) { t.push(1, 5, 7000, "step"); }), 7000u);
   EXPECT_EQ(last_with([](TraceBuilder& t) { t.memory(true, 8000, 0x1000, 64); }), 8000u);
+  // Records of other streams come out of order: a kernel recorded later that ended earlier, or an
+  // earlier event of any kind, does not move it back.
+  EXPECT_EQ(last_with([](TraceBuilder& t) {
+              t.launch(2, 0, 5, 200);
+              t.kernel(2, 300, 400);
+              t.push(1, 5, 150, "step");
+              t.memory(true, 160, 0x1000, 64);
+              t.window(0, false, 170);
+            }),
+            1000u);
 }
 
 TEST(TracePassRows, KernelFieldsNamesAndLaunchCalls) {

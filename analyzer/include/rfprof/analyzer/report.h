@@ -38,6 +38,14 @@ struct AboveRoof {
   RoofCheck check;
 };
 
+/// One MetricConfig record of a trace: how many metrics it held and how many passes (kernel
+/// replays, or training steps under replay across steps) the Range Profiler needed for them.
+struct MetricConfigSummary {
+  uint32_t config_id = 0;
+  uint64_t metrics = 0;
+  uint32_t passes = 0;
+};
+
 /// What summary.json says about one trace.
 struct TraceSummary {
   std::string path;
@@ -57,6 +65,7 @@ struct TraceSummary {
   uint64_t memory_peak_bytes = 0;           ///< MemoryTimeline::peak_bytes()
   uint64_t memory_peak_timestamp_ns = 0;
   uint64_t call_stacks = 0;                 ///< CallStack records
+  std::vector<MetricConfigSummary> metric_configs;  ///< by config id
   std::map<std::string, OverheadPhaseTotals> overhead;  ///< TraceContext::overhead
   std::optional<uint64_t> traced_ns;        ///< TraceContext::traced_ns()
   StreamStats stream;

@@ -36,7 +36,7 @@ struct DeviceRecord {
 struct MetricList {
   std::vector<std::string> names;
   MetricLayout layout;
-  uint32_t num_passes = 0;
+  uint32_t num_passes = 0;  ///< passes the collector's Range Profiler needed for these metrics
 };
 
 /// The collector's own cost in one phase (the last ProfilerOverhead record of the phase; format 1.2).
