@@ -237,6 +237,7 @@ TEST(TracePassRows, DurationsFromGpuTimeAndPlacementAtTheLaunchCall) {
   EXPECT_EQ(rows.at(2).row.start_ns, 3000u);
   EXPECT_EQ(stats.negative_durations, 0u);
   EXPECT_EQ(rows.at(3).row.duration_ns, std::nullopt);
+  EXPECT_EQ(rows.at(3).row.start_ns, 4003u);  // no duration: at the call's end
   const SeenRow& r4 = rows.at(4);
   EXPECT_EQ(r4.row.kernel, "ffma_loop(float*, int)");
   EXPECT_EQ(r4.mangled, "_Z9ffma_loopPfi");
@@ -248,6 +249,59 @@ TEST(TracePassRows, DurationsFromGpuTimeAndPlacementAtTheLaunchCall) {
   EXPECT_EQ(rows.at(6).row.start_ns, std::nullopt);  // no call end to place it at
   EXPECT_EQ(rows.at(7).row.start_ns, std::nullopt);
   EXPECT_FALSE(rows.at(7).row.start_from_launch);
+}
+
+// Launch calls of odd shapes: a call of no duration is still a call; one that ends before it
+// starts places its kernel at its end, never before; a kernel record that never came leaves the
+// call's grid and block, each dimension where it was; the NVTX path is the one open on the
+// launching thread when the call began, even if the range ended before the call returned.
+TEST(TracePassRows, LaunchCallsOfNoLengthOrBackwardsAndRangesEndingDuringTheCall) {
+  TempDir dir;
+  const fs::path p = dir.path / "t.rftrace";
+  {
+    TraceBuilder t(p);
+    t.process(1, CollectionMode::kCounters);
+    t.config(1, testing::roofline_metrics());
+    testing::Counts c;
+    c.gpu_time = 50;
+    trace::LaunchApi l;
+    l.correlation_id = 1;
+    l.thread_id = 5;
+    l.api_start_ns = 1000;
+    l.api_end_ns = 1000;  // no duration
+    l.cbid = 211;
+    l.kernel_name = t.writer().intern("_Z9ffma_loopPfi");
+    t.writer().append(l);
+    t.kernel(1, 1100, 1200);
+    l.correlation_id = 2;
+    l.api_start_ns = 2000;
+    l.api_end_ns = 1900;  // ends before it starts
+    t.writer().append(l);
+    t.kernel(2, 0, 0);
+    t.counters(1, 2, c.values());
+    l.correlation_id = 3;
+    l.api_start_ns = 3000;
+    l.api_end_ns = 3010;
+    l.grid[0] = 7, l.grid[1] = 5, l.grid[2] = 3;
+    l.block[0] = 32, l.block[1] = 4, l.block[2] = 2;
+    t.writer().append(l);  // its kernel record never came
+    t.push(1, 5, 4000, "r");
+    t.launch(4, 0, 5, 4100);  // call 4100..4103
+    t.pop(1, 5, 4101);
+    t.kernel(4, 4200, 4300);
+    t.window(0, false, 9000);
+    t.finish();
+  }
+  auto rows = rows_of(p);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows.at(1).row.launch_start_ns, 1000u);
+  EXPECT_EQ(rows.at(1).row.launch_end_ns, 1000u);
+  EXPECT_EQ(rows.at(1).row.launch_cbid, 211u);
+  EXPECT_EQ(rows.at(2).row.duration_ns, 50u);
+  EXPECT_EQ(rows.at(2).row.start_ns, 1900u);
+  EXPECT_EQ(rows.at(3).row.grid, (std::array<int32_t, 3>{7, 5, 3}));
+  EXPECT_EQ(rows.at(3).row.block, (std::array<int32_t, 3>{32, 4, 2}));
+  EXPECT_EQ(rows.at(4).row.nvtx, "r");
 }
 
 // A graph launch whose kernels never arrived is one row without a grid (a graph call has none).
