@@ -121,11 +121,13 @@ TEST(RoofsOf, OnlyRoofsWithinATenthOfAPercentAreMerged) {
   c.fp64.value = 1.0005e12;  // 0.05 % above FP32: one roof
   c.fp32.value = 1e12;
   c.fp16.value = 1.4e12;     // 40 % above: a roof of its own
+  c.tensor[2].value = 1.405e12;  // FP16 tensor, 0.36 % above FP16: a roof of its own too
   const auto roofs = roofs_of(c);
-  ASSERT_EQ(roofs.size(), 2u);
+  ASSERT_EQ(roofs.size(), 3u);
   EXPECT_EQ(roofs[0].label, "FP64, FP32");
   EXPECT_EQ(roofs[0].peak, 1.0005e12);
   EXPECT_EQ(roofs[1].label, "FP16");
+  EXPECT_EQ(roofs[2].label, "FP16 tensor");
 }
 
 }  // namespace
