@@ -83,6 +83,7 @@ TEST(RunCharts, PointsAndNotesOfADevice) {
   EXPECT_EQ(c.dram_bytes_per_s, 3.35e12);
   ASSERT_EQ(c.points.size(), 1u);
   EXPECT_EQ(c.points[0].label, "gemm");
+  EXPECT_EQ(c.points[0].group, "other");  // coloured by phase: outside every NVTX range
   EXPECT_DOUBLE_EQ(c.points[0].ai, 2.0);
   EXPECT_DOUBLE_EQ(c.points[0].flop_per_s, 2e9);
   EXPECT_DOUBLE_EQ(c.points[0].time_ns, 1000.0);
