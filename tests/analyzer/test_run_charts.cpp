@@ -73,7 +73,7 @@ TEST(RunCharts, PointsAndNotesOfADevice) {
     add(2, "nocount", 3, {}, 20'000, 20'500);               // no counters
     add(3, "untimed", 3, counts(10, 10), 0, 0);              // counters, but no duration
     add(4, "no_dram", 3, counts(10, nan), 30'000, 30'100);   // FLOP and time, no DRAM bytes
-    add(5, "copy", 3, counts(0, 1000), 40'000, 40'200);      // 0 FLOP
+    add(5, "copy", 3, counts(0, 1000), 40'000, 40'123);      // 0 FLOP
     add(6, "tiny_bytes", 3, counts(1e300, 1e-300), 50'000, 50'100);  // an intensity past double
   });
   const auto charts = charts_of(p);
@@ -89,7 +89,7 @@ TEST(RunCharts, PointsAndNotesOfADevice) {
   EXPECT_DOUBLE_EQ(c.points[0].time_ns, 1000.0);
   EXPECT_EQ(c.notes, (std::vector<std::string>{"3 kernel group(s) without", "counters not drawn",
                                                "2 kernel group(s) with 0 FLOP", "or 0 DRAM bytes not drawn",
-                                               "(0.0003 ms GPU time; in kernels.csv)"}));
+                                               "(0.000223 ms GPU time; in kernels.csv)"}));  // 3 digits
 }
 
 // Launches on a device without a DeviceInfo record get a chart of their own as soon as one of
