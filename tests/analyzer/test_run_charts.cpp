@@ -117,6 +117,34 @@ TEST(RunCharts, LaunchesWithoutADeviceRecordHaveTheirOwnChart) {
                                                   "(0.0004 ms GPU time; in kernels.csv)"}));
 }
 
+// Two devices: each chart gets the notes of its own device's groups.
+TEST(RunCharts, NotesStayWithTheirDevice) {
+  TempDir dir;
+  const fs::path p = dir.path / "t.rftrace";
+  {
+    TraceBuilder t(p);
+    t.process(4242, trace::CollectionMode::kCounters);
+    t.device(3, "NVIDIA H100 80GB HBM3", "GH100");
+    t.device(4, "NVIDIA H100 80GB HBM3", "GH100");
+    t.config(1, testing::roofline_metrics());
+    t.launch(1, 0, 5, 100);
+    t.kernel(1, 10'000, 11'000, "gemm", 3);
+    t.counters(1, 1, counts(1000, 1000));
+    t.launch(2, 0, 5, 200);
+    t.kernel(2, 20'000, 20'400, "nocount", 4);
+    t.window(0, false, 1'000'000);
+    t.finish();
+  }
+  const auto charts = charts_of(p);
+  ASSERT_EQ(charts.size(), 2u);
+  EXPECT_EQ(charts[0].title, "device 3: NVIDIA H100 80GB HBM3 (pid 4242)");
+  EXPECT_EQ(charts[0].points.size(), 1u);
+  EXPECT_TRUE(charts[0].notes.empty());
+  EXPECT_EQ(charts[1].title, "device 4: NVIDIA H100 80GB HBM3 (pid 4242)");
+  EXPECT_TRUE(charts[1].points.empty());
+  EXPECT_EQ(charts[1].notes, (std::vector<std::string>{"1 kernel group(s) without", "counters not drawn"}));
+}
+
 TEST(RoofsOf, OnlyRoofsWithinATenthOfAPercentAreMerged) {
   DeviceCeilings c;
   c.fp64.value = 1.0005e12;  // 0.05 % above FP32: one roof
