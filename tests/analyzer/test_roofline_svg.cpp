@@ -396,21 +396,36 @@ TEST(CeilingsCommand, PrintsTheTableAndWritesTheSvg) {
   std::ostringstream out, err;
   ASSERT_EQ(run_ceilings(o, out, err), kExitOk) << err.str();
   const std::string text = out.str();
-  EXPECT_NE(text.find("fp32,1.95e+13,FLOP/s,9.564,\"datasheet: A100 SXM4 80GB\""), std::string::npos) << text;
-  EXPECT_NE(text.find("tensor_tf32,1.56e+14,FLOP/s,76.51,"), std::string::npos) << text;
-  EXPECT_NE(text.find("tensor_int8,6.24e+14,OP/s,"), std::string::npos) << text;
+  // Every ceiling the entry has, in this order; compute ceilings with their ridge point (value /
+  // DRAM bandwidth 2.039e12 bytes/s), memory ones without; no FP8 row (A100 has none).
+  const std::string src = ",\"datasheet: A100 SXM4 80GB\"\n";
+  EXPECT_EQ(text.substr(0, text.find("source: ")),
+            "ceilings of A100 SXM4 80GB\n"
+            "ceiling,value,unit,ridge_flop_per_byte,source\n"
+            "fp64,9.7e+12,FLOP/s,4.757" + src +
+            "fp32,1.95e+13,FLOP/s,9.564" + src +
+            "fp16,7.8e+13,FLOP/s,38.25" + src +
+            "tensor_fp64,1.95e+13,FLOP/s,9.564" + src +
+            "tensor_tf32,1.56e+14,FLOP/s,76.51" + src +
+            "tensor_fp16,3.12e+14,FLOP/s,153" + src +
+            "tensor_bf16,3.12e+14,FLOP/s,153" + src +
+            "tensor_int8,6.24e+14,OP/s,306" + src +
+            "dram,2.039e+12,bytes/s," + src +
+            "l2_size,4.194e+07,bytes," + src);
   EXPECT_NE(text.find("source: datasheet: A100 SXM4 80GB (NVIDIA A100"), std::string::npos);
   const std::string svg = testing::slurp(dir.path / "roofline-A100-SXM4-80GB.svg");
+  EXPECT_NE(svg.find("A100 SXM4 80GB: datasheet rooflines"), std::string::npos);
   EXPECT_GE(count(svg, "class=\"roof compute\""), 4u);  // FP64, FP32, FP16, TF32, FP16/BF16 tensor
   EXPECT_EQ(count(svg, "class=\"point\""), 0u);
 }
 
 // A user file's entry: listed first, printed whole (only the ceilings it has; a ridge for compute
-// roofs only; each source once), its chart written into a folder made for it.
+// roofs only; each source once), its chart written into a folder made for it, named with the
+// entry's spaces, slashes and backslashes as dashes.
 TEST(CeilingsCommand, AUserEntryPrintedWholeAndItsChartWritten) {
   testing::TempDir dir;
   const auto file = dir.path / "lab.json";
-  std::ofstream(file) << R"json({"devices": [{"name": "Lab GPU/rev 2", "fp64_flop_per_s": 5e11,
+  std::ofstream(file) << R"json({"devices": [{"name": "Lab GPU/rev\\2", "fp64_flop_per_s": 5e11,
       "fp32_flop_per_s": 1e12, "dram_bytes_per_s": 5e11, "l2_bytes_per_s": 2e12, "l2_bytes": 5e7,
       "citation": "lab notes"}]})json";
   CeilingsOptions list;
@@ -418,18 +433,18 @@ TEST(CeilingsCommand, AUserEntryPrintedWholeAndItsChartWritten) {
   list.ceilings = file;
   std::ostringstream listed, err;
   ASSERT_EQ(run_ceilings(list, listed, err), kExitOk) << err.str();
-  EXPECT_EQ(listed.str().rfind("Lab GPU/rev 2  (chip any, user file " + file.string() + ")\nH100 SXM5  (chip GH100, datasheet)\n", 0), 0u)
+  EXPECT_EQ(listed.str().rfind("Lab GPU/rev\\2  (chip any, user file " + file.string() + ")\nH100 SXM5  (chip GH100, datasheet)\n", 0), 0u)
       << listed.str();
 
   CeilingsOptions o;
   o.ceilings = file;
-  o.device = "Lab GPU/rev 2";
+  o.device = "Lab GPU/rev\\2";
   o.output_dir = dir.path / "charts" / "lab";  // not there yet
   std::ostringstream out;
   ASSERT_EQ(run_ceilings(o, out, err), kExitOk) << err.str();
   const std::string src = "\"user file: " + file.string() + "\"";
   const auto svg_path = o.output_dir / "roofline-Lab-GPU-rev-2.svg";
-  EXPECT_EQ(out.str(), "ceilings of Lab GPU/rev 2\n"
+  EXPECT_EQ(out.str(), "ceilings of Lab GPU/rev\\2\n"
                        "ceiling,value,unit,ridge_flop_per_byte,source\n"
                        "fp64,5e+11,FLOP/s,1," + src + "\n"
                        "fp32,1e+12,FLOP/s,2," + src + "\n"
@@ -463,7 +478,22 @@ TEST(CeilingsCommand, ListAndErrors) {
   unknown.device = "H999";
   std::ostringstream err2;
   EXPECT_EQ(run_ceilings(unknown, out, err2), kExitBadInput);
+  EXPECT_EQ(err2.str().rfind("rfanalyze: ", 0), 0u) << err2.str();
   EXPECT_NE(err2.str().find("no such ceilings entry; known entries: \"H100 SXM5\""), std::string::npos);
+  // --list with --device: the list, then the entry's table.
+  CeilingsOptions both;
+  both.list = true;
+  both.device = "RTX 4090";
+  testing::TempDir dir;
+  both.output_dir = dir.path;
+  std::ostringstream out3, err3;
+  EXPECT_EQ(run_ceilings(both, out3, err3), kExitOk) << err3.str();
+  const std::string text = out3.str();
+  const size_t listed = text.find("RTX 4090  (chip AD102, datasheet)\n"), table = text.find("ceilings of RTX 4090\n");
+  EXPECT_NE(listed, std::string::npos) << text;
+  EXPECT_NE(table, std::string::npos) << text;
+  EXPECT_LT(listed, table) << text;
+  EXPECT_TRUE(std::filesystem::exists(dir.path / "roofline-RTX-4090.svg"));
 }
 
 }  // namespace
