@@ -77,6 +77,21 @@ TEST(MemoryTimeline, KindsDevicesAndOversizedReleases) {
   EXPECT_EQ(in_use, (std::vector<uint64_t>{100, 130, 100, 108, 110, 0}));
 }
 
+// An address allocated twice before its release (a release record lost) gives back both
+// allocations at its release, and only then: a second release of it is an unknown one.
+TEST(MemoryTimeline, AnAddressAllocatedTwiceIsReleasedWholeOnce) {
+  MemoryTimeline m;
+  m.add(mem(kAlloc, 50, 0xB, 50));
+  m.add(mem(kAlloc, 100, 0xA, 100));
+  m.add(mem(kAlloc, 200, 0xA, 30));
+  m.add(mem(kFree, 300, 0xA, 0));
+  m.add(mem(kFree, 400, 0xA, 0));
+  m.finalize();
+  std::vector<uint64_t> in_use;
+  for (const auto& p : m.points()) in_use.push_back(p.in_use_bytes);
+  EXPECT_EQ(in_use, (std::vector<uint64_t>{50, 150, 180, 50, 50}));
+}
+
 TEST(MemoryTimeline, PeakBetweenCountsTheStateAtStartAndEveryEventUpToEnd) {
   MemoryTimeline m;
   m.add(mem(kAlloc, 100, 1, 10));
@@ -136,11 +151,15 @@ TEST(CallSites, CallSiteIsTheInnermostFrameOutsideCudaLibraries) {
   // Frames beyond the module list are not in a CUDA library.
   s.modules = {"/usr/local/cuda/lib64/libcudart.so.13"};
   EXPECT_EQ(call_site_of(s), "cudnn::conv_fwd");
+  s.modules = {"/opt/app/libmine.so"};  // the innermost frame itself, when it is not CUDA's
+  EXPECT_EQ(call_site_of(s), "cudaLaunchKernel");
   for (const char* lib : {"libcudart.so.13", "libcublasLt.so.13", "libcudnn_ops.so.9", "libcufft.so.12",
                           "libcurand.so.10", "libcusparse.so.12", "libcusolver.so.11", "libnccl.so.2",
                           "libnvrtc.so.13", "libnvJitLink.so.13", "libcuda.so.1", "libcuda-loader.so", "libcupti.so.13"})
     EXPECT_TRUE(is_cuda_library(std::string("/usr/lib/x86_64-linux-gnu/") + lib)) << lib;
-  for (const char* other : {"libcudax.so", "libtorch_cuda.so", "/usr/lib/libcudart/python3"})
+  // A prefix of the file name, not a part of it or of its folder.
+  for (const char* other : {"libcudax.so", "libtorch_cuda.so", "/usr/lib/libcudart/python3", "my_libcublas.so",
+                            "/opt/x/pylibnccl.so"})
     EXPECT_FALSE(is_cuda_library(other)) << other;
 }
 
@@ -224,6 +243,7 @@ TEST(MemoryAndCallSitesEndToEnd, OutputsNumberByNumber) {
   EXPECT_EQ(mem_csv.header, memory_csv_header());
   ASSERT_EQ(mem_csv.rows.size(), 4u);
   EXPECT_EQ(mem_csv.cell(0, "pid"), "4242");
+  EXPECT_EQ(mem_csv.cell(0, "device"), "0");
   EXPECT_EQ(mem_csv.cell(0, "operation"), "allocation");
   EXPECT_EQ(mem_csv.cell(0, "memory_kind"), "device");
   EXPECT_EQ(mem_csv.cell(0, "address"), "0x1000");
@@ -306,6 +326,36 @@ TEST(MemoryAndCallSitesEndToEnd, FoldedLinesOfOddNamesAndStacks) {
   EXPECT_EQ(lines_of(dir.path / "out" / "callsites_time.folded"),
             (std::vector<std::string>{"[empty stack];k2 40", "f  g;k:a b c 100"}));
   EXPECT_EQ(lines_of(dir.path / "out" / "callsites_flop.folded"), (std::vector<std::string>{"f  g;k:a b c 2"}));
+}
+
+// Two traces of one job (two ranks): folded lines and call sites they share are summed.
+TEST(MemoryAndCallSitesEndToEnd, TwoTracesAreSummed) {
+  TempDir dir;
+  write_trace(dir.path / "rank0.rftrace");
+  write_trace(dir.path / "rank1.rftrace");
+  const fs::path out = dir.path / "out";
+  const testing::AnalysisRun run = testing::analyze({dir.path / "rank0.rftrace", dir.path / "rank1.rftrace"}, out);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  EXPECT_EQ(lines_of(out / "callsites_time.folded"),
+            (std::vector<std::string>{
+                "[no call stack];gemm_kernel 100",
+                "[unsymbolized];gemm_kernel 200",
+                "train:step;at::native::addmm_out_cuda;cublasGemmEx;gemm_kernel 600",
+                "train:step;at::native::cudnn_convolution;cudaLaunchKernel;conv_kernel 600",
+            }));
+  EXPECT_EQ(lines_of(out / "callsites_flop.folded"),
+            (std::vector<std::string>{
+                "[unsymbolized];gemm_kernel 1000",
+                "train:step;at::native::addmm_out_cuda;cublasGemmEx;gemm_kernel 1000",
+                "train:step;at::native::cudnn_convolution;cudaLaunchKernel;conv_kernel 8000",
+            }));
+  const CsvTable sites = CsvTable::read(out / "callsites.csv");
+  ASSERT_EQ(sites.rows.size(), 4u);
+  const size_t conv = sites.find("call_site", "at::native::cudnn_convolution");
+  ASSERT_LT(conv, sites.rows.size());
+  EXPECT_EQ(sites.cell(conv, "launches"), "4");
+  EXPECT_EQ(sites.cell(conv, "duration_ns"), "600");
+  EXPECT_EQ(sites.cell(conv, "fp32_flop"), "8000");
 }
 
 TEST(MemoryAndCallSitesEndToEnd, TraceWithoutThemHasEmptyOutputsAndEmptyPeaks) {
