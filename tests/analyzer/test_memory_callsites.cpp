@@ -317,6 +317,7 @@ TEST(MemoryAndCallSitesEndToEnd, FoldedLinesOfOddNamesAndStacks) {
     t.counters(1, 1, c.values());
     t.launch(2, 0, 5, 400, 0, false, 2);
     t.kernel(2, 500, 540, "k2");
+    t.launch(3, 0, 5, 600, 0, false, 2);  // its kernel record never came: no duration, a line of 0 ns
     t.call_stack(1, {{"f\r\ng", "/usr/bin/python3"}});
     t.call_stack(2, {});
     t.finish();
@@ -324,7 +325,8 @@ TEST(MemoryAndCallSitesEndToEnd, FoldedLinesOfOddNamesAndStacks) {
   const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "out");
   ASSERT_EQ(run.status, kExitOk) << run.err;
   EXPECT_EQ(lines_of(dir.path / "out" / "callsites_time.folded"),
-            (std::vector<std::string>{"[empty stack];k2 40", "f  g;k:a b c 100"}));
+            (std::vector<std::string>{"[empty stack];ffma_loop(float*, int) 0", "[empty stack];k2 40",
+                                      "f  g;k:a b c 100"}));
   EXPECT_EQ(lines_of(dir.path / "out" / "callsites_flop.folded"), (std::vector<std::string>{"f  g;k:a b c 2"}));
 }
 
