@@ -115,6 +115,33 @@ TEST(Demangle, TemplateParameterExpansionIsBoundedToo) {
   }
 }
 
+/// f(a, b, ..., Z, Z, ...): `before` one-letter classes, then a class Z of `name_bytes` letters, then
+/// `params` more parameters that refer to Z by its substitution (S_, S0_ ... S9_, SA_ ...: with
+/// before 10, S9_; with 11, SA_), the only back-references in the symbol.
+std::string substitution_symbol(size_t before, size_t name_bytes, size_t params) {
+  std::string s = "_Z1f";
+  for (size_t i = 0; i < before; ++i) s += std::string("1") + static_cast<char>('a' + i);
+  s += std::to_string(name_bytes) + std::string(name_bytes, 'z');
+  const std::string ref =
+      before == 0 ? "S_" : std::string("S") + "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[before - 1] + "_";
+  for (size_t i = 0; i < params; ++i) s += ref;
+  return s;
+}
+
+// Every substitution is seen as one that expands, up to the last digit and from the first letter
+// of its base-36 number: S9_ and SA_ printed 300 times past kMaxDemangledBytes are cut off too.
+TEST(Demangle, SubstitutionsNumberedWithNineOrALetterAreBoundedToo) {
+  if (!has_llvm_demangler()) GTEST_SKIP() << "built without LLVM's demangler (llvm-14-dev)";
+  for (size_t before : {10u, 11u}) {
+    SCOPED_TRACE(before);
+    const std::string small = substitution_symbol(before, 3, 2);
+    EXPECT_EQ(demangle(small), std::string("f(a, b, c, d, e, f, g, h, i, j, ") + (before == 11 ? "k, " : "") +
+                                   "zzz, zzz, zzz)");
+    const std::string above = substitution_symbol(before, 1000, 300);  // 300 KB printed
+    EXPECT_EQ(demangle(above), above);
+  }
+}
+
 TEST(Demangle, RefusedMeansACppSymbolRecordedAsItselfOrNothing) {
   EXPECT_TRUE(demangle_refused("_Z3fooi", "_Z3fooi"));
   EXPECT_TRUE(demangle_refused("", "_Z3fooi"));
