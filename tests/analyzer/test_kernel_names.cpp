@@ -113,6 +113,9 @@ TEST(Demangle, TemplateParameterExpansionIsBoundedToo) {
     const std::string above = template_parameter_symbol(1000, 300, second);  // 300 KB printed
     EXPECT_EQ(demangle(above), above);
   }
+  // A name of exactly 256 KiB is still whole: 10 + 106 x 2471 + 104 x 2 = 262,144 bytes.
+  const std::string exact = template_parameter_symbol(2471, 105);
+  EXPECT_EQ(demangle(exact).size(), size_t{256} << 10);
 }
 
 /// f(a, b, ..., Z, Z, ...): `before` one-letter classes, then a class Z of `name_bytes` letters, then

@@ -168,6 +168,9 @@ TEST(NcuCsv, LaunchAttributeProductsNeverWrap) {
   EXPECT_EQ(value("launch__grid_size"), "");
   EXPECT_EQ(value("launch__grid_dim_z"), "");
   EXPECT_EQ(value("launch__grid_dim_x"), "1");
+  r.grid = std::array<int32_t, 3>{1, 0, 1};  // a 0 is a value, not a missing one
+  EXPECT_EQ(value("launch__grid_dim_y"), "0");
+  EXPECT_EQ(value("launch__grid_size"), "0");
   r.grid = std::array<int32_t, 3>{2147483647, 2147483647, 2147483647};  // x * y * z past 2^64
   EXPECT_EQ(value("launch__grid_size"), "");
   r.grid = std::array<int32_t, 3>{2147483647, 2147483647, 5};  // x * y fits, times z does not
