@@ -168,6 +168,8 @@ TEST(NcuCsv, LaunchAttributeProductsNeverWrap) {
   EXPECT_EQ(value("launch__grid_size"), "");
   EXPECT_EQ(value("launch__grid_dim_z"), "");
   EXPECT_EQ(value("launch__grid_dim_x"), "1");
+  r.grid = std::array<int32_t, 3>{1, -1, 1};  // -1 as 64 bits times 1 would not overflow
+  EXPECT_EQ(value("launch__grid_size"), "");
   r.grid = std::array<int32_t, 3>{1, 0, 1};  // a 0 is a value, not a missing one
   EXPECT_EQ(value("launch__grid_dim_y"), "0");
   EXPECT_EQ(value("launch__grid_size"), "0");
