@@ -180,6 +180,8 @@ TEST(NcuCsv, LaunchAttributeProductsNeverWrap) {
   r.grid = std::array<int32_t, 3>{2147483647, 2147483647, 3};  // 1.38e19 < 2^64
   EXPECT_EQ(value("launch__grid_size"), "13,835,058,042,397,261,827");
   // The device index is the launch's device, and only where the trace has that device's record.
+  EXPECT_EQ(value("launch__device_id"), "");  // not in the trace: empty, not 0
+  EXPECT_EQ(value("launch__stream_id"), "");
   r.device = 3;
   EXPECT_EQ(value("launch__device_id"), "3");
   EXPECT_EQ(value("device__attribute_device_index"), "");
