@@ -93,6 +93,18 @@ class RecordedH100(unittest.TestCase):
         phases = {r["phase"]: r for r in rows(os.path.join(out, "phases.csv"))}
         self.assertEqual(set(phases), {"forward", "backward", "optimizer"})
 
+    def test_metric_configs_give_the_passes_the_range_profiler_needed(self):
+        # What CUPTI's Range Profiler reported on the H100 for each trace's metrics: the roofline
+        # set (14 metrics) in 2 passes, as the host API plans it offline (DESIGN.md), and the set
+        # with every tensor precision (35 metrics, gemm.rftrace) in 7.
+        for name, trace, want in [
+                ("resnet18", os.path.join(DATA, "resnet18", "resnet18.rftrace"), (14, 2)),
+                ("gemm", os.path.join(DATA, "gemm", "gemm.rftrace"), (35, 7))]:
+            out = self.analysis(name, trace)
+            with open(os.path.join(out, "summary.json")) as f:
+                configs = json.load(f)["traces"][0]["metric_configs"]
+            self.assertEqual(configs, [{"config_id": 1, "metrics": want[0], "passes": want[1]}], name)
+
     def test_kernel_names_with_ncus_name_bases(self):
         # ncu 2025.3 demangles in its own style ("const float *", "T1", "<unnamed>", namespaces
         # left out), so full names differ; the function names (--print-kernel-base function) are
