@@ -162,6 +162,15 @@ TEST(Plan, VoltaHasOnlyDenseFp16TensorMath) {
   EXPECT_EQ(plan.passes, 2u);  // measured: the tensor counters share the roofline set's hardware pass
 }
 
+// The host API's plan against the H100 itself: tests/data/h100-2026-11-23/gemm/gemm.rftrace
+// recorded this set, and its MetricConfig holds what the Range Profiler reported there.
+TEST(Plan, HopperRooflineTensorIsThe35MetricsAndThe7PassesAnH100Reported) {
+  MetricHost host("GH100");
+  const auto plan = plan_metric_set(host, "roofline-tensor");
+  EXPECT_EQ(plan.metrics.size(), 35u);
+  EXPECT_EQ(plan.passes, 7u);
+}
+
 TEST(Plan, HopperCountsHgmmaAndHmmaPaths) {
   MetricHost host("GH100");
   auto plan = plan_metric_set(host, "roofline-tensor");
