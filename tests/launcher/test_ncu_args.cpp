@@ -70,6 +70,11 @@ TEST(NcuArgs, UniquePrefixesOfLongOptionsAsInNcu) {
   EXPECT_EQ(p.env.at("RFPROF_DISABLE_PROFILER_START_STOP"), "1");
   EXPECT_EQ(p.env.at("RFPROF_OUTPUT"), "out.rftrace");
   EXPECT_NE(error_of({"--pr", "on", "./app"}).find("ambiguous"), std::string::npos);  // profile-..., print-...
+  // A value after '=' is the whole rest of the word, '=' included; a switch takes no value; a
+  // bare "--" ends rfprof's options.
+  EXPECT_EQ(parse({"--kernel-name=regex:a=b", "./app"}).env.at("RFPROF_KERNEL_NAME"), "regex:a=b");
+  EXPECT_EQ(parse({"--verbose", "./app", "x"}).command, (std::vector<std::string>{"./app", "x"}));
+  EXPECT_EQ(parse({"--quiet", "--", "./app", "-o", "y"}).command, (std::vector<std::string>{"./app", "-o", "y"}));
 }
 
 TEST(NcuArgs, CallStackAndMemoryUsage) {
@@ -101,6 +106,17 @@ TEST(NcuArgs, SetsAndSections) {
   EXPECT_EQ(parse({"--section", "SpeedOfLight_RooflineChart", "a"}).env.at("RFPROF_METRIC_SET"), "roofline");
   EXPECT_EQ(parse({"--section", "SpeedOfLight_HierarchicalTensorRooflineChart", "a"}).env.at("RFPROF_METRIC_SET"),
             "roofline-tensor");
+  // Names in any case, as ncu takes them; the set as rfprof names it, an error naming the value
+  // as typed.
+  EXPECT_EQ(parse({"--set", "TIMING", "a"}).env.at("RFPROF_METRIC_SET"), "timing");
+  EXPECT_EQ(parse({"--set", "Roofline-Tensor", "a"}).env.at("RFPROF_METRIC_SET"), "roofline-tensor");
+  EXPECT_NE(error_of({"--set", "FULL", "a"}).find("--set FULL: "), std::string::npos);
+  // --section also takes rfprof's set names, "roofline" there meaning rfprof's, not ncu's set; of
+  // several sections, the largest set they need.
+  EXPECT_EQ(parse({"--section", "roofline", "a"}).env.at("RFPROF_METRIC_SET"), "roofline");
+  EXPECT_EQ(parse({"--section", "timing", "a"}).env.at("RFPROF_METRIC_SET"), "timing");
+  EXPECT_EQ(parse({"--section", "timing", "--section", "SpeedOfLight_RooflineChart", "a"}).env.at("RFPROF_METRIC_SET"),
+            "roofline");
   EXPECT_NE(error_of({"--set", "full", "a"}).find("--set full"), std::string::npos);
   EXPECT_NE(error_of({"--section", "MemoryWorkloadAnalysis", "a"}).find("not a roofline section"), std::string::npos);
   EXPECT_NE(error_of({"--set", "roofline", "--metrics", "x.sum", "a"}).find("give one of them"), std::string::npos);

@@ -219,6 +219,9 @@ TEST(NcuDropIn, ResponseFilesAreSplicedInBeforeTheApplication) {
   p = parse_args({"@" + (dir / "escape.rsp").string(), "app"});
   EXPECT_EQ(p.env.at("RFPROF_KERNEL_NAME"), "my kernel's");
   EXPECT_EQ(p.env.at("RFPROF_LAUNCH_SKIP"), "2");
+  // A backslash that ends the file escapes nothing: it is kept.
+  write_file(dir / "trailing.rsp", "-k kern\\");
+  EXPECT_EQ(parse_args({"@" + (dir / "trailing.rsp").string(), "app"}).env.at("RFPROF_KERNEL_NAME"), "kern\\");
   // 64 response files, each naming the next, are read; a 65th is refused.
   auto chain = [&](int n) {
     for (int k = 0; k < n; ++k)
