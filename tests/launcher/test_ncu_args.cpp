@@ -87,6 +87,8 @@ TEST(NcuArgs, CallStackAndMemoryUsage) {
   EXPECT_EQ(p.command, (std::vector<std::string>{"./app", "--call-stack"}));  // the app's own flag
   EXPECT_FALSE(parse({"--cuda-memory-usage", "false", "./app"}).env.count("RFPROF_MEMORY"));
   EXPECT_NE(error_of({"--call-stack-type", "python", "./app"}).find("only native call stacks"), std::string::npos);
+  EXPECT_NE(error_of({"--call-stack-type", "python", "--call-stack-type", "native", "./app"}).find("only native"),
+            std::string::npos);  // each one given, not the last only
   EXPECT_NE(error_of({"--cuda-memory-usage", "maybe", "./app"}).find("expected true or false"), std::string::npos);
 }
 
@@ -226,6 +228,9 @@ TEST(NcuArgs, NvtxIncludeAndExcludeRulesGoToTheCollector) {
   EXPECT_NE(error_of({"--nvtx-include", "[A,B]", "a"}).find("cannot appear in a push/pop rule"), std::string::npos);
   EXPECT_NE(error_of({"--nvtx-include"}).find("needs an NVTX rule"), std::string::npos);
   EXPECT_NE(error_of({"--nvtx-include", "A/", "-i", "t.rftrace"}).find("select launches while profiling"),
+            std::string::npos);
+  // An attached rule as the last word is a rule, not a flag missing one.
+  EXPECT_NE(error_of({"-i", "t.rftrace", "--nvtx-include=A/"}).find("select launches while profiling"),
             std::string::npos);
   EXPECT_NE(error_of({"--nvtx-include", "A//B", "a"}).find("empty range name"), std::string::npos);
   EXPECT_NE(error_of({"--nvtx-exclude", "a;b/", "a"}).find("';'"), std::string::npos);
