@@ -206,6 +206,9 @@ TEST(NcuArgs, ReplayAcrossSteps) {
   EXPECT_NE(error_of({"--replay-groups", "2", "a"}).find("--replay-groups needs --replay-mode step"),
             std::string::npos);
   EXPECT_NE(error_of({"--replay-mode", "step", "--replay-groups", "0", "a"}), "");
+  // Up to 1000 groups, as librfinject reads RFPROF_REPLAY_GROUPS.
+  EXPECT_EQ(parse({"--replay-mode", "step", "--replay-groups", "1000", "a"}).env.at("RFPROF_REPLAY_GROUPS"), "1000");
+  EXPECT_NE(error_of({"--replay-mode", "step", "--replay-groups", "1001", "a"}), "");
   EXPECT_EQ(parse({"--replay-mode", "step", "--replay-range", "regex:^step ", "a"}).env.at("RFPROF_REPLAY_RANGE"),
             "regex:^step ");
   EXPECT_NE(error_of({"--replay-range", "step", "a"}).find("--replay-range needs --replay-mode step"),
