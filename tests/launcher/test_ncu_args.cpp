@@ -276,7 +276,10 @@ TEST(NcuArgs, ImportListSetsAndMissingCommand) {
   EXPECT_EQ(parse({"--list-sets"}).listing->chip, "");  // this machine's GPU, else GH100
   EXPECT_NE(error_of({"--csv"}).find("no application given"), std::string::npos);
   EXPECT_NE(error_of({"-i", "t.rftrace", "app"}).find("drop the application or -i"), std::string::npos);
-  EXPECT_TRUE(parse({"--help"}).help);
+  const Plan help = parse({"--help"});
+  EXPECT_TRUE(help.help);
+  for (const char* flag : {"--metrics", "--set", "--section", "--kernel-name", "--launch-skip", "--replay-mode"})
+    EXPECT_NE(help.help_text.find(flag), std::string::npos) << flag;
 }
 
 // A script's `--metrics "$EXTRA"` with EXTRA empty adds nothing: the other --metrics flags are read
