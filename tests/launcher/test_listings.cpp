@@ -261,6 +261,8 @@ TEST(ListingsArgs, RefusedCombinations) {
   EXPECT_TRUE(has(error_of({"--list-sections", "--chip", "gh100"}), "the same on every chip"));
   EXPECT_TRUE(has(error_of({"--list-metrics", "--chip", "gh100,ga100"}), "one chip at a time"));
   EXPECT_TRUE(has(error_of({"--list-sets", "--set", "roofline"}), "--list-sets lists every set"));
+  EXPECT_TRUE(has(error_of({"--list-sets", "--section", "SpeedOfLight_RooflineChart"}), "--list-sets lists every set"));
+  EXPECT_TRUE(has(error_of({"--list-sets", "--metrics", "dram__bytes_read.sum"}), "--list-sets lists every set"));
   EXPECT_TRUE(has(error_of({"--list-sections", "--metrics", "dram__bytes_read.sum"}), "drop --metrics"));
   EXPECT_TRUE(has(error_of({"--list-metrics", "--set", "roofline", "--metrics", "dram__bytes_read.sum"}),
                   "give one of them"));
