@@ -266,6 +266,9 @@ TEST(ListingsArgs, RefusedCombinations) {
   EXPECT_TRUE(has(error_of({"--list-sections", "--metrics", "dram__bytes_read.sum"}), "drop --metrics"));
   EXPECT_TRUE(has(error_of({"--list-metrics", "--set", "roofline", "--metrics", "dram__bytes_read.sum"}),
                   "give one of them"));
+  EXPECT_TRUE(has(error_of({"--list-metrics", "--section", "SpeedOfLight_RooflineChart", "--metrics",
+                            "dram__bytes_read.sum"}),
+                  "--metrics with --set/--section: give one of them"));
   EXPECT_TRUE(has(error_of({"--list-metrics", "--set", "basic"}), "--set basic"));
   EXPECT_TRUE(has(error_of({"--list-sections", "--section", "Occupancy"}), "--section Occupancy: not a roofline section"));
   EXPECT_TRUE(has(error_of({"--list-sections", "--set", "roofline", "--section", "SpeedOfLight_RooflineChart"}),
