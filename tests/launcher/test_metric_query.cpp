@@ -352,6 +352,7 @@ TEST(MetricQueryArgs, FlagsAsNcuReadsThem) {
   EXPECT_TRUE(has(error_of({"--chips", "gh100", "app"}), "goes with --query-metrics"));
   EXPECT_TRUE(has(error_of({"--list-sets", "--chip", "GH100,GA100"}), "one chip at a time"));
   EXPECT_TRUE(has(error_of({"--query-metrics", "--devices", "x"}), "--devices x"));
+  EXPECT_TRUE(has(error_of({"--query-metrics", "--chips", ","}), "--chips ,: expected chip names such as gh100"));
 }
 
 }  // namespace
