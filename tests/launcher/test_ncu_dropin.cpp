@@ -60,6 +60,7 @@ TEST(NcuDropInHostApi, MetricsRepeatedBaseNamesAndForms) {
   EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "--metrics", "dram__bytes_reed.sum"}), "dram__bytes_read.sum"));
   EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "--metrics", "regex:dram.*"}), "regex: forms"));
   EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "--set", "roofline"}), "-i with --set/--section"));
+  EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "--section", "SpeedOfLight_RooflineChart"}), "-i with --set/--section"));
 }
 
 TEST(NcuDropInHostApi, ResolveMetricNamesKeepsOrderAndDropsDuplicates) {
