@@ -36,6 +36,7 @@ TEST(NcuArgs, LaunchAttributesInMetricsCollectNoCounters) {
   EXPECT_EQ(e.rfind("rfprof: --metrics launch__waves_per_multiprocessor: one of ncu's launch or device attributes "
                     "that rfprof does not print", 0), 0u) << e;
   EXPECT_NE(e.find("launch__grid_size"), std::string::npos) << e;  // what it prints instead
+  EXPECT_TRUE(parse({"--quiet", "--metrics", "launch__grid_size", "app"}).notes.empty());
   EXPECT_NE(error_of({"--metrics", "device__attribute_ecc_enabled", "app"}).find("does not print"), std::string::npos);
 }
 
@@ -43,6 +44,7 @@ TEST(NcuArgsHostApi, LaunchAttributesBesideCountersAreNotCollected) {
   Plan p = parse({"--metrics", "launch__grid_size,dram__bytes_read.sum,launch__block_size", "app"});
   EXPECT_EQ(p.env.at("RFPROF_METRICS"), "dram__bytes_read.sum");
   EXPECT_EQ(p.env.count("RFPROF_METRIC_SET"), 0u);
+  EXPECT_EQ(p.print_attributes, (std::vector<std::string>{"launch__grid_size", "launch__block_size"}));  // printed
 }
 
 // *HostApi suites call CUPTI's profiler host API (--metrics is checked with it): not under the
@@ -86,6 +88,8 @@ TEST(NcuArgs, CallStackAndMemoryUsage) {
   EXPECT_EQ(p.env.at("RFPROF_MEMORY"), "1");
   EXPECT_EQ(p.command, (std::vector<std::string>{"./app", "--call-stack"}));  // the app's own flag
   EXPECT_FALSE(parse({"--cuda-memory-usage", "false", "./app"}).env.count("RFPROF_MEMORY"));
+  EXPECT_EQ(parse({"--cuda-memory-usage", "TRUE", "./app"}).env.at("RFPROF_MEMORY"), "1");  // any case
+  EXPECT_EQ(parse({"--call-stack", "--call-stack-type", "NATIVE", "./app"}).env.at("RFPROF_CALLSTACKS"), "1");
   EXPECT_NE(error_of({"--call-stack-type", "python", "./app"}).find("only native call stacks"), std::string::npos);
   EXPECT_NE(error_of({"--call-stack-type", "python", "--call-stack-type", "native", "./app"}).find("only native"),
             std::string::npos);  // each one given, not the last only
@@ -96,7 +100,8 @@ TEST(NcuArgs, ProfileFromStartSpellings) {
   for (auto [v, want] : std::vector<std::pair<std::string, std::string>>{
            {"on", "on"}, {"yes", "on"}, {"1", "on"}, {"off", "off"}, {"no", "off"}, {"0", "off"}})
     EXPECT_EQ(parse({"--profile-from-start", v, "a"}).env.at("RFPROF_PROFILE_FROM_START"), want) << v;
-  EXPECT_NE(error_of({"--profile-from-start", "maybe", "a"}).find("expected one of on, off, yes, no, 1, 0"),
+  EXPECT_NE(error_of({"--profile-from-start", "maybe", "a"}).find("--profile-from-start maybe: expected one of on, "
+                                                                 "off, yes, no, 1, 0"),
             std::string::npos);
 }
 
@@ -165,6 +170,7 @@ TEST(NcuArgs, KernelIdFilterModeAndSkipBeforeMatch) {
   EXPECT_EQ(p.env.at("RFPROF_FILTER_MODE"), "per-launch-config");
   EXPECT_EQ(p.env.at("RFPROF_LAUNCH_SKIP_BEFORE_MATCH"), "10");
   EXPECT_EQ(p.kernel_id, std::optional<std::string>("::regex:at::native::.*gemm:2"));
+  EXPECT_EQ(p.launch_skip_before_match, 10u);  // what -i applies to the launches it prints
   // ncu's defaults pass nothing to the collector.
   Plan d = parse({"--filter-mode", "global", "--launch-skip-before-match", "0", "a"});
   EXPECT_FALSE(d.env.count("RFPROF_FILTER_MODE"));

@@ -124,6 +124,9 @@ TEST(NcuDropIn, StepReplayWithoutAnyWindowIsRefused) {
 
 TEST(NcuDropIn, NcuRepNamesAndImport) {
   EXPECT_EQ(parse_args({"-o", "rep.ncu-rep", "app"}).output_pattern, "rep.rftrace");
+  // A name that is only the extension is a name: never emptied, never given a second extension.
+  EXPECT_EQ(parse_args({"-o", ".ncu-rep", "app"}).output_pattern, ".ncu-rep.rftrace");
+  EXPECT_EQ(parse_args({"-o", ".rftrace", "app"}).output_pattern, ".rftrace");
   EXPECT_TRUE(has(error_of({"-i", "t.rftrace", "-o", "copy"}), "-i with -o"));
   // -i rep.ncu-rep finds the rep.rftrace that -o rep.ncu-rep wrote.
   const fs::path dir = fs::temp_directory_path() / ("rfprof-dropin-" + std::to_string(::getpid()));
