@@ -244,7 +244,8 @@ TEST(NcuArgs, NvtxIncludeAndExcludeRulesGoToTheCollector) {
   EXPECT_NE(error_of({"-i", "t.rftrace", "--nvtx-include=A/"}).find("select launches while profiling"),
             std::string::npos);
   EXPECT_NE(error_of({"--nvtx-include", "A//B", "a"}).find("empty range name"), std::string::npos);
-  EXPECT_NE(error_of({"--nvtx-exclude", "a;b/", "a"}).find("--nvtx-exclude a;b/: rfprof cannot pass a rule containing ';'"),
+  EXPECT_NE(error_of({"--nvtx-exclude", "a;b/", "a"})
+                .find("--nvtx-exclude a;b/: rfprof cannot pass a rule containing ';'"),
             std::string::npos);
 }
 
