@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "rfprof/collector/metric_set_names.h"
 #include "rfprof/launcher/listings.h"
 #include "rfprof/launcher/ncu_args.h"
 #include "launcher_test_util.h"
@@ -53,6 +54,8 @@ TEST(Listings, SectionTableLaidOutAsNcus) {
   ASSERT_EQ(ours.size(), 3 + roofline_sections().size());
   // Rule, header, rule; one space between columns; every line as wide as the rule, as ncu's.
   EXPECT_EQ(ours[0], ours[2]);
+  EXPECT_EQ(ours[0].find_first_not_of("- "), std::string::npos) << ours[0];  // dashes, as ncu's
+  EXPECT_EQ(ncu[0].find_first_not_of("- "), std::string::npos) << ncu[0];
   EXPECT_EQ(cells(ours[0], ours[1]), cells(ncu[0], ncu[1]));  // Identifier, Display Name, Enabled, Filename
   EXPECT_EQ(ours[0].find(' '), ours[1].find("Display Name") - 1);
   for (const auto& line : ours) EXPECT_EQ(line.size(), ours[0].size()) << line;
@@ -148,6 +151,11 @@ TEST(ListingsHostApi, MetricsOfASetOnAChip) {
   ASSERT_EQ(listing(l, gh100, err), 0);
   EXPECT_EQ(gh100, "");
   EXPECT_TRUE(has(err, "rfprof: note: set timing collects no metrics")) << err;
+  l.quiet = true;  // --quiet: the list (empty) without the note
+  err.clear();
+  ASSERT_EQ(listing(l, gh100, err), 0);
+  EXPECT_EQ(err, "");
+  l.quiet = false;
   l.chip = "gh999";
   EXPECT_EQ(listing(l, gh100, err), 2);
   EXPECT_EQ(err, "rfprof: --chip gh999: not a chip CUPTI knows (rfprof --list-chips lists them)\n");
@@ -161,7 +169,9 @@ TEST(ListingsHostApi, SetsListedPerChip) {
   l.chip = "gh100";
   std::string out, err;
   ASSERT_EQ(listing(l, out, err), 0) << err;
-  EXPECT_TRUE(has(out, "roofline: 2 pass(es), 14 metric(s) on GH100 -- ")) << out;
+  EXPECT_TRUE(has(out, "roofline: 2 pass(es), 14 metric(s) on GH100 -- " +
+                           std::string(collector::metric_set_description("roofline")) + "\n"))
+      << out;
   EXPECT_TRUE(has(out, "\nroofline-tensor: ")) << out;
   EXPECT_TRUE(has(out, "\n    dram__bytes_write.sum\n")) << out;
   // A set's notes follow its metrics: Ampere has no FP8 tensor math.
@@ -196,6 +206,17 @@ TEST(ListingsHostApi, WithoutAChipOrADeviceGH100WithANote) {
   EXPECT_TRUE(has(lines[0], "--chip CHIP")) << lines[0];
   EXPECT_EQ(lines[0].find("rfprof:", 1), std::string::npos) << "the reason's own prefix is dropped: " << lines[0];
   EXPECT_EQ(lines[1], "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum");
+  // GH100's own metrics, not another chip's: Hopper's warpgroup MMA (hgmma) in roofline-tensor;
+  // --quiet drops the note.
+  const std::string tensor_cmd =
+      std::string("CUDA_VISIBLE_DEVICES= ") + RFPROF_BIN + " --list-metrics --set roofline-tensor --quiet 2>&1";
+  p = popen(tensor_cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  text.clear();
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
+  EXPECT_EQ(pclose(p), 0) << text;
+  EXPECT_EQ(text.find("rfprof:"), std::string::npos) << text;
+  EXPECT_TRUE(has(text, "\nsm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum\n")) << text;
 }
 
 TEST(ListingsArgs, FlagsChooseTheListing) {

@@ -122,6 +122,24 @@ TEST(MetricQuery, TextTableCutsLongWordsAndKeepsEmptyDescriptions) {
   EXPECT_EQ(lines[7], "c__d" + std::string(72, ' ') + "Counter" + std::string(9, ' ') + "byte");
 }
 
+// A unit longer than its column's 15 characters widens the column; blanks around a description's
+// words leave no blank at the end of a line.
+TEST(MetricQuery, TextTableWidensTheUnitColumnAndTrimsBlanks) {
+  const std::string unit = "byte/second/cycle";  // 17 characters
+  std::ostringstream out;
+  write_metric_table(out, "Chip gh100",
+                     {{"a__b", "Counter", unit, "  two words  "},
+                      {"c__d", "Counter", "byte", std::string(60, 'x') + " and a second line  "}});
+  const auto lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 7u) << out.str();
+  EXPECT_EQ(lines[6], std::string(75 + 1 + 15 + 1 + 17 + 1, ' ') + "second line");
+  for (const auto& l : lines) EXPECT_TRUE(l.empty() || l.back() != ' ') << "[" << l << "]";
+  EXPECT_EQ(lines[1], std::string(75, '-') + " " + std::string(15, '-') + " " + std::string(17, '-') + " " +
+                          std::string(70, '-'));
+  EXPECT_EQ(lines[2].find("Metric Description"), 75 + 1 + 15 + 1 + 17 + 1);
+  EXPECT_EQ(lines[4], "a__b" + std::string(72, ' ') + "Counter" + std::string(9, ' ') + unit + " two words");
+}
+
 TEST(MetricQuery, CsvHasOneColumnPerChipAndEveryFieldQuoted) {
   std::ostringstream out;
   write_metric_csv(out, {"ga100", "gh100"},
@@ -263,7 +281,12 @@ TEST(MetricQueryHostApi, RunPrintsTablesAndRefusesUnknownChipsAndNames) {
   EXPECT_TRUE(has(err.str(), "rfprof: --metrics dram__bytes_reed.sum: neither a base nor a full metric name on "
                              "gh100\n"))
       << err.str();
-  EXPECT_TRUE(has(err.str(), "closest to dram__bytes_reed.sum on gh100: dram__bytes_read.sum")) << err.str();
+  EXPECT_TRUE(has(err.str(), "closest to dram__bytes_reed.sum on gh100: dram__bytes_read.sum, ")) << err.str();
+  {  // three closest names
+    const std::string e = err.str(), from = "closest to dram__bytes_reed.sum on gh100: ";
+    const std::string names = e.substr(e.find(from) + from.size());
+    EXPECT_EQ(std::count(names.begin(), names.begin() + names.find('\n'), ','), 2) << names;
+  }
 
   // A name only some chips have: a note; closest names only for the name no chip has.
   q.chips = {"ga100", "gh100"};
