@@ -153,8 +153,19 @@ TEST(NcuDropIn, OutputIsCheckedBeforeTheRun) {
     }
     return "";
   };
-  EXPECT_TRUE(has(check({"-o", (dir / "rep").string(), "app"}), "exists; -f/--force-overwrite overwrites it"));
+  EXPECT_TRUE(has(check({"-o", (dir / "rep").string(), "app"}),
+                  (dir / "rep.rftrace").string() + " exists; -f/--force-overwrite overwrites it"));
   EXPECT_EQ(check({"-f", "-o", (dir / "rep").string(), "app"}), "");
+  // %h is this machine's name, as librfinject expands it; a folder of the trace's name is refused too.
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  write_file(dir / (std::string("rep_") + host + ".rftrace"), "x");
+  const fs::path named = dir / (std::string("rep_") + host + ".rftrace");
+  EXPECT_TRUE(has(check({"-o", (dir / "rep_%h").string(), "app"}),
+                  "-o/--export " + (dir / "rep_%h.rftrace").string() + ": " + named.string() + " exists"))
+      << check({"-o", (dir / "rep_%h").string(), "app"});
+  fs::create_directories(dir / "folder.rftrace");
+  EXPECT_TRUE(has(check({"-o", (dir / "folder").string(), "app"}), "exists"));
   EXPECT_EQ(check({"-o", (dir / "rep_%p").string(), "app"}), "");  // a name per process: not known yet
   EXPECT_TRUE(has(check({"-o", (dir / "missing" / "rep").string(), "app"}), "does not exist"));
   EXPECT_TRUE(has(check({"-o", (dir / "rep.rftrace" / "x").string(), "app"}), "is not a folder"));
@@ -194,8 +205,10 @@ TEST(NcuDropIn, ThePlansVariablesGoOverTheEnvironments) {
   EXPECT_EQ(check({"-o", (dir / "rep_%q{RANK}").string(), "app"}), "");
   // A folder with a placeholder is made per process: not looked for either.
   EXPECT_EQ(check({"-o", (dir / "run_%q{RANK}" / "rep").string(), "app"}), "");
-  // RFPROF_FORCE_OVERWRITE=0 in the environment overwrites nothing.
+  // RFPROF_FORCE_OVERWRITE=0 or empty in the environment overwrites nothing.
   vars = {{"RFPROF_FORCE_OVERWRITE", "0"}};
+  EXPECT_TRUE(has(check({"-o", (dir / "rep").string(), "app"}), "exists")) << check({"-o", (dir / "rep").string(), "app"});
+  vars = {{"RFPROF_FORCE_OVERWRITE", ""}};
   EXPECT_TRUE(has(check({"-o", (dir / "rep").string(), "app"}), "exists")) << check({"-o", (dir / "rep").string(), "app"});
   vars = {{"RFPROF_FORCE_OVERWRITE", "1"}};
   EXPECT_EQ(check({"-o", (dir / "rep").string(), "app"}), "");

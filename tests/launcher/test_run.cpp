@@ -41,6 +41,26 @@ TEST(Run, ExitStatusIsTheApplications) {
   EXPECT_NE(err.str().find("rfprof: cannot run /no/such/program: No such file or directory"), std::string::npos);
   EXPECT_EQ(run_application(plan_for({"sh", "-c", "exit 127"}), env, err, &started), 127);
   EXPECT_TRUE(started);  // the application's own 127
+  std::ostringstream none;
+  EXPECT_EQ(run_application(plan_for({}), env, none, &started), 127);  // nothing to run
+  EXPECT_FALSE(started);
+  EXPECT_EQ(none.str(), "rfprof: no application to run\n");
+}
+
+// SIGINT, SIGTERM and SIGHUP are forwarded while the application runs, and the caller's handlers
+// are back afterwards.
+TEST(Run, SignalHandlersAreRestoredAfterTheRun) {
+  struct sigaction ignore {}, before[3] {}, after {};
+  ignore.sa_handler = SIG_IGN;
+  const int signals[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(::sigaction(signals[i], &ignore, &before[i]), 0);
+  std::ostringstream err;
+  auto env = application_environment(plan_for({}), "/x/librfinject.so", environ);
+  EXPECT_EQ(run_application(plan_for({"true"}), env, err), 0) << err.str();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(::sigaction(signals[i], &before[i], &after), 0);
+    EXPECT_EQ(after.sa_handler, SIG_IGN) << "signal " << signals[i];
+  }
 }
 
 TEST(Run, ApplicationGetsTheInjectionAndItsPid) {
@@ -60,11 +80,19 @@ TEST(Run, ApplicationGetsTheInjectionAndItsPid) {
 }
 
 TEST(Run, TheInheritedEnvironmentIsPassedOnAsItIs) {
-  std::string home = "HOME=/home/u", eq = "OPTS=a=b", empty = "EMPTY=";
-  char* current[] = {home.data(), eq.data(), empty.data(), nullptr};
-  const std::vector<std::string> env = application_environment(Plan{}, "/x/librfinject.so", current);
-  for (const char* kv : {"HOME=/home/u", "OPTS=a=b", "EMPTY="})
+  std::string home = "HOME=/home/u", eq = "OPTS=a=b", empty = "EMPTY=", mode = "RFPROF_MODE=x=y", bare = "NOEQ";
+  char* current[] = {home.data(), eq.data(), empty.data(), mode.data(), bare.data(), nullptr};
+  Plan plan;
+  plan.env["RFPROF_MODE"] = "timing";
+  const std::vector<std::string> env = application_environment(plan, "/x/librfinject.so", current);
+  for (const char* kv : {"HOME=/home/u", "OPTS=a=b", "EMPTY=", "RFPROF_MODE=timing"})
     EXPECT_NE(std::find(env.begin(), env.end(), kv), env.end()) << kv;
+  // The name ends at the first '=': the plan's value replaces the inherited one whole. An entry
+  // without '=' is no variable.
+  for (const auto& kv : env) {
+    EXPECT_NE(kv, "RFPROF_MODE=x=y");
+    EXPECT_NE(kv.rfind("NOEQ", 0), 0u) << kv;
+  }
 }
 
 TEST(Run, NullStdinGivesTheApplicationAnEmptyInput) {
@@ -96,13 +124,16 @@ TEST(Run, NullStdinGivesTheApplicationAnEmptyInput) {
 
 TEST(Run, TracesListedAreTheRunsOwnEachOnce) {
   TempDir dir;
-  for (const char* f : {"a.rftrace", "b.rftrace", "c.rftrace.part", "stale.rftrace"}) std::ofstream(dir.path / f) << "x";
+  for (const char* f : {"a.rftrace", "a.rftrace.part", "b.rftrace", "c.rftrace.part", "stale.rftrace"})
+    std::ofstream(dir.path / f) << "x";
+  std::filesystem::create_directories(dir.path / "d.rftrace");  // a folder of the name is no trace
   const auto list = dir.path / "list";
   std::ofstream(list) << (dir.path / "b.rftrace").string() << "\n"
                       << (dir.path / "a.rftrace").string() << "\n"
                       << (dir.path / "b.rftrace").string() << "\n"   // listed twice: printed once
                       << (dir.path / "c.rftrace").string() << "\n"   // killed: only its .part exists
                       << (dir.path / "gone.rftrace").string() << "\n"  // neither exists
+                      << (dir.path / "d.rftrace").string() << "\n"
                       << "\n";
   const ListedTraces t = traces_listed(list);
   ASSERT_EQ(t.finished.size(), 2u);
@@ -118,8 +149,11 @@ TEST(Run, InjectionLibraryIsFoundNextToTheBinaryOrInLib) {
   std::filesystem::create_directories(dir.path / "bin");
   std::filesystem::create_directories(dir.path / "lib");
   EXPECT_FALSE(find_inject_library(dir.path / "bin" / "rfprof"));
+  std::filesystem::create_directories(dir.path / "bin" / "librfinject.so");  // a folder: not the library
   std::ofstream(dir.path / "lib" / "librfinject.so") << "";
-  EXPECT_EQ(find_inject_library(dir.path / "bin" / "rfprof")->filename(), "librfinject.so");
+  EXPECT_EQ(*find_inject_library(dir.path / "bin" / "rfprof"),
+            std::filesystem::weakly_canonical(dir.path / "lib" / "librfinject.so"));  // without "bin/.."
+  std::filesystem::remove(dir.path / "bin" / "librfinject.so");
   std::ofstream(dir.path / "bin" / "librfinject.so") << "";
   EXPECT_EQ(*find_inject_library(dir.path / "bin" / "rfprof"), std::filesystem::weakly_canonical(dir.path / "bin" / "librfinject.so"));
 }
