@@ -22,7 +22,8 @@ namespace rf::analyzer {
 std::optional<uint64_t> batch_size_of(std::string_view command_line);
 
 /// N from "--iterations N", "--iters N" or "--steps N" (also "=N"; the last of them wins, as for
-/// batch_size_of); nullopt when absent or not a positive integer. It counts every step of the run, profiled or not.
+/// batch_size_of); nullopt when absent or not a positive integer. It counts every step of the run,
+/// profiled or not.
 std::optional<uint64_t> iterations_of(std::string_view command_line);
 
 /// How processes.csv and scaling.csv name a trace: "batch N" when the batch size is known, else
