@@ -375,7 +375,7 @@ std::filesystem::path expand_output_pattern(std::string_view pattern, const Patt
     std::string candidate = n == 1 ? first : expand_once(pattern, ctx, std::to_string(n), has_index);
     if (!exists(candidate) && !exists(candidate + ".part")) return candidate;
   }
-  bad("RFPROF_OUTPUT", pattern, "a %i pattern with a free index below 1000000");
+  bad("RFPROF_OUTPUT", pattern, "a %i pattern with a free index from 1 to 1000000");
 }
 
 bool append_trace_list(const std::filesystem::path& list, const std::filesystem::path& trace) noexcept {

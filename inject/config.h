@@ -99,7 +99,8 @@ struct PatternContext {
 /// environment variable VAR, %i the smallest positive integer for which neither the file nor its
 /// ".part" exists yet (every %i of a pattern gets the same number), %% a literal %.
 /// Throws ConfigError (naming RFPROF_OUTPUT, the pattern and the problem) for an empty pattern, an
-/// unknown placeholder, a lone trailing %, %q without {VAR}, or an unset VAR.
+/// unknown placeholder, a lone trailing %, %q without {VAR}, an unset VAR, or a %i pattern whose
+/// indexes 1 to 1000000 are all taken.
 std::filesystem::path expand_output_pattern(std::string_view pattern, const PatternContext& context);
 
 /// The pattern a process of an rfprof run expands: `pattern` itself for the process rfprof started

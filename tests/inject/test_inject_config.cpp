@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +156,19 @@ TEST(TraceList, EachProcessAppendsItsTraceOnALine) {
   EXPECT_EQ(lines.size(), 401u);
   EXPECT_TRUE(lines.count((dir / "a.rftrace").string()));
   EXPECT_FALSE(append_trace_list(dir / "no" / "such" / "list", dir / "b.rftrace"));  // false, no throw
+  // A relative trace path is listed absolute; the list is readable by all (0644 under umask 022).
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  const mode_t old_mask = ::umask(022);
+  EXPECT_TRUE(append_trace_list(dir / "rel", "rel.rftrace"));
+  ::umask(old_mask);
+  std::filesystem::current_path(cwd);
+  std::ifstream rel(dir / "rel");
+  ASSERT_TRUE(std::getline(rel, line));
+  EXPECT_EQ(line, (dir / "rel.rftrace").string());
+  EXPECT_EQ(std::filesystem::status(dir / "rel").permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                std::filesystem::perms::group_read | std::filesystem::perms::others_read);
   std::filesystem::remove_all(dir);
 }
 
@@ -391,6 +405,108 @@ TEST(ReadConfig, BadMetricsList) {
   }
 }
 
+// A ninth mutation round (docs/testing.md): each check below failed with one change to config.cpp.
+TEST(ReadConfig, ValuesAreShownAsGivenAndWordsComparedWithoutCase) {
+  // Messages quote the value as it was given, not lowered or trimmed.
+  expect_names(error_of("RFPROF_MEMORY", "TRUE"), "RFPROF_MEMORY", "TRUE", "one of on, off, yes, no, 1, 0");
+  expect_names(error_of("RFPROF_MODE", "Trace"), "RFPROF_MODE", "Trace", "counters or timing");
+  expect_names(error_of("RFPROF_METRIC_SET", "Foo"), "RFPROF_METRIC_SET", "Foo", "one of timing, roofline");
+  expect_names(error_of("RFPROF_FILTER_MODE", "Per-Kernel"), "RFPROF_FILTER_MODE", "Per-Kernel",
+               "global, per-gpu or per-launch-config");
+  // Words compare without case; names (kernels, metrics) keep theirs.
+  EXPECT_EQ(read_config(env_of({{"RFPROF_MODE", "TIMING"}})).mode, trace::CollectionMode::kTiming);
+  EXPECT_EQ(read_config(env_of({{"RFPROF_MODE", "Counters"}})).mode, trace::CollectionMode::kCounters);
+  EXPECT_EQ(read_config(env_of({{"RFPROF_KERNEL_NAME", "MyKernel"}})).filter.kernel_name, "MyKernel");
+  EXPECT_EQ(read_config(env_of({{"RFPROF_METRICS", "A,a"}})).metrics, (std::vector<std::string>{"A", "a"}));
+  // Only the listed words: no prefixes, no other spellings.
+  for (const char* v : {"y", "yeah", "n"})
+    expect_names(error_of("RFPROF_CALLSTACKS", v), "RFPROF_CALLSTACKS", v, "one of on, off, yes, no, 1, 0");
+  expect_names(error_of("RFPROF_FORCE_OVERWRITE", "off"), "RFPROF_FORCE_OVERWRITE", "off", "0 or 1");
+  expect_names(error_of("RFPROF_DISABLE_PROFILER_START_STOP", "on"), "RFPROF_DISABLE_PROFILER_START_STOP", "on",
+               "0 or 1");
+  expect_names(error_of("RFPROF_TARGET_PROCESSES", "application"), "RFPROF_TARGET_PROCESSES", "application",
+               "application-only or all");
+  expect_names(error_of("RFPROF_KERNEL_RECORDS", "serialized"), "RFPROF_KERNEL_RECORDS", "serialized",
+               "concurrent or serial");
+  expect_names(error_of("RFPROF_METRICS", "a,,b"), "RFPROF_METRICS", "a,,b",
+               "a comma-separated list of metric names without empty items, e.g. "
+               "dram__bytes_read.sum,gpu__time_duration.sum");
+}
+
+TEST(ReadConfig, NumbersAtTheirBoundsAndBeyond) {
+  EXPECT_EQ(read_config(env_of({{"RFPROF_MAX_RANGES", "100000"}})).max_ranges, 100000u);
+  const std::map<std::string, std::string> step = {{"RFPROF_REPLAY", "step"}, {"RFPROF_PROFILE_FROM_START", "off"}};
+  for (const char* g : {"1", "1000"}) {
+    auto vars = step;
+    vars["RFPROF_REPLAY_GROUPS"] = g;
+    EXPECT_EQ(read_config(env_of(vars)).replay_groups, std::stoul(g));
+  }
+  // Groups without replay across steps are read, and used by nothing.
+  EXPECT_EQ(read_config(env_of({{"RFPROF_REPLAY_GROUPS", "2"}})).replay_groups, 2u);
+  expect_names(error_of("RFPROF_REPLAY_GROUPS", "3x"), "RFPROF_REPLAY_GROUPS", "3x", "a number of groups from 1 to 1000");
+  for (const char* var : {"RFPROF_LAUNCH_SKIP", "RFPROF_LAUNCH_SKIP_BEFORE_MATCH"})
+    expect_names(error_of(var, "99999999999999999999"), var, "99999999999999999999", "a number of launches (0 or more)");
+  // Linux process ids go up to 4194304 (pid_max on 64-bit).
+  EXPECT_EQ(read_config(env_of({{"RFPROF_ROOT_PID", "4194304"}})).root_pid, 4194304u);
+}
+
+TEST(ReadConfig, EachBadNvtxRuleNamesItsOwnVariable) {
+  expect_names(error_of("RFPROF_NVTX_EXCLUDE", "A/;;B/"), "RFPROF_NVTX_EXCLUDE", "A/;;B/",
+               "NVTX rules in ncu's syntax separated by ';', without empty items");
+  auto error_with = [](std::map<std::string, std::string> vars) {
+    try {
+      read_config(env_of(std::move(vars)));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_with({{"RFPROF_NVTX_INCLUDE", "A//B"}}).rfind("rfprof: RFPROF_NVTX_INCLUDE: ", 0), 0u);
+  // An exclude rule's text inside the bad include rule, not as the quoted rule, is no match.
+  const std::string inside = error_with({{"RFPROF_NVTX_INCLUDE", "A//B"}, {"RFPROF_NVTX_EXCLUDE", "A/"}});
+  EXPECT_EQ(inside.rfind("rfprof: RFPROF_NVTX_INCLUDE: ", 0), 0u) << inside;
+  // A rule mentioning "kernel name" is still an NVTX rule.
+  const std::string kernel = error_with({{"RFPROF_NVTX_INCLUDE", "kernel name//x"}});
+  EXPECT_EQ(kernel.rfind("rfprof: RFPROF_NVTX_INCLUDE: ", 0), 0u) << kernel;
+}
+
+TEST(ReadConfig, ReplayAcrossStepsRefusesEveryFilterAndNamesItself) {
+  auto error_with = [](std::map<std::string, std::string> vars) {
+    vars["RFPROF_REPLAY"] = "step";
+    try {
+      read_config(env_of(std::move(vars)));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  for (const auto& [var, value] : std::vector<std::pair<std::string, std::string>>{
+           {"RFPROF_NVTX_INCLUDE", "train/"}, {"RFPROF_NVTX_EXCLUDE", "warmup/"}, {"RFPROF_LAUNCH_SKIP", "1"},
+           {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "1"}, {"RFPROF_LAUNCH_COUNT", "1"}})
+    expect_names(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {var, value}}), "RFPROF_REPLAY", "step",
+                 "no kernel, NVTX, launch or device filter with it");
+  expect_names(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_MODE", "timing"}}), "RFPROF_REPLAY", "step",
+               "counters mode with it");
+  expect_names(error_with({}), "RFPROF_REPLAY", "step", "RFPROF_PROFILE_FROM_START=off with it");
+  // A bad value is named before the missing RFPROF_REPLAY=step.
+  expect_names(error_of("RFPROF_REPLAY_RANGE", "regex:("), "RFPROF_REPLAY_RANGE", "regex:(",
+               "an NVTX range name or regex:EXPR: ");
+  expect_names(error_of("RFPROF_STEP_PASS_START", "kernel"), "RFPROF_STEP_PASS_START", "kernel", "launch or window");
+}
+
+TEST(ReadConfig, MetricSetAgainstModeAndMetrics) {
+  // The timing set is timing mode whatever RFPROF_MODE says.
+  EXPECT_EQ(read_config(env_of({{"RFPROF_MODE", "counters"}, {"RFPROF_METRIC_SET", "timing"}})).mode,
+            trace::CollectionMode::kTiming);
+  // An unknown set is named as unknown before the conflict with RFPROF_METRICS.
+  try {
+    read_config(env_of({{"RFPROF_METRICS", "dram__bytes_read.sum"}, {"RFPROF_METRIC_SET", "rooflines"}}));
+    FAIL() << "an unknown set was accepted";
+  } catch (const ConfigError& e) {
+    expect_names(e.what(), "RFPROF_METRIC_SET", "rooflines", "one of timing, roofline");
+  }
+}
+
 // ---- RFPROF_OUTPUT placeholders ----
 
 PatternContext context(std::set<std::string> existing = {}) {
@@ -465,6 +581,34 @@ TEST(OutputPattern, OtherProcessesOfARunGetTheirOwnName) {
     EXPECT_EQ(per_process_pattern(own, 101, 100u), own);
   EXPECT_EQ(per_process_pattern("r_%h.rftrace", 101, 100u), "r_%h.%p.rftrace");
   EXPECT_EQ(per_process_pattern("100%%p.rftrace", 101, 100u), "100%%p.%p.rftrace");
+}
+
+TEST(OutputPattern, BlankPatternsAndMessagesOfPlaceholders) {
+  EXPECT_EQ(read_config(env_of({{"RFPROF_OUTPUT", "   "}})).output_pattern, "rfprof_%p.rftrace");
+  EXPECT_NE(pattern_error("   ").find("a non-empty path pattern"), std::string::npos);
+  EXPECT_NE(pattern_error("out_%x").find("placeholders %p, %h, %q{VAR}, %i or %%"), std::string::npos);
+  EXPECT_NE(pattern_error("out%").find("(write %% for a literal %)"), std::string::npos);
+  EXPECT_NE(pattern_error("out_%q{NOT_SET_ANYWHERE}").find("%q{NOT_SET_ANYWHERE} naming a set environment variable"),
+            std::string::npos);
+  // Without an environment to look in, every %q{VAR} is unset.
+  PatternContext no_env = context();
+  no_env.env = nullptr;
+  EXPECT_THROW(expand_output_pattern("r%q{RANK}", no_env), ConfigError);
+  // A pattern that is only the extension gets the process id before it.
+  EXPECT_EQ(per_process_pattern(".rftrace", 101, 100u), ".%p.rftrace");
+}
+
+TEST(OutputPattern, IndexGoesUpToAMillion) {
+  PatternContext c = context();
+  c.exists = [](const std::filesystem::path& p) { return p.string().rfind("r_1000000", 0) != 0; };
+  EXPECT_EQ(expand_output_pattern("r_%i", c), "r_1000000");
+  c.exists = [](const std::filesystem::path&) { return true; };
+  try {
+    expand_output_pattern("r_%i", c);
+    FAIL() << "no free index, and no error";
+  } catch (const ConfigError& e) {
+    expect_names(e.what(), "RFPROF_OUTPUT", "r_%i", "a %i pattern with a free index from 1 to 1000000");
+  }
 }
 
 TEST(OutputPattern, Errors) {
