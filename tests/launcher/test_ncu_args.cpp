@@ -276,6 +276,49 @@ TEST(NcuArgs, UnsupportedFlagsAreNamedNeverIgnored) {
   EXPECT_NE(error_of({"--frobnicate", "app"}).find("unknown option --frobnicate"), std::string::npos);
 }
 
+// ncu's values that describe what rfprof does anyway, listed here rather than read from the table
+// they check (a ninth mutation round removed table entries and no test noticed).
+TEST(NcuArgs, NcuDefaultsAcceptedWithTheirNotes) {
+  const std::vector<std::pair<std::string, std::string>> silent = {
+      {"--graph-profiling", "node"},   {"--check-exit-code", "yes"},    {"--check-exit-code", "no"},
+      {"--import-source", "no"},       {"--import-source", "0"},        {"--kill", "no"},
+      {"--kill", "0"},                 {"--clock-control", "none"},     {"--cache-control", "none"},
+      {"--pipeline-boost-state", "dynamic"}, {"--rename-kernels", "on"}, {"--rename-kernels", "off"},
+      {"--print-details", "header"},   {"--print-nvtx-rename", "none"}, {"--print-units", "base"}};
+  for (const auto& [flag, value] : silent) {
+    EXPECT_EQ(error_of({flag, value, "app"}), "") << flag << " " << value;
+    if (error_of({flag, value, "app"}).empty())
+      EXPECT_TRUE(parse({flag, value, "app"}).notes.empty()) << flag << " " << value;
+  }
+  // Where ncu's numbers would differ, one note says how.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> noted = {
+      {{"--clock-control", "base"}, "rfprof: note: --clock-control base: rfprof does not lock clocks as ncu does"},
+      {{"--pipeline-boost-state", "stable"},
+       "rfprof: note: --pipeline-boost-state stable: rfprof does not set the tensor-core boost state as ncu does"}};
+  for (const auto& [args, note] : noted) {
+    Plan p = parse({args[0], args[1], "app"});
+    ASSERT_EQ(p.notes.size(), 1u) << args[0];
+    EXPECT_EQ(p.notes[0].rfind(note, 0), 0u) << p.notes[0];
+  }
+}
+
+TEST(NcuArgs, RefusedNcuFlagsSayWhyAndLongFormsAreKnown) {
+  for (const auto& [flag, why] : std::vector<std::pair<std::string, std::string>>{
+           {"--mode", "the interactive modes (launch-and-attach, attach) are not supported"},
+           {"--port", "remote attach is not supported"},
+           {"--section-folder", "section files are not read"},
+           {"--launch-count-per-kernel", "not supported; use -k with -c"},
+           {"--open-in-ui", "rfprof has no UI: rfanalyze writes report.html"}}) {
+    const std::string e = error_of({flag, "x", "app"});
+    EXPECT_EQ(e.rfind("rfprof: " + flag, 0), 0u) << e;
+    EXPECT_NE(e.find(why), std::string::npos) << flag << ": " << e;
+  }
+  // -i and -f in their long forms, and a unique prefix of each.
+  EXPECT_EQ(parse({"--import", "t.rftrace"}).import_files, (std::vector<std::string>{"t.rftrace"}));
+  EXPECT_EQ(parse({"--force-overwrite", "app"}).env.at("RFPROF_FORCE_OVERWRITE"), "1");
+  EXPECT_EQ(parse({"--force", "app"}).env.at("RFPROF_FORCE_OVERWRITE"), "1");
+}
+
 TEST(NcuArgs, ImportListSetsAndMissingCommand) {
   Plan i = parse({"-i", "t.rftrace", "--csv", "--page", "raw"});
   EXPECT_EQ(i.import_files, (std::vector<std::string>{"t.rftrace"}));

@@ -2,6 +2,8 @@
 // (ncu_args.h, metric_names.h): what ncu accepts and rfprof can honour is honoured, ncu's harmless
 // defaults are accepted, the rest is refused before the application runs, naming the flag.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <filesystem>
@@ -72,6 +74,38 @@ TEST(NcuDropInHostApi, ResolveMetricNamesKeepsOrderAndDropsDuplicates) {
   // A full name given first is not added again by its base name.
   EXPECT_EQ(resolve_metric_names({"dram__bytes.max", "dram__bytes"}, true, notes),
             (std::vector<std::string>{"dram__bytes.max", "dram__bytes.sum", "dram__bytes.avg", "dram__bytes.min"}));
+}
+
+// A ninth mutation round (docs/testing.md): each check below failed with one change to
+// metric_names.cpp.
+TEST(NcuDropInHostApi, MetricNamesOfEveryChipTheirFormsAndNotes) {
+  std::vector<std::string> notes;
+  // gr__workids_granted is a GB100 counter GH100 lacks: the chip asked is the device's, not GH100.
+  EXPECT_EQ(resolve_metric_names({"gr__workids_granted.sum"}, true, notes),
+            (std::vector<std::string>{"gr__workids_granted.sum"}));
+  EXPECT_TRUE(notes.empty());
+  EXPECT_EQ(resolve_metric_names({"gr__workids_granted"}, true, notes),
+            (std::vector<std::string>{"gr__workids_granted.sum", "gr__workids_granted.avg", "gr__workids_granted.min",
+                                      "gr__workids_granted.max"}));
+  // The note names every name a base name stands for, those also given in full too.
+  notes.clear();
+  (void)resolve_metric_names({"dram__bytes.max", "dram__bytes"}, true, notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "rfprof: note: --metrics dram__bytes: a base name; collecting dram__bytes.sum, dram__bytes.avg, "
+                      "dram__bytes.min, dram__bytes.max (as ncu does)");
+  // ncu's forms: every item is checked, each named; a name holding "regex:" after its start is no form.
+  const std::string later = error_of({"--metrics", "dram__bytes_read.sum,regex:dram.*", "app"});
+  EXPECT_TRUE(has(later, "rfprof: --metrics regex:dram.*: ncu's breakdown:, group: and regex: forms")) << later;
+  const std::string inside = error_of({"--metrics", "dram__bytesregex:x", "app"});
+  EXPECT_TRUE(has(inside, "rfprof: --metrics dram__bytesregex:x: not a metric CUPTI knows")) << inside;
+  EXPECT_TRUE(has(error_of({"--disable-extra-suffixes", "--metrics", "gpu__time_duration", "app"}),
+                  "rfprof: --metrics gpu__time_duration: a base metric name"));
+  // An unknown name: the three closest names on GH100.
+  const std::string unknown = error_of({"--metrics", "dram__bytes_reed.sum", "app"});
+  const size_t open = unknown.find("(closest on GH100: ");
+  ASSERT_NE(open, std::string::npos) << unknown;
+  const std::string hint = unknown.substr(open, unknown.find(')', open) - open);
+  EXPECT_EQ(std::count(hint.begin(), hint.end(), ','), 2) << hint;
 }
 
 TEST(NcuDropIn, SectionsAndCallStackTypesRepeat) {

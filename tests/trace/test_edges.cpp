@@ -171,6 +171,105 @@ TEST_F(ReaderEdges, ErrorsNameTheByteOffsetInTheirMessage) {
   EXPECT_NE(o.message.find("(at byte 36)"), std::string::npos) << o.message;
 }
 
+// A ninth mutation round (docs/testing.md): each check below failed with one change to the reader.
+TEST_F(ReaderEdges, EveryHeaderByteCountsAndEachErrorIsNamedWhereItStarts) {
+  for (size_t at : {size_t{0}, size_t{7}}) {  // the file magic's first and last byte
+    auto edited = bytes_;
+    edited[at] = static_cast<char>(edited[at] ^ 1);
+    ReadOutcome o = read(edited);
+    EXPECT_EQ(o.error, TraceErrorKind::kBadMagic) << at;
+    EXPECT_EQ(o.error_offset, 0u) << at;
+  }
+  ReadOutcome tiny = read(std::vector<char>(bytes_.begin(), bytes_.begin() + 15));
+  EXPECT_EQ(tiny.error, TraceErrorKind::kBadMagic);
+  EXPECT_EQ(tiny.error_offset, 0u);
+  auto edited = bytes_;
+  put_u32(edited, 12, 0x10010);  // a u32: 65552 bytes, not 16
+  ReadOutcome o = read(edited);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadMagic);
+  EXPECT_EQ(o.error_offset, 12u);
+  edited = bytes_;
+  edited[8] = 2;  // major 2
+  o = read(edited);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadVersion);
+  EXPECT_EQ(o.error_offset, 8u);
+  edited = bytes_;
+  edited[16 + 3] = 'X';  // "RFCX": the chunk magic's fourth byte
+  o = read(edited);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(o.error_offset, 16u);
+  edited = bytes_;
+  put_u32(edited, 28, 0x100);  // chunk flags: any bit of the u32
+  o = read(edited);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(o.error_offset, 28u);
+  edited = bytes_;
+  put_u32(edited, 24, 0x20000001);  // 8 bytes each: more than 32 bits can count
+  o = read(edited);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(o.error_offset, 24u);
+}
+
+TEST_F(ReaderEdges, VersionsAndUndefinedStringsAsTheReaderReportsThem) {
+  auto edited = bytes_;
+  edited[10] = 7;
+  spit(path_, edited);
+  Reader r(path_);
+  EXPECT_EQ(r.version_major(), 1u);
+  EXPECT_EQ(r.version_minor(), 7u);
+  Record rec;
+  ASSERT_TRUE(r.next(rec));
+  // An undefined id asked for by the caller: kBadString where the reader stands (the next record).
+  try {
+    (void)r.string(999999);
+    ADD_FAILURE() << "an undefined string id was given a value";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.kind(), TraceErrorKind::kBadString);
+    EXPECT_EQ(e.offset(), record_headers(bytes_).at(1).offset);
+  }
+}
+
+TEST_F(ReaderEdges, AFieldErrorInAFileIsNamedAtTheField) {
+  auto edited = bytes_;
+  const std::vector<RecordAt> headers = record_headers(edited);
+  const auto process = std::find_if(headers.begin(), headers.end(), [](const RecordAt& r) {
+    return r.type == static_cast<uint16_t>(RecordType::kProcess);
+  });
+  ASSERT_NE(process, headers.end());
+  edited[process->offset + 8 + 40] = 9;  // process.mode, after the 8-byte record header
+  ReadOutcome o = read(edited);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadRecord);
+  EXPECT_EQ(o.error_offset, process->offset + 8 + 40);
+}
+
+TEST_F(ReaderEdges, AChunkOrARecordOfOnlyItsHeaderIsRead) {
+  // An empty chunk that ends a cut trace is read; the trace is cut after it.
+  const size_t chunk = second_chunk();
+  std::vector<char> cut(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(chunk));
+  const char empty_chunk[16] = {'R', 'F', 'C', 'K'};
+  cut.insert(cut.end(), std::begin(empty_chunk), std::end(empty_chunk));
+  ReadOutcome o = read(cut);
+  EXPECT_FALSE(o.error) << o.message;
+  EXPECT_TRUE(o.truncated);
+  EXPECT_EQ(o.truncated_at, chunk + 16);
+  cut[chunk] = 'X';  // and 16 bytes that are no chunk are a bad chunk, not a cut one
+  o = read(cut);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(o.error_offset, chunk);
+  // A record without payload (a newer writer's type) as the last 8 bytes of a chunk.
+  auto edited = bytes_;
+  uint32_t payload = 0, records = 0;
+  std::memcpy(&payload, edited.data() + 20, 4);
+  std::memcpy(&records, edited.data() + 24, 4);
+  const char empty_record[8] = {static_cast<char>(0xE7), 0x03};  // type 999, size 0
+  edited.insert(edited.begin() + 32 + payload, std::begin(empty_record), std::end(empty_record));
+  put_u32(edited, 20, payload + 8);
+  put_u32(edited, 24, records + 1);
+  o = read(edited);
+  EXPECT_FALSE(o.error) << o.message;
+  EXPECT_EQ(o.records, whole_.records);
+}
+
 TEST(ReaderStrings, TheSameDefinitionTwiceIsAccepted) {
   TempDir dir;
   const auto p = dir.path / "twice.rftrace";
@@ -296,6 +395,45 @@ TEST(DecodeEdges, EachEnumAcceptsItsLastValueAndRefusesTheNext) {
   for (const Enum& e : enums) {
     EXPECT_TRUE(decodes_with(e.rec, e.type, e.at, e.last)) << e.name;
     EXPECT_FALSE(decodes_with(e.rec, e.type, e.at, static_cast<uint8_t>(e.last + 1))) << e.name;
+    std::string payload = payload_of(e.rec);
+    payload.at(e.at) = static_cast<char>(e.last + 1);
+    EXPECT_EQ(error_offset(e.type, payload), 1000u + e.at) << e.name << ": the enum's own byte";
+  }
+}
+
+TEST(DecodeEdges, ACountBeyondTheBytesLeftIsNamedAtTheCount) {
+  struct Case {
+    const char* name;
+    Record rec;
+    RecordType type;
+    size_t count_at;   // the count field's byte in the payload
+    uint32_t too_many; // one element more than the bytes after the count hold
+  };
+  const Case cases[] = {
+      {"metric_config.metrics", MetricConfig{1, 2, 3, {4, 5, 6}}, RecordType::kMetricConfig, 12, 4},
+      {"counters.values", RangeCounters{1, 2, 3, 4, 5, {1.0, 2.0, 3.0}}, RecordType::kCounters, 24, 4},
+      {"call_stack.frames", CallStack{1, {2, 3}, {4, 5}}, RecordType::kCallStack, 4, 3},
+  };
+  for (const Case& c : cases) {
+    std::string payload = payload_of(c.rec);
+    EXPECT_EQ(error_offset(c.type, payload), std::nullopt) << c.name;
+    std::memcpy(payload.data() + c.count_at, &c.too_many, 4);
+    EXPECT_EQ(error_offset(c.type, payload), 1000u + c.count_at) << c.name;
+  }
+}
+
+TEST(DecodeEdges, ALaunchWithFewerThanFourBytesAfterIsGraphHasNoStack) {
+  LaunchApi l;
+  l.correlation_id = 7;
+  l.stack_id = 5;
+  std::string payload = payload_of(l);
+  payload.resize(payload.size() - 4);  // a 1.0 launch: no stack id
+  for (int extra = 0; extra < 4; ++extra) {
+    const std::optional<Record> rec = decode_record(static_cast<uint16_t>(RecordType::kLaunch), payload, 1000);
+    ASSERT_TRUE(rec.has_value()) << extra;
+    EXPECT_EQ(std::get<LaunchApi>(*rec).stack_id, 0u) << extra;
+    EXPECT_EQ(std::get<LaunchApi>(*rec).correlation_id, 7u) << extra;
+    payload.push_back('\x01');  // bytes of a newer writer, fewer than a stack id
   }
 }
 

@@ -40,6 +40,8 @@ enum class RecordType : uint16_t {
 struct StringDef {
   StringId id = 0;
   std::string value;
+  /// Every field equal.
+  bool operator==(const StringDef&) const = default;
 };
 
 /// Collection mode of a process.
@@ -61,6 +63,8 @@ struct ProcessInfo {
   CollectionMode mode = CollectionMode::kTiming;
   uint32_t cupti_version = 0;   ///< cuptiGetVersion
   uint32_t driver_version = 0;  ///< cuDriverGetVersion, e.g. 13000
+  /// Every field equal.
+  bool operator==(const ProcessInfo&) const = default;
 };
 
 /// Identity of a CUDA device, from CUPTI's device activity record and cuptiDeviceGetChipName.
@@ -78,6 +82,8 @@ struct DeviceInfo {
   uint64_t global_memory_bytes = 0;
   uint64_t global_memory_bandwidth_kbps = 0;  ///< CUPTI globalMemoryBandwidth (KB/s)
   uint32_t l2_cache_bytes = 0;
+  /// Every field equal.
+  bool operator==(const DeviceInfo&) const = default;
 };
 
 /// One kernel execution, from CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL.
@@ -97,6 +103,8 @@ struct KernelActivity {
   StringId demangled_name = 0;
   uint32_t graph_id = 0;        ///< 0 when not launched through a CUDA graph
   uint64_t graph_node_id = 0;
+  /// Every field equal.
+  bool operator==(const KernelActivity&) const = default;
 };
 
 /// API family of a launch call.
@@ -119,6 +127,8 @@ struct LaunchApi {
   bool is_graph = false;                ///< cuGraphLaunch: one call, many kernels
   /// CallStack::stack_id of the native call stack of this launch (format 1.1; 0: not recorded).
   uint32_t stack_id = 0;
+  /// Every field equal.
+  bool operator==(const LaunchApi&) const = default;
 };
 
 /// Kind of an NVTX event, from CUPTI_ACTIVITY_KIND_MARKER flags.
@@ -136,6 +146,8 @@ struct NvtxEvent {
   uint64_t thread_id = 0;   ///< system thread id of the thread that recorded the event
   StringId domain = 0;      ///< NVTX domain name (0: default domain)
   StringId name = 0;        ///< message; set on kStart and kInstant
+  /// Every field equal.
+  bool operator==(const NvtxEvent&) const = default;
 };
 
 /// A list of metrics evaluated for counter ranges; RangeCounters refer to it by `config_id`.
@@ -144,6 +156,8 @@ struct MetricConfig {
   StringId chip = 0;
   uint32_t num_passes = 0;
   std::vector<StringId> metrics;  ///< metric names, exactly as NVIDIA spells them
+  /// Every field equal.
+  bool operator==(const MetricConfig&) const = default;
 };
 
 /// Evaluated metric values of one Range Profiler range (one kernel launch under auto range).
@@ -154,6 +168,8 @@ struct RangeCounters {
   uint32_t correlation_id = 0;  ///< the launch mapped to this range; 0 when the mapping failed
   StringId range_name = 0;
   std::vector<double> values;   ///< one per MetricConfig::metrics, same order; NaN: not available
+  /// Every field equal (a NaN value is unequal to itself, as doubles compare).
+  bool operator==(const RangeCounters&) const = default;
 };
 
 /// Profiling window boundary: cudaProfilerStart/Stop, cuProfilerStart/Stop, or profile-from-start.
@@ -162,6 +178,8 @@ struct ProfilingWindow {
   bool begin = true;        ///< true: window opens; false: window closes
   uint64_t timestamp_ns = 0;
   uint32_t cbid = 0;        ///< API that opened/closed it (0: process start/exit)
+  /// Every field equal.
+  bool operator==(const ProfilingWindow&) const = default;
 };
 
 /// Error codes recorded in a trace.
@@ -184,6 +202,8 @@ struct CollectorError {
   uint64_t expected = 0;  ///< e.g. launches seen
   uint64_t actual = 0;    ///< e.g. ranges decoded
   StringId message = 0;
+  /// Every field equal.
+  bool operator==(const CollectorError&) const = default;
 };
 
 /// Last record of a cleanly finished trace. Its absence means the trace is truncated.
@@ -191,6 +211,8 @@ struct TraceEnd {
   uint64_t timestamp_ns = 0;
   uint64_t records_written = 0;  ///< records before this one, strings included
   uint64_t dropped_records = 0;  ///< records the collector could not write
+  /// Every field equal.
+  bool operator==(const TraceEnd&) const = default;
 };
 
 /// Whether a MemoryActivity allocated or released memory.
@@ -221,6 +243,8 @@ struct MemoryActivity {
   uint64_t address = 0;
   uint64_t bytes = 0;
   uint64_t timestamp_ns = 0;
+  /// Every field equal.
+  bool operator==(const MemoryActivity&) const = default;
 };
 
 /// One native call stack of kernel launches, written once per distinct stack when the process
@@ -231,6 +255,8 @@ struct CallStack {
   /// (demangled; "module+0xOFFSET" when the symbol is unknown) and module (shared object path).
   std::vector<StringId> functions;
   std::vector<StringId> modules;  ///< same length as `functions`
+  /// Every field equal.
+  bool operator==(const CallStack&) const = default;
 };
 
 /// The collector's own cost in one phase (format 1.2), e.g. "counters.enable" or
@@ -242,6 +268,8 @@ struct ProfilerOverhead {
   uint64_t count = 0;     ///< times the phase ran (timed)
   uint64_t total_ns = 0;  ///< summed wall-clock time (ns)
   uint64_t max_ns = 0;    ///< the longest single run (ns)
+  /// Every field equal.
+  bool operator==(const ProfilerOverhead&) const = default;
 };
 
 /// Any record. The reader yields these; the writer accepts them.

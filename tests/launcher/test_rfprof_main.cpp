@@ -1,0 +1,207 @@
+// The rfprof binary's main (launcher/src/main.cpp) without a GPU: where help, version, notes,
+// listings and results go, which filters -i applies and a run does not apply again, the temporary
+// trace list, and the traces named after a run. No GPU here: the application plays librfinject's
+// part, copying a trace into place and listing it in $RFPROF_TRACE_LIST.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "../analyzer/analyzer_samples.h"
+#include "launcher_test_util.h"
+
+namespace rf::launcher {
+namespace {
+
+namespace fs = std::filesystem;
+using analyzer::testing::slurp;
+using analyzer::testing::TempDir;
+using analyzer::testing::TraceBuilder;
+using test_util::has;
+using test_util::lines_of;
+
+/// What one shell command gave: its exit status and what it wrote to stdout and stderr.
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs `command` (a shell command line; RFPROF stands for the rfprof binary) in `dir`.
+Result run_in(const fs::path& dir, const std::string& command) {
+  std::string cmd = command;
+  for (size_t at; (at = cmd.find("RFPROF ")) != std::string::npos;) cmd.replace(at, 6, RFPROF_BIN);
+  const int rc = std::system(("cd " + dir.string() + " && (" + cmd + ") > stdout.txt 2> stderr.txt").c_str());
+  Result r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(dir / "stdout.txt");
+  r.err = slurp(dir / "stderr.txt");
+  return r;
+}
+
+/// The data rows of an ncu raw CSV page (after its header and units rows).
+size_t csv_rows(const std::string& csv) {
+  const size_t lines = lines_of(csv).size();
+  return lines < 2 ? 0 : lines - 2;
+}
+
+/// A timing trace of pid 11 with one kernel "mine()", at `path`.
+void one_kernel_trace(const fs::path& path) {
+  TraceBuilder t(path);
+  t.process(11, trace::CollectionMode::kTiming);
+  t.launch(1, 0, 100, 1000);
+  t.kernel(1, 2000, 3000, "mine()");
+  t.finish();
+}
+
+/// The application of a run: copies `source` to `name` and lists it, as librfinject would.
+std::string lists(const std::string& source, const std::string& name) {
+  return "sh -c 'cp " + source + " " + name + " && echo $PWD/" + name + " >> \"$RFPROF_TRACE_LIST\"'";
+}
+
+TEST(RfprofBinary, HelpVersionAndNotesGoWhereNcuPutsThem) {
+  TempDir dir;
+  const Result help = run_in(dir.path, "RFPROF --help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_TRUE(has(help.out, "--metrics")) << help.out;
+  const Result version = run_in(dir.path, "RFPROF --version");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_EQ(version.out.rfind("rfprof ", 0), 0u) << version.out;
+  EXPECT_EQ(version.err, "");
+  // Notes go to stderr, never into the printed CSV or text.
+  const Result noted = run_in(dir.path, "RFPROF --cache-control all true");
+  EXPECT_EQ(noted.status, 0) << noted.err;
+  EXPECT_EQ(noted.out, "");
+  EXPECT_TRUE(has(noted.err, "rfprof: note: --cache-control all")) << noted.err;
+  // rfprof's own RFPROF_* variables are checked before the application runs, as its flags are.
+  const Result env = run_in(dir.path, "RFPROF_METRIC_SET=bogus RFPROF touch ran");
+  EXPECT_EQ(env.status, 2) << env.err;
+  EXPECT_TRUE(has(env.err, "RFPROF_METRIC_SET=\"bogus\"")) << env.err;
+  EXPECT_FALSE(fs::exists(dir.path / "ran"));
+}
+
+// ncu writes listings and metric queries to --log-file too, as the results of a run.
+TEST(RfprofBinary, ListingsAndQueriesGoToTheLogFile) {
+  TempDir dir;
+  for (const std::string flags : {"--list-sets --chip GH100", "--query-metrics --chips gh100"}) {
+    const Result r = run_in(dir.path, "RFPROF " + flags + " --log-file listed.txt");
+    EXPECT_EQ(r.status, 0) << flags << ": " << r.err;
+    EXPECT_EQ(r.out, "") << flags;
+    EXPECT_TRUE(has(slurp(dir.path / "listed.txt"), "dram__bytes")) << flags;
+    const Result bad = run_in(dir.path, "RFPROF " + flags + " --log-file /no/such/dir/x.txt");
+    EXPECT_EQ(bad.status, 2) << flags;
+    EXPECT_EQ(bad.err, "rfprof: cannot write --log-file /no/such/dir/x.txt\n") << flags;
+  }
+}
+
+// -i prints an existing trace, so it applies every selection flag itself.
+TEST(RfprofBinary, ImportAppliesEverySelectionFlag) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(11, trace::CollectionMode::kTiming);
+    for (uint32_t corr = 1; corr <= 4; ++corr) {
+      const bool b = corr % 2 == 0;  // a(int) on device 0, b(int) on device 1, in turn
+      t.launch(corr, 0, 100, corr * 1000);
+      t.kernel(corr, corr * 1000 + 10, corr * 1000 + 20, b ? "b(int)" : "a(int)", b ? 1 : 0, b ? "_Z1bi" : "_Z1ai");
+    }
+    t.finish();
+  }
+  auto rows = [&](const std::string& flags) {
+    const Result r = run_in(dir.path, "RFPROF -i t.rftrace --csv --page raw " + flags);
+    EXPECT_EQ(r.status, 0) << flags << ": " << r.err;
+    return csv_rows(r.out);
+  };
+  EXPECT_EQ(rows(""), 4u);
+  EXPECT_EQ(rows("-s 1"), 3u);
+  EXPECT_EQ(rows("--devices 1"), 2u);
+  EXPECT_EQ(rows("-k b"), 2u);  // the function name
+  EXPECT_EQ(rows("--kernel-name-base mangled -k b"), 0u);  // _Z1bi is not b
+  EXPECT_EQ(rows("--kernel-name-base demangled -k b"), 0u);  // nor is b(int)
+  EXPECT_EQ(rows("--kernel-name-base demangled -k 'b(int)'"), 2u);
+  EXPECT_EQ(rows("-k a"), 2u);
+  EXPECT_EQ(rows("-k a --launch-skip-before-match 1"), 1u);  // the first launch counts, then a matches once
+  // A results file that cannot take the output: exit 2.
+  if (fs::exists("/dev/full")) {
+    const Result full = run_in(dir.path, "RFPROF -i t.rftrace --csv --log-file /dev/full");
+    EXPECT_EQ(full.status, 2) << full.err;
+  }
+  // An Nsight Compute report given to -i: said how to read it instead.
+  std::ofstream(dir.path / "x.ncu-rep") << "NVIDIA Nsight Compute report, not a trace";
+  const Result rep = run_in(dir.path, "RFPROF -i x.ncu-rep");
+  EXPECT_EQ(rep.status, 2);
+  EXPECT_TRUE(has(rep.err, "x.ncu-rep looks like an Nsight Compute report")) << rep.err;
+}
+
+// After a run the collector has applied the selection flags: printing applies none of them again,
+// but prints the launch attributes --metrics asked for.
+TEST(RfprofBinary, AfterARunTheCollectorsSelectionIsPrintedAsItIs) {
+  TempDir dir;
+  one_kernel_trace(dir.path / "mine.src");
+  const std::string app = lists("mine.src", "t.rftrace");
+  for (const std::string flags : {"-s 1", "-k other", "--devices 1", "--launch-skip-before-match 5 -k mine"}) {
+    const Result r = run_in(dir.path, "RFPROF --csv --page raw " + flags + " " + app);
+    EXPECT_EQ(r.status, 0) << flags << ": " << r.err;
+    EXPECT_EQ(csv_rows(r.out), 1u) << flags << ": " << r.out;
+  }
+  const Result attr = run_in(dir.path, "RFPROF --metrics launch__grid_size " + app);
+  EXPECT_TRUE(has(attr.out, "launch__grid_size")) << attr.out;
+  // A trace without kernels: nothing printed, and said.
+  {
+    TraceBuilder t(dir.path / "empty.src");
+    t.process(12, trace::CollectionMode::kTiming);
+    t.finish();
+  }
+  const Result none = run_in(dir.path, "RFPROF --csv " + lists("empty.src", "e.rftrace"));
+  EXPECT_EQ(none.status, 0);
+  EXPECT_TRUE(has(none.err, "rfprof: warning: no kernels were profiled\n")) << none.err;
+}
+
+// The trace list lives in $TMPDIR (or /tmp) and is removed after the run; the log file is emptied
+// before the application starts; --log-file stderr is no file.
+TEST(RfprofBinary, TheTraceListAndTheLogFileAroundARun) {
+  TempDir dir;
+  one_kernel_trace(dir.path / "mine.src");
+  const std::string app = lists("mine.src", "t.rftrace");
+  fs::create_directory(dir.path / "tmp");
+  const Result own_tmp = run_in(dir.path, "TMPDIR=$PWD/tmp RFPROF --csv --page raw " + app);
+  EXPECT_EQ(own_tmp.status, 0) << own_tmp.err;
+  EXPECT_EQ(csv_rows(own_tmp.out), 1u);
+  EXPECT_TRUE(fs::is_empty(dir.path / "tmp"));  // the list was there, and is gone
+  const Result no_tmp = run_in(dir.path, "TMPDIR=/no/such/dir RFPROF --csv --page raw " + app);
+  EXPECT_EQ(no_tmp.status, 0) << no_tmp.err;
+  EXPECT_EQ(csv_rows(no_tmp.out), 1u);
+  std::ofstream(dir.path / "log.txt") << "an earlier run's results\n";
+  EXPECT_EQ(run_in(dir.path, "RFPROF --csv --log-file log.txt true").status, 0);
+  EXPECT_EQ(slurp(dir.path / "log.txt"), "");  // emptied before the run, though nothing was printed
+  EXPECT_EQ(run_in(dir.path, "RFPROF --csv --log-file stderr " + app).status, 0);
+  EXPECT_FALSE(fs::exists(dir.path / "stderr"));
+}
+
+// Found through a symbolic link elsewhere (a PATH entry), rfprof finds librfinject beside itself.
+TEST(RfprofBinary, FoundThroughASymlinkItFindsItsLibrary) {
+  TempDir dir;
+  fs::create_directory(dir.path / "bin");
+  fs::create_symlink(RFPROF_BIN, dir.path / "bin" / "rfprof");
+  const Result r = run_in(dir.path, "bin/rfprof --quiet true");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(has(r.err, "librfinject.so not found")) << r.err;
+}
+
+// Every listed trace is named after the run, finished ones first, then a killed process's .part.
+TEST(RfprofBinary, FinishedTracesAreNamedFirstThenKilledOnes) {
+  TempDir dir;
+  one_kernel_trace(dir.path / "mine.src");
+  const std::string bytes = slurp(dir.path / "mine.src");
+  std::ofstream(dir.path / "r_7.rftrace.part", std::ios::binary) << bytes.substr(0, bytes.size() - 40);
+  const Result r = run_in(dir.path, "RFPROF -o r sh -c 'echo $PWD/r_7.rftrace >> \"$RFPROF_TRACE_LIST\" && "
+                                    "cp mine.src r_5.rftrace && echo $PWD/r_5.rftrace >> \"$RFPROF_TRACE_LIST\"'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string named = "rfprof: trace: " + (dir.path / "r_5.rftrace").string() + "\nrfprof: trace: " +
+                            (dir.path / "r_7.rftrace.part").string() + "\n";
+  EXPECT_TRUE(has(r.err, named)) << r.err;
+}
+
+}  // namespace
+}  // namespace rf::launcher
