@@ -304,6 +304,33 @@ TEST(TraceRoundTrip, EveryFieldKeepsItsOwnValue) {
   EXPECT_EQ(round_trip(short_modules).modules, (std::vector<StringId>{kWide + 4, 0}));
 }
 
+// Fields sit where docs/trace-format.md puts them: a change made the same way in the encoder and
+// the decoder round-trips, and still misreads every trace already written (dim3 is x, y, z).
+TEST(TraceRoundTrip, AKernelsFieldsSitWhereTheFormatSpecPutsThem) {
+  KernelActivity k{101, 102, 103, 104, 105, 106, {11, 12, 13}, {21, 22, 23}, 31, 32, 33, 34, 35, 36, 37};
+  const std::string payload = testing::payload_of(k);
+  ASSERT_EQ(payload.size(), 4u * 4 + 8 * 2 + 12 * 2 + 4 * 3 + 4 * 2 + 4 + 8);
+  auto u32_at = [&](size_t at) {
+    uint32_t v = 0;
+    std::memcpy(&v, payload.data() + at, 4);
+    return v;
+  };
+  auto u64_at = [&](size_t at) {
+    uint64_t v = 0;
+    std::memcpy(&v, payload.data() + at, 8);
+    return v;
+  };
+  const std::vector<uint32_t> ids = {u32_at(0), u32_at(4), u32_at(8), u32_at(12)};
+  EXPECT_EQ(ids, (std::vector<uint32_t>{101, 102, 103, 104}));
+  EXPECT_EQ(u64_at(16), 105u);
+  EXPECT_EQ(u64_at(24), 106u);
+  const std::vector<uint32_t> dims = {u32_at(32), u32_at(36), u32_at(40), u32_at(44), u32_at(48), u32_at(52)};
+  EXPECT_EQ(dims, (std::vector<uint32_t>{11, 12, 13, 21, 22, 23}));
+  const std::vector<uint32_t> rest = {u32_at(56), u32_at(60), u32_at(64), u32_at(68), u32_at(72), u32_at(76)};
+  EXPECT_EQ(rest, (std::vector<uint32_t>{31, 32, 33, 34, 35, 36}));
+  EXPECT_EQ(u64_at(80), 37u);
+}
+
 // Every record header's reserved u16 is written 0 (docs/trace-format.md): a later minor version may
 // give it a meaning.
 TEST(TraceRoundTrip, TheReservedBytesOfEveryRecordHeaderAreZero) {
