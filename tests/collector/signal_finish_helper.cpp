@@ -17,6 +17,12 @@
 // lock, and the handler's 3 s run out (the test shows the guard is what helps).
 // With stuck-finish, the finish blocks for good (as one waiting in CUPTI would): the last resort
 // (the writer's finish, as Session::end_trace_now) must end the trace before the handler's 3 s.
+// With interrupted-read, an application SIGINT handler installed with signal() (SA_RESTART) lets
+// main go on; main blocks in read() on a pipe that another thread writes 100 ms after the
+// handler ran (or after 2 s): exit 0 when the read was restarted and got its byte, 4 when it
+// failed with EINTR.
+// With errno, the application's SIGINT handler fails a call (errno EBADF) while main spins
+// without system calls: exit 0 when main finds its errno as it left it, 5 when not.
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,11 +32,13 @@
 #include <chrono>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "rfprof/collector/signal_finish.h"
 #include "rfprof/trace/writer.h"
@@ -44,6 +52,12 @@ const char* g_marker = nullptr;
 extern "C" void app_siginfo_handler(int, siginfo_t*, void*) {  // creates the marker, goes on
   const int fd = ::open(g_marker, O_CREAT | O_WRONLY, 0644);
   if (fd >= 0) ::close(fd);
+}
+std::atomic<bool> g_app_handler_ran{false};
+extern "C" void app_flag_handler(int) { g_app_handler_ran = true; }
+extern "C" void app_errno_handler(int) {
+  (void)::close(-1);  // a failing call: EBADF
+  g_app_handler_ran = true;
 }
 extern "C" void app_handler(int) {
   if (g_marker) {
@@ -67,6 +81,10 @@ int main(int argc, char** argv) {
     sa.sa_flags = SA_SIGINFO;
     ::sigaction(SIGINT, &sa, nullptr);
   }
+  const bool interrupted_read = argc == 3 && std::strcmp(argv[2], "interrupted-read") == 0;
+  const bool keeps_errno = argc == 3 && std::strcmp(argv[2], "errno") == 0;
+  if (interrupted_read) ::signal(SIGINT, app_flag_handler);
+  if (keeps_errno) ::signal(SIGINT, app_errno_handler);
   // Never destroyed, as rfprof's Session: the watcher thread may still be flushing it (after a
   // SIGINT the application handler lets main finish and exit) when static destructors run.
   const bool unguarded = argc == 4 && std::strcmp(argv[3], "unguarded") == 0;
@@ -82,6 +100,37 @@ int main(int argc, char** argv) {
       },
       [] { writer.flush(); }, 3000, [] { writer.finish(); }, 800);
   if (argc == 3 && std::strcmp(argv[2], "stuck-finish") == 0) g_stuck_finish = true;
+  if (interrupted_read) {
+    int p[2];
+    if (::pipe(p) != 0) return 2;
+    std::thread feeder;
+    {
+      rf::trace::ThreadSignalsBlocked blocked(rf::collector::finish_signals());  // the signal goes to main
+      feeder = std::thread([&] {
+        // At most 2 s: ThreadSanitizer runs the handler only once the read returns.
+        for (int i = 0; i < 2000 && !g_app_handler_ran; ++i) ::usleep(1000);
+        ::usleep(100 * 1000);
+        (void)!::write(p[1], "x", 1);
+      });
+    }
+    std::printf("ready\n");
+    std::fflush(stdout);
+    char c = 0;
+    const ssize_t n = ::read(p[0], &c, 1);
+    const int e = errno;
+    feeder.join();
+    return n == 1 ? 0 : e == EINTR ? 4 : 6;
+  }
+  if (keeps_errno) {
+    std::printf("ready\n");
+    std::fflush(stdout);
+    errno = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!g_app_handler_ran && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+    }
+    const int e = errno;
+    return !g_app_handler_ran ? 6 : e == 0 ? 0 : 5;
+  }
   if (argc == 3 && std::strcmp(argv[2], "held-buffer") == 0) {
     rf::trace::KernelActivity shared, buffered;
     shared.correlation_id = 1;

@@ -1,8 +1,11 @@
 // CallStackTable: capture with libunwind, deduplication into ids, symbolization, bounds.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <set>
 #include <thread>
 #include <vector>
@@ -32,6 +35,14 @@ __attribute__((noinline)) uint32_t other_site(rf::collector::CallStackTable& t) 
   return id;
 }
 }  // namespace rfcs_test
+
+namespace {
+// Internal linkage: not in the dynamic symbol table, so dladdr finds its module but no name.
+__attribute__((noinline)) int unexported_function(int x) {
+  asm volatile("" ::: "memory");
+  return x * 3 + 1;
+}
+}  // namespace
 
 namespace rf::collector {
 namespace {
@@ -169,10 +180,54 @@ TEST(CallStacks, MoreStacksThanAThreadCachesStillResolveToTheirIds) {
   EXPECT_EQ(t.size(), kStacks);
 }
 
+// A return address points after its call instruction: the frame is the function holding the call,
+// looked up at the byte before. After a call that never returns (a noreturn abort at the end of a
+// function), the return address is the next function's first byte, which is not the caller.
+TEST(CallStacks, AFrameIsResolvedAtTheByteBeforeItsReturnAddress) {
+  CallStackTable t;
+  const auto b = reinterpret_cast<uintptr_t>(&rfcs_test::launch_site_b);
+  const std::array<uintptr_t, 2> frames{b + 1, b};
+  t.intern(frames);
+  const auto stacks = t.symbolize(nullptr);
+  ASSERT_EQ(stacks.size(), 1u);
+  ASSERT_EQ(stacks[0].second.size(), 2u);
+  EXPECT_NE(stacks[0].second[0].function.find("rfcs_test::launch_site_b"), std::string::npos)
+      << stacks[0].second[0].function;
+  EXPECT_EQ(stacks[0].second[1].function.find("launch_site_b"), std::string::npos)
+      << stacks[0].second[1].function;
+}
+
+// A frame without a symbol is named by its module and the offset of the call byte in it, which
+// addr2line -e MODULE resolves; a frame in no module, by that address, in hex with its 0x.
+TEST(CallStacks, FramesWithoutASymbolAreNamedByModuleOffsetOrAddress) {
+  const auto f = reinterpret_cast<uintptr_t>(&unexported_function);
+  Dl_info info{};
+  ASSERT_NE(::dladdr(reinterpret_cast<void*>(f), &info), 0);
+  ASSERT_EQ(info.dli_sname, nullptr) << "the test's anonymous-namespace function is exported";
+  std::string module = info.dli_fname;
+  module = module.substr(module.rfind('/') + 1);
+  char offset[32];
+  std::snprintf(offset, sizeof offset, "+0x%llx",
+                static_cast<unsigned long long>(f - reinterpret_cast<uintptr_t>(info.dli_fbase)));
+  CallStackTable t;
+  const std::array<uintptr_t, 2> frames{f + 1, 0x1001};  // a call byte at f; an unmapped address
+  t.intern(frames);
+  const auto stack = t.symbolize(nullptr)[0].second;
+  ASSERT_EQ(stack.size(), 2u);
+  EXPECT_EQ(stack[0].function, module + offset);
+  EXPECT_EQ(stack[0].module, info.dli_fname);
+  EXPECT_EQ(stack[1].function, "0x1000");
+  EXPECT_EQ(stack[1].module, "");
+}
+
 TEST(CallStacks, LaunchMachineryModules) {
   EXPECT_TRUE(is_launch_machinery("/opt/rfprof/lib/librfinject.so"));
   EXPECT_TRUE(is_launch_machinery("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"));
   EXPECT_TRUE(is_launch_machinery("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+  EXPECT_TRUE(is_launch_machinery("/usr/lib/x86_64-linux-gnu/libcuda-loader.so"));  // driver modules too
+  // The name's start: an application's own module that merely contains the text is not machinery.
+  EXPECT_FALSE(is_launch_machinery("/opt/app/lib/mylibcupti_shim.so"));
+  EXPECT_FALSE(is_launch_machinery("/opt/app/lib/notlibcuda.so.1"));
   EXPECT_FALSE(is_launch_machinery("/usr/local/cuda/lib64/libcudart.so.13"));
   EXPECT_FALSE(is_launch_machinery("/usr/lib/python3/torch/lib/libtorch_cuda.so"));
   EXPECT_FALSE(is_launch_machinery(""));

@@ -17,7 +17,9 @@ TEST(ParseDeviceList, CommaSeparatedOrdinals) {
   EXPECT_EQ(parse_device_list("0,2"), (std::vector<uint32_t>{0, 2}));
   EXPECT_EQ(parse_device_list(" 3 , 1 "), (std::vector<uint32_t>{3, 1}));
   EXPECT_EQ(parse_device_list("1023"), (std::vector<uint32_t>{1023}));
-  for (const char* bad : {"", ",", "0,", ",1", "0,,1", "-1", "+1", "a", "0x1", "1.5", "1024", "0,0", "0 1"})
+  // Spaces around an ordinal are trimmed, nothing else: a tab is refused.
+  for (const char* bad : {"", ",", "0,", ",1", "0,,1", "-1", "+1", "a", "0x1", "1.5", "1024", "0,0", "0 1", "\t1",
+                          "0,\t2"})
     EXPECT_FALSE(parse_device_list(bad).has_value()) << '"' << bad << '"';
 }
 

@@ -84,6 +84,42 @@ TEST(LaunchFilter, KernelNameFilterExactAndRegex) {
   EXPECT_FALSE(mangled.selects(kGemm, 1));
 }
 
+TEST(LaunchFilter, RegexKernelNamesPerBaseAndCase) {
+  // --kernel-name-base demangled: the expression is searched in the demangled name, as with function.
+  EXPECT_NO_THROW(filter("", {}, {}, "demangled"));
+  LaunchFilter demangled = filter("regex:^void gemm<float>\\(float\\*\\)$", {}, {}, "demangled");
+  EXPECT_TRUE(demangled.selects(kGemm, 1));
+  EXPECT_FALSE(demangled.selects(kScale, 1));
+  EXPECT_FALSE(filter("gemm", {}, {}, "demangled").selects(kGemm, 1));  // exact: the whole name
+  EXPECT_TRUE(filter("void gemm<float>(float*)", {}, {}, "demangled").selects(kGemm, 1));
+  // Kernel names are case-sensitive: -k regex:Gemm is not gemm.
+  EXPECT_FALSE(filter("regex:Gemm").selects(kGemm, 1));
+  EXPECT_FALSE(filter("regex:GEMM", {}, {}, "mangled").selects("_Z4gemmv", 1));
+}
+
+TEST(LaunchFilter, ExternCKernelsAreMatchedByTheirSymbol) {
+  // An extern "C" kernel's symbol does not demangle: its name is the symbol itself, for every base.
+  EXPECT_TRUE(filter("plain_c_kernel").selects("plain_c_kernel", 1));
+  EXPECT_TRUE(filter("regex:^plain_c").selects("plain_c_kernel", 1));
+  EXPECT_TRUE(filter("plain_c_kernel", {}, {}, "demangled").selects("plain_c_kernel", 1));
+  EXPECT_FALSE(filter("plain_c").selects("plain_c_kernel", 1));
+}
+
+TEST(LaunchFilter, ExcludeRulesAloneMakeAnActiveNvtxFilter) {
+  // Only --nvtx-exclude: the session must keep the filter and feed it NVTX ranges.
+  LaunchFilter f = filter("", {}, {"warmup/"});
+  EXPECT_TRUE(f.active());
+  EXPECT_TRUE(f.uses_nvtx());
+  EXPECT_TRUE(f.selects(kScale, 1));
+  f.nvtx().push(1, "", "warmup");
+  EXPECT_FALSE(f.selects(kScale, 1));
+  f.nvtx().pop(1, "");
+  EXPECT_TRUE(f.selects(kScale, 1));
+  LaunchFilter se = filter("", {}, {"warmup"});  // a start/end exclude rule
+  EXPECT_TRUE(se.active());
+  EXPECT_TRUE(se.uses_nvtx());
+}
+
 TEST(LaunchFilter, BadRegexBaseOrRuleIsAFilterError) {
   EXPECT_THROW(filter("regex:(unclosed"), FilterError);
   EXPECT_THROW(filter("", {}, {}, "short"), FilterError);
@@ -157,6 +193,57 @@ TEST(LaunchFilter, StartEndRuleCountsOverlappingRangesOfItsNameAndReusedIds) {
   s.start(6, "D", "unwatched");
   EXPECT_TRUE(s.start_end_open("D", "unwatched"));
   EXPECT_FALSE(s.start_end_open("", "unwatched"));
+}
+
+TEST(LaunchFilter, StartEndRangesCountInTheirOwnDomainOnly) {
+  // D@x is open only while a range x of domain D is; x in domain E neither opens it nor answers
+  // for it, and D1@x and D2@x are two rules with two counters.
+  LaunchFilter f = filter("", {"D@x"});
+  NvtxState& s = f.nvtx();
+  s.start(1, "E", "x");
+  EXPECT_FALSE(f.selects(kScale, 1));
+  EXPECT_TRUE(s.start_end_open("E", "x"));  // asked by name: E's x is open ...
+  EXPECT_FALSE(s.start_end_open("D", "x"));  // ... D's is not
+  s.start(2, "D", "x");
+  EXPECT_TRUE(f.selects(kScale, 1));
+  EXPECT_TRUE(s.start_end_open("D", "x"));
+  s.end(2);
+  EXPECT_FALSE(f.selects(kScale, 1));
+  EXPECT_TRUE(s.start_end_open("E", "x"));
+
+  LaunchFilter two = filter("", {"D1@x", "D2@x"});
+  two.nvtx().start(1, "D2", "x");
+  EXPECT_TRUE(two.selects(kScale, 1));
+  two.nvtx().end(1);
+  two.nvtx().start(2, "D1", "x");
+  EXPECT_TRUE(two.selects(kScale, 1));
+  NvtxState st;
+  const NvtxRule d1 = NvtxRule::parse("D1@x"), d2 = NvtxRule::parse("D2@x");
+  EXPECT_NE(st.watch(d1.domain, d1.pattern[0].name), st.watch(d2.domain, d2.pattern[0].name));
+}
+
+TEST(LaunchFilter, ALiteralAndARegexRuleOfTheSameTextAreTwoRules) {
+  // include regex:epoch (any range containing "epoch"), exclude the range named exactly "epoch".
+  LaunchFilter f = filter("", {"regex:epoch"}, {"epoch"});
+  NvtxState& s = f.nvtx();
+  s.start(1, "", "epoch 2");
+  EXPECT_TRUE(f.selects(kScale, 1));
+  s.start(2, "", "epoch");
+  EXPECT_FALSE(f.selects(kScale, 1));
+  s.end(2);
+  EXPECT_TRUE(f.selects(kScale, 1));
+}
+
+TEST(LaunchFilter, ARegexDomainRuleLooksAtEveryDomainItNames) {
+  LaunchFilter f = filter("", {"regex:^Dom@x/"});
+  NvtxState& s = f.nvtx();
+  s.push(1, "Dom1", "a");
+  EXPECT_FALSE(f.selects(kScale, 1));
+  s.push(1, "Dom2", "x");  // the second matching domain holds the range
+  EXPECT_TRUE(f.selects(kScale, 1));
+  s.push(2, "Dom9", "x");
+  s.push(2, "Dom0", "y");
+  EXPECT_TRUE(f.selects(kScale, 2));
 }
 
 TEST(LaunchFilter, ThreadsPushPopAndLaunchAtOnce) {

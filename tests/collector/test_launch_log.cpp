@@ -93,6 +93,53 @@ TEST(LaunchLog, ALaunchInFlightAcrossAWindowChangeKeepsItsWindowAndIndex) {
   EXPECT_EQ(got, (std::vector<std::pair<uint32_t, uint64_t>>{{0, 0}, {1, 0}, {2, 0}, {1, 1}, {2, 1}}));
 }
 
+TEST(LaunchLog, WindowRecordsCarryTheirTimeInNanosecondsAndLaunchesGoThroughTheThreadsWrite) {
+  // Windows are written through write (the shared stream), launches through write_launch (the
+  // launching thread's buffer, trace::Writer::append_buffered).
+  std::vector<trace::Record> shared, buffered;
+  LaunchSink sink{[&](const trace::Record& r) { shared.push_back(r); }, [](std::string_view) { return 1u; },
+                  [&](const trace::Record& r) { buffered.push_back(r); }};
+  LaunchLog log(false, sink);
+  constexpr uint64_t kOpenedAt = 1700000000123456789ull;  // a CUPTI timestamp, in ns
+  ASSERT_TRUE(log.open_window(kOpenedAt, 7).has_value());
+  log.exit(log.enter(1, 0), trace::LaunchApi{}, "k");
+  ASSERT_EQ(shared.size(), 1u);
+  const auto* w = std::get_if<trace::ProfilingWindow>(&shared[0]);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->timestamp_ns, kOpenedAt);
+  ASSERT_EQ(buffered.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<trace::LaunchApi>(buffered[0]));
+  LaunchLog from_start(true, sink);
+  ASSERT_TRUE(from_start.process_start(kOpenedAt + 5).has_value());
+  ASSERT_EQ(shared.size(), 2u);
+  EXPECT_EQ(std::get<trace::ProfilingWindow>(shared[1]).timestamp_ns, kOpenedAt + 5);
+}
+
+// A launch may stay in flight (entry to exit) while several short windows open after its own,
+// one per training step with few launches: it is still written, in its window, with its index.
+TEST(LaunchLog, ALaunchInFlightWhileDozensOfWindowsOpenIsStillWritten) {
+  Recorded rec;
+  LaunchLog log(false, rec.sink());
+  ASSERT_EQ(log.open_window(1, 0), std::optional<uint32_t>(1));
+  log.exit(log.enter(1, 0), trace::LaunchApi{});
+  const LaunchTicket slow = log.enter(2, 0);
+  ASSERT_EQ(log.close_window(), std::optional<uint32_t>(1));
+  uint32_t corr = 10;
+  for (uint32_t w = 2; w <= 33; ++w) {
+    ASSERT_EQ(log.open_window(w, 0), std::optional<uint32_t>(w));
+    log.exit(log.enter(++corr, 0), trace::LaunchApi{});
+    ASSERT_EQ(log.close_window(), std::optional<uint32_t>(w));
+  }
+  trace::LaunchApi l;
+  l.correlation_id = 2;
+  log.exit(slow, l);
+  auto launches = rec.launches();
+  ASSERT_EQ(launches.size(), 34u);
+  EXPECT_EQ(launches.back().correlation_id, 2u);
+  EXPECT_EQ(launches.back().window_id, 1u);
+  EXPECT_EQ(launches.back().launch_index, 1u);
+}
+
 TEST(LaunchLog, FailedLaunchesTakeNoIndexAndCountersModeKeepsItsOwn) {
   Recorded rec;
   LaunchLog log(true, rec.sink());
@@ -149,6 +196,7 @@ TEST(LaunchLog, SkipWithoutCountAndCountWithoutSkip) {
   for (const auto& [skip, count, expected] :
        std::vector<std::tuple<uint64_t, std::optional<uint64_t>, std::vector<bool>>>{
            {2, std::nullopt, {false, false, true, true, true}},
+           {1, std::nullopt, {false, true, true, true, true}},
            {0, 2, {true, true, false, false, false}}}) {
     Recorded rec;
     LaunchLog log(false, rec.sink());

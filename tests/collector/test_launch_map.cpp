@@ -79,6 +79,18 @@ TEST(LaunchRangeMap, GraphLaunchMakesTheCountUnknowableEvenWhenCountsAgree) {
   EXPECT_NE(r.message.find("correlation id 2"), std::string::npos) << r.message;
 }
 
+TEST(LaunchRangeMap, TheGraphMessageCountsTheGraphLaunchesAndNamesTheFirst) {
+  LaunchRangeMap m;
+  m.record(kernel(1));
+  m.record(graph(4));
+  m.record(kernel(5));
+  m.record(graph(8));
+  RangeMapping r = m.map(9);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("contains 2 CUDA graph launch(es) (first: correlation id 4)"), std::string::npos)
+      << r.message;
+}
+
 TEST(LaunchRangeMap, ResetStartsANewImage) {
   LaunchRangeMap m;
   m.record(graph(1));
@@ -123,6 +135,17 @@ TEST(ImageMustBeDecoded, EachReason) {
   empty_old.launches = 0;
   EXPECT_FALSE(image_must_be_decoded(empty_old, 3, false, second));
   EXPECT_FALSE(image_must_be_decoded(empty_old, 3, true, second));
+  // One launch is enough: a graph launch after it gets its own image, an old one is decoded.
+  ImageState one = image;
+  one.launches = 1;
+  EXPECT_FALSE(image_must_be_decoded(one, 3, false, second));
+  EXPECT_TRUE(image_must_be_decoded(one, 3, true, second));
+  one.age_ns = second;
+  EXPECT_TRUE(image_must_be_decoded(one, 3, false, second));
+  // Full means max_ranges launches: one short of it, the next launch still fits.
+  ImageState almost = image;
+  almost.launches = almost.max_ranges - 1;
+  EXPECT_FALSE(image_must_be_decoded(almost, 3, false, second));
 }
 
 }  // namespace

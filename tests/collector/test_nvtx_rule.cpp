@@ -88,6 +88,41 @@ TEST(NvtxRule, EscapedQuantifiersArePartOfNames) {
   EXPECT_EQ(r.pattern[0].kind, NvtxElement::Kind::kName);
 }
 
+// A backslash makes '[' and '/' part of a name everywhere in a rule, also as its first character;
+// outside regex: rules "/[" has no meaning of its own (a '/' with no range name before it).
+TEST(NvtxRule, EscapedBracketsAndSlashesAreNamesNotSyntax) {
+  NvtxRule r = NvtxRule::parse("\\[warmup\\]");  // the start/end range "[warmup]", not anchors
+  EXPECT_FALSE(r.push_pop);
+  EXPECT_FALSE(r.bottom || r.top);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"[warmup]"}));
+  r = NvtxRule::parse("\\[a/");  // the range "[a" open at any depth
+  EXPECT_TRUE(r.push_pop);
+  EXPECT_FALSE(r.bottom);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"[a"}));
+  EXPECT_TRUE(on_stack("\\[a/", {"outer", "[a"}));
+  r = NvtxRule::parse("io\\/read");  // the start/end range "io/read": no unescaped '/', not push/pop
+  EXPECT_FALSE(r.push_pop);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"io/read"}));
+  const std::string e = error_of("/[A");
+  EXPECT_NE(e.find("\"/[A\""), std::string::npos) << e;
+  r = NvtxRule::parse("regex:/[ab]x");  // in a regex: rule, the expression's '['
+  EXPECT_FALSE(r.bottom);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"[ab]x"}));
+}
+
+// NVTX names are case-sensitive, as ncu compares them: a rule for "Forward" does not select the
+// launches inside a range "forward", and regular expressions are searched as written.
+TEST(NvtxRule, NamesAndExpressionsAreCaseSensitive) {
+  EXPECT_TRUE(on_stack("forward/", {"step", "forward"}));
+  EXPECT_FALSE(on_stack("Forward/", {"step", "forward"}));
+  EXPECT_FALSE(NvtxRule::parse("Epoch").pattern[0].name.matches("epoch"));
+  EXPECT_TRUE(on_stack("regex:^step [0-9]/", {"step 3"}));
+  EXPECT_FALSE(on_stack("regex:^Step [0-9]/", {"step 3"}));
+  const NvtxRule d = NvtxRule::parse("regex:^Dom[0-9]@x/");
+  EXPECT_TRUE(d.domain.matches("Dom1"));
+  EXPECT_FALSE(d.domain.matches("dom1"));
+}
+
 TEST(NvtxRule, StackPatterns) {
   const std::vector<std::string> stack = {"step", "forward", "conv1", "aten::conv2d"};
   EXPECT_TRUE(on_stack("forward/", stack));
@@ -263,6 +298,27 @@ TEST(NvtxRule, AnExpressionForDomainAndRangeIsSearchedInBoth) {
   EXPECT_TRUE(s.start_end_open(d, x));  // looked up
   s.end(5);
   EXPECT_FALSE(s.start_end_open(d, indexed));
+}
+
+// A start/end rule parsed on its own (no counter index in its names) asked about any NvtxState:
+// a pair the state counts is answered by its counter, open only while one of its ranges is; a
+// pair it does not count, from the open ranges, in the rule's domain only.
+TEST(NvtxRule, AStartEndRuleWithoutAnIndexAnswersForItsDomainOnly) {
+  const NvtxRule r = NvtxRule::parse("D@x");
+  NvtxState watched;
+  watched.watch(r.domain, r.pattern[0].name);
+  EXPECT_FALSE(r.matches(watched, 1));
+  watched.start(1, "D", "x");
+  EXPECT_TRUE(r.matches(watched, 1));
+  watched.end(1);
+  EXPECT_FALSE(r.matches(watched, 1));
+  NvtxState unwatched;
+  unwatched.start(1, "E", "x");  // x, but in another domain
+  EXPECT_FALSE(r.matches(unwatched, 1));
+  unwatched.start(2, "D", "x");
+  EXPECT_TRUE(r.matches(unwatched, 1));
+  unwatched.end(2);
+  EXPECT_FALSE(r.matches(unwatched, 1));
 }
 
 // Names of any length with regex: rules (libstdc++'s std::regex recursed once per character: a

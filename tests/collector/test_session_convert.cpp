@@ -55,6 +55,7 @@ TEST(ConvertKernel, CopiesEveryField) {
   EXPECT_EQ(r.grid[1], 2);
   EXPECT_EQ(r.grid[2], 3);
   EXPECT_EQ(r.block[0], 256);
+  EXPECT_EQ(r.block[1], 1);
   EXPECT_EQ(r.block[2], 4);
   EXPECT_EQ(r.dynamic_shared_bytes, 4096u);
   EXPECT_EQ(r.static_shared_bytes, 512u);
@@ -70,9 +71,11 @@ TEST(ConvertKernel, NegativeSharedMemoryBecomesZeroAndNullNameNoString) {
   KernelNameCache names([&](std::string_view s) { return t.intern(s); });
   CUpti_ActivityKernel10 k{};
   k.dynamicSharedMemory = -1;
+  k.staticSharedMemory = -1;
   k.name = nullptr;
   trace::KernelActivity r = convert_kernel(k, names);
   EXPECT_EQ(r.dynamic_shared_bytes, 0u);
+  EXPECT_EQ(r.static_shared_bytes, 0u);
   EXPECT_EQ(r.mangled_name, 0u);
   EXPECT_EQ(r.demangled_name, 0u);
 }
@@ -117,8 +120,26 @@ TEST(ConvertMarker, StartEndAndInstantMarkers) {
                              styles, intern);
   ASSERT_TRUE(mark.has_value());
   EXPECT_EQ(mark->kind, trace::NvtxEventKind::kInstant);
+  EXPECT_EQ(mark->id, 9u);
   EXPECT_EQ(t.name(mark->domain), "my.domain");
   EXPECT_EQ(t.name(mark->name), "tick");
+}
+
+// An end marker names no range in the trace, even when CUPTI fills its name; and it takes its
+// start's style: a start/end range ends as start/end.
+TEST(ConvertMarker, AnEndMarkerHasNoNameAndItsStartsStyle) {
+  Table t;
+  NvtxStyleTracker styles;
+  styles.on_push_callback();
+  InternFn intern = [&](std::string_view s) { return t.intern(s); };
+  styles.on_start_callback(5);  // nvtxRangeStart returned 5
+  auto start = convert_marker(marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 5, "epoch", nullptr), styles, intern);
+  ASSERT_TRUE(start.has_value());
+  EXPECT_EQ(start->style, trace::NvtxRangeStyle::kStartEnd);
+  auto end = convert_marker(marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 5, "epoch", nullptr), styles, intern);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->name, 0u);
+  EXPECT_EQ(end->style, trace::NvtxRangeStyle::kStartEnd);
 }
 
 TEST(ConvertMarker, SyncMarkersAreSkippedAndNonThreadObjectsHaveNoThread) {
@@ -162,6 +183,10 @@ TEST(ConvertDevice, CopiesIdentityAndChip) {
   EXPECT_EQ(r.l2_cache_bytes, 52428800u);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(r.uuid[i], i + 1);
   EXPECT_EQ(convert_device(d, "", intern).chip, 0u);
+  d.name = nullptr;  // no name: no string, as for the chip
+  const size_t strings = t.ids.size();
+  EXPECT_EQ(convert_device(d, "GH100", intern).name, 0u);
+  EXPECT_EQ(t.ids.size(), strings);
 }
 
 TEST(ConvertMemory, AllocationAndReleaseKeepEveryField) {

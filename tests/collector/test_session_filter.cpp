@@ -87,6 +87,35 @@ TEST(CorrelationFilter, AcceptDoesNotGrowOverAnIdRejectedEarlier) {
   EXPECT_EQ(f.intervals(), 2u);
 }
 
+TEST(CorrelationFilter, AcceptsInOrderBelowAHigherRejectedIdStillMakeOneInterval) {
+  // Id 20 was rejected first (its thread reached the callback early, outside the window); the
+  // window's ids 15, 16, ... then arrive in order: one interval, not one per launch.
+  CorrelationFilter f;
+  f.accept(10);
+  f.reject(20);
+  for (uint32_t id = 15; id <= 19; ++id) f.accept(id);
+  EXPECT_EQ(f.intervals(), 2u);
+  for (uint32_t id = 15; id <= 19; ++id) EXPECT_TRUE(f.contains(id)) << id;
+  EXPECT_FALSE(f.contains(14));
+  EXPECT_FALSE(f.contains(20));
+}
+
+TEST(CorrelationFilter, AcceptingAnIdAgainChangesNothing) {
+  // A runtime call's id arrives with each of its driver launches: accepted again, later.
+  CorrelationFilter f;
+  f.accept(5);
+  f.accept(6);
+  f.reject(8);
+  f.accept(12);
+  f.accept(5);
+  f.accept(6);
+  EXPECT_EQ(f.intervals(), 2u);
+  EXPECT_TRUE(f.contains(5));
+  EXPECT_TRUE(f.contains(6));
+  EXPECT_FALSE(f.contains(7));
+  EXPECT_TRUE(f.contains(12));
+}
+
 TEST(CorrelationFilter, IdZeroIsNeverKept) {
   CorrelationFilter f;
   f.accept(0);

@@ -18,6 +18,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+
 struct TempDir {
   fs::path path;
   TempDir() {
@@ -196,6 +208,45 @@ TEST(SignalFinish, ApplicationHandlerStillRunsAndDecides) {
   const std::vector<uint32_t> ids = finished_kernel_ids(trace);
   ASSERT_FALSE(ids.empty());
   EXPECT_EQ(ids.back(), 999999u);
+}
+
+// rfprof's handler stands between the application and its own handler: the application's calls
+// interrupted by the signal go on as with its handler alone (signal() asks for SA_RESTART: a
+// read() is restarted, not failed with EINTR), and the interrupted code finds errno as it left it.
+TEST(SignalFinish, TheInterruptedApplicationCodeGoesOnAsBefore) {
+  for (const char* mode : {"interrupted-read", "errno"}) {
+    TempDir dir;
+    const pid_t pid = start_helper({(dir.path / "t.rftrace").string(), mode});
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(::kill(pid, SIGINT), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << mode;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << mode << (WEXITSTATUS(status) == 4   ? ": read() failed with EINTR"
+                                                  : WEXITSTATUS(status) == 5 ? ": errno changed"
+                                                                             : "");
+  }
+}
+
+// A second stop signal while the first one's finish is under way (Ctrl-C pressed again, a SIGINT
+// after Slurm's SIGTERM) ends the process at once by its default action, instead of waiting
+// for the finish again.
+TEST(SignalFinish, ASecondSignalDuringTheFinishEndsTheProcessAtOnce) {
+  if (kThreadSanitizer) GTEST_SKIP() << "ThreadSanitizer delivers a signal that arrives in a handler after it returns";
+  TempDir dir;
+  const fs::path trace = dir.path / "t.rftrace";
+  const pid_t pid = start_helper({trace.string(), "stuck-finish"});
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  ::usleep(300 * 1000);  // the handler waits for the finish, which is stuck
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  EXPECT_LT(took, std::chrono::milliseconds(1000)) << "the second signal waited for the finish";
 }
 
 /// Kernel records readable from a trace still being written (its `.part`).

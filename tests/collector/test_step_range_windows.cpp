@@ -52,6 +52,21 @@ TEST(StepRangeWindows, StartEndRangesById) {
   EXPECT_EQ(w.end(8), E::kNone);
 }
 
+TEST(StepRangeWindows, OneWindowAtATimeWhateverKindOpenedIt) {
+  StepRangeWindows w("step");
+  EXPECT_EQ(w.start(1, "step"), E::kOpen);
+  EXPECT_EQ(w.start(2, "step"), E::kNone);  // a second step range while one is open: not taken over
+  EXPECT_EQ(w.end(2), E::kNone);
+  EXPECT_TRUE(w.open());
+  EXPECT_EQ(w.end(1), E::kClose);
+  EXPECT_EQ(w.push(5, "step"), E::kOpen);  // a push/pop window opened by thread 5
+  EXPECT_EQ(w.start(6, "step"), E::kNone);
+  EXPECT_EQ(w.end(5), E::kNone);  // range id 5 is not thread 5's pushed range
+  EXPECT_TRUE(w.open());
+  EXPECT_EQ(w.pop(5), E::kClose);  // after a start/end window, a push/pop one closes at its pop
+  EXPECT_FALSE(w.open());
+}
+
 TEST(StepRangeWindows, NameRule) {
   StepRangeWindows exact("step");
   EXPECT_TRUE(exact.matches("step"));
@@ -59,6 +74,8 @@ TEST(StepRangeWindows, NameRule) {
   StepRangeWindows re("regex:^step [0-9]+$");
   EXPECT_TRUE(re.matches("step 12"));
   EXPECT_FALSE(re.matches("substep 12"));
+  EXPECT_FALSE(re.matches("Step 12"));  // case-sensitive, as NVTX names are
+  EXPECT_FALSE(exact.matches("Step"));
   // A huge range name is searched in its first 4096 bytes (regex_subject.h): no stack overflow.
   StepRangeWindows rep("regex:^(a|b)*$");
   EXPECT_TRUE(rep.matches(std::string(1 << 20, 'a') + "c"));  // the c lies past the bound

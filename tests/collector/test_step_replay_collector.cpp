@@ -109,6 +109,45 @@ TEST(StepReplayCollector, TheRangeCountMessageTellsTheCausesApart) {
   EXPECT_NE(more.find("; CUPTI dropped 7 ranges"), std::string::npos) << more;
 }
 
+// The thread count in the range-count message is the last pass window's own: a window whose
+// launches all come from one thread (whichever) reports none from other threads, whatever the
+// windows before it saw.
+TEST(StepReplayCollector, OtherThreadLaunchesAreCountedInEachWindowOnItsOwn) {
+  StepReplayCollector c(2, 1);
+  c.open_window();  // pass 0: two of its launches from another thread
+  c.on_launch(kStep[0], 1, /*thread=*/11);
+  c.on_launch(kStep[1], 2, /*thread=*/22);
+  c.on_launch(kStep[2], 3, /*thread=*/22);
+  ASSERT_EQ(c.close_window(false).verdict.kind, WindowVerdict::kKept);
+  c.open_window();  // pass 1: every launch from thread 33
+  for (uint32_t i = 0; i < kStep.size(); ++i) c.on_launch(kStep[i], 10 + i, /*thread=*/33);
+  ASSERT_TRUE(c.close_window(true).decode);
+  const std::string why = c.counters_decoded(ranges(2, 0.0), true);
+  EXPECT_NE(why.find("; 0 of the last pass window's launches came from other threads"), std::string::npos) << why;
+}
+
+TEST(StepReplayCollector, TheEndOfRunLineCountsOneWindowAndOneNvtxCall) {
+  StepEndState one_window;
+  one_window.windows_opened = 1;  // a driver-only cuProfilerStart: one callback
+  EXPECT_NE(step_no_counters_line(one_window).find("windows opened, but none on a thread with a CUDA context"),
+            std::string::npos)
+      << step_no_counters_line(one_window);
+  StepEndState one_call;
+  one_call.replay_range = "step";
+  one_call.nvtx_calls_seen = 1;
+  EXPECT_NE(step_no_counters_line(one_call).find("(1 NVTX push/start calls seen, none matching it)"),
+            std::string::npos)
+      << step_no_counters_line(one_call);
+  // A run too short for a group, with NVTX-range windows: it asks for more of those ranges.
+  StepEndState short_nvtx;
+  short_nvtx.windows_opened = 3;
+  short_nvtx.replay_range = "regex:^step";
+  short_nvtx.group = StepEndState::Group{4, 0};
+  const std::string line = step_no_counters_line(short_nvtx);
+  EXPECT_NE(line.find("run more profiled steps, one NVTX range \"regex:^step\" each"), std::string::npos) << line;
+  EXPECT_EQ(line.find("cudaProfilerStart"), std::string::npos) << line;
+}
+
 TEST(StepReplayCollector, TheEndOfRunLineNamesWhatWasMissing) {
   StepEndState none;
   EXPECT_EQ(step_no_counters_line(none),
