@@ -40,14 +40,24 @@ struct TempDir {
 };
 
 /// Starts the helper, waits for its "ready" line; returns its pid. `first_line` gets the line
-/// before "ready" when the helper prints one ("child N").
-pid_t start_helper(const std::vector<std::string>& args, std::string* first_line = nullptr) {
+/// before "ready" when the helper prints one ("child N"). The helper starts with SIGHUP, SIGINT,
+/// SIGQUIT and SIGTERM at their default action, as from a terminal, except those in `ignored`.
+pid_t start_helper(const std::vector<std::string>& args, std::string* first_line = nullptr,
+                   const std::vector<int>& ignored = {}) {
   int out[2];
   if (::pipe(out) != 0) return -1;
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(out[1], 1);
     ::close(out[0]);
+    // The helper starts as from a terminal: a test run under nohup, or as a background job of a
+    // shell, inherits SIGHUP, SIGINT and SIGQUIT ignored, and rfprof rightly leaves an ignored
+    // signal alone, so the helper would never end at the signal the test sends.
+    for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM}) ::signal(sig, SIG_DFL);
+    for (int sig : ignored) ::signal(sig, SIG_IGN);
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     std::vector<char*> argv{const_cast<char*>(RFPROF_SIGNAL_HELPER)};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -341,11 +351,7 @@ TEST(SignalFinish, IgnoredSignalStaysIgnored) {
   TempDir dir;
   const fs::path trace = dir.path / "t.rftrace";
   // The helper inherits SIGTERM ignored (as nohup-style launchers leave it): rfprof keeps it so.
-  struct sigaction ign {}, old {};
-  ign.sa_handler = SIG_IGN;
-  ::sigaction(SIGTERM, &ign, &old);
-  const pid_t pid = start_helper({trace.string()});
-  ::sigaction(SIGTERM, &old, nullptr);
+  const pid_t pid = start_helper({trace.string()}, nullptr, {SIGTERM});
   ASSERT_GT(pid, 0);
   ::kill(pid, SIGTERM);
   ::usleep(100 * 1000);
