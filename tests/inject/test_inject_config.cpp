@@ -33,6 +33,22 @@ std::string error_of(const std::string& var, const std::string& value) {
   return "";
 }
 
+/// The ConfigError message of reading all of `vars`, or "" when no error was thrown.
+std::string error_of_all(std::map<std::string, std::string> vars) {
+  try {
+    read_config(env_of(std::move(vars)));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// error_of_all with RFPROF_REPLAY=step among `vars`.
+std::string step_error_of(std::map<std::string, std::string> vars) {
+  vars["RFPROF_REPLAY"] = "step";
+  return error_of_all(std::move(vars));
+}
+
 void expect_names(const std::string& message, const std::string& var, const std::string& value,
                   const std::string& expected) {
   EXPECT_EQ(message.rfind("rfprof: ", 0), 0u) << message;
@@ -368,15 +384,7 @@ TEST(ReadConfig, BadReplayAcrossSteps) {
   for (const char* v : {"0", "1001", "two", "-1"})
     expect_names(error_of("RFPROF_REPLAY_GROUPS", v), "RFPROF_REPLAY_GROUPS", v,
                  "a number of groups from 1 to 1000");
-  auto error_with = [](std::map<std::string, std::string> vars) {
-    vars["RFPROF_REPLAY"] = "step";
-    try {
-      read_config(env_of(std::move(vars)));
-    } catch (const ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  const auto error_with = step_error_of;
   // The window must be a step: profile-from-start would make the whole run window 0.
   EXPECT_NE(error_with({}).find("RFPROF_PROFILE_FROM_START=off with it"), std::string::npos);
   EXPECT_NE(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_MODE", "timing"}}).find("counters mode"),
@@ -453,14 +461,7 @@ TEST(ReadConfig, NumbersAtTheirBoundsAndBeyond) {
 TEST(ReadConfig, EachBadNvtxRuleNamesItsOwnVariable) {
   expect_names(error_of("RFPROF_NVTX_EXCLUDE", "A/;;B/"), "RFPROF_NVTX_EXCLUDE", "A/;;B/",
                "NVTX rules in ncu's syntax separated by ';', without empty items");
-  auto error_with = [](std::map<std::string, std::string> vars) {
-    try {
-      read_config(env_of(std::move(vars)));
-    } catch (const ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  const auto error_with = error_of_all;
   EXPECT_EQ(error_with({{"RFPROF_NVTX_INCLUDE", "A//B"}}).rfind("rfprof: RFPROF_NVTX_INCLUDE: ", 0), 0u);
   // An exclude rule's text inside the bad include rule, not as the quoted rule, is no match.
   const std::string inside = error_with({{"RFPROF_NVTX_INCLUDE", "A//B"}, {"RFPROF_NVTX_EXCLUDE", "A/"}});
@@ -471,15 +472,7 @@ TEST(ReadConfig, EachBadNvtxRuleNamesItsOwnVariable) {
 }
 
 TEST(ReadConfig, ReplayAcrossStepsRefusesEveryFilterAndNamesItself) {
-  auto error_with = [](std::map<std::string, std::string> vars) {
-    vars["RFPROF_REPLAY"] = "step";
-    try {
-      read_config(env_of(std::move(vars)));
-    } catch (const ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  const auto error_with = step_error_of;
   for (const auto& [var, value] : std::vector<std::pair<std::string, std::string>>{
            {"RFPROF_NVTX_INCLUDE", "train/"}, {"RFPROF_NVTX_EXCLUDE", "warmup/"}, {"RFPROF_LAUNCH_SKIP", "1"},
            {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "1"}, {"RFPROF_LAUNCH_COUNT", "1"}})
