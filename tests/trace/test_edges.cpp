@@ -150,11 +150,8 @@ TEST_F(ReaderEdges, AnEmptyChunkIsSkippedAndBytesWithoutRecordsAreNamed) {
 TEST_F(ReaderEdges, ARecordOfAnUnknownTypeIsSkippedAndTheRestIsRead) {
   // Retag the first ProfilingWindow (it names no string) as a type from a newer writer.
   auto edited = bytes_;
-  const std::vector<RecordAt> headers = record_headers(edited);
-  const auto window = std::find_if(headers.begin(), headers.end(), [](const RecordAt& r) {
-    return r.type == static_cast<uint16_t>(RecordType::kWindow);
-  });
-  ASSERT_NE(window, headers.end());
+  const std::optional<RecordAt> window = testing::first_record_of(edited, RecordType::kWindow);
+  ASSERT_TRUE(window.has_value());
   const uint16_t unknown = 999;
   std::memcpy(edited.data() + window->offset, &unknown, 2);
   ReadOutcome o = read(edited);
@@ -231,11 +228,8 @@ TEST_F(ReaderEdges, VersionsAndUndefinedStringsAsTheReaderReportsThem) {
 
 TEST_F(ReaderEdges, AFieldErrorInAFileIsNamedAtTheField) {
   auto edited = bytes_;
-  const std::vector<RecordAt> headers = record_headers(edited);
-  const auto process = std::find_if(headers.begin(), headers.end(), [](const RecordAt& r) {
-    return r.type == static_cast<uint16_t>(RecordType::kProcess);
-  });
-  ASSERT_NE(process, headers.end());
+  const std::optional<RecordAt> process = testing::first_record_of(edited, RecordType::kProcess);
+  ASSERT_TRUE(process.has_value());
   edited[process->offset + 8 + 40] = 9;  // process.mode, after the 8-byte record header
   ReadOutcome o = read(edited);
   EXPECT_EQ(o.error, TraceErrorKind::kBadRecord);

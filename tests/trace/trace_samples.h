@@ -78,6 +78,13 @@ inline std::vector<RecordAt> record_headers(const std::vector<char>& bytes) {
   return out;
 }
 
+/// The header of the first record of `type` in a trace file's bytes; nullopt when there is none.
+inline std::optional<RecordAt> first_record_of(const std::vector<char>& bytes, RecordType type) {
+  for (const RecordAt& r : record_headers(bytes))
+    if (r.type == static_cast<uint16_t>(type)) return r;
+  return std::nullopt;
+}
+
 /// What reading a whole trace file gave: its records (kernels among them) and where it ends cut
 /// short, or the typed error that stopped it, with its byte offset and message.
 struct ReadOutcome {
