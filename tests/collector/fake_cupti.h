@@ -1,0 +1,97 @@
+// A fake of the CUPTI calls the collector session makes, so that collector/src/session*.cpp and
+// range_profiler.cpp run without a GPU. Linked into a test executable, fake_cupti.cpp's
+// definitions of cuptiSubscribe_v2, cuptiActivity*, cuptiRangeProfiler*, ... take precedence over
+// libcupti's (an object file's definition beats a shared library's); the profiler host API
+// (metric validation, config images, pass counts) stays the real libcupti.
+//
+// What the fake models, from the CUPTI 13 headers and guide:
+//   - callbacks: one subscriber (a second one gets CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+//     and the first one's name); a callback runs only while enabled (cuptiEnableCallback).
+//   - a runtime launch (cudaLaunchKernel) encloses the driver launch it makes (cuLaunchKernel),
+//     each with its own correlation id; the kernel record carries the runtime call's id
+//     (cupti_activity.h, CUpti_ActivityKernel10::correlationId). cudaProfilerStart encloses
+//     cuProfilerStart the same way.
+//   - activity records of the enabled kinds wait until cuptiActivityFlushAll hands them over in
+//     buffers the client gave (buffer-requested / buffer-completed callbacks).
+//   - the Range Profiler in auto range mode: every kernel launched on a context between Start
+//     and Stop is one range; kernel replay completes every pass inside the launch; user replay
+//     completes pass k at the k-th Stop, and isAllPassSubmitted at the last one.
+//   - counter-data images: the fake writes its own layout behind NVIDIA's "LOPDATA" signature,
+//     and the fake cuptiProfilerHostEvaluateToGpuValues evaluates metric m of the range made by
+//     the launch with driver correlation id c to value(c, m) = c * 1000 + m, so a test can tell
+//     which launch each RangeCounters came from.
+// Not modelled: a real GPU's timing, instrumentation, memory save/restore, CUDA graphs' kernels.
+#pragma once
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include <cstdint>
+#include <string>
+
+namespace rf::fake_cupti {
+
+/// Forgets everything: subscriber, enabled callbacks and activity kinds, pending records,
+/// contexts, Range Profiler state, injected failures. Correlation ids start again at 1.
+void reset();
+
+/// Every later call of CUPTI function `function` (e.g. "cuptiRangeProfilerEnable") returns
+/// `result` without doing anything; CUPTI_SUCCESS removes the failure.
+void fail(const std::string& function, CUptiResult result);
+
+/// cuptiSubscribe_v2 then refuses with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED and names
+/// `name` as the subscriber already attached (what CUPTI does when nsys or ncu is there).
+void set_other_subscriber(const std::string& name);
+
+/// The name rfprof subscribed with ("" when not subscribed).
+std::string subscriber_name();
+/// True when the callback (domain, cbid) is enabled for the current subscriber.
+bool callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+/// True when activity kind `kind` is enabled.
+bool activity_enabled(CUpti_ActivityKind kind);
+
+/// Passes a user-replay configuration needs (the host API's pass count for the metrics; 2 for
+/// the default roofline set on GH100). Default 2.
+void set_passes(uint32_t passes);
+/// Chip name cuptiDeviceGetChipName gives every device. Default "GH100".
+void set_chip(const std::string& chip);
+
+/// Creates CUDA context `index` (1, 2, ...) on device `device`: the RESOURCE CONTEXT_CREATED
+/// callback, and a DEVICE activity record on the device's first context. Returns its handle.
+CUcontext create_context(uint32_t index, uint32_t device = 0);
+/// The RESOURCE CONTEXT_DESTROY_STARTING callback of `ctx`.
+void destroy_context(CUcontext ctx);
+
+/// One kernel launch, as the application's call would make CUPTI see it.
+struct Launch {
+  CUcontext ctx = nullptr;
+  std::string kernel = "_Z6kernelPf";  ///< mangled symbol name
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {32, 1, 1};
+  unsigned shared_bytes = 0;
+  CUresult result = CUDA_SUCCESS;  ///< what the driver's launch call returns
+  bool through_runtime = true;     ///< inside cudaLaunchKernel (else a bare cuLaunchKernel)
+  bool graph = false;              ///< cuGraphLaunch (no symbol, no grid)
+  uint64_t duration_ns = 1000;     ///< the kernel record's end - start
+};
+/// Makes `launch`'s callbacks (runtime entry, driver entry, driver exit, runtime exit) and, when
+/// the launch succeeded, its kernel record and its range in a started Range Profiler.
+/// Returns the driver call's correlation id (the one LaunchApi and RangeCounters carry).
+uint32_t launch(const Launch& launch);
+
+/// cudaProfilerStart / cudaProfilerStop on `ctx` (each enclosing the driver call it makes).
+void profiler_start(CUcontext ctx);
+void profiler_stop(CUcontext ctx);
+
+/// An NVTX callback (CUPTI_CB_DOMAIN_NVTX) with `params` as functionParams, and an NVTX marker
+/// record: nvtxRangePushA(`message`) / nvtxRangePop().
+void nvtx_push(const std::string& message);
+void nvtx_pop();
+
+/// The value fake evaluation gives metric `metric` of the range of driver correlation id `cid`.
+inline double value(uint32_t cid, size_t metric) { return cid * 1000.0 + static_cast<double>(metric); }
+
+/// Range Profiler calls seen so far (cuptiRangeProfilerStart, ...), by function name.
+uint64_t calls(const std::string& function);
+
+}  // namespace rf::fake_cupti

@@ -1,0 +1,130 @@
+// Runs the real collector session (start_session, its callbacks, its exit) in a forked child on
+// the fake CUPTI (fake_cupti.h), and reads back the trace it left. A session is one per process
+// and never deleted, so each scenario gets a process of its own.
+#pragma once
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_cupti.h"
+#include "rfprof/collector/session.h"
+#include "rfprof/trace/reader.h"
+
+namespace rf::fake_cupti {
+
+/// What a child left: its wait status (-1 if it hung and was killed) and its stderr.
+struct Child {
+  int status = 0;
+  std::string err;
+  bool exited_zero() const { return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+};
+
+/// Forks; the child resets the fake, runs `body` with its stderr in a file, then exit(0), which
+/// runs the session's exit handler (the trace is finished there). Waits at most `limit`.
+inline Child run_child(const std::function<void()>& body, std::chrono::seconds limit = std::chrono::seconds(60)) {
+  char path[] = "/tmp/rffake-err-XXXXXX";
+  const int fd = ::mkstemp(path);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fd, 2);
+    reset();
+    body();
+    std::fflush(nullptr);
+    std::exit(0);
+  }
+  ::close(fd);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  Child c;
+  pid_t r = 0;
+  while ((r = ::waitpid(pid, &c.status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  if (r == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &c.status, 0);
+    c.status = -1;
+  }
+  std::ifstream in(path);
+  c.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  ::unlink(path);
+  return c;
+}
+
+/// A trace read whole: its records, their strings, and whether it ended without TraceEnd.
+struct Trace {
+  std::vector<trace::Record> records;
+  std::map<trace::StringId, std::string> strings;
+  bool truncated = false;
+
+  template <typename R>
+  std::vector<R> all() const {
+    std::vector<R> out;
+    for (const auto& r : records)
+      if (const R* x = std::get_if<R>(&r)) out.push_back(*x);
+    return out;
+  }
+  const std::string& str(trace::StringId id) const {
+    static const std::string empty;
+    auto it = strings.find(id);
+    return it == strings.end() ? empty : it->second;
+  }
+};
+
+/// Reads `path` whole (throws trace::TraceError when it is corrupt).
+inline Trace read_trace(const std::filesystem::path& path) {
+  Trace t;
+  trace::Reader reader(path);
+  trace::Record r;
+  while (reader.next(r)) {
+    if (const auto* s = std::get_if<trace::StringDef>(&r)) t.strings[s->id] = s->value;
+    t.records.push_back(r);
+  }
+  t.truncated = reader.truncated();
+  return t;
+}
+
+/// A fresh directory for one test's traces, removed with the fixture.
+class FakeSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "rffake-XXXXXX").string();
+    dir_ = ::mkdtemp(tmpl.data());
+    trace_ = dir_ / "t.rftrace";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  /// Options writing to trace_, with a short flush interval.
+  collector::SessionOptions options(trace::CollectionMode mode) const {
+    collector::SessionOptions o;
+    o.output = trace_;
+    o.mode = mode;
+    o.flush_ms = 20;
+    return o;
+  }
+  /// Number of "rfprof:" lines in `err`.
+  static size_t rfprof_lines(const std::string& err) {
+    size_t n = 0;
+    for (size_t at = err.find("rfprof:"); at != std::string::npos; at = err.find("rfprof:", at + 1))
+      if (at == 0 || err[at - 1] == '\n') ++n;
+    return n;
+  }
+
+  std::filesystem::path dir_, trace_;
+};
+
+}  // namespace rf::fake_cupti
