@@ -105,7 +105,10 @@ void push_record(const R& r) {  // caller holds g.m
   g.pending.push_back(slot);
 }
 
+thread_local bool t_silent = false;  // the current fake launch makes no callbacks
+
 void callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (t_silent) return;
   CUpti_CallbackFunc f = nullptr;
   void* user = nullptr;
   {
@@ -255,6 +258,10 @@ void destroy_context(CUcontext ctx) {
 }
 
 uint32_t launch(const Launch& l) {
+  struct Silent {
+    explicit Silent(bool on) { t_silent = on; }
+    ~Silent() { t_silent = false; }
+  } silent(l.silent);
   const uint32_t runtime_c = l.through_runtime ? next_correlation() : 0;
   const uint32_t driver_c = next_correlation();
   int runtime_result = l.result == CUDA_SUCCESS ? 0 : 1;

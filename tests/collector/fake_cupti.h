@@ -73,6 +73,9 @@ struct Launch {
   bool through_runtime = true;     ///< inside cudaLaunchKernel (else a bare cuLaunchKernel)
   bool graph = false;              ///< cuGraphLaunch (no symbol, no grid)
   uint64_t duration_ns = 1000;     ///< the kernel record's end - start
+  /// No callbacks: a kernel CUPTI profiles and records but whose launch the session never sees
+  /// (what a launch path rfprof does not subscribe to would look like).
+  bool silent = false;
 };
 /// Makes `launch`'s callbacks (runtime entry, driver entry, driver exit, runtime exit) and, when
 /// the launch succeeded, its kernel record and its range in a started Range Profiler.

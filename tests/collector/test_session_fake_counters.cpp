@@ -1,0 +1,299 @@
+// The collector session on the fake CUPTI (fake_cupti.h), counters mode with kernel replay: each
+// decoded range reaches the launch that made it, images are decoded when full, at window ends,
+// when a context goes and at exit; each refusal of the counters is one "rfprof:" line and the
+// timings go on (issue 6); SIGTERM and SIGKILL leave the counters already decoded (issue 6).
+#include <csignal>
+
+#include "fake_session.h"
+#include "rfprof/collector/host_metrics.h"
+
+namespace rf::fake_cupti {
+namespace {
+
+using trace::CollectionMode;
+
+/// `n` launches of kernels k0, k1, ... on `ctx`; their driver correlation ids.
+std::vector<uint32_t> launches_on(CUcontext ctx, int n) {
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(launch({ctx, "_Z1kILi" + std::to_string(i) + "EEvv"}));
+  return ids;
+}
+
+/// The driver correlation ids of the trace's launches, in order.
+std::vector<uint32_t> launch_ids(const Trace& t) {
+  std::vector<uint32_t> out;
+  for (const auto& l : t.all<trace::LaunchApi>()) out.push_back(l.correlation_id);
+  return out;
+}
+
+/// Expects every RangeCounters to hold the fake's values of the launch it names.
+void expect_values_of_their_launch(const Trace& t) {
+  for (const auto& rc : t.all<trace::RangeCounters>()) {
+    ASSERT_EQ(rc.values.size(), collector::default_metrics().size());
+    for (size_t m = 0; m < rc.values.size(); ++m)
+      EXPECT_EQ(rc.values[m], value(rc.correlation_id, m)) << "range of launch " << rc.correlation_id;
+  }
+}
+
+std::vector<uint32_t> range_ids(const Trace& t) {
+  std::vector<uint32_t> out;
+  for (const auto& rc : t.all<trace::RangeCounters>()) out.push_back(rc.correlation_id);
+  return out;
+}
+
+std::vector<trace::CollectorError> errors_with(const Trace& t, trace::ErrorCode code) {
+  std::vector<trace::CollectorError> out;
+  for (const auto& e : t.all<trace::CollectorError>())
+    if (e.code == code) out.push_back(e);
+  return out;
+}
+
+TEST_F(FakeSessionTest, EachRangeGoesToTheLaunchThatMadeIt) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
+    launches_on(create_context(1), 5);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(c.err, "");
+  const Trace t = read_trace(trace_);
+  EXPECT_FALSE(t.truncated);
+  const auto configs = t.all<trace::MetricConfig>();
+  ASSERT_EQ(configs.size(), 1u);
+  EXPECT_EQ(t.str(configs[0].chip), "GH100");
+  EXPECT_EQ(configs[0].num_passes, 2u);  // the host API's count for the roofline set on GH100
+  ASSERT_EQ(configs[0].metrics.size(), collector::default_metrics().size());
+  for (size_t m = 0; m < configs[0].metrics.size(); ++m)
+    EXPECT_EQ(t.str(configs[0].metrics[m]), collector::default_metrics()[m]);
+
+  EXPECT_EQ(range_ids(t), launch_ids(t));
+  EXPECT_EQ(range_ids(t), (std::vector<uint32_t>{2, 4, 6, 8, 10}));
+  expect_values_of_their_launch(t);
+  const auto ranges = t.all<trace::RangeCounters>();
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    EXPECT_EQ(ranges[i].range_index, i);
+    EXPECT_EQ(ranges[i].config_id, configs[0].config_id);
+    EXPECT_EQ(t.str(ranges[i].range_name), "_Z1kILi" + std::to_string(i) + "EEvv");
+  }
+  const auto launches = t.all<trace::LaunchApi>();
+  for (size_t i = 0; i < launches.size(); ++i) EXPECT_EQ(launches[i].launch_index, i);
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 5u);
+}
+
+TEST_F(FakeSessionTest, AFullImageIsDecodedBeforeTheNextLaunch) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.max_ranges_per_image = 2;
+    o.flush_ms = 60000;  // no decode from the flush thread: only full images and the exit
+    if (!collector::start_session(o)) std::_Exit(3);
+    launches_on(create_context(1), 5);
+    std::fprintf(stderr, "decodes=%llu\n", static_cast<unsigned long long>(calls("cuptiRangeProfilerDecodeData")));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("decodes=2\n"), std::string::npos) << c.err;  // before launches 3 and 5
+  const Trace t = read_trace(trace_);
+  EXPECT_EQ(range_ids(t), launch_ids(t));
+  ASSERT_EQ(range_ids(t).size(), 5u);
+  expect_values_of_their_launch(t);
+  std::vector<uint64_t> indices;
+  for (const auto& rc : t.all<trace::RangeCounters>()) indices.push_back(rc.range_index);
+  EXPECT_EQ(indices, (std::vector<uint64_t>{0, 1, 0, 1, 0}));
+  EXPECT_TRUE(t.all<trace::CollectorError>().empty());
+}
+
+TEST_F(FakeSessionTest, EachWindowsRangesAreDecodedAtItsClose) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.profile_from_start = false;
+    o.flush_ms = 60000;
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    profiler_start(ctx);
+    launches_on(ctx, 2);
+    profiler_stop(ctx);
+    std::fprintf(stderr, "decodes=%llu\n", static_cast<unsigned long long>(calls("cuptiRangeProfilerDecodeData")));
+    launch({ctx, "_Z7outsidev"});
+    profiler_start(ctx);
+    launch({ctx, "_Z5againv"});
+    profiler_stop(ctx);
+    std::fprintf(stderr, "starts=%llu\n", static_cast<unsigned long long>(calls("cuptiRangeProfilerStart")));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("decodes=1\n"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("starts=2\n"), std::string::npos) << c.err;  // none outside the windows
+  const Trace t = read_trace(trace_);
+  const auto launches = t.all<trace::LaunchApi>();
+  const auto ranges = t.all<trace::RangeCounters>();
+  ASSERT_EQ(launches.size(), 3u);
+  ASSERT_EQ(ranges.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(ranges[i].correlation_id, launches[i].correlation_id);
+    EXPECT_EQ(ranges[i].window_id, launches[i].window_id);
+  }
+  EXPECT_NE(ranges[0].window_id, ranges[2].window_id);
+  expect_values_of_their_launch(t);
+}
+
+TEST_F(FakeSessionTest, AContextDestroyedKeepsItsCounters) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.flush_ms = 60000;
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launches_on(ctx, 3);
+    destroy_context(ctx);
+    std::fprintf(stderr, "decodes=%llu disables=%llu\n",
+                 static_cast<unsigned long long>(calls("cuptiRangeProfilerDecodeData")),
+                 static_cast<unsigned long long>(calls("cuptiRangeProfilerDisable")));
+    CUcontext again = create_context(2);
+    launches_on(again, 1);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("decodes=1 disables=1\n"), std::string::npos) << c.err;
+  const Trace t = read_trace(trace_);
+  EXPECT_EQ(range_ids(t), launch_ids(t));
+  EXPECT_EQ(range_ids(t).size(), 4u);
+  expect_values_of_their_launch(t);
+}
+
+TEST_F(FakeSessionTest, MoreRangesThanLaunchesAreReportedNotShifted) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launches_on(ctx, 2);
+    Launch hidden{ctx, "_Z6hiddenv"};
+    hidden.silent = true;
+    launch(hidden);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  const auto mismatches = errors_with(t, trace::ErrorCode::kRangeLaunchMismatch);
+  ASSERT_EQ(mismatches.size(), 1u);
+  EXPECT_EQ(mismatches[0].expected, 2u);
+  EXPECT_EQ(mismatches[0].actual, 3u);
+  EXPECT_NE(t.str(mismatches[0].message).find("device 0 (GH100)"), std::string::npos);
+  for (uint32_t id : range_ids(t)) EXPECT_EQ(id, 0u);  // unmapped, never given to the wrong launch
+}
+
+TEST_F(FakeSessionTest, CounterPermissionRefusedIsOneLineAndTimingsGoOn) {
+  const Child c = run_child([&] {
+    fail("cuptiProfilerInitialize", CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
+    if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launches_on(ctx, 3);
+    launches_on(create_context(2), 1);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("ERR_NVGPUCTRPERM"), std::string::npos) << c.err;
+  const Trace t = read_trace(trace_);
+  EXPECT_FALSE(t.truncated);
+  EXPECT_EQ(t.all<trace::LaunchApi>().size(), 4u);
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 4u);
+  EXPECT_TRUE(t.all<trace::RangeCounters>().empty());
+  EXPECT_FALSE(errors_with(t, trace::ErrorCode::kCountersUnavailable).empty());
+  const auto devices = t.all<trace::DeviceInfo>();
+  ASSERT_EQ(devices.size(), 1u);  // written without a chip, not held back until exit
+  EXPECT_EQ(devices[0].chip, 0u);
+}
+
+TEST_F(FakeSessionTest, CountersHeldByDcgmNameDcgmiAndTimingsGoOn) {
+  const Child c = run_child([&] {
+    fail("cuptiRangeProfilerEnable", CUPTI_ERROR_HARDWARE_BUSY);
+    if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launches_on(ctx, 3);
+    std::fprintf(stderr, "enables=%llu\n", static_cast<unsigned long long>(calls("cuptiRangeProfilerEnable")));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("dcgmi profile --pause"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("enables=1\n"), std::string::npos) << c.err;  // the context is not asked again
+  const Trace t = read_trace(trace_);
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 3u);
+  EXPECT_EQ(t.all<trace::LaunchApi>().size(), 3u);
+  EXPECT_TRUE(t.all<trace::RangeCounters>().empty());
+}
+
+TEST_F(FakeSessionTest, AnInvalidMetricIsNamedAndTimingsGoOn) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.metrics = {"dram__bytes_reed.sum"};
+    if (!collector::start_session(o)) std::_Exit(3);
+    launches_on(create_context(1), 2);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("dram__bytes_reed.sum"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("dram__bytes_read.sum"), std::string::npos) << c.err;  // the close name
+  const Trace t = read_trace(trace_);
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 2u);
+  EXPECT_TRUE(t.all<trace::MetricConfig>().empty());
+}
+
+TEST_F(FakeSessionTest, ADecodeFailureLosesThatImageSaysSoAndStopsCountersThere) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.max_ranges_per_image = 2;
+    o.flush_ms = 60000;
+    if (!collector::start_session(o)) std::_Exit(3);
+    fail("cuptiRangeProfilerDecodeData", CUPTI_ERROR_UNKNOWN);
+    launches_on(create_context(1), 4);
+    std::fprintf(stderr, "starts=%llu\n", static_cast<unsigned long long>(calls("cuptiRangeProfilerStart")));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("starts=1\n"), std::string::npos) << c.err;
+  const Trace t = read_trace(trace_);
+  const auto failed = errors_with(t, trace::ErrorCode::kDecodeFailed);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].expected, 2u);  // the launches whose counters are lost
+  EXPECT_NE(t.str(failed[0].message).find("counters stop on this context"), std::string::npos);
+  EXPECT_TRUE(t.all<trace::RangeCounters>().empty());
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 4u);
+  EXPECT_EQ(t.all<trace::LaunchApi>().size(), 4u);
+}
+
+TEST_F(FakeSessionTest, SigtermFinishesTheTraceWithItsCountersThenEndsTheProcess) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.flush_ms = 60000;  // only finishing decodes
+    if (!collector::start_session(o)) std::_Exit(3);
+    launches_on(create_context(1), 3);
+    std::raise(SIGTERM);
+    std::_Exit(5);  // not reached: SIGTERM's default action ends the process after the finish
+  });
+  ASSERT_NE(c.status, -1) << c.err;
+  ASSERT_TRUE(WIFSIGNALED(c.status)) << c.err;
+  EXPECT_EQ(WTERMSIG(c.status), SIGTERM);
+  const Trace t = read_trace(trace_);
+  EXPECT_FALSE(t.truncated);
+  EXPECT_FALSE(std::filesystem::exists(trace_.string() + ".part"));
+  EXPECT_EQ(range_ids(t), launch_ids(t));
+  EXPECT_EQ(range_ids(t).size(), 3u);
+  expect_values_of_their_launch(t);
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 3u);
+}
+
+TEST_F(FakeSessionTest, SigkillAfterTheFlushIntervalKeepsTheCountersAlreadyTaken) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.flush_ms = 20;
+    if (!collector::start_session(o)) std::_Exit(3);
+    launches_on(create_context(1), 3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // 20 flush intervals
+    std::raise(SIGKILL);
+  });
+  ASSERT_NE(c.status, -1) << c.err;
+  ASSERT_TRUE(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGKILL);
+  const std::filesystem::path part = trace_.string() + ".part";
+  ASSERT_TRUE(std::filesystem::exists(part));
+  const Trace t = read_trace(part);
+  EXPECT_TRUE(t.truncated);
+  // The flush thread decoded the image no launch held, and wrote it out with the kernel records.
+  EXPECT_EQ(range_ids(t), launch_ids(t));
+  EXPECT_EQ(range_ids(t).size(), 3u);
+  expect_values_of_their_launch(t);
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 3u);
+}
+
+}  // namespace
+}  // namespace rf::fake_cupti
