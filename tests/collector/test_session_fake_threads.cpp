@@ -1,0 +1,158 @@
+// Many threads launching at once through the real session on the fake CUPTI (fake_cupti.h),
+// issue 6: no lost, torn or reordered records, while the flush threads write and windows open
+// and close; in counters mode every range still reaches its own launch, whether the threads share
+// one context (their launches serialized on it) or each has its own. CI also runs the timing
+// tests under ThreadSanitizer (scripts/run-tests).
+#include <map>
+#include <set>
+
+#include "fake_session.h"
+
+namespace rf::fake_cupti {
+namespace {
+
+using trace::CollectionMode;
+
+constexpr int kThreads = 8;
+
+/// `threads` threads, each launching `per_thread` kernels named after the thread on
+/// `ctx_of(thread)`.
+template <typename F>
+void launch_from_threads(int threads, int per_thread, F ctx_of) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([t, per_thread, ctx_of] {
+      const std::string name = "_Z6workerILi" + std::to_string(t) + "EEvv";
+      for (int i = 0; i < per_thread; ++i) launch({ctx_of(t), name, {static_cast<unsigned>(i + 1), 1, 1}});
+    });
+  for (auto& th : pool) th.join();
+}
+
+/// Every launch once, each thread's launches in its own order (grid x = 1, 2, ...), and one kernel
+/// record per launch, joined by the runtime correlation id.
+void expect_every_launch_once_in_order(const Trace& t, int threads, int per_thread) {
+  const auto launches = t.all<trace::LaunchApi>();
+  ASSERT_EQ(launches.size(), static_cast<size_t>(threads * per_thread));
+  std::map<std::string, std::vector<int32_t>> grids_by_kernel;
+  std::map<std::string, std::set<uint64_t>> threads_by_kernel;
+  std::set<uint32_t> runtime_ids;
+  for (const auto& l : launches) {
+    grids_by_kernel[t.str(l.kernel_name)].push_back(l.grid[0]);
+    threads_by_kernel[t.str(l.kernel_name)].insert(l.thread_id);
+    EXPECT_TRUE(runtime_ids.insert(l.runtime_correlation_id).second) << l.runtime_correlation_id;
+  }
+  ASSERT_EQ(grids_by_kernel.size(), static_cast<size_t>(threads));
+  for (const auto& [kernel, grids] : grids_by_kernel) {
+    std::vector<int32_t> expected(static_cast<size_t>(per_thread));
+    for (int i = 0; i < per_thread; ++i) expected[static_cast<size_t>(i)] = i + 1;
+    EXPECT_EQ(grids, expected) << kernel;
+    EXPECT_EQ(threads_by_kernel[kernel].size(), 1u) << kernel;
+  }
+  const auto kernels = t.all<trace::KernelActivity>();
+  ASSERT_EQ(kernels.size(), launches.size());
+  for (const auto& k : kernels) EXPECT_EQ(runtime_ids.count(k.correlation_id), 1u) << k.correlation_id;
+}
+
+TEST_F(FakeSessionTest, ManyThreadsInTimingModeLoseAndReorderNothing) {
+  const int per_thread = 400;
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kTiming);
+    o.flush_ms = 2;  // the flush threads write all along
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launch_from_threads(kThreads, per_thread, [ctx](int) { return ctx; });
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(c.err, "");
+  const Trace t = read_trace(trace_);
+  EXPECT_FALSE(t.truncated);
+  expect_every_launch_once_in_order(t, kThreads, per_thread);
+}
+
+TEST_F(FakeSessionTest, WindowsOpeningAndClosingWhileThreadsLaunchKeepEveryRecordWhole) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kTiming);
+    o.profile_from_start = false;
+    o.flush_ms = 2;
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    std::atomic<bool> done{false};
+    std::thread windows([&] {
+      while (!done.load()) {
+        profiler_start(ctx);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        profiler_stop(ctx);
+      }
+    });
+    launch_from_threads(kThreads, 300, [ctx](int) { return ctx; });
+    done.store(true);
+    windows.join();
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  EXPECT_FALSE(t.truncated);
+  // Each recorded launch lies inside its window, and has its kernel record; none other has one.
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> windows;  // id -> open, close
+  for (const auto& w : t.all<trace::ProfilingWindow>()) (w.begin ? windows[w.window_id].first : windows[w.window_id].second) = w.timestamp_ns;
+  std::set<uint32_t> runtime_ids;
+  for (const auto& l : t.all<trace::LaunchApi>()) {
+    ASSERT_EQ(windows.count(l.window_id), 1u) << l.window_id;
+    EXPECT_GE(l.api_end_ns, windows[l.window_id].first);
+    EXPECT_LE(l.api_start_ns, windows[l.window_id].second);
+    runtime_ids.insert(l.runtime_correlation_id);
+  }
+  std::set<uint32_t> kernel_ids;
+  for (const auto& k : t.all<trace::KernelActivity>()) kernel_ids.insert(k.correlation_id);
+  EXPECT_EQ(kernel_ids, runtime_ids);
+  for (const auto& [id, span] : windows) EXPECT_LE(span.first, span.second) << "window " << id;
+}
+
+/// Counters: every range has the fake's values of its own launch, one range per launch.
+void expect_ranges_of_their_launches(const Trace& t) {
+  const auto launches = t.all<trace::LaunchApi>();
+  const auto ranges = t.all<trace::RangeCounters>();
+  std::set<uint32_t> launch_ids;
+  for (const auto& l : launches) launch_ids.insert(l.correlation_id);
+  std::set<uint32_t> range_ids;
+  for (const auto& rc : ranges) {
+    EXPECT_EQ(rc.values[0], value(rc.correlation_id, 0));
+    EXPECT_TRUE(range_ids.insert(rc.correlation_id).second) << rc.correlation_id;
+  }
+  EXPECT_EQ(range_ids, launch_ids);
+  EXPECT_TRUE(t.all<trace::CollectorError>().empty()) << t.str(t.all<trace::CollectorError>()[0].message);
+}
+
+TEST_F(FakeSessionTest, ThreadsSharingAContextInCountersModeGetTheirOwnRanges) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.max_ranges_per_image = 16;  // many decodes while the others wait on the context
+    o.flush_ms = 2;               // and decodes from the flush thread
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launch_from_threads(4, 200, [ctx](int) { return ctx; });
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  expect_every_launch_once_in_order(t, 4, 200);
+  expect_ranges_of_their_launches(t);
+}
+
+TEST_F(FakeSessionTest, ThreadsWithAContextEachInCountersModeGetTheirOwnRanges) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.max_ranges_per_image = 16;
+    o.flush_ms = 2;
+    if (!collector::start_session(o)) std::_Exit(3);
+    std::vector<CUcontext> contexts;
+    for (uint32_t i = 0; i < 4; ++i) contexts.push_back(create_context(i + 1, i % 2));
+    launch_from_threads(4, 200, [contexts](int t) { return contexts[static_cast<size_t>(t)]; });
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  expect_every_launch_once_in_order(t, 4, 200);
+  expect_ranges_of_their_launches(t);
+  EXPECT_EQ(t.all<trace::MetricConfig>().size(), 1u);  // one per chip, not per context
+}
+
+}  // namespace
+}  // namespace rf::fake_cupti
