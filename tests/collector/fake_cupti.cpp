@@ -7,6 +7,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 #include <generated_nvtx_meta.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -75,7 +76,20 @@ struct State {
   uint32_t next_correlation = 1;
   uint32_t next_marker = 1;
   std::vector<uint32_t> marker_stack;
+  uint64_t off_context = 0;
 } g;
+
+/// A function of the fake driver, or null while it is not loaded.
+template <typename F>
+F driver_fn(const char* name) {
+  return reinterpret_cast<F>(::dlsym(RTLD_DEFAULT, name));
+}
+
+/// Counts a Range Profiler call made while `ctx` is not current (caller holds g.m).
+void check_current(CUcontext ctx) {
+  if (auto current = driver_fn<CUcontext (*)()>("rf_fake_cuda_current"))
+    if (current() != ctx) ++g.off_context;
+}
 
 Context g_context_storage[16];  // CUcontext handles point here (index 1..15)
 
@@ -177,6 +191,27 @@ void reset() {
   g.next_correlation = 1;
   g.next_marker = 1;
   g.marker_stack.clear();
+  g.off_context = 0;
+}
+
+void set_current_context(CUcontext ctx) {
+  if (auto f = driver_fn<void (*)(CUcontext)>("rf_fake_cuda_set_current")) f(ctx);
+}
+
+bool load_fake_driver(const char* path) { return ::dlopen(path, RTLD_NOW | RTLD_GLOBAL) != nullptr; }
+
+void set_capturing_stream(CUstream stream) {
+  if (auto f = driver_fn<void (*)(CUstream)>("rf_fake_cuda_set_capturing")) f(stream);
+}
+
+uint64_t context_pushes() {
+  auto f = driver_fn<unsigned long long (*)()>("rf_fake_cuda_pushes");
+  return f ? f() : 0;
+}
+
+uint64_t calls_off_context() {
+  std::lock_guard lock(g.m);
+  return g.off_context;
 }
 
 void fail(const std::string& function, CUptiResult result) {
@@ -243,6 +278,7 @@ CUcontext create_context(uint32_t index, uint32_t device) {
       push_record(d);
     }
   }
+  set_current_context(ctx);  // cuCtxCreate, or the primary context of cudaSetDevice
   CUpti_ResourceData r{};
   r.context = ctx;
   callback(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &r);
@@ -262,6 +298,7 @@ uint32_t launch(const Launch& l) {
     explicit Silent(bool on) { t_silent = on; }
     ~Silent() { t_silent = false; }
   } silent(l.silent);
+  set_current_context(l.ctx);  // the application launches on its current context
   const uint32_t runtime_c = l.through_runtime ? next_correlation() : 0;
   const uint32_t driver_c = next_correlation();
   int runtime_result = l.result == CUDA_SUCCESS ? 0 : 1;
@@ -282,6 +319,7 @@ uint32_t launch(const Launch& l) {
     kp.blockDimY = l.block[1];
     kp.blockDimZ = l.block[2];
     kp.sharedMemBytes = l.shared_bytes;
+    kp.hStream = l.stream;
     params = &kp;
   }
   const char* symbol = l.graph ? nullptr : l.kernel.c_str();
@@ -291,7 +329,11 @@ uint32_t launch(const Launch& l) {
   }
   CUpti_CallbackData enter_d = api_data(CUPTI_API_ENTER, "cuLaunchKernel", params, &driver_result, symbol, l.ctx, driver_c);
   callback(CUPTI_CB_DOMAIN_DRIVER_API, dr, &enter_d);
-  if (l.result == CUDA_SUCCESS) {  // the kernel runs: its range and its record
+  // A launch into a stream being captured into a graph runs no kernel now (cudaStreamBeginCapture).
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (auto is_capturing = driver_fn<CUresult (*)(CUstream, CUstreamCaptureStatus*)>("cuStreamIsCapturing"))
+    (void)is_capturing(l.stream, &capture);
+  if (l.result == CUDA_SUCCESS && capture == CU_STREAM_CAPTURE_STATUS_NONE) {  // the kernel runs: its range and record
     std::lock_guard lock(g.m);
     if (auto it = g.profilers.find(l.ctx); it != g.profilers.end() && it->second->started) {
       Profiler& p = *it->second;
@@ -577,6 +619,7 @@ CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Param
   auto* prof = reinterpret_cast<rf::fake_cupti::Profiler*>(p->pRangeProfilerObject);
   for (auto it = g.profilers.begin(); it != g.profilers.end(); ++it)
     if (it->second == prof) {
+      rf::fake_cupti::check_current(prof->ctx);
       g.profilers.erase(it);
       delete prof;
       return CUPTI_SUCCESS;
@@ -619,6 +662,7 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params* p
   std::lock_guard lock(g.m);
   auto* prof = reinterpret_cast<rf::fake_cupti::Profiler*>(p->pRangeProfilerObject);
   if (!prof->configured || prof->started) return CUPTI_ERROR_INVALID_OPERATION;
+  rf::fake_cupti::check_current(prof->ctx);
   prof->started = true;
   prof->ranges.clear();
   return CUPTI_SUCCESS;
@@ -629,6 +673,7 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) 
   std::lock_guard lock(g.m);
   auto* prof = reinterpret_cast<rf::fake_cupti::Profiler*>(p->pRangeProfilerObject);
   if (!prof->started) return CUPTI_ERROR_INVALID_OPERATION;
+  rf::fake_cupti::check_current(prof->ctx);
   prof->started = false;
   prof->decodable = prof->ranges;
   if (prof->user_replay) {
@@ -646,6 +691,7 @@ CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData
   std::lock_guard lock(g.m);
   auto* prof = reinterpret_cast<rf::fake_cupti::Profiler*>(p->pRangeProfilerObject);
   if (prof->started || !prof->image) return CUPTI_ERROR_INVALID_OPERATION;
+  rf::fake_cupti::check_current(prof->ctx);
   const auto n = static_cast<uint32_t>(prof->decodable.size());
   if (rf::fake_cupti::kHeader + size_t{n} * rf::fake_cupti::kRangeBytes > prof->image_size)
     return CUPTI_ERROR_INVALID_PARAMETER;

@@ -20,6 +20,10 @@
 //     and the fake cuptiProfilerHostEvaluateToGpuValues evaluates metric m of the range made by
 //     the launch with driver correlation id c to value(c, m) = c * 1000 + m, so a test can tell
 //     which launch each RangeCounters came from.
+//   - the driver (with load_fake_driver, fake_libcuda.cpp): each thread's current context (the
+//     one it created or last launched on), cuCtxPushCurrent/PopCurrent, stream capture, the
+//     memory clock and bus width. Without it the session's driver calls do nothing, as on a
+//     machine without a driver.
 // Not modelled: a real GPU's timing, instrumentation, memory save/restore, CUDA graphs' kernels.
 #pragma once
 
@@ -76,9 +80,11 @@ struct Launch {
   /// No callbacks: a kernel CUPTI profiles and records but whose launch the session never sees
   /// (what a launch path rfprof does not subscribe to would look like).
   bool silent = false;
+  CUstream stream = nullptr;       ///< cuLaunchKernel's hStream
 };
 /// Makes `launch`'s callbacks (runtime entry, driver entry, driver exit, runtime exit) and, when
-/// the launch succeeded, its kernel record and its range in a started Range Profiler.
+/// the launch succeeded and its stream is not capturing, its kernel record and its range in a
+/// started Range Profiler.
 /// Returns the driver call's correlation id (the one LaunchApi and RangeCounters carry).
 uint32_t launch(const Launch& launch);
 
@@ -93,6 +99,21 @@ void nvtx_pop();
 
 /// The value fake evaluation gives metric `metric` of the range of driver correlation id `cid`.
 inline double value(uint32_t cid, size_t metric) { return cid * 1000.0 + static_cast<double>(metric); }
+
+/// With the fake driver loaded (load_fake_driver): makes `ctx` the calling thread's current
+/// context, as cudaSetDevice would; create_context and launch do it for their context. Without
+/// it, nothing (the session's driver calls then do nothing, as on a machine without a driver).
+void set_current_context(CUcontext ctx);
+/// Loads the fake driver (tests/collector/fake_libcuda.cpp, libcuda.so.1) at `path`, as the
+/// application's CUDA runtime would load the real one. Returns false if it cannot be loaded.
+bool load_fake_driver(const char* path);
+/// With the fake driver: cuStreamIsCapturing says `stream` is capturing into a CUDA graph.
+void set_capturing_stream(CUstream stream);
+/// With the fake driver: cuCtxPushCurrent calls so far (0 without it).
+uint64_t context_pushes();
+/// Range Profiler calls (Start, Stop, DecodeData, Disable) made while their context was not the
+/// calling thread's current one (with the fake driver loaded; 0 without it).
+uint64_t calls_off_context();
 
 /// Range Profiler calls seen so far (cuptiRangeProfilerStart, ...), by function name.
 uint64_t calls(const std::string& function);

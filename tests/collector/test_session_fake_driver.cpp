@@ -1,0 +1,164 @@
+// The collector session on the fake CUPTI (fake_cupti.h) with the fake driver loaded
+// (fake_libcuda.cpp): what the session asks the driver for itself. The device record's memory
+// clock and bus width, launches into a stream being captured into a CUDA graph, NVTX ranges as
+// the steps of replay across steps (RFPROF_REPLAY_RANGE, opened on the thread's current context),
+// and the Range Profiler driven with its context current from any thread.
+#include <cstdlib>
+
+#include "fake_session.h"
+
+namespace rf::fake_cupti {
+namespace {
+
+using trace::CollectionMode;
+
+/// Loads the fake driver in the child, or ends the child with status 4.
+void with_fake_driver() {
+  if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
+}
+
+TEST_F(FakeSessionTest, TheDeviceRecordHasTheDriversMemoryClockAndBusWidth) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    launch({create_context(1), "_Z1kv"});
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  const auto devices = t.all<trace::DeviceInfo>();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].memory_clock_khz, 2619000u);
+  EXPECT_EQ(devices[0].memory_bus_width_bits, 5120u);
+  ASSERT_EQ(t.all<trace::ProcessInfo>().size(), 1u);
+  EXPECT_EQ(t.all<trace::ProcessInfo>()[0].driver_version, 13000u);
+}
+
+TEST_F(FakeSessionTest, WithoutADriverTheDeviceRecordSaysNothingOfTheMemory) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    launch({create_context(1), "_Z1kv"});
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  ASSERT_EQ(t.all<trace::DeviceInfo>().size(), 1u);
+  EXPECT_EQ(t.all<trace::DeviceInfo>()[0].memory_clock_khz, 0u);
+  EXPECT_EQ(t.all<trace::ProcessInfo>()[0].driver_version, 0u);
+}
+
+TEST_F(FakeSessionTest, ALaunchIntoACapturingStreamIsNeitherRecordedNorProfiled) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    auto* captured = reinterpret_cast<CUstream>(0x5100);
+    set_capturing_stream(captured);
+    launch({ctx, "_Z1av"});
+    Launch into_graph{ctx, "_Z8capturedv"};
+    into_graph.stream = captured;
+    launch(into_graph);
+    launch({ctx, "_Z1bv"});
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  std::vector<std::string> names;
+  for (const auto& l : t.all<trace::LaunchApi>()) names.push_back(t.str(l.kernel_name));
+  EXPECT_EQ(names, (std::vector<std::string>{"_Z1av", "_Z1bv"}));
+  // The captured launch ran no kernel, so it made no range: counted as a launch, it would have
+  // left one range short of the launches and no range mapped.
+  std::vector<uint32_t> range_ids, launch_ids;
+  for (const auto& rc : t.all<trace::RangeCounters>()) range_ids.push_back(rc.correlation_id);
+  for (const auto& l : t.all<trace::LaunchApi>()) launch_ids.push_back(l.correlation_id);
+  EXPECT_EQ(range_ids, launch_ids);
+  EXPECT_TRUE(t.all<trace::CollectorError>().empty());
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 2u);
+}
+
+/// One training step delimited by the NVTX range "step" on `ctx`: kernels a, b.
+std::vector<uint32_t> nvtx_step(CUcontext ctx) {
+  nvtx_push("step");
+  std::vector<uint32_t> ids{launch({ctx, "_Z1av", {64, 1, 1}}), launch({ctx, "_Z1bv", {32, 1, 1}})};
+  nvtx_pop();
+  return ids;
+}
+
+TEST_F(FakeSessionTest, NvtxRangesAreTheStepsOfReplayAcrossSteps) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    collector::SessionOptions o = options(CollectionMode::kCounters);
+    o.profile_from_start = false;
+    o.replay_across_steps = true;
+    o.replay_range = "step";
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launch({ctx, "_Z4initv"});  // before the first step: no window
+    nvtx_step(ctx);
+    const auto pass1 = nvtx_step(ctx);
+    const auto timing = nvtx_step(ctx);
+    std::fprintf(stderr, "pass1=%u,%u timing=%u,%u\n", pass1[0], pass1[1], timing[0], timing[1]);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  unsigned p0 = 0, p1 = 0, t0 = 0, t1 = 0;
+  const size_t at = c.err.find("pass1=");
+  ASSERT_NE(at, std::string::npos) << c.err;
+  ASSERT_EQ(std::sscanf(c.err.c_str() + at, "pass1=%u,%u timing=%u,%u", &p0, &p1, &t0, &t1), 4);
+  const Trace t = read_trace(trace_);
+  const auto launches = t.all<trace::LaunchApi>();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].correlation_id, t0);
+  EXPECT_EQ(launches[1].correlation_id, t1);
+  const auto ranges = t.all<trace::RangeCounters>();
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[0].correlation_id, t0);
+  EXPECT_EQ(ranges[1].correlation_id, t1);
+  EXPECT_EQ(ranges[0].values[0], value(p0, 0));
+  EXPECT_EQ(ranges[1].values[0], value(p1, 0));
+  EXPECT_TRUE(t.all<trace::CollectorError>().empty());
+}
+
+TEST_F(FakeSessionTest, NvtxStepsOnAThreadWithoutAContextSaySo) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    collector::SessionOptions o = options(CollectionMode::kCounters);
+    o.profile_from_start = false;
+    o.replay_across_steps = true;
+    o.replay_range = "step";
+    if (!collector::start_session(o)) std::_Exit(3);
+    nvtx_push("step");  // no context created on this thread yet
+    nvtx_pop();
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("none on a thread with a CUDA context current"), std::string::npos) << c.err;
+}
+
+/// At exit, after the session's own exit handler: what the fake saw of the current context.
+void report_contexts_at_exit() {
+  std::fprintf(stderr, "off_context=%llu pushes=%llu\n", static_cast<unsigned long long>(calls_off_context()),
+               static_cast<unsigned long long>(context_pushes()));
+}
+
+TEST_F(FakeSessionTest, TheRangeProfilerIsDrivenWithItsContextCurrentFromAnyThread) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    std::atexit(report_contexts_at_exit);  // registered first: runs after the session's finish
+    auto o = options(CollectionMode::kCounters);
+    o.flush_ms = 20;
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext one = create_context(1);
+    launch({one, "_Z1av"});
+    CUcontext two = create_context(2);
+    launch({two, "_Z1bv"});
+    set_current_context(nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the flush thread decodes both
+    launch({one, "_Z1cv"});
+    set_current_context(two);  // the exit decodes context one's image with two current
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("off_context=0 "), std::string::npos) << c.err;
+  const Trace t = read_trace(trace_);
+  EXPECT_EQ(t.all<trace::RangeCounters>().size(), 3u);
+  for (const auto& rc : t.all<trace::RangeCounters>()) EXPECT_EQ(rc.values[0], value(rc.correlation_id, 0));
+}
+
+}  // namespace
+}  // namespace rf::fake_cupti
