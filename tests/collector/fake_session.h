@@ -38,6 +38,7 @@ struct Child {
 inline Child run_child(const std::function<void()>& body, std::chrono::seconds limit = std::chrono::seconds(60)) {
   char path[] = "/tmp/rffake-err-XXXXXX";
   const int fd = ::mkstemp(path);
+  std::fflush(nullptr);  // or the child's exit writes the parent's buffered output a second time
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(fd, 2);
