@@ -1,0 +1,54 @@
+// An "application" for the end-to-end tests without a GPU (test_inject_fake.cpp): linked with the
+// fake CUPTI as a shared library (libfakecupti.so, tests/collector/fake_cupti.h), whose CUPTI
+// functions come before libcupti's in the process's symbol lookup, it does what cuInit does with
+// CUDA_INJECTION64_PATH (dlopen the library, call InitializeInjection), then launches kernels:
+//   fake_app                one context; an NVTX range "forward" around 2 x (gemm, relu);
+//                           then "loss" outside it
+//   fake_app windows        the same, inside cudaProfilerStart/Stop, plus a launch before it
+// Each launch prints "launch NAME DRIVER_CORRELATION_ID" to stdout.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "fake_cupti.h"
+
+namespace {
+
+void run(CUcontext ctx, const char* name, unsigned grid) {
+  const uint32_t id = rf::fake_cupti::launch({ctx, name, {grid, 1, 1}, {256, 1, 1}});
+  std::printf("launch %s %u\n", name, id);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace rf::fake_cupti;
+  const bool windows = argc > 1 && std::strcmp(argv[1], "windows") == 0;
+  if (const char* inject = std::getenv("CUDA_INJECTION64_PATH"); inject && *inject) {
+    void* lib = ::dlopen(inject, RTLD_NOW | RTLD_LOCAL);
+    auto init = lib ? reinterpret_cast<int (*)()>(::dlsym(lib, "InitializeInjection")) : nullptr;
+    if (!init) {
+      std::fprintf(stderr, "fake_app: cannot load %s: %s\n", inject, ::dlerror());
+      return 2;
+    }
+    init();
+  }
+  CUcontext ctx = create_context(1);
+  if (windows) {
+    run(ctx, "_Z6warmupv", 1);
+    profiler_start(ctx);
+  }
+  nvtx_push("forward");
+  for (int i = 0; i < 2; ++i) {
+    run(ctx, "_Z4gemmPKfS0_Pf", 128);
+    run(ctx, "_Z4reluPf", 64);
+  }
+  nvtx_pop();
+  run(ctx, "_Z4lossPKfPf", 1);
+  if (windows) profiler_stop(ctx);
+  std::fflush(stdout);
+  return 0;
+}

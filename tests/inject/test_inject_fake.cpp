@@ -1,0 +1,207 @@
+// End to end without a GPU: an application linked with the fake CUPTI (fake_app.cpp) runs under
+// librfinject as cuInit would load it (CUDA_INJECTION64_PATH), configured by RFPROF_* variables
+// or by the rfprof launcher's ncu flags; rfanalyze and rfprof's CSV pages then read what it
+// recorded. The fake evaluates metric m of the launch with driver correlation id c to
+// c * 1000 + m (tests/collector/fake_cupti.h), so every number below is known in advance.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "rfprof/trace/reader.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace rf::trace;
+
+struct Ran {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// Runs `argv` with `env` added to this process's environment; stdout and stderr into files.
+Ran run(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& dir) {
+  std::vector<std::string> all_env = env;
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("RFPROF_", 0) != 0 && std::string(*e).rfind("CUDA_INJECTION64_PATH=", 0) != 0)
+      all_env.emplace_back(*e);
+  std::vector<char*> a, e;
+  for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+  a.push_back(nullptr);
+  for (const auto& s : all_env) e.push_back(const_cast<char*>(s.c_str()));
+  e.push_back(nullptr);
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  Ran r;
+  if (posix_spawn(&pid, a[0], &fa, nullptr, a.data(), e.data()) == 0) ::waitpid(pid, &r.status, 0);
+  posix_spawn_file_actions_destroy(&fa);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+bool exited_zero(const Ran& r) { return r.status >= 0 && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0; }
+
+/// "launch NAME ID" lines of fake_app's stdout, in order.
+std::vector<std::pair<std::string, uint32_t>> launches_of(const std::string& out) {
+  std::vector<std::pair<std::string, uint32_t>> v;
+  std::istringstream in(out);
+  std::string word, name;
+  uint32_t id = 0;
+  while (in >> word)
+    if (word == "launch" && in >> name >> id) v.emplace_back(name, id);
+  return v;
+}
+
+/// The metric names of a trace's (only) MetricConfig, in evaluation order.
+std::vector<std::string> metrics_of(const fs::path& trace) {
+  Reader reader(trace);
+  Record r;
+  std::vector<std::string> names;
+  while (reader.next(r))
+    if (const auto* mc = std::get_if<MetricConfig>(&r))
+      for (StringId id : mc->metrics) names.push_back(reader.string(id));
+  return names;
+}
+
+/// The fake's value of metric `name` for the launch with driver correlation id `cid`.
+double fake_value(const std::vector<std::string>& metrics, const std::string& name, uint32_t cid) {
+  for (size_t m = 0; m < metrics.size(); ++m)
+    if (metrics[m] == name) return cid * 1000.0 + static_cast<double>(m);
+  ADD_FAILURE() << name << " was not collected";
+  return 0;
+}
+
+/// A number as ncu's CSV prints it, with thousands separators ("14,001").
+double number(std::string text) {
+  std::erase(text, ',');
+  return std::stod(text);
+}
+
+/// Splits a CSV line whose fields may be quoted (no quotes inside quotes: enough for these files).
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> f(1);
+  bool quoted = false;
+  for (char ch : line) {
+    if (ch == '"') quoted = !quoted;
+    else if (ch == ',' && !quoted) f.emplace_back();
+    else f.back() += ch;
+  }
+  return f;
+}
+
+/// A CSV file's rows as column -> value maps.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    if (line.empty() || (header.empty() && line.find(',') == std::string::npos)) continue;
+    if (header.empty()) {
+      header = fields(line);
+      continue;
+    }
+    const auto f = fields(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < f.size(); ++i) row[header[i]] = f[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+class InjectFake : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "rfinjfake-XXXXXX").string();
+    dir_ = ::mkdtemp(tmpl.data());
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path dir_;
+};
+
+TEST_F(InjectFake, RfanalyzeGivesEachKernelTheFlopAndBytesOfItsOwnCounters) {
+  const fs::path trace = dir_ / "app.rftrace";
+  const Ran app = run({FAKE_APP}, {"CUDA_INJECTION64_PATH=" RFINJECT_PATH, "RFPROF_OUTPUT=" + trace.string()}, dir_);
+  ASSERT_TRUE(exited_zero(app)) << app.err;
+  EXPECT_EQ(app.err, "");
+  const auto launches = launches_of(app.out);
+  ASSERT_EQ(launches.size(), 5u) << app.out;
+  const std::vector<std::string> metrics = metrics_of(trace);
+  ASSERT_FALSE(metrics.empty());
+
+  const Ran analyze = run({RFANALYZE_BIN, trace.string(), "-o", (dir_ / "report").string(), "-q"}, {}, dir_);
+  ASSERT_TRUE(exited_zero(analyze)) << analyze.err;
+  auto rows = csv_rows(slurp(dir_ / "report" / "kernels.csv"));
+  ASSERT_EQ(rows.size(), launches.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint32_t cid = launches[i].second;
+    // ncu SpeedOfLight_RooflineChart: fadd + fmul + 2 * ffma.
+    const double fp32 = fake_value(metrics, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", cid) +
+                        fake_value(metrics, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", cid) +
+                        2 * fake_value(metrics, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", cid);
+    EXPECT_DOUBLE_EQ(std::stod(rows[i]["fp32_flop"]), fp32) << "row " << i;
+    EXPECT_DOUBLE_EQ(std::stod(rows[i]["dram_read_bytes"]), fake_value(metrics, "dram__bytes_read.sum", cid));
+    EXPECT_EQ(rows[i]["duration_ns"], "1000");  // the fake kernel record's end - start
+    EXPECT_EQ(rows[i]["grid"], std::to_string(launches[i].first == "_Z4gemmPKfS0_Pf"   ? 128
+                                              : launches[i].first == "_Z4reluPf" ? 64
+                                                                                 : 1) +
+                                   ",1,1");
+  }
+  // The NVTX range reaches the rows inside it.
+  EXPECT_EQ(rows[0]["nvtx"], "forward");
+  EXPECT_EQ(rows[4]["nvtx"], "");
+}
+
+TEST_F(InjectFake, RfprofsRawPageHasEachLaunchsMetricsAsNcuPrintsThem) {
+  const fs::path trace = dir_ / "r";
+  const Ran r = run({RFPROF_BIN, "--csv", "--page", "raw", "--metrics",
+                     "dram__bytes_read.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "-o", trace.string(),
+                     "--profile-from-start", "off", FAKE_APP, "windows"},
+                    {}, dir_);
+  ASSERT_TRUE(exited_zero(r)) << r.err << r.out;
+  const auto launches = launches_of(r.out);
+  ASSERT_EQ(launches.size(), 6u) << r.out;  // the application's own output comes first
+  const std::vector<std::string> metrics = metrics_of(fs::path(trace.string() + ".rftrace"));
+  std::vector<std::map<std::string, std::string>> rows;
+  for (auto& row : csv_rows(r.out.substr(r.out.find('"'))))
+    if (!row["ID"].empty() && std::isdigit(static_cast<unsigned char>(row["ID"][0]))) rows.push_back(std::move(row));
+  ASSERT_EQ(rows.size(), 5u) << r.out;  // the warm-up launch is outside the window
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint32_t cid = launches[i + 1].second;
+    EXPECT_EQ(rows[i]["ID"], std::to_string(i));
+    EXPECT_DOUBLE_EQ(number(rows[i]["dram__bytes_read.sum"]), fake_value(metrics, "dram__bytes_read.sum", cid))
+        << "row " << i;
+    EXPECT_DOUBLE_EQ(number(rows[i]["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]),
+                     fake_value(metrics, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", cid));
+  }
+  EXPECT_EQ(rows[0]["Kernel Name"], "gemm(float const*, float const*, float*)");
+  EXPECT_EQ(rows[1]["Grid Size"], "(64, 1, 1)");
+}
+
+}  // namespace
