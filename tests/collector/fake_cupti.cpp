@@ -227,6 +227,11 @@ void set_other_subscriber(const std::string& name) {
   g.other_subscriber = name;
 }
 
+std::pair<CUpti_CallbackFunc, void*> subscriber() {
+  std::lock_guard lock(g.m);
+  return {g.callback, g.userdata};
+}
+
 std::string subscriber_name() {
   std::lock_guard lock(g.m);
   return g.subscriber;

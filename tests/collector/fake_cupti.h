@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace rf::fake_cupti {
 
@@ -47,6 +48,9 @@ void fail(const std::string& function, CUptiResult result);
 /// `name` as the subscriber already attached (what CUPTI does when nsys or ncu is there).
 void set_other_subscriber(const std::string& name);
 
+/// The subscriber's callback and its userdata (null when none): for tests and benchmarks that
+/// call it directly, without the fake's own work per launch.
+std::pair<CUpti_CallbackFunc, void*> subscriber();
 /// The name rfprof subscribed with ("" when not subscribed).
 std::string subscriber_name();
 /// True when the callback (domain, cbid) is enabled for the current subscriber.

@@ -18,6 +18,11 @@ namespace rf::collector {
 /// Set of accepted correlation ids, stored as sorted disjoint intervals. Not thread-safe.
 class CorrelationFilter {
  public:
+  /// Intervals reserved up front (512 bytes): a launching thread whose decision ring is full
+  /// applies it to this filter itself (correlation_log.h), and a new interval must then not
+  /// allocate on the launch path. Each window change starts at most one interval.
+  static constexpr size_t kReservedIntervals = 64;
+  CorrelationFilter() { ranges_.reserve(kReservedIntervals); }
   /// `id` was launched inside a window: kernel records with this id are kept.
   void accept(uint32_t id);
   /// `id` was launched outside every window: kernel records with this id are dropped. Also stops
