@@ -8,6 +8,7 @@
 #include <cupti_target.h>
 #include <generated_nvtx_meta.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace rf::fake_cupti {
@@ -73,6 +75,10 @@ struct State {
   std::map<CUcontext, Profiler*> profilers;
   uint32_t passes = 2;
   std::string chip = "GH100";
+  std::map<uint32_t, std::string> device_chips;
+  std::map<uint32_t, std::map<std::string, CUpti_Profiler_Support_Level>> support;  // device -> field -> level
+  uint64_t dropped = 0;             // since the last cuptiActivityGetNumDroppedRecords
+  bool system_thread_ids = false;   // cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
   uint32_t next_correlation = 1;
   uint32_t next_marker = 1;
   std::vector<uint32_t> marker_stack;
@@ -117,6 +123,11 @@ void push_record(const R& r) {  // caller holds g.m
   std::array<uint8_t, kSlot> slot{};
   std::memcpy(slot.data(), &r, sizeof r);
   g.pending.push_back(slot);
+}
+
+/// A marker record's thread id, of the type cuptiSetThreadIdType chose. Caller holds g.m.
+uint32_t record_thread_id() {
+  return g.system_thread_ids ? static_cast<uint32_t>(::gettid()) : static_cast<uint32_t>(::pthread_self());
 }
 
 thread_local bool t_silent = false;  // the current fake launch makes no callbacks
@@ -188,6 +199,10 @@ void reset() {
   g.profilers.clear();  // leaked on purpose: the session may still hold an object pointer
   g.passes = 2;
   g.chip = "GH100";
+  g.device_chips.clear();
+  g.support.clear();
+  g.dropped = 0;
+  g.system_thread_ids = false;
   g.next_correlation = 1;
   g.next_marker = 1;
   g.marker_stack.clear();
@@ -255,6 +270,41 @@ void set_passes(uint32_t passes) {
 void set_chip(const std::string& chip) {
   std::lock_guard lock(g.m);
   g.chip = chip;
+}
+
+void set_device_chip(uint32_t device, const std::string& chip) {
+  std::lock_guard lock(g.m);
+  g.device_chips[device] = chip;
+}
+
+void set_support(uint32_t device, const std::string& field, CUpti_Profiler_Support_Level level) {
+  std::lock_guard lock(g.m);
+  g.support[device][field] = level;
+}
+
+void drop_records(uint64_t n) {
+  std::lock_guard lock(g.m);
+  g.dropped += n;
+}
+
+void memory(CUcontext ctx, bool allocation, uint64_t address, uint64_t bytes) {
+  const uint32_t c = next_correlation();
+  std::lock_guard lock(g.m);
+  if (!g.kinds.count(CUPTI_ACTIVITY_KIND_MEMORY2)) return;
+  CUpti_ActivityMemory4 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  m.memoryOperationType = allocation ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+                                     : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.correlationId = c;
+  m.address = address;
+  m.bytes = bytes;
+  m.timestamp = now_ns();
+  m.processId = static_cast<uint32_t>(::getpid());
+  auto it = g.contexts.find(ctx);
+  m.deviceId = it == g.contexts.end() ? 0 : it->second.device;
+  m.contextId = it == g.contexts.end() ? 0 : it->second.index;
+  push_record(m);
 }
 
 uint64_t calls(const std::string& function) {
@@ -340,15 +390,19 @@ uint32_t launch(const Launch& l) {
     (void)is_capturing(l.stream, &capture);
   if (l.result == CUDA_SUCCESS && capture == CU_STREAM_CAPTURE_STATUS_NONE) {  // the kernel runs: its range and record
     std::lock_guard lock(g.m);
+    const std::vector<std::string> kernels = l.graph ? l.graph_kernels : std::vector<std::string>{l.kernel};
     if (auto it = g.profilers.find(l.ctx); it != g.profilers.end() && it->second->started) {
       Profiler& p = *it->second;
-      if (p.ranges.size() < p.max_ranges)
-        p.ranges.push_back(Range{driver_c, l.graph ? std::string("graph") : l.kernel});
-      else
-        ++p.dropped;
+      for (const std::string& kernel : kernels) {
+        if (p.ranges.size() < p.max_ranges)
+          p.ranges.push_back(Range{driver_c, kernel});
+        else
+          ++p.dropped;
+      }
     }
     const bool serial = g.kinds.count(CUPTI_ACTIVITY_KIND_KERNEL) > 0;
-    if (!l.graph && (serial || g.kinds.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
+    for (const std::string& kernel : kernels) {
+      if (!serial && !g.kinds.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) break;
       CUpti_ActivityKernel10 k{};
       k.kind = serial ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
       k.correlationId = l.through_runtime ? runtime_c : driver_c;
@@ -366,7 +420,7 @@ uint32_t launch(const Launch& l) {
       k.blockZ = static_cast<int32_t>(l.block[2]);
       k.dynamicSharedMemory = static_cast<int32_t>(l.shared_bytes);
       k.registersPerThread = 32;
-      k.name = keep(l.kernel);
+      k.name = keep(kernel);
       push_record(k);
     }
   }
@@ -416,7 +470,7 @@ void nvtx_push(const std::string& message) {
   m.id = id;
   m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
   m.objectId.pt.processId = static_cast<uint32_t>(::getpid());
-  m.objectId.pt.threadId = static_cast<uint32_t>(::gettid());
+  m.objectId.pt.threadId = record_thread_id();
   m.name = keep(message);
   push_record(m);
 }
@@ -438,7 +492,7 @@ void nvtx_pop() {
   m.id = id;
   m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
   m.objectId.pt.processId = static_cast<uint32_t>(::getpid());
-  m.objectId.pt.threadId = static_cast<uint32_t>(::gettid());
+  m.objectId.pt.threadId = record_thread_id();
   push_record(m);
 }
 
@@ -490,7 +544,12 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType) { return enter("cuptiSetThreadIdType"); }
+CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  if (CUptiResult r = enter("cuptiSetThreadIdType")) return r;
+  std::lock_guard lock(g.m);
+  g.system_thread_ids = type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM;
+  return CUPTI_SUCCESS;
+}
 
 CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                                     CUpti_BuffersCallbackCompleteFunc completed) {
@@ -552,8 +611,10 @@ CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, C
 }
 
 CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
-  *dropped = 0;
-  return enter("cuptiActivityGetNumDroppedRecords");
+  if (CUptiResult r = enter("cuptiActivityGetNumDroppedRecords")) return r;
+  std::lock_guard lock(g.m);
+  *dropped = static_cast<size_t>(std::exchange(g.dropped, 0));
+  return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t* timestamp) {
@@ -583,7 +644,8 @@ CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext, CUstream, uint8_t, uint32_t* 
 CUptiResult CUPTIAPI cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params* p) {
   if (CUptiResult r = enter("cuptiDeviceGetChipName")) return r;
   std::lock_guard lock(g.m);
-  p->pChipName = rf::fake_cupti::keep(g.chip);
+  auto it = g.device_chips.find(static_cast<uint32_t>(p->deviceIndex));
+  p->pChipName = rf::fake_cupti::keep(it == g.device_chips.end() ? g.chip : it->second);
   return CUPTI_SUCCESS;
 }
 
@@ -600,6 +662,16 @@ CUptiResult CUPTIAPI cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported
   p->isSupported = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
   p->architecture = p->sli = p->vGpu = p->confidentialCompute = p->cmp = p->wsl =
       CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+  std::lock_guard lock(g.m);
+  auto it = g.support.find(static_cast<uint32_t>(p->cuDevice));
+  if (it == g.support.end()) return CUPTI_SUCCESS;
+  const std::map<std::string, CUpti_Profiler_Support_Level*> fields = {
+      {"architecture", &p->architecture}, {"sli", &p->sli}, {"vGpu", &p->vGpu},
+      {"confidentialCompute", &p->confidentialCompute}, {"cmp", &p->cmp}, {"wsl", &p->wsl}};
+  for (const auto& [field, level] : it->second) {
+    *fields.at(field) = level;
+    if (level != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) p->isSupported = CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED;
+  }
   return CUPTI_SUCCESS;
 }
 

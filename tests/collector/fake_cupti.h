@@ -12,7 +12,15 @@
 //     (cupti_activity.h, CUpti_ActivityKernel10::correlationId). cudaProfilerStart encloses
 //     cuProfilerStart the same way.
 //   - activity records of the enabled kinds wait until cuptiActivityFlushAll hands them over in
-//     buffers the client gave (buffer-requested / buffer-completed callbacks).
+//     buffers the client gave (buffer-requested / buffer-completed callbacks). Records CUPTI had no
+//     buffer space for are counted; cuptiActivityGetNumDroppedRecords gives the count since its
+//     last call and resets it.
+//   - a marker record's thread id is the system one (gettid) after
+//     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), else pthread_self() (the default
+//     type, cupti_activity.h).
+//   - a graph launch runs the kernels it is given: each a kernel record with the launch call's
+//     correlation id, and a range of its own in a started Range Profiler (auto range).
+//   - cuptiProfilerDeviceSupported and cuptiDeviceGetChipName answer per device index.
 //   - the Range Profiler in auto range mode: every kernel launched on a context between Start
 //     and Stop is one range; kernel replay completes every pass inside the launch; user replay
 //     completes pass k at the k-th Stop, and isAllPassSubmitted at the last one.
@@ -24,15 +32,18 @@
 //     one it created or last launched on), cuCtxPushCurrent/PopCurrent, stream capture, the
 //     memory clock and bus width. Without it the session's driver calls do nothing, as on a
 //     machine without a driver.
-// Not modelled: a real GPU's timing, instrumentation, memory save/restore, CUDA graphs' kernels.
+// Not modelled: a real GPU's timing, instrumentation, memory save/restore, the nodes of a graph
+// other than its kernels.
 #pragma once
 
 #include <cuda.h>
 #include <cupti.h>
+#include <cupti_profiler_target.h>
 
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace rf::fake_cupti {
 
@@ -63,6 +74,14 @@ bool activity_enabled(CUpti_ActivityKind kind);
 void set_passes(uint32_t passes);
 /// Chip name cuptiDeviceGetChipName gives every device. Default "GH100".
 void set_chip(const std::string& chip);
+/// Chip name of device `device` alone (instead of set_chip's).
+void set_device_chip(uint32_t device, const std::string& chip);
+/// cuptiProfilerDeviceSupported for device `device` reports `level` in field `field` ("sli",
+/// "vGpu", "confidentialCompute", "cmp", "wsl" or "architecture"), and isSupported is not
+/// CUPTI_PROFILER_CONFIGURATION_SUPPORTED then.
+void set_support(uint32_t device, const std::string& field, CUpti_Profiler_Support_Level level);
+/// CUPTI had no buffer space for `n` more activity records: they are lost, and counted.
+void drop_records(uint64_t n);
 
 /// Creates CUDA context `index` (1, 2, ...) on device `device`: the RESOURCE CONTEXT_CREATED
 /// callback, and a DEVICE activity record on the device's first context. Returns its handle.
@@ -80,6 +99,7 @@ struct Launch {
   CUresult result = CUDA_SUCCESS;  ///< what the driver's launch call returns
   bool through_runtime = true;     ///< inside cudaLaunchKernel (else a bare cuLaunchKernel)
   bool graph = false;              ///< cuGraphLaunch (no symbol, no grid)
+  std::vector<std::string> graph_kernels = {};  ///< the kernels a graph launch runs, in order
   uint64_t duration_ns = 1000;     ///< the kernel record's end - start
   /// No callbacks: a kernel CUPTI profiles and records but whose launch the session never sees
   /// (what a launch path rfprof does not subscribe to would look like).
@@ -100,6 +120,10 @@ void profiler_stop(CUcontext ctx);
 /// record: nvtxRangePushA(`message`) / nvtxRangePop().
 void nvtx_push(const std::string& message);
 void nvtx_pop();
+
+/// A device memory allocation (`allocation`) or release of `bytes` at `address` on `ctx`: a
+/// MEMORY2 activity record (CUpti_ActivityMemory4) when that kind is enabled.
+void memory(CUcontext ctx, bool allocation, uint64_t address, uint64_t bytes);
 
 /// The value fake evaluation gives metric `metric` of the range of driver correlation id `cid`.
 inline double value(uint32_t cid, size_t metric) { return cid * 1000.0 + static_cast<double>(metric); }
