@@ -1,0 +1,164 @@
+// The collector session on the fake CUPTI (fake_cupti.h), its life cycle: what ProcessInfo says,
+// start_session's second call, the start-up refusals not covered in test_session_fake_timing.cpp,
+// the window records and which calls open and close them, ncu's --disable-profiler-start-stop,
+// and SIGTERM with the application's own handler.
+#include <csignal>
+#include <cstdio>
+
+#include "fake_session.h"
+
+namespace rf::fake_cupti {
+namespace {
+
+using trace::CollectionMode;
+
+/// The number after "`key`=" in `err` (-1 when absent).
+long long value_after(const std::string& err, const std::string& key) {
+  const size_t at = err.find(key + "=");
+  return at == std::string::npos ? -1 : std::stoll(err.substr(at + key.size() + 1));
+}
+
+TEST_F(FakeSessionTest, ProcessInfoNamesThisProcessAndItsMode) {
+  const Child c = run_child([&] {
+    std::fprintf(stderr, "pid=%d\n", static_cast<int>(::getpid()));
+    if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  const auto processes = t.all<trace::ProcessInfo>();
+  ASSERT_EQ(processes.size(), 1u);
+  EXPECT_EQ(static_cast<long long>(processes[0].pid), value_after(c.err, "pid"));
+  EXPECT_EQ(processes[0].ppid, static_cast<uint32_t>(::getpid()));  // the test forked it
+  EXPECT_EQ(processes[0].mode, CollectionMode::kCounters);
+}
+
+TEST_F(FakeSessionTest, ASecondStartReturnsTheFirstResultAndDoesNothing) {
+  const Child ok = run_child([&] {
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(4);
+    std::fprintf(stderr, "subscribes=%llu\n", static_cast<unsigned long long>(calls("cuptiSubscribe_v2")));
+  });
+  ASSERT_TRUE(ok.exited_zero()) << ok.err;
+  EXPECT_EQ(ok.err, "subscribes=1\n");
+  EXPECT_EQ(read_trace(trace_).all<trace::ProcessInfo>().size(), 1u);
+
+  // After a refusal the second call is refused too, without a second attempt or line, even once
+  // the cause is gone.
+  const Child refused = run_child([&] {
+    fail("cuptiSubscribe_v2", CUPTI_ERROR_NOT_INITIALIZED);
+    if (collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    fail("cuptiSubscribe_v2", CUPTI_SUCCESS);
+    if (collector::start_session(options(CollectionMode::kTiming))) std::_Exit(4);
+    std::fprintf(stderr, "subscribes=%llu\n", static_cast<unsigned long long>(calls("cuptiSubscribe_v2")));
+  });
+  ASSERT_TRUE(refused.exited_zero()) << refused.err;
+  EXPECT_EQ(rfprof_lines(refused.err), 1u) << refused.err;
+  EXPECT_EQ(value_after(refused.err, "subscribes"), 1);
+}
+
+TEST_F(FakeSessionTest, AnUnknownErrorFromSubscribeAlsoAsksWhetherADriverIsInstalled) {
+  const Child c = run_child([&] {
+    fail("cuptiSubscribe_v2", CUPTI_ERROR_UNKNOWN);
+    if (collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("is an NVIDIA driver installed"), std::string::npos) << c.err;
+}
+
+TEST_F(FakeSessionTest, AStalePartFileIsKeptAndTheLineSuggestsAPerProcessName) {
+  const std::string part = trace_.string() + ".part";
+  { std::ofstream(part) << "another process's trace"; }
+  const Child c = run_child([&] {
+    if (collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    std::fprintf(stderr, "subscriber=[%s]\n", subscriber_name().c_str());
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find(part + " exists"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("%p"), std::string::npos) << c.err;  // two processes, one name: use %p
+  EXPECT_NE(c.err.find("subscriber=[]"), std::string::npos) << c.err;
+  std::ifstream in(part);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+            "another process's trace");
+  EXPECT_FALSE(std::filesystem::exists(trace_));
+}
+
+TEST_F(FakeSessionTest, WindowRecordsNameTheCallbackThatOpenedOrClosedThem) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kTiming);
+    o.profile_from_start = false;
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    profiler_start(ctx);
+    launch({ctx, "_Z6insidev"});
+    profiler_stop(ctx);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const auto windows = read_trace(trace_).all<trace::ProfilingWindow>();
+  ASSERT_EQ(windows.size(), 2u);
+  // cudaProfilerStart's window opens when the cuProfilerStart it makes has returned (the first exit
+  // callback after the profiler started); cudaProfilerStop's closes at its own entry, before the
+  // driver call stops anything.
+  EXPECT_TRUE(windows[0].begin);
+  EXPECT_EQ(windows[0].cbid, static_cast<uint32_t>(CUPTI_DRIVER_TRACE_CBID_cuProfilerStart));
+  EXPECT_FALSE(windows[1].begin);
+  EXPECT_EQ(windows[1].cbid, static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000));
+}
+
+TEST_F(FakeSessionTest, DisableProfilerStartStopIgnoresTheCallsAndTheExitClosesTheWindow) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kTiming);
+    o.disable_profiler_start_stop = true;
+    if (!collector::start_session(o)) std::_Exit(3);
+    std::fprintf(stderr, "driver=%d runtime=%d\n",
+                 callback_enabled(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) ? 1 : 0,
+                 callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ? 1 : 0);
+    CUcontext ctx = create_context(1);
+    launch({ctx, "_Z1av"});
+    profiler_stop(ctx);
+    launch({ctx, "_Z1bv"});
+    profiler_start(ctx);
+    launch({ctx, "_Z1cv"});
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(c.err, "driver=0 runtime=0\n");  // never subscribed
+  const Trace t = read_trace(trace_);
+  const auto launches = t.all<trace::LaunchApi>();
+  ASSERT_EQ(launches.size(), 3u);
+  for (const auto& l : launches) EXPECT_EQ(l.window_id, 0u);
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 3u);
+  // Window 0 opens at the start and closes at exit (cbid 0: no API call).
+  const auto windows = t.all<trace::ProfilingWindow>();
+  ASSERT_EQ(windows.size(), 2u);
+  EXPECT_EQ(windows[0], (trace::ProfilingWindow{0, true, windows[0].timestamp_ns, 0}));
+  EXPECT_EQ(windows[1], (trace::ProfilingWindow{0, false, windows[1].timestamp_ns, 0}));
+  EXPECT_GE(windows[1].timestamp_ns, launches[2].api_end_ns);
+}
+
+TEST_F(FakeSessionTest, WithTheApplicationsOwnSigtermHandlerTheRecordsAreFlushedAndItDecides) {
+  static volatile std::sig_atomic_t handled = 0;
+  const Child c = run_child([&] {
+    std::signal(SIGTERM, [](int) { handled = 1; });  // installed first: rfprof calls it
+    auto o = options(CollectionMode::kTiming);
+    o.flush_ms = 60000;  // only the signal's flush writes the launches before the SIGKILL
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    for (int i = 0; i < 3; ++i) launch({ctx, "_Z1kv"});
+    std::raise(SIGTERM);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::fprintf(stderr, "handled=%d\n", static_cast<int>(handled));
+    std::raise(SIGKILL);  // the application chose to go on; then something kills it
+  });
+  ASSERT_NE(c.status, -1) << c.err;
+  ASSERT_TRUE(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGKILL) << c.err;
+  EXPECT_NE(c.err.find("handled=1"), std::string::npos) << c.err;
+  const std::filesystem::path part = trace_.string() + ".part";
+  ASSERT_TRUE(std::filesystem::exists(part));
+  const Trace t = read_trace(part);
+  EXPECT_TRUE(t.truncated);  // not finished: the process went on after the signal
+  EXPECT_EQ(t.all<trace::LaunchApi>().size(), 3u);
+}
+
+}  // namespace
+}  // namespace rf::fake_cupti
