@@ -1,6 +1,8 @@
-// The fake CUPTI of fake_cupti.h: the callback, activity, device and Range Profiler calls the
-// session makes, and the three host-API calls that read a counter-data image.
+// The fake CUPTI of fake_cupti.h, the tests' side: contexts, launches, windows and NVTX ranges
+// made through the subscribed callbacks, and the fake's state (fake_cupti_state.h). The CUPTI
+// functions themselves are in fake_cupti_api.cpp.
 #include "fake_cupti.h"
+#include "fake_cupti_state.h"
 
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -23,81 +25,15 @@
 #include <vector>
 
 namespace rf::fake_cupti {
-namespace {
+namespace detail {
 
-/// Every activity record goes into a slot of this size (the fake's cuptiActivityGetNextRecord
-/// steps by it); large enough for every record type the session reads.
-constexpr size_t kSlot = 256;
-static_assert(sizeof(CUpti_ActivityKernel10) <= kSlot && sizeof(CUpti_ActivityDevice5) <= kSlot &&
-              sizeof(CUpti_ActivityMarker2) <= kSlot && sizeof(CUpti_ActivityMemory4) <= kSlot);
-
-/// The fake counter-data image: "LOPDATA\0", u32 range count, u32 dropped, then per range the
-/// u32 correlation id of its launch and a 64-byte NUL-terminated kernel name.
-constexpr char kSignature[8] = {'L', 'O', 'P', 'D', 'A', 'T', 'A', '\0'};
-constexpr size_t kHeader = 16, kRangeBytes = 4 + 64;
-
-struct Range {
-  uint32_t correlation_id;
-  std::string name;
-};
-
-struct Profiler {  // one per context with the Range Profiler enabled
-  CUcontext ctx = nullptr;
-  bool configured = false, started = false, user_replay = false;
-  uint8_t* image = nullptr;
-  size_t image_size = 0;
-  size_t max_ranges = 0;
-  uint32_t pass_index = 0;         // passes stopped since SetConfig
-  std::vector<Range> ranges;       // of the current pass
-  std::vector<Range> decodable;    // of the last completed pass
-  uint64_t dropped = 0;
-};
-
-struct Context {
-  uint32_t index = 0, device = 0;
-};
-
-struct State {
-  std::mutex m;
-  std::map<std::string, CUptiResult> failures;
-  std::map<std::string, uint64_t> calls;
-  std::string other_subscriber, subscriber;
-  CUpti_CallbackFunc callback = nullptr;
-  void* userdata = nullptr;
-  std::set<std::pair<int, uint32_t>> enabled;
-  std::set<int> kinds;
-  CUpti_BuffersCallbackRequestFunc requested = nullptr;
-  CUpti_BuffersCallbackCompleteFunc completed = nullptr;
-  std::vector<std::array<uint8_t, kSlot>> pending;
-  std::deque<std::string> names;  // record strings: alive until the process ends
-  std::map<CUcontext, Context> contexts;
-  std::set<uint32_t> devices_seen;
-  std::map<CUcontext, Profiler*> profilers;
-  uint32_t passes = 2;
-  std::string chip = "GH100";
-  std::map<uint32_t, std::string> device_chips;
-  std::map<uint32_t, std::map<std::string, CUpti_Profiler_Support_Level>> support;  // device -> field -> level
-  uint64_t dropped = 0;             // since the last cuptiActivityGetNumDroppedRecords
-  bool system_thread_ids = false;   // cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
-  uint32_t next_correlation = 1;
-  uint32_t next_marker = 1;
-  std::vector<uint32_t> marker_stack;
-  uint64_t off_context = 0;
-} g;
-
-/// A function of the fake driver, or null while it is not loaded.
-template <typename F>
-F driver_fn(const char* name) {
-  return reinterpret_cast<F>(::dlsym(RTLD_DEFAULT, name));
-}
+State g;
 
 /// Counts a Range Profiler call made while `ctx` is not current (caller holds g.m).
 void check_current(CUcontext ctx) {
   if (auto current = driver_fn<CUcontext (*)()>("rf_fake_cuda_current"))
     if (current() != ctx) ++g.off_context;
 }
-
-Context g_context_storage[16];  // CUcontext handles point here (index 1..15)
 
 uint64_t now_ns() {
   return static_cast<uint64_t>(
@@ -118,17 +54,18 @@ const char* keep(const std::string& s) {  // caller holds g.m
   return g.names.back().c_str();
 }
 
-template <typename R>
-void push_record(const R& r) {  // caller holds g.m
-  std::array<uint8_t, kSlot> slot{};
-  std::memcpy(slot.data(), &r, sizeof r);
-  g.pending.push_back(slot);
-}
-
 /// A marker record's thread id, of the type cuptiSetThreadIdType chose. Caller holds g.m.
 uint32_t record_thread_id() {
   return g.system_thread_ids ? static_cast<uint32_t>(::gettid()) : static_cast<uint32_t>(::pthread_self());
 }
+
+}  // namespace detail
+
+using namespace detail;
+
+namespace {
+
+Context g_context_storage[16];  // CUcontext handles point here (index 1..15)
 
 thread_local bool t_silent = false;  // the current fake launch makes no callbacks
 
@@ -497,314 +434,3 @@ void nvtx_pop() {
 }
 
 }  // namespace rf::fake_cupti
-
-// ---- the CUPTI functions (cupti_callbacks.h, cupti_activity.h, cupti_range_profiler.h, ...) ----
-
-using rf::fake_cupti::g;
-using rf::fake_cupti::enter;
-
-extern "C" {
-
-CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
-                                       void* userdata, CUpti_SubscriberParams* params) {
-  if (CUptiResult r = enter("cuptiSubscribe_v2")) return r;
-  std::lock_guard lock(g.m);
-  const std::string& old = !g.subscriber.empty() ? g.subscriber : g.other_subscriber;
-  if (!old.empty()) {
-    if (params && params->oldSubscriberName && params->oldSubscriberSize > 0) {
-      std::strncpy(params->oldSubscriberName, old.c_str(), params->oldSubscriberSize - 1);
-      params->oldSubscriberName[params->oldSubscriberSize - 1] = '\0';
-    }
-    return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-  }
-  g.subscriber = params && params->subscriberName ? params->subscriberName : "(unnamed)";
-  g.callback = callback;
-  g.userdata = userdata;
-  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&g);
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle) {
-  if (CUptiResult r = enter("cuptiUnsubscribe")) return r;
-  std::lock_guard lock(g.m);
-  g.subscriber.clear();
-  g.callback = nullptr;
-  g.enabled.clear();
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain domain,
-                                         CUpti_CallbackId cbid) {
-  if (CUptiResult r = enter("cuptiEnableCallback")) return r;
-  std::lock_guard lock(g.m);
-  if (enable)
-    g.enabled.insert({static_cast<int>(domain), cbid});
-  else
-    g.enabled.erase({static_cast<int>(domain), cbid});
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
-  if (CUptiResult r = enter("cuptiSetThreadIdType")) return r;
-  std::lock_guard lock(g.m);
-  g.system_thread_ids = type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM;
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
-                                                    CUpti_BuffersCallbackCompleteFunc completed) {
-  if (CUptiResult r = enter("cuptiActivityRegisterCallbacks")) return r;
-  std::lock_guard lock(g.m);
-  g.requested = requested;
-  g.completed = completed;
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
-  if (CUptiResult r = enter("cuptiActivityEnable")) return r;
-  std::lock_guard lock(g.m);
-  g.kinds.insert(static_cast<int>(kind));
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {
-  if (CUptiResult r = enter("cuptiActivityDisable")) return r;
-  std::lock_guard lock(g.m);
-  g.kinds.erase(static_cast<int>(kind));
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
-  if (CUptiResult r = enter("cuptiActivityFlushAll")) return r;
-  static std::mutex flushing;  // one flush at a time hands buffers over, as CUPTI's own lock
-  std::lock_guard one(flushing);
-  for (;;) {
-    std::vector<std::array<uint8_t, rf::fake_cupti::kSlot>> records;
-    CUpti_BuffersCallbackRequestFunc requested;
-    CUpti_BuffersCallbackCompleteFunc completed;
-    {
-      std::lock_guard lock(g.m);
-      if (g.pending.empty() || !g.requested || !g.completed) return CUPTI_SUCCESS;
-      records.swap(g.pending);
-      requested = g.requested;
-      completed = g.completed;
-    }
-    size_t i = 0;
-    while (i < records.size()) {
-      uint8_t* buffer = nullptr;
-      size_t size = 0, max_records = 0;
-      requested(&buffer, &size, &max_records);
-      if (!buffer || size < rf::fake_cupti::kSlot) return CUPTI_SUCCESS;  // records dropped
-      size_t used = 0;
-      for (; i < records.size() && used + rf::fake_cupti::kSlot <= size; ++i, used += rf::fake_cupti::kSlot)
-        std::memcpy(buffer + used, records[i].data(), rf::fake_cupti::kSlot);
-      completed(nullptr, 0, buffer, size, used);
-    }
-  }
-}
-
-CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
-  uint8_t* next = *record ? reinterpret_cast<uint8_t*>(*record) + rf::fake_cupti::kSlot : buffer;
-  if (static_cast<size_t>(next - buffer) + rf::fake_cupti::kSlot > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
-  *record = reinterpret_cast<CUpti_Activity*>(next);
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
-  if (CUptiResult r = enter("cuptiActivityGetNumDroppedRecords")) return r;
-  std::lock_guard lock(g.m);
-  *dropped = static_cast<size_t>(std::exchange(g.dropped, 0));
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t* timestamp) {
-  *timestamp = rf::fake_cupti::now_ns();
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiGetVersion(uint32_t* version) {
-  *version = CUPTI_API_VERSION;
-  return enter("cuptiGetVersion");
-}
-
-CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t* device) {
-  if (CUptiResult r = enter("cuptiGetDeviceId")) return r;
-  std::lock_guard lock(g.m);
-  auto it = g.contexts.find(context);
-  if (it == g.contexts.end()) return CUPTI_ERROR_INVALID_CONTEXT;
-  *device = it->second.device;
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext, CUstream, uint8_t, uint32_t* stream) {
-  *stream = 7;
-  return enter("cuptiGetStreamIdEx");
-}
-
-CUptiResult CUPTIAPI cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params* p) {
-  if (CUptiResult r = enter("cuptiDeviceGetChipName")) return r;
-  std::lock_guard lock(g.m);
-  auto it = g.device_chips.find(static_cast<uint32_t>(p->deviceIndex));
-  p->pChipName = rf::fake_cupti::keep(it == g.device_chips.end() ? g.chip : it->second);
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params*) {
-  return enter("cuptiProfilerInitialize");
-}
-
-CUptiResult CUPTIAPI cuptiProfilerDeInitialize(CUpti_Profiler_DeInitialize_Params*) {
-  return enter("cuptiProfilerDeInitialize");
-}
-
-CUptiResult CUPTIAPI cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported_Params* p) {
-  if (CUptiResult r = enter("cuptiProfilerDeviceSupported")) return r;
-  p->isSupported = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
-  p->architecture = p->sli = p->vGpu = p->confidentialCompute = p->cmp = p->wsl =
-      CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
-  std::lock_guard lock(g.m);
-  auto it = g.support.find(static_cast<uint32_t>(p->cuDevice));
-  if (it == g.support.end()) return CUPTI_SUCCESS;
-  const std::map<std::string, CUpti_Profiler_Support_Level*> fields = {
-      {"architecture", &p->architecture}, {"sli", &p->sli}, {"vGpu", &p->vGpu},
-      {"confidentialCompute", &p->confidentialCompute}, {"cmp", &p->cmp}, {"wsl", &p->wsl}};
-  for (const auto& [field, level] : it->second) {
-    *fields.at(field) = level;
-    if (level != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) p->isSupported = CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED;
-  }
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCounterAvailability_Params* p) {
-  p->counterAvailabilityImageSize = 0;  // no image: the host API then works from the chip alone
-  return enter("cuptiProfilerGetCounterAvailability");
-}
-
-CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params* p) {
-  if (CUptiResult r = enter("cuptiRangeProfilerEnable")) return r;
-  std::lock_guard lock(g.m);
-  auto* prof = new rf::fake_cupti::Profiler;  // leaked when the session forgets it (abandon)
-  prof->ctx = p->ctx;
-  g.profilers[p->ctx] = prof;
-  p->pRangeProfilerObject = reinterpret_cast<CUpti_RangeProfiler_Object*>(prof);
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Params* p) {
-  if (CUptiResult r = enter("cuptiRangeProfilerDisable")) return r;
-  std::lock_guard lock(g.m);
-  auto* prof = reinterpret_cast<rf::fake_cupti::Profiler*>(p->pRangeProfilerObject);
-  for (auto it = g.profilers.begin(); it != g.profilers.end(); ++it)
-    if (it->second == prof) {
-      rf::fake_cupti::check_current(prof->ctx);
-      g.profilers.erase(it);
-      delete prof;
-      return CUPTI_SUCCESS;
-    }
-  return CUPTI_ERROR_INVALID_PARAMETER;
-}
-
-CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
-  if (CUptiResult r = enter("cuptiRangeProfilerGetCounterDataSize")) return r;
-  p->counterDataSize = std::max<size_t>(512, rf::fake_cupti::kHeader + rf::fake_cupti::kRangeBytes * p->maxNumOfRanges);
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(
-    CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p) {
-  if (CUptiResult r = enter("cuptiRangeProfilerCounterDataImageInitialize")) return r;
-  std::memset(p->pCounterData, 0, p->counterDataSize);
-  std::memcpy(p->pCounterData, rf::fake_cupti::kSignature, sizeof rf::fake_cupti::kSignature);
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) {
-  if (CUptiResult r = enter("cuptiRangeProfilerSetConfig")) return r;
-  std::lock_guard lock(g.m);
-  auto* prof = reinterpret_cast<rf::fake_cupti::Profiler*>(p->pRangeProfilerObject);
-  prof->configured = true;
-  prof->user_replay = p->replayMode == CUPTI_UserReplay;
-  prof->image = p->pCounterDataImage;
-  prof->image_size = p->counterDataImageSize;
-  prof->max_ranges = p->maxRangesPerPass;
-  prof->pass_index = 0;
-  prof->ranges.clear();
-  prof->decodable.clear();
-  prof->dropped = 0;
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params* p) {
-  if (CUptiResult r = enter("cuptiRangeProfilerStart")) return r;
-  std::lock_guard lock(g.m);
-  auto* prof = reinterpret_cast<rf::fake_cupti::Profiler*>(p->pRangeProfilerObject);
-  if (!prof->configured || prof->started) return CUPTI_ERROR_INVALID_OPERATION;
-  rf::fake_cupti::check_current(prof->ctx);
-  prof->started = true;
-  prof->ranges.clear();
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) {
-  if (CUptiResult r = enter("cuptiRangeProfilerStop")) return r;
-  std::lock_guard lock(g.m);
-  auto* prof = reinterpret_cast<rf::fake_cupti::Profiler*>(p->pRangeProfilerObject);
-  if (!prof->started) return CUPTI_ERROR_INVALID_OPERATION;
-  rf::fake_cupti::check_current(prof->ctx);
-  prof->started = false;
-  prof->decodable = prof->ranges;
-  if (prof->user_replay) {
-    p->passIndex = prof->pass_index++;
-    p->isAllPassSubmitted = prof->pass_index >= g.passes ? 1 : 0;
-  } else {  // kernel replay: every pass ran inside each launch
-    p->passIndex = g.passes - 1;
-    p->isAllPassSubmitted = 1;
-  }
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params* p) {
-  if (CUptiResult r = enter("cuptiRangeProfilerDecodeData")) return r;
-  std::lock_guard lock(g.m);
-  auto* prof = reinterpret_cast<rf::fake_cupti::Profiler*>(p->pRangeProfilerObject);
-  if (prof->started || !prof->image) return CUPTI_ERROR_INVALID_OPERATION;
-  rf::fake_cupti::check_current(prof->ctx);
-  const auto n = static_cast<uint32_t>(prof->decodable.size());
-  if (rf::fake_cupti::kHeader + size_t{n} * rf::fake_cupti::kRangeBytes > prof->image_size)
-    return CUPTI_ERROR_INVALID_PARAMETER;
-  std::memcpy(prof->image + 8, &n, 4);
-  for (uint32_t i = 0; i < n; ++i) {
-    uint8_t* at = prof->image + rf::fake_cupti::kHeader + size_t{i} * rf::fake_cupti::kRangeBytes;
-    std::memcpy(at, &prof->decodable[i].correlation_id, 4);
-    std::strncpy(reinterpret_cast<char*>(at + 4), prof->decodable[i].name.c_str(), 63);
-  }
-  p->numOfRangeDropped = prof->dropped;
-  return CUPTI_SUCCESS;
-}
-
-// The host API's readers of a counter-data image, for the fake image above.
-CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
-  if (CUptiResult r = enter("cuptiRangeProfilerGetCounterDataInfo")) return r;
-  uint32_t n = 0;
-  std::memcpy(&n, p->pCounterDataImage + 8, 4);
-  p->numTotalRanges = n;
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataGetRangeInfo(
-    CUpti_RangeProfiler_CounterData_GetRangeInfo_Params* p) {
-  if (CUptiResult r = enter("cuptiRangeProfilerCounterDataGetRangeInfo")) return r;
-  p->rangeName = reinterpret_cast<const char*>(p->pCounterDataImage + rf::fake_cupti::kHeader +
-                                               p->rangeIndex * rf::fake_cupti::kRangeBytes + 4);
-  return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
-  if (CUptiResult r = enter("cuptiProfilerHostEvaluateToGpuValues")) return r;
-  uint32_t cid = 0;
-  std::memcpy(&cid, p->pCounterDataImage + rf::fake_cupti::kHeader + p->rangeIndex * rf::fake_cupti::kRangeBytes, 4);
-  for (size_t m = 0; m < p->numMetrics; ++m) p->pMetricValues[m] = rf::fake_cupti::value(cid, m);
-  return CUPTI_SUCCESS;
-}
-
-}  // extern "C"

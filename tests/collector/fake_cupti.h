@@ -1,5 +1,5 @@
 // A fake of the CUPTI calls the collector session makes, so that collector/src/session*.cpp and
-// range_profiler.cpp run without a GPU. Linked into a test executable, fake_cupti.cpp's
+// range_profiler.cpp run without a GPU. Linked into a test executable, fake_cupti_api.cpp's
 // definitions of cuptiSubscribe_v2, cuptiActivity*, cuptiRangeProfiler*, ... take precedence over
 // libcupti's (an object file's definition beats a shared library's); the profiler host API
 // (metric validation, config images, pass counts) stays the real libcupti.
