@@ -50,39 +50,12 @@ struct Process {
 Process* g_process = nullptr;
 
 void BM_SessionLaunchCallbacks(benchmark::State& state) {
-  const auto [fn, user] = fake::subscriber();
-  if (!fn) {
+  fake::DirectLaunch launch(g_process->ctx, "_Z4gemmPKfS0_Pf", 1024, 256);
+  if (!launch.ok()) {
     state.SkipWithError("no session");
     return;
   }
-  cuLaunchKernel_params params{};
-  params.gridDimX = 1024;
-  params.gridDimY = params.gridDimZ = 1;
-  params.blockDimX = 256;
-  params.blockDimY = params.blockDimZ = 1;
-  CUresult ok = CUDA_SUCCESS;
-  int rt_ok = 0;
-  CUpti_CallbackData rt{}, dr{};
-  rt.functionName = "cudaLaunchKernel";
-  rt.functionReturnValue = &rt_ok;
-  rt.symbolName = "_Z4gemmPKfS0_Pf";
-  rt.context = g_process->ctx;
-  rt.contextUid = 1;
-  dr = rt;
-  dr.functionName = "cuLaunchKernel";
-  dr.functionParams = &params;
-  dr.functionReturnValue = &ok;
-  for (auto _ : state) {
-    const uint32_t c = g_process->next.fetch_add(2, std::memory_order_relaxed);
-    rt.correlationId = c;
-    dr.correlationId = c + 1;
-    rt.callbackSite = dr.callbackSite = CUPTI_API_ENTER;
-    fn(user, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &rt);
-    fn(user, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &dr);
-    rt.callbackSite = dr.callbackSite = CUPTI_API_EXIT;
-    fn(user, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &dr);
-    fn(user, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &rt);
-  }
+  for (auto _ : state) launch(g_process->next.fetch_add(2, std::memory_order_relaxed));
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_SessionLaunchCallbacks)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();

@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -370,24 +371,59 @@ uint32_t launch(const Launch& l) {
   return driver_c;
 }
 
-void profiler_start(CUcontext ctx) {
+DirectLaunch::DirectLaunch(CUcontext ctx, const char* kernel, unsigned grid_x, unsigned block_x) {
+  std::tie(fn_, user_) = subscriber();
+  params_.gridDimX = grid_x;
+  params_.gridDimY = params_.gridDimZ = 1;
+  params_.blockDimX = block_x;
+  params_.blockDimY = params_.blockDimZ = 1;
+  runtime_.functionName = "cudaLaunchKernel";
+  runtime_.functionReturnValue = &runtime_result_;
+  runtime_.symbolName = kernel;
+  runtime_.context = ctx;
+  runtime_.contextUid = context_uid(ctx);
+  driver_ = runtime_;
+  driver_.functionName = "cuLaunchKernel";
+  driver_.functionParams = &params_;
+  driver_.functionReturnValue = &driver_result_;
+}
+
+void DirectLaunch::operator()(uint32_t runtime_id) {
+  runtime_.correlationId = runtime_id;
+  driver_.correlationId = runtime_id + 1;
+  runtime_.callbackSite = driver_.callbackSite = CUPTI_API_ENTER;
+  fn_(user_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &runtime_);
+  fn_(user_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &driver_);
+  runtime_.callbackSite = driver_.callbackSite = CUPTI_API_EXIT;
+  fn_(user_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &driver_);
+  fn_(user_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &runtime_);
+}
+
+namespace {
+
+/// cudaProfilerStart or cudaProfilerStop (`runtime_cbid`, `runtime_name`) on `ctx`, enclosing the
+/// driver call it makes (`driver_cbid`, `driver_name`), as the runtime makes it.
+void profiler_call(CUpti_CallbackId runtime_cbid, const char* runtime_name, CUpti_CallbackId driver_cbid,
+                   const char* driver_name, CUcontext ctx) {
   const uint32_t c = next_correlation();
   int result = 0;
-  CUpti_CallbackData in = api_data(CUPTI_API_ENTER, "cudaProfilerStart", nullptr, &result, nullptr, ctx, c);
-  callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, &in);
-  api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, "cuProfilerStart", ctx);
-  CUpti_CallbackData out = api_data(CUPTI_API_EXIT, "cudaProfilerStart", nullptr, &result, nullptr, ctx, c);
-  callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, &out);
+  CUpti_CallbackData in = api_data(CUPTI_API_ENTER, runtime_name, nullptr, &result, nullptr, ctx, c);
+  callback(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, &in);
+  api_call(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_name, ctx);
+  CUpti_CallbackData out = api_data(CUPTI_API_EXIT, runtime_name, nullptr, &result, nullptr, ctx, c);
+  callback(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, &out);
+}
+
+}  // namespace
+
+void profiler_start(CUcontext ctx) {
+  profiler_call(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, "cudaProfilerStart",
+                CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, "cuProfilerStart", ctx);
 }
 
 void profiler_stop(CUcontext ctx) {
-  const uint32_t c = next_correlation();
-  int result = 0;
-  CUpti_CallbackData in = api_data(CUPTI_API_ENTER, "cudaProfilerStop", nullptr, &result, nullptr, ctx, c);
-  callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, &in);
-  api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, "cuProfilerStop", ctx);
-  CUpti_CallbackData out = api_data(CUPTI_API_EXIT, "cudaProfilerStop", nullptr, &result, nullptr, ctx, c);
-  callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, &out);
+  profiler_call(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, "cudaProfilerStop",
+                CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, "cuProfilerStop", ctx);
 }
 
 void nvtx_push(const std::string& message) {

@@ -112,6 +112,30 @@ struct Launch {
 /// Returns the driver call's correlation id (the one LaunchApi and RangeCounters carry).
 uint32_t launch(const Launch& launch);
 
+/// Launches made by calling the subscriber's callback directly, exactly as CUPTI calls it for a
+/// launch through the runtime (runtime entry, driver entry, driver exit, runtime exit), with none
+/// of the fake's own work: no kernel record, no range, no lock. For measuring what the session's
+/// callbacks cost (time, allocations). Not thread-safe: one per thread.
+class DirectLaunch {
+ public:
+  /// Launches of `kernel` (grid x `grid_x`, block x `block_x`) on `ctx`; binds the subscriber
+  /// now (ok() is false without one).
+  DirectLaunch(CUcontext ctx, const char* kernel, unsigned grid_x, unsigned block_x);
+  DirectLaunch(const DirectLaunch&) = delete;
+  DirectLaunch& operator=(const DirectLaunch&) = delete;
+  bool ok() const noexcept { return fn_ != nullptr; }
+  /// One launch: runtime correlation id `runtime_id`, driver id `runtime_id + 1`.
+  void operator()(uint32_t runtime_id);
+
+ private:
+  CUpti_CallbackFunc fn_ = nullptr;
+  void* user_ = nullptr;
+  cuLaunchKernel_params params_{};
+  CUresult driver_result_ = CUDA_SUCCESS;
+  int runtime_result_ = 0;
+  CUpti_CallbackData runtime_{}, driver_{};
+};
+
 /// cudaProfilerStart / cudaProfilerStop on `ctx` (each enclosing the driver call it makes).
 void profiler_start(CUcontext ctx);
 void profiler_stop(CUcontext ctx);

@@ -97,6 +97,28 @@ inline Trace read_trace(const std::filesystem::path& path) {
   return t;
 }
 
+/// The driver correlation ids of the trace's launches (LaunchApi), in order.
+inline std::vector<uint32_t> launch_ids(const Trace& t) {
+  std::vector<uint32_t> out;
+  for (const auto& l : t.all<trace::LaunchApi>()) out.push_back(l.correlation_id);
+  return out;
+}
+
+/// The correlation ids the trace's RangeCounters were mapped to (0: unmapped), in order.
+inline std::vector<uint32_t> range_ids(const Trace& t) {
+  std::vector<uint32_t> out;
+  for (const auto& rc : t.all<trace::RangeCounters>()) out.push_back(rc.correlation_id);
+  return out;
+}
+
+/// The trace's CollectorErrors with `code`, in order.
+inline std::vector<trace::CollectorError> errors_with(const Trace& t, trace::ErrorCode code) {
+  std::vector<trace::CollectorError> out;
+  for (const auto& e : t.all<trace::CollectorError>())
+    if (e.code == code) out.push_back(e);
+  return out;
+}
+
 /// A fresh directory for one test's traces, removed with the fixture.
 class FakeSessionTest : public ::testing::Test {
  protected:

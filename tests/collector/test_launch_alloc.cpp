@@ -2,9 +2,7 @@
 // "Launches"): LaunchLog::enter/exit into the real trace::Writer (the thread's buffer, its
 // kernel-name cache, the 64 KiB buffer hand-over to the flush thread), with a -k filter, an NVTX
 // include rule, and a known call stack. Global operator new is replaced in this executable and
-// counts, per thread, the allocations made while the test arms it. malloc called directly (not
-// through operator new) is not seen. To find an allocation this test reports:
-//   RFPROF_TEST_TRAP_ALLOCATION=1 gdb -batch -ex run -ex bt build/tests/test_launch_alloc
+// counts, per thread, the allocations made while the test arms it (alloc_counter.h).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,60 +13,23 @@
 #include <new>
 #include <string>
 
+#include "alloc_counter.h"
 #include "rfprof/collector/call_stacks.h"
 #include "rfprof/collector/launch_filter.h"
 #include "rfprof/collector/launch_log.h"
 #include "rfprof/trace/reader.h"
 #include "rfprof/trace/writer.h"
 
-namespace {
-
-thread_local bool t_armed = false;
-thread_local uint64_t t_allocations = 0;
-
-void* counted(std::size_t n, std::size_t align) {
-  if (t_armed) {
-    ++t_allocations;
-    if (std::getenv("RFPROF_TEST_TRAP_ALLOCATION")) __builtin_trap();  // to see it in gdb
-  }
-  if (n == 0) n = 1;
-  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
-                                               : std::malloc(n);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-
-}  // namespace
-
-void* operator new(std::size_t n) { return counted(n, 0); }
-void* operator new[](std::size_t n) { return counted(n, 0); }
-void* operator new(std::size_t n, std::align_val_t a) { return counted(n, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counted(n, static_cast<std::size_t>(a)); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-
 namespace rf::collector {
 namespace {
+
+using test::allocations_during;
+using test::t_allocations;
+using test::t_armed;
 
 namespace fs = std::filesystem;
 
 constexpr const char* kSymbol = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_";
-
-/// Allocations by the calling thread while `f` runs.
-template <typename F>
-uint64_t allocations_during(F&& f) {
-  t_allocations = 0;
-  t_armed = true;
-  f();
-  t_armed = false;
-  return t_allocations;
-}
 
 /// The session's launch path in timing mode (as bench/bench_launch_path.cpp): a LaunchLog with
 /// window 0 open writing through a trace::Writer. The session's flush thread is played by the test

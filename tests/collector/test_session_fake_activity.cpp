@@ -10,13 +10,6 @@ namespace {
 
 using trace::CollectionMode;
 
-std::vector<trace::CollectorError> errors_with(const Trace& t, trace::ErrorCode code) {
-  std::vector<trace::CollectorError> out;
-  for (const auto& e : t.all<trace::CollectorError>())
-    if (e.code == code) out.push_back(e);
-  return out;
-}
-
 TEST_F(FakeSessionTest, RecordsCuptiDroppedAreSaidAndCountedInTheTraceEnd) {
   const Child c = run_child([&] {
     if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);

@@ -6,80 +6,27 @@
 // missed: with no kernel record asked about (none here), a thread's decision ring fills after
 // 4,096 launches and the thread applies it to the kernel-record filter itself, whose first
 // interval allocated (now reserved: CorrelationFilter::kReservedIntervals). Global operator new
-// is replaced here and counts, per thread, what the launching thread allocates while armed.
-#include <cstdlib>
-#include <new>
-
+// is replaced here (alloc_counter.h) and counts what the launching thread allocates while armed.
+#include "alloc_counter.h"
 #include "fake_session.h"
-
-namespace {
-
-thread_local bool t_armed = false;
-thread_local uint64_t t_allocations = 0;
-
-void* counted(std::size_t n, std::size_t align) {
-  if (t_armed) ++t_allocations;
-  if (n == 0) n = 1;
-  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
-                                               : std::malloc(n);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-
-}  // namespace
-
-void* operator new(std::size_t n) { return counted(n, 0); }
-void* operator new[](std::size_t n) { return counted(n, 0); }
-void* operator new(std::size_t n, std::align_val_t a) { return counted(n, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counted(n, static_cast<std::size_t>(a)); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace rf::fake_cupti {
 namespace {
 
+using test::t_allocations;
+using test::t_armed;
+
 using trace::CollectionMode;
 
-/// Calls the session's callback for `n` launches of `kernel` on `ctx` exactly as CUPTI would
-/// (no fake work in between), correlation ids from `*next` on. Returns the allocations the
-/// calling thread made during them when `armed`.
+/// `n` launches of `kernel` on `ctx` through the session's callback alone (DirectLaunch),
+/// correlation ids from `*next` on. Returns the allocations the calling thread made during them
+/// when `armed`.
 uint64_t launches(CUcontext ctx, const char* kernel, int n, uint32_t* next, bool armed) {
-  const auto [fn, user] = subscriber();
-  if (!fn) std::_Exit(5);
-  cuLaunchKernel_params params{};
-  params.gridDimX = params.gridDimY = params.gridDimZ = 1;
-  params.blockDimX = 128;
-  params.blockDimY = params.blockDimZ = 1;
-  CUresult ok = CUDA_SUCCESS;
-  int rt_ok = 0;
-  CUpti_CallbackData rt{}, dr{};
-  rt.functionName = "cudaLaunchKernel";
-  rt.functionReturnValue = &rt_ok;
-  rt.symbolName = kernel;
-  rt.context = ctx;
-  rt.contextUid = 1;
-  dr = rt;
-  dr.functionName = "cuLaunchKernel";
-  dr.functionParams = &params;
-  dr.functionReturnValue = &ok;
+  DirectLaunch launch(ctx, kernel, 1, 128);
+  if (!launch.ok()) std::_Exit(5);
   t_allocations = 0;
   t_armed = armed;
-  for (int i = 0; i < n; ++i) {
-    rt.correlationId = (*next)++;
-    dr.correlationId = (*next)++;
-    rt.callbackSite = dr.callbackSite = CUPTI_API_ENTER;
-    fn(user, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &rt);
-    fn(user, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &dr);
-    rt.callbackSite = dr.callbackSite = CUPTI_API_EXIT;
-    fn(user, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &dr);
-    fn(user, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &rt);
-  }
+  for (int i = 0; i < n; ++i, *next += 2) launch(*next);
   t_armed = false;
   return t_allocations;
 }

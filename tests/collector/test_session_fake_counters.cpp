@@ -19,13 +19,6 @@ std::vector<uint32_t> launches_on(CUcontext ctx, int n) {
   return ids;
 }
 
-/// The driver correlation ids of the trace's launches, in order.
-std::vector<uint32_t> launch_ids(const Trace& t) {
-  std::vector<uint32_t> out;
-  for (const auto& l : t.all<trace::LaunchApi>()) out.push_back(l.correlation_id);
-  return out;
-}
-
 /// Expects every RangeCounters to hold the fake's values of the launch it names.
 void expect_values_of_their_launch(const Trace& t) {
   for (const auto& rc : t.all<trace::RangeCounters>()) {
@@ -33,19 +26,6 @@ void expect_values_of_their_launch(const Trace& t) {
     for (size_t m = 0; m < rc.values.size(); ++m)
       EXPECT_EQ(rc.values[m], value(rc.correlation_id, m)) << "range of launch " << rc.correlation_id;
   }
-}
-
-std::vector<uint32_t> range_ids(const Trace& t) {
-  std::vector<uint32_t> out;
-  for (const auto& rc : t.all<trace::RangeCounters>()) out.push_back(rc.correlation_id);
-  return out;
-}
-
-std::vector<trace::CollectorError> errors_with(const Trace& t, trace::ErrorCode code) {
-  std::vector<trace::CollectorError> out;
-  for (const auto& e : t.all<trace::CollectorError>())
-    if (e.code == code) out.push_back(e);
-  return out;
 }
 
 TEST_F(FakeSessionTest, EachRangeGoesToTheLaunchThatMadeIt) {

@@ -14,25 +14,6 @@ namespace {
 
 using trace::CollectionMode;
 
-std::vector<uint32_t> launch_ids(const Trace& t) {
-  std::vector<uint32_t> out;
-  for (const auto& l : t.all<trace::LaunchApi>()) out.push_back(l.correlation_id);
-  return out;
-}
-
-std::vector<uint32_t> range_ids(const Trace& t) {
-  std::vector<uint32_t> out;
-  for (const auto& rc : t.all<trace::RangeCounters>()) out.push_back(rc.correlation_id);
-  return out;
-}
-
-std::vector<trace::CollectorError> errors_with(const Trace& t, trace::ErrorCode code) {
-  std::vector<trace::CollectorError> out;
-  for (const auto& e : t.all<trace::CollectorError>())
-    if (e.code == code) out.push_back(e);
-  return out;
-}
-
 unsigned long long n(const char* function) { return static_cast<unsigned long long>(calls(function)); }
 
 TEST_F(FakeSessionTest, LaunchesAKernelFilterRefusesShiftNoRange) {
