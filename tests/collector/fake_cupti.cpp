@@ -426,6 +426,26 @@ void profiler_stop(CUcontext ctx) {
                 CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, "cuProfilerStop", ctx);
 }
 
+namespace {
+
+/// An NVTX marker record of this thread, if MARKER records are enabled (`name`: null for an end).
+/// Caller holds g.m.
+void push_marker(CUpti_ActivityFlag flags, uint32_t id, const char* name) {
+  if (!g.kinds.count(CUPTI_ACTIVITY_KIND_MARKER)) return;
+  CUpti_ActivityMarker2 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  m.flags = flags;
+  m.timestamp = now_ns();
+  m.id = id;
+  m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  m.objectId.pt.processId = static_cast<uint32_t>(::getpid());
+  m.objectId.pt.threadId = record_thread_id();
+  m.name = name;
+  push_record(m);
+}
+
+}  // namespace
+
 void nvtx_push(const std::string& message) {
   nvtxRangePushA_params p{};
   p.message = message.c_str();
@@ -435,17 +455,7 @@ void nvtx_push(const std::string& message) {
   std::lock_guard lock(g.m);
   const uint32_t id = g.next_marker++;
   g.marker_stack.push_back(id);
-  if (!g.kinds.count(CUPTI_ACTIVITY_KIND_MARKER)) return;
-  CUpti_ActivityMarker2 m{};
-  m.kind = CUPTI_ACTIVITY_KIND_MARKER;
-  m.flags = CUPTI_ACTIVITY_FLAG_MARKER_START;
-  m.timestamp = now_ns();
-  m.id = id;
-  m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-  m.objectId.pt.processId = static_cast<uint32_t>(::getpid());
-  m.objectId.pt.threadId = record_thread_id();
-  m.name = keep(message);
-  push_record(m);
+  push_marker(CUPTI_ACTIVITY_FLAG_MARKER_START, id, keep(message));
 }
 
 void nvtx_pop() {
@@ -457,16 +467,7 @@ void nvtx_pop() {
   if (g.marker_stack.empty()) return;
   const uint32_t id = g.marker_stack.back();
   g.marker_stack.pop_back();
-  if (!g.kinds.count(CUPTI_ACTIVITY_KIND_MARKER)) return;
-  CUpti_ActivityMarker2 m{};
-  m.kind = CUPTI_ACTIVITY_KIND_MARKER;
-  m.flags = CUPTI_ACTIVITY_FLAG_MARKER_END;
-  m.timestamp = now_ns();
-  m.id = id;
-  m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-  m.objectId.pt.processId = static_cast<uint32_t>(::getpid());
-  m.objectId.pt.threadId = record_thread_id();
-  push_record(m);
+  push_marker(CUPTI_ACTIVITY_FLAG_MARKER_END, id, nullptr);
 }
 
 }  // namespace rf::fake_cupti
