@@ -55,7 +55,7 @@ void BM_SessionLaunchCallbacks(benchmark::State& state) {
     state.SkipWithError("no session");
     return;
   }
-  for (auto _ : state) launch(g_process->next.fetch_add(2, std::memory_order_relaxed));
+  for (auto _ : state) launch(g_process->next.fetch_add(1, std::memory_order_relaxed));
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_SessionLaunchCallbacks)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();

@@ -108,8 +108,7 @@ uint32_t next_correlation() {
   return g.next_correlation++;
 }
 
-void api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* function, CUcontext ctx) {
-  const uint32_t c = next_correlation();
+void api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* function, CUcontext ctx, uint32_t c) {
   int result = 0;  // CUDA_SUCCESS / cudaSuccess
   CUpti_CallbackData in = api_data(CUPTI_API_ENTER, function, nullptr, &result, nullptr, ctx, c);
   callback(domain, cbid, &in);
@@ -292,8 +291,10 @@ uint32_t launch(const Launch& l) {
     ~Silent() { t_silent = false; }
   } silent(l.silent);
   set_current_context(l.ctx);  // the application launches on its current context
-  const uint32_t runtime_c = l.through_runtime ? next_correlation() : 0;
+  // The driver call a runtime call makes shares its correlation id, and so does the kernel record
+  // (as recorded on an H100: tests/recorded, FakeModel.*).
   const uint32_t driver_c = next_correlation();
+  const uint32_t runtime_c = l.through_runtime ? driver_c : 0;
   int runtime_result = l.result == CUDA_SUCCESS ? 0 : 1;
   CUresult driver_result = l.result;
   const CUpti_CallbackId rt = l.graph ? CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000
@@ -343,7 +344,7 @@ uint32_t launch(const Launch& l) {
       if (!serial && !g.kinds.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) break;
       CUpti_ActivityKernel10 k{};
       k.kind = serial ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-      k.correlationId = l.through_runtime ? runtime_c : driver_c;
+      k.correlationId = driver_c;
       auto c = g.contexts.find(l.ctx);
       k.deviceId = c == g.contexts.end() ? 0 : c->second.device;
       k.contextId = c == g.contexts.end() ? 0 : c->second.index;
@@ -388,9 +389,9 @@ DirectLaunch::DirectLaunch(CUcontext ctx, const char* kernel, unsigned grid_x, u
   driver_.functionReturnValue = &driver_result_;
 }
 
-void DirectLaunch::operator()(uint32_t runtime_id) {
-  runtime_.correlationId = runtime_id;
-  driver_.correlationId = runtime_id + 1;
+void DirectLaunch::operator()(uint32_t id) {
+  runtime_.correlationId = id;
+  driver_.correlationId = id;
   runtime_.callbackSite = driver_.callbackSite = CUPTI_API_ENTER;
   fn_(user_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &runtime_);
   fn_(user_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &driver_);
@@ -409,7 +410,7 @@ void profiler_call(CUpti_CallbackId runtime_cbid, const char* runtime_name, CUpt
   int result = 0;
   CUpti_CallbackData in = api_data(CUPTI_API_ENTER, runtime_name, nullptr, &result, nullptr, ctx, c);
   callback(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, &in);
-  api_call(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_name, ctx);
+  api_call(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_name, ctx, c);
   CUpti_CallbackData out = api_data(CUPTI_API_EXIT, runtime_name, nullptr, &result, nullptr, ctx, c);
   callback(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, &out);
 }

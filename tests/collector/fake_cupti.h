@@ -7,10 +7,10 @@
 // What the fake models, from the CUPTI 13 headers and guide:
 //   - callbacks: one subscriber (a second one gets CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
 //     and the first one's name); a callback runs only while enabled (cuptiEnableCallback).
-//   - a runtime launch (cudaLaunchKernel) encloses the driver launch it makes (cuLaunchKernel),
-//     each with its own correlation id; the kernel record carries the runtime call's id
-//     (cupti_activity.h, CUpti_ActivityKernel10::correlationId). cudaProfilerStart encloses
-//     cuProfilerStart the same way.
+//   - a runtime launch (cudaLaunchKernel) encloses the driver launch it makes (cuLaunchKernel);
+//     both calls and the kernel record carry one correlation id, a bare driver launch its own. So
+//     do cudaProfilerStart and the cuProfilerStart it makes. (The CUPTI headers leave this open;
+//     the H100 traces of tests/data show it: tests/recorded, FakeModel.* checks both.)
 //   - activity records of the enabled kinds wait until cuptiActivityFlushAll hands them over in
 //     buffers the client gave (buffer-requested / buffer-completed callbacks). Records CUPTI had no
 //     buffer space for are counted; cuptiActivityGetNumDroppedRecords gives the count since its
@@ -22,7 +22,8 @@
 //     correlation id, and a range of its own in a started Range Profiler (auto range).
 //   - cuptiProfilerDeviceSupported and cuptiDeviceGetChipName answer per device index.
 //   - the Range Profiler in auto range mode: every kernel launched on a context between Start
-//     and Stop is one range; kernel replay completes every pass inside the launch; user replay
+//     and Stop is one range, named by its index in the image ("0", "1", ..., as on the H100);
+//     kernel replay completes every pass inside the launch; user replay
 //     completes pass k at the k-th Stop, and isAllPassSubmitted at the last one.
 //   - counter-data images: the fake writes its own layout behind NVIDIA's "LOPDATA" signature,
 //     and the fake cuptiProfilerHostEvaluateToGpuValues evaluates metric m of the range made by
@@ -124,8 +125,8 @@ class DirectLaunch {
   DirectLaunch(const DirectLaunch&) = delete;
   DirectLaunch& operator=(const DirectLaunch&) = delete;
   bool ok() const noexcept { return fn_ != nullptr; }
-  /// One launch: runtime correlation id `runtime_id`, driver id `runtime_id + 1`.
-  void operator()(uint32_t runtime_id);
+  /// One launch with correlation id `id` (the runtime call's and the driver call's).
+  void operator()(uint32_t id);
 
  private:
   CUpti_CallbackFunc fn_ = nullptr;

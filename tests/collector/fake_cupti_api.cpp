@@ -290,7 +290,8 @@ CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData
   for (uint32_t i = 0; i < n; ++i) {
     uint8_t* at = prof->image + kHeader + size_t{i} * kRangeBytes;
     std::memcpy(at, &prof->decodable[i].correlation_id, 4);
-    std::strncpy(reinterpret_cast<char*>(at + 4), prof->decodable[i].name.c_str(), 63);
+    // Auto range names a range by its index in the image ("0", "1", ...), as recorded on an H100.
+    std::strncpy(reinterpret_cast<char*>(at + 4), std::to_string(i).c_str(), 63);
   }
   p->numOfRangeDropped = prof->dropped;
   return CUPTI_SUCCESS;

@@ -101,12 +101,12 @@ TEST_F(FakeSessionTest, AGraphLaunchIsMarkedAndItsKernelsKeptButNotCuptisOwn) {
   EXPECT_TRUE(launches[0].is_graph);
   EXPECT_EQ(launches[0].cbid, static_cast<uint32_t>(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch));
   EXPECT_EQ(launches[0].kernel_name, 0u);
-  EXPECT_EQ(launches[0].correlation_id, 2u);
+  EXPECT_EQ(launches[0].correlation_id, 1u);
   EXPECT_EQ(launches[0].runtime_correlation_id, 1u);
   const auto kernels = t.all<trace::KernelActivity>();
   ASSERT_EQ(kernels.size(), 2u);
   for (const auto& k : kernels) {
-    EXPECT_EQ(k.correlation_id, 1u);  // cudaGraphLaunch's
+    EXPECT_EQ(k.correlation_id, 1u);  // the launch call's
     EXPECT_NE(t.str(k.mangled_name), "tools_memcmp");
   }
 }

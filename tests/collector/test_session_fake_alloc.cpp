@@ -26,7 +26,7 @@ uint64_t launches(CUcontext ctx, const char* kernel, int n, uint32_t* next, bool
   if (!launch.ok()) std::_Exit(5);
   t_allocations = 0;
   t_armed = armed;
-  for (int i = 0; i < n; ++i, *next += 2) launch(*next);
+  for (int i = 0; i < n; ++i) launch((*next)++);
   t_armed = false;
   return t_allocations;
 }

@@ -46,13 +46,13 @@ TEST_F(FakeSessionTest, EachRangeGoesToTheLaunchThatMadeIt) {
     EXPECT_EQ(t.str(configs[0].metrics[m]), collector::default_metrics()[m]);
 
   EXPECT_EQ(range_ids(t), launch_ids(t));
-  EXPECT_EQ(range_ids(t), (std::vector<uint32_t>{2, 4, 6, 8, 10}));
+  EXPECT_EQ(range_ids(t), (std::vector<uint32_t>{1, 2, 3, 4, 5}));
   expect_values_of_their_launch(t);
   const auto ranges = t.all<trace::RangeCounters>();
   for (size_t i = 0; i < ranges.size(); ++i) {
     EXPECT_EQ(ranges[i].range_index, i);
     EXPECT_EQ(ranges[i].config_id, configs[0].config_id);
-    EXPECT_EQ(t.str(ranges[i].range_name), "_Z1kILi" + std::to_string(i) + "EEvv");
+    EXPECT_EQ(t.str(ranges[i].range_name), std::to_string(i));  // auto range's names, as CUPTI's
   }
   const auto launches = t.all<trace::LaunchApi>();
   for (size_t i = 0; i < launches.size(); ++i) EXPECT_EQ(launches[i].launch_index, i);

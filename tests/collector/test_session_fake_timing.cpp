@@ -29,15 +29,15 @@ TEST_F(FakeSessionTest, TimingModeRecordsEachLaunchWithItsKernel) {
   EXPECT_FALSE(t.truncated);
   EXPECT_FALSE(std::filesystem::exists(trace_.string() + ".part"));
 
-  // Correlation ids: the fake gives 1, 2 (runtime, driver), 3 (bare driver), 4, 5.
+  // Correlation ids: one per launch call, shared by a runtime call and the driver call it makes.
   const auto launches = t.all<trace::LaunchApi>();
   ASSERT_EQ(launches.size(), 3u);
-  EXPECT_EQ(launches[0].correlation_id, 2u);
+  EXPECT_EQ(launches[0].correlation_id, 1u);
   EXPECT_EQ(launches[0].runtime_correlation_id, 1u);
-  EXPECT_EQ(launches[1].correlation_id, 3u);
-  EXPECT_EQ(launches[1].runtime_correlation_id, 0u);
-  EXPECT_EQ(launches[2].correlation_id, 5u);
-  EXPECT_EQ(launches[2].runtime_correlation_id, 4u);
+  EXPECT_EQ(launches[1].correlation_id, 2u);
+  EXPECT_EQ(launches[1].runtime_correlation_id, 0u);  // a bare cuLaunchKernel
+  EXPECT_EQ(launches[2].correlation_id, 3u);
+  EXPECT_EQ(launches[2].runtime_correlation_id, 3u);
   EXPECT_EQ(t.str(launches[0].kernel_name), "_Z4axpyfPfS_");
   EXPECT_EQ(t.str(launches[1].kernel_name), "_Z6reducePKfPf");
   EXPECT_EQ(launches[0].grid[0], 64);
@@ -54,9 +54,9 @@ TEST_F(FakeSessionTest, TimingModeRecordsEachLaunchWithItsKernel) {
   ASSERT_EQ(kernels.size(), 3u);
   std::set<uint32_t> kernel_ids;
   for (const auto& k : kernels) kernel_ids.insert(k.correlation_id);
-  EXPECT_EQ(kernel_ids, (std::set<uint32_t>{1, 3, 4}));
+  EXPECT_EQ(kernel_ids, (std::set<uint32_t>{1, 2, 3}));
   for (const auto& k : kernels) {
-    if (k.correlation_id == 3) {
+    if (k.correlation_id == 2) {
       EXPECT_EQ(k.end_ns - k.start_ns, 7000u);
       EXPECT_EQ(k.dynamic_shared_bytes, 4096u);
       EXPECT_EQ(t.str(k.demangled_name), "reduce(float const*, float*)");

@@ -1,0 +1,77 @@
+// The fake CUPTI's model (fake_cupti.h) checked against what CUPTI really did on an H100: the
+// traces recorded there (tests/data/h100-2026-11-23) and a trace of the session on the fake must
+// show the same facts, which the CUPTI headers leave open:
+//   - a driver launch made by a runtime call carries the runtime call's correlation id;
+//   - a kernel record carries its launch's correlation id;
+//   - auto range names each range by its index in the counter image ("0", "1", ...).
+// Writing this check found the first two wrong in the fake (it gave the driver call an id of its
+// own, and the kernel record the runtime call's) and the range names (it gave kernel names).
+#include <set>
+
+#include "fake_session.h"
+
+namespace rf::fake_cupti {
+namespace {
+
+using trace::CollectionMode;
+
+/// What in `t` differs from the model, one line each ("" if nothing does); `runtime_launches`
+/// gets the number of launches made through the runtime, so a test can require some.
+std::string model_violations(const Trace& t, size_t* runtime_launches) {
+  std::string out;
+  std::set<uint32_t> launch_ids;
+  *runtime_launches = 0;
+  for (const auto& l : t.all<trace::LaunchApi>()) {
+    launch_ids.insert(l.correlation_id);
+    if (l.runtime_correlation_id == 0) continue;
+    ++*runtime_launches;
+    if (l.runtime_correlation_id != l.correlation_id)
+      out += "launch " + std::to_string(l.correlation_id) + " has runtime id " +
+             std::to_string(l.runtime_correlation_id) + "\n";
+  }
+  for (const auto& k : t.all<trace::KernelActivity>())
+    if (!launch_ids.count(k.correlation_id))
+      out += "kernel record " + std::to_string(k.correlation_id) + " matches no launch's id\n";
+  for (const auto& rc : t.all<trace::RangeCounters>())
+    if (t.str(rc.range_name) != std::to_string(rc.range_index))
+      out += "range " + std::to_string(rc.range_index) + " is named \"" + t.str(rc.range_name) + "\"\n";
+  return out;
+}
+
+class FakeModel : public FakeSessionTest {};
+
+TEST_F(FakeModel, TheH100TracesShowIt) {
+  const std::filesystem::path data = std::filesystem::path(RFPROF_SOURCE_DIR) / "tests/data/h100-2026-11-23";
+  for (const char* name : {"resnet18/resnet18.rftrace", "examples/ffma.rftrace", "examples/sgemm_naive.rftrace",
+                           "resnet18/resnet18.timing.rftrace"}) {
+    const Trace t = read_trace(data / name);
+    size_t runtime_launches = 0;
+    EXPECT_EQ(model_violations(t, &runtime_launches), "") << name;
+    EXPECT_GT(runtime_launches, 0u) << name;
+    EXPECT_FALSE(t.all<trace::KernelActivity>().empty()) << name;
+  }
+}
+
+TEST_F(FakeModel, TheFakeShowsIt) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.max_ranges_per_image = 3;  // names restart with each image
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    for (int i = 0; i < 7; ++i) {
+      Launch l{ctx, "_Z1kv"};
+      l.through_runtime = i % 3 != 2;  // some bare cuLaunchKernel calls among them
+      launch(l);
+    }
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  size_t runtime_launches = 0;
+  EXPECT_EQ(model_violations(t, &runtime_launches), "");
+  EXPECT_EQ(runtime_launches, 5u);
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 7u);
+  EXPECT_EQ(t.all<trace::RangeCounters>().size(), 7u);
+}
+
+}  // namespace
+}  // namespace rf::fake_cupti
