@@ -3,7 +3,10 @@
 // show the same facts, which the CUPTI headers leave open:
 //   - a driver launch made by a runtime call carries the runtime call's correlation id;
 //   - a kernel record carries its launch's correlation id;
-//   - auto range names each range by its index in the counter image ("0", "1", ...).
+//   - auto range names each range by its index in the counter image ("0", "1", ...);
+//   - cudaProfilerStart encloses the cuProfilerStart it makes, and cudaProfilerStop its
+//     cuProfilerStop: a window opens at cuProfilerStart's exit (the first of the two exits) and
+//     closes at cudaProfilerStop's entry (the first of the two entries).
 // Writing this check found the first two wrong in the fake (it gave the driver call an id of its
 // own, and the kernel record the runtime call's) and the range names (it gave kernel names).
 #include <set>
@@ -32,6 +35,13 @@ std::string model_violations(const Trace& t, size_t* runtime_launches) {
   for (const auto& k : t.all<trace::KernelActivity>())
     if (!launch_ids.count(k.correlation_id))
       out += "kernel record " + std::to_string(k.correlation_id) + " matches no launch's id\n";
+  for (const auto& w : t.all<trace::ProfilingWindow>()) {
+    const uint32_t expected = w.begin ? static_cast<uint32_t>(CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)
+                                      : static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+    if (w.cbid != 0 && w.cbid != expected)
+      out += "window " + std::to_string(w.window_id) + (w.begin ? " opened" : " closed") + " by callback " +
+             std::to_string(w.cbid) + "\n";
+  }
   for (const auto& rc : t.all<trace::RangeCounters>())
     if (t.str(rc.range_name) != std::to_string(rc.range_index))
       out += "range " + std::to_string(rc.range_index) + " is named \"" + t.str(rc.range_name) + "\"\n";
@@ -50,19 +60,26 @@ TEST_F(FakeModel, TheH100TracesShowIt) {
     EXPECT_GT(runtime_launches, 0u) << name;
     EXPECT_FALSE(t.all<trace::KernelActivity>().empty()) << name;
   }
+  // ResNet-18's step was profiled inside cudaProfilerStart/Stop (profile-from-start off).
+  const Trace step = read_trace(data / "resnet18/resnet18.rftrace");
+  ASSERT_EQ(step.all<trace::ProfilingWindow>().size(), 2u);
+  EXPECT_NE(step.all<trace::ProfilingWindow>()[0].cbid, 0u);
 }
 
 TEST_F(FakeModel, TheFakeShowsIt) {
   const Child c = run_child([&] {
     auto o = options(CollectionMode::kCounters);
     o.max_ranges_per_image = 3;  // names restart with each image
+    o.profile_from_start = false;
     if (!collector::start_session(o)) std::_Exit(3);
     CUcontext ctx = create_context(1);
+    profiler_start(ctx);
     for (int i = 0; i < 7; ++i) {
       Launch l{ctx, "_Z1kv"};
       l.through_runtime = i % 3 != 2;  // some bare cuLaunchKernel calls among them
       launch(l);
     }
+    profiler_stop(ctx);
   });
   ASSERT_TRUE(c.exited_zero()) << c.err;
   const Trace t = read_trace(trace_);
@@ -71,6 +88,7 @@ TEST_F(FakeModel, TheFakeShowsIt) {
   EXPECT_EQ(runtime_launches, 5u);
   EXPECT_EQ(t.all<trace::KernelActivity>().size(), 7u);
   EXPECT_EQ(t.all<trace::RangeCounters>().size(), 7u);
+  EXPECT_EQ(t.all<trace::ProfilingWindow>().size(), 2u);
 }
 
 }  // namespace
