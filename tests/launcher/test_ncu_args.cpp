@@ -287,8 +287,9 @@ TEST(NcuArgs, NcuDefaultsAcceptedWithTheirNotes) {
       {"--print-details", "header"},   {"--print-nvtx-rename", "none"}, {"--print-units", "base"}};
   for (const auto& [flag, value] : silent) {
     EXPECT_EQ(error_of({flag, value, "app"}), "") << flag << " " << value;
-    if (error_of({flag, value, "app"}).empty())
+    if (error_of({flag, value, "app"}).empty()) {
       EXPECT_TRUE(parse({flag, value, "app"}).notes.empty()) << flag << " " << value;
+    }
   }
   // Where ncu's numbers would differ, one note says how.
   const std::vector<std::pair<std::vector<std::string>, std::string>> noted = {
