@@ -16,6 +16,7 @@
 #include <chrono>
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -143,6 +144,7 @@ void reset() {
   g.next_correlation = 1;
   g.next_marker = 1;
   g.marker_stack.clear();
+  g.next_range_id = 1;
   g.off_context = 0;
 }
 
@@ -159,6 +161,23 @@ void set_capturing_stream(CUstream stream) {
 uint64_t context_pushes() {
   auto f = driver_fn<unsigned long long (*)()>("rf_fake_cuda_pushes");
   return f ? f() : 0;
+}
+
+CUcontext current_context() {
+  auto f = driver_fn<CUcontext (*)()>("rf_fake_cuda_current");
+  return f ? f() : nullptr;
+}
+
+void push_context(CUcontext ctx) {
+  if (auto f = driver_fn<CUresult (*)(CUcontext)>("cuCtxPushCurrent_v2")) (void)f(ctx);
+}
+
+void fail_driver(const std::string& function, CUresult result) {
+  if (auto f = driver_fn<void (*)(const char*, CUresult)>("rf_fake_cuda_fail")) f(function.c_str(), result);
+}
+
+void set_device_attribute(CUdevice_attribute attr, int value) {
+  if (auto f = driver_fn<void (*)(CUdevice_attribute, int)>("rf_fake_cuda_set_attribute")) f(attr, value);
 }
 
 uint64_t calls_off_context() {
@@ -469,6 +488,88 @@ void nvtx_pop() {
   const uint32_t id = g.marker_stack.back();
   g.marker_stack.pop_back();
   push_marker(CUPTI_ACTIVITY_FLAG_MARKER_END, id, nullptr);
+}
+
+namespace {
+
+/// One NVTX callback `cbid` (`function`) with `params` and `result` as CUPTI passes them.
+void nvtx_callback(CUpti_CallbackId cbid, const char* function, const void* params, void* result) {
+  CUpti_NvtxData d{function, params, result};
+  callback(CUPTI_CB_DOMAIN_NVTX, cbid, &d);
+}
+
+nvtxEventAttributes_t ascii_attributes(const std::string& message) {
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = message.c_str();
+  return a;
+}
+
+nvtxRangeId_t next_range_id() {
+  std::lock_guard lock(g.m);
+  return g.next_range_id++;
+}
+
+char g_domain_storage[16];  // nvtxDomainHandle_t handles point here
+
+}  // namespace
+
+uint64_t nvtx_start(const std::string& message) {
+  nvtxRangeStartA_params p{};
+  p.message = message.c_str();
+  nvtxRangeId_t id = next_range_id();
+  nvtx_callback(CUPTI_CBID_NVTX_nvtxRangeStartA, "nvtxRangeStartA", &p, &id);
+  return id;
+}
+
+void nvtx_end(uint64_t id) {
+  nvtxRangeEnd_params p{};
+  p.id = id;
+  nvtx_callback(CUPTI_CBID_NVTX_nvtxRangeEnd, "nvtxRangeEnd", &p, nullptr);
+}
+
+nvtxDomainHandle_t nvtx_domain_create(const std::string& name) {
+  static std::atomic<unsigned> next{0};
+  auto handle = reinterpret_cast<nvtxDomainHandle_t>(&g_domain_storage[next++ % 16]);
+  nvtxDomainCreateA_params p{};
+  p.name = name.c_str();
+  nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainCreateA, "nvtxDomainCreateA", &p, &handle);
+  return handle;
+}
+
+void nvtx_domain_push(nvtxDomainHandle_t domain, const std::string& message) {
+  const nvtxEventAttributes_t a = ascii_attributes(message);
+  nvtxDomainRangePushEx_params p{};
+  p.domain = domain;
+  p.core.eventAttrib = &a;
+  int level = 0;
+  nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, "nvtxDomainRangePushEx", &p, &level);
+}
+
+void nvtx_domain_pop(nvtxDomainHandle_t domain) {
+  nvtxDomainRangePop_params p{};
+  p.domain = domain;
+  int level = 0;
+  nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainRangePop, "nvtxDomainRangePop", &p, &level);
+}
+
+uint64_t nvtx_domain_start(nvtxDomainHandle_t domain, const std::string& message) {
+  const nvtxEventAttributes_t a = ascii_attributes(message);
+  nvtxDomainRangeStartEx_params p{};
+  p.domain = domain;
+  p.core.eventAttrib = &a;
+  nvtxRangeId_t id = next_range_id();
+  nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, "nvtxDomainRangeStartEx", &p, &id);
+  return id;
+}
+
+void nvtx_domain_end(nvtxDomainHandle_t domain, uint64_t id) {
+  nvtxDomainRangeEnd_params p{};
+  p.domain = domain;
+  p.core.id = id;
+  nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainRangeEnd, "nvtxDomainRangeEnd", &p, nullptr);
 }
 
 }  // namespace rf::fake_cupti

@@ -29,17 +29,21 @@
 //     and the fake cuptiProfilerHostEvaluateToGpuValues evaluates metric m of the range made by
 //     the launch with driver correlation id c to value(c, m) = c * 1000 + m, so a test can tell
 //     which launch each RangeCounters came from.
+//   - NVTX callbacks (CUPTI_CB_DOMAIN_NVTX, functionParams from generated_nvtx_meta.h): push/pop,
+//     start/end (the range id in functionReturnValue), nvtxDomainCreateA (the new handle in
+//     functionReturnValue) and the domain push/pop/start/end calls with an ASCII message.
 //   - the driver (with load_fake_driver, fake_libcuda.cpp): each thread's current context (the
 //     one it created or last launched on), cuCtxPushCurrent/PopCurrent, stream capture, the
-//     memory clock and bus width. Without it the session's driver calls do nothing, as on a
-//     machine without a driver.
+//     memory clock and bus width; a driver call can be made to fail with a CUresult. Without it
+//     the session's driver calls do nothing, as on a machine without a driver.
 // Not modelled: a real GPU's timing, instrumentation, memory save/restore, the nodes of a graph
-// other than its kernels.
+// other than its kernels, marker records of NVTX ranges other than nvtxRangePushA/Pop.
 #pragma once
 
 #include <cuda.h>
 #include <cupti.h>
 #include <cupti_profiler_target.h>
+#include <nvtx3/nvToolsExt.h>  // nvtxDomainHandle_t (generated_nvtx_meta.h has no include guard)
 
 #include <cstdint>
 #include <string>
@@ -145,6 +149,18 @@ void profiler_stop(CUcontext ctx);
 /// record: nvtxRangePushA(`message`) / nvtxRangePop().
 void nvtx_push(const std::string& message);
 void nvtx_pop();
+/// nvtxRangeStartA(`message`) (returns the range id, 1, 2, ...) / nvtxRangeEnd(`id`): the NVTX
+/// callbacks only.
+uint64_t nvtx_start(const std::string& message);
+void nvtx_end(uint64_t id);
+/// nvtxDomainCreateA(`name`): its callback; returns the new domain's handle.
+nvtxDomainHandle_t nvtx_domain_create(const std::string& name);
+/// nvtxDomainRangePushEx / nvtxDomainRangePop / nvtxDomainRangeStartEx / nvtxDomainRangeEnd in
+/// `domain`, with an ASCII message: the NVTX callbacks only.
+void nvtx_domain_push(nvtxDomainHandle_t domain, const std::string& message);
+void nvtx_domain_pop(nvtxDomainHandle_t domain);
+uint64_t nvtx_domain_start(nvtxDomainHandle_t domain, const std::string& message);
+void nvtx_domain_end(nvtxDomainHandle_t domain, uint64_t id);
 
 /// A device memory allocation (`allocation`) or release of `bytes` at `address` on `ctx`: a
 /// MEMORY2 activity record (CUpti_ActivityMemory4) when that kind is enabled.
@@ -164,6 +180,16 @@ bool load_fake_driver(const char* path);
 void set_capturing_stream(CUstream stream);
 /// With the fake driver: cuCtxPushCurrent calls so far (0 without it).
 uint64_t context_pushes();
+/// With the fake driver: the calling thread's current context (cuCtxGetCurrent); null without it.
+CUcontext current_context();
+/// With the fake driver: the application's own cuCtxPushCurrent(`ctx`) on the calling thread.
+void push_context(CUcontext ctx);
+/// With the fake driver: every later call of driver function `function` ("cuCtxPushCurrent",
+/// "cuStreamIsCapturing", "cuDeviceGetAttribute") returns `result` and does nothing;
+/// CUDA_SUCCESS removes the failure.
+void fail_driver(const std::string& function, CUresult result);
+/// With the fake driver: cuDeviceGetAttribute gives `value` for `attr` (on any device).
+void set_device_attribute(CUdevice_attribute attr, int value);
 /// Range Profiler calls (Start, Stop, DecodeData, Disable) made while their context was not the
 /// calling thread's current one (with the fake driver loaded; 0 without it).
 uint64_t calls_off_context();

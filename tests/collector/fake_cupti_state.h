@@ -77,6 +77,7 @@ struct State {
   bool system_thread_ids = false;   // cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
   uint32_t next_correlation = 1;
   uint32_t next_marker = 1;
+  uint64_t next_range_id = 1;       // nvtx(Domain)RangeStart ids
   std::vector<uint32_t> marker_stack;
   uint64_t off_context = 0;
 };

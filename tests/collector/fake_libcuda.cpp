@@ -5,7 +5,9 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace {
@@ -15,7 +17,18 @@ thread_local CUcontext t_current = nullptr;   // set by the application's "cudaS
 std::atomic<CUstream> g_capturing{nullptr};
 std::atomic<unsigned long long> g_pushes{0};
 
+std::mutex g_m;
+std::map<std::string, CUresult> g_failures;  // driver function -> the result it returns
+std::map<int, int> g_attributes;             // attribute -> value, instead of the defaults below
+
 CUcontext current() { return t_stack.empty() ? t_current : t_stack.back(); }
+
+/// The injected failure of `function`, or CUDA_SUCCESS.
+CUresult failure(const char* function) {
+  std::lock_guard lock(g_m);
+  auto it = g_failures.find(function);
+  return it == g_failures.end() ? CUDA_SUCCESS : it->second;
+}
 
 }  // namespace
 
@@ -32,6 +45,19 @@ __attribute__((visibility("default"))) void rf_fake_cuda_set_capturing(CUstream 
 /// cuCtxPushCurrent calls so far.
 __attribute__((visibility("default"))) unsigned long long rf_fake_cuda_pushes() { return g_pushes.load(); }
 
+/// Every later call of `function` ("cuCtxPushCurrent", "cuStreamIsCapturing",
+/// "cuDeviceGetAttribute") returns `result` and does nothing; CUDA_SUCCESS removes the failure.
+__attribute__((visibility("default"))) void rf_fake_cuda_fail(const char* function, CUresult result) {
+  std::lock_guard lock(g_m);
+  if (result == CUDA_SUCCESS) g_failures.erase(function);
+  else g_failures[function] = result;
+}
+/// cuDeviceGetAttribute then gives `value` for `attr`, on any device.
+__attribute__((visibility("default"))) void rf_fake_cuda_set_attribute(CUdevice_attribute attr, int value) {
+  std::lock_guard lock(g_m);
+  g_attributes[static_cast<int>(attr)] = value;
+}
+
 // ---- the driver calls (cuda.h) ----
 
 CUresult CUDAAPI cuDriverGetVersion(int* version) {
@@ -45,6 +71,7 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext* ctx) {
 }
 
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {  // cuCtxPushCurrent_v2 (cuda.h's macro)
+  if (CUresult r = failure("cuCtxPushCurrent")) return r;
   ++g_pushes;
   t_stack.push_back(ctx);
   return CUDA_SUCCESS;
@@ -58,6 +85,7 @@ CUresult CUDAAPI cuCtxPopCurrent(CUcontext* ctx) {  // cuCtxPopCurrent_v2
 }
 
 CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
+  if (CUresult r = failure("cuStreamIsCapturing")) return r;
   *status = (stream && stream == g_capturing.load()) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
@@ -69,6 +97,14 @@ CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
 }
 
 CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attr, CUdevice) {
+  if (CUresult r = failure("cuDeviceGetAttribute")) return r;
+  {
+    std::lock_guard lock(g_m);
+    if (auto it = g_attributes.find(static_cast<int>(attr)); it != g_attributes.end()) {
+      *value = it->second;
+      return CUDA_SUCCESS;
+    }
+  }
   switch (attr) {
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
       *value = 2619000;  // kHz, an H100 SXM's HBM3
