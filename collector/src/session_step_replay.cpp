@@ -203,15 +203,20 @@ void Session::step_close_window(uint32_t cbid) {
       // disabled, as NVIDIA's range_profiling sample ends a user-replay session, and the timing
       // window runs without it. The next group's pass 0 enables it again.
       std::string why;
+      // Read before counters_decoded, which restarts the group (and forgets its launches) on a
+      // mismatch: the record's expected = launches, actual = ranges, as for kernel replay.
+      const size_t launches = step_->replay().reference().size();
+      size_t ranges = 0;
       if (all_submitted.value_or(false)) {
         DecodedImage image = cp->decode_passes(/*prepare_next=*/false);
+        ranges = image.ranges.size();
         why = step_->counters_decoded(std::move(image.ranges), true, image.dropped_ranges);
         cp->disable();
       } else {
         why = step_->counters_decoded({}, false) + " (" + cupti_passes() + ")";
       }
       if (!why.empty()) {
-        write_error(trace::ErrorCode::kRangeLaunchMismatch, 0, step_->replay().reference().size(), 0,
+        write_error(trace::ErrorCode::kRangeLaunchMismatch, 0, launches, ranges,
                     "replay across steps on " + device + ", group " + std::to_string(role.group) + ": " + why);
         cp->disable();  // the next pass 0 starts on a fresh Range Profiler
         if (closed.give_up.empty()) closed.give_up = step_->give_up_reason();
