@@ -8,11 +8,14 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <vector>
 
 namespace {
 
-thread_local std::vector<CUcontext> t_stack;  // [0..n-1]: pushed contexts; back() is current
+// Pushed contexts, [0..t_depth-1], the last one current. Trivially destructible, so that it still
+// works in exit handlers after the thread's thread_local objects are destroyed, as a driver's does.
+constexpr size_t kMaxDepth = 64;
+thread_local CUcontext t_stack[kMaxDepth];
+thread_local size_t t_depth = 0;
 thread_local CUcontext t_current = nullptr;   // set by the application's "cudaSetDevice"
 std::atomic<CUstream> g_capturing{nullptr};
 std::atomic<unsigned long long> g_pushes{0};
@@ -21,7 +24,7 @@ std::mutex g_m;
 std::map<std::string, CUresult> g_failures;  // driver function -> the result it returns
 std::map<int, int> g_attributes;             // attribute -> value, instead of the defaults below
 
-CUcontext current() { return t_stack.empty() ? t_current : t_stack.back(); }
+CUcontext current() { return t_depth == 0 ? t_current : t_stack[t_depth - 1]; }
 
 /// The injected failure of `function`, or CUDA_SUCCESS.
 CUresult failure(const char* function) {
@@ -72,15 +75,16 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext* ctx) {
 
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {  // cuCtxPushCurrent_v2 (cuda.h's macro)
   if (CUresult r = failure("cuCtxPushCurrent")) return r;
+  if (t_depth == kMaxDepth) return CUDA_ERROR_INVALID_VALUE;
   ++g_pushes;
-  t_stack.push_back(ctx);
+  t_stack[t_depth++] = ctx;
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext* ctx) {  // cuCtxPopCurrent_v2
-  if (t_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
-  if (ctx) *ctx = t_stack.back();
-  t_stack.pop_back();
+  if (t_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  --t_depth;
+  if (ctx) *ctx = t_stack[t_depth];
   return CUDA_SUCCESS;
 }
 

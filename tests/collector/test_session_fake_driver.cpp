@@ -4,6 +4,8 @@
 // the steps of replay across steps (RFPROF_REPLAY_RANGE, opened on the thread's current context),
 // and the Range Profiler driven with its context current from any thread.
 #include <cstdlib>
+#include <functional>
+#include <utility>
 
 #include "fake_session.h"
 
@@ -129,6 +131,137 @@ TEST_F(FakeSessionTest, NvtxStepsOnAThreadWithoutAContextSaySo) {
   ASSERT_TRUE(c.exited_zero()) << c.err;
   EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
   EXPECT_NE(c.err.find("none on a thread with a CUDA context current"), std::string::npos) << c.err;
+  const auto windows = read_trace(trace_).all<trace::ProfilingWindow>();  // recorded as an ordinary window
+  ASSERT_EQ(windows.size(), 2u);
+  EXPECT_TRUE(windows[0].begin);
+  EXPECT_FALSE(windows[1].begin);
+}
+
+TEST_F(FakeSessionTest, StartEndNvtxRangesAreStepsToo) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    collector::SessionOptions o = options(CollectionMode::kCounters);
+    o.profile_from_start = false;
+    o.replay_across_steps = true;
+    o.replay_range = "step";
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    std::vector<uint32_t> ids;
+    for (int i = 0; i < 3; ++i) {
+      const uint64_t id = nvtx_start("step");
+      ids.push_back(launch({ctx, "_Z1av", {64, 1, 1}}));
+      nvtx_end(id);
+    }
+    std::fprintf(stderr, "pass1=%u timing=%u\n", ids[1], ids[2]);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  unsigned p1 = 0, t0 = 0;
+  const size_t at = c.err.find("pass1=");
+  ASSERT_NE(at, std::string::npos) << c.err;
+  ASSERT_EQ(std::sscanf(c.err.c_str() + at, "pass1=%u timing=%u", &p1, &t0), 2);
+  const Trace t = read_trace(trace_);
+  const auto ranges = t.all<trace::RangeCounters>();
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].correlation_id, t0);
+  EXPECT_EQ(ranges[0].values[0], value(p1, 0));
+}
+
+TEST_F(FakeSessionTest, WindowsFromAThreadWithoutTheContextDriveThePassesWithItCurrentAndLeaveNone) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    auto o = options(CollectionMode::kCounters);
+    o.profile_from_start = false;
+    o.replay_across_steps = true;
+    o.step_pass_start = collector::StepPassStart::kWindowOpen;  // Start when the window opens
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    for (int i = 0; i < 3; ++i) {
+      set_current_context(nullptr);  // cudaProfilerStart/Stop from a thread without the context
+      profiler_start(ctx);
+      launch({ctx, "_Z1av"});
+      set_current_context(nullptr);
+      profiler_stop(ctx);
+    }
+    std::fprintf(stderr, "off_context=%llu current=%s\n", static_cast<unsigned long long>(calls_off_context()),
+                 current_context() ? "set" : "none");
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("off_context=0 current=none\n"), std::string::npos) << c.err;
+  EXPECT_EQ(read_trace(trace_).all<trace::RangeCounters>().size(), 1u);
+}
+
+TEST_F(FakeSessionTest, ADriverLoadedAfterTheSessionStartsIsFound) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    with_fake_driver();  // the application loads CUDA after the injection
+    launch({create_context(1), "_Z1kv"});
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const auto devices = read_trace(trace_).all<trace::DeviceInfo>();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].memory_clock_khz, 2619000u);
+}
+
+/// The memory clock and bus width of the device record of device `device`, after `setup`.
+std::pair<uint32_t, uint32_t> device_memory(const std::filesystem::path& trace, uint32_t device,
+                                            const std::function<void()>& setup) {
+  std::filesystem::remove(trace);
+  collector::SessionOptions o;
+  o.output = trace;
+  o.mode = CollectionMode::kTiming;
+  o.flush_ms = 20;
+  const Child c = run_child([&] {
+    with_fake_driver();
+    setup();
+    if (!collector::start_session(o)) std::_Exit(3);
+    launch({create_context(1, device), "_Z1kv"});
+  });
+  EXPECT_TRUE(c.exited_zero()) << c.err;
+  const auto devices = read_trace(trace).all<trace::DeviceInfo>();
+  if (devices.size() != 1) return {~0u, ~0u};
+  return {devices[0].memory_clock_khz, devices[0].memory_bus_width_bits};
+}
+
+TEST_F(FakeSessionTest, ADeviceTheDriverDoesNotKnowGetsNoMemoryClock) {
+  EXPECT_EQ(device_memory(trace_, 9, [] {}), std::make_pair(0u, 0u));  // cuDeviceGet refuses ordinal 9
+}
+
+TEST_F(FakeSessionTest, ANegativeOrRefusedDeviceAttributeIsZero) {
+  EXPECT_EQ(device_memory(trace_, 0, [] { set_device_attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, -1); }),
+            std::make_pair(0u, 5120u));
+  EXPECT_EQ(device_memory(trace_, 0, [] { fail_driver("cuDeviceGetAttribute", CUDA_ERROR_INVALID_VALUE); }),
+            std::make_pair(0u, 0u));
+}
+
+TEST_F(FakeSessionTest, ALaunchWhoseCaptureStateCannotBeAskedIsRecorded) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    fail_driver("cuStreamIsCapturing", CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    launch({create_context(1), "_Z1kv"});
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), 1u);
+}
+
+TEST_F(FakeSessionTest, AFailedPushLeavesTheApplicationsContextsAlone) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    auto o = options(CollectionMode::kCounters);
+    o.profile_from_start = false;
+    o.flush_ms = 100000;  // the window's end decodes, on this thread
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext one = create_context(1);
+    CUcontext two = create_context(2);
+    profiler_start(one);
+    launch({one, "_Z1av"});
+    push_context(two);  // the application's own push
+    fail_driver("cuCtxPushCurrent", CUDA_ERROR_INVALID_CONTEXT);  // the session's push fails
+    profiler_stop(one);  // decodes context one's image: its push fails, so it pops nothing
+    std::fprintf(stderr, "still_pushed=%d\n", current_context() == two ? 1 : 0);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("still_pushed=1\n"), std::string::npos) << c.err;
 }
 
 /// At exit, after the session's own exit handler: what the fake saw of the current context.

@@ -1,0 +1,97 @@
+// NVTX on the fake CUPTI (fake_cupti.h): --nvtx-include rules in a named domain (its name from
+// nvtxDomainCreateA, its own push/pop stack) and on start/end ranges (followed by range id, in the
+// default or a named domain), and the end-of-run line of RFPROF_REPLAY_RANGE when no range matched.
+#include "fake_session.h"
+
+namespace rf::fake_cupti {
+namespace {
+
+using trace::CollectionMode;
+
+std::vector<std::string> launch_names(const Trace& t) {
+  std::vector<std::string> out;
+  for (const auto& l : t.all<trace::LaunchApi>()) out.push_back(t.str(l.kernel_name));
+  return out;
+}
+
+/// Runs `body` with --nvtx-include `rule` in timing mode; returns the names of the recorded launches.
+std::vector<std::string> included(FakeSessionTest* test, collector::SessionOptions o, const std::string& rule,
+                                  const std::function<void(CUcontext)>& body) {
+  o.filter.nvtx_include = {rule};
+  const Child c = run_child([&] {
+    if (!collector::start_session(o)) std::_Exit(3);
+    body(create_context(1));
+  });
+  EXPECT_TRUE(c.exited_zero()) << c.err;
+  (void)test;
+  return launch_names(read_trace(o.output));
+}
+
+TEST_F(FakeSessionTest, NvtxIncludeInANamedDomainFollowsThatDomainsStack) {
+  const auto names = included(this, options(CollectionMode::kTiming), "Dom@forward/", [](CUcontext ctx) {
+    nvtxDomainHandle_t dom = nvtx_domain_create("Dom");
+    nvtx_domain_create("Other");
+    launch({ctx, "_Z6beforev"});
+    nvtx_push("forward");  // the default domain's "forward": not the rule's
+    launch({ctx, "_Z7defaultv"});
+    nvtx_pop();
+    nvtx_domain_push(dom, "forward");
+    launch({ctx, "_Z6insidev"});
+    nvtx_domain_pop(dom);
+    launch({ctx, "_Z5afterv"});
+  });
+  EXPECT_EQ(names, (std::vector<std::string>{"_Z6insidev"}));
+}
+
+TEST_F(FakeSessionTest, NvtxIncludeOnAStartEndRangeFollowsItsId) {
+  const auto names = included(this, options(CollectionMode::kTiming), "epoch", [](CUcontext ctx) {
+    launch({ctx, "_Z6beforev"});
+    nvtx_push("epoch");  // a push/pop range: not a start/end one
+    launch({ctx, "_Z6pushedv"});
+    nvtx_pop();
+    const uint64_t epoch = nvtx_start("epoch");
+    launch({ctx, "_Z6insidev"});
+    const uint64_t other = nvtx_start("other");  // overlaps, and outlives it
+    nvtx_end(epoch);
+    launch({ctx, "_Z5afterv"});
+    nvtx_end(other);
+  });
+  EXPECT_EQ(names, (std::vector<std::string>{"_Z6insidev"}));
+}
+
+TEST_F(FakeSessionTest, NvtxIncludeOnAStartEndRangeInANamedDomain) {
+  const auto names = included(this, options(CollectionMode::kTiming), "Dom@epoch", [](CUcontext ctx) {
+    nvtxDomainHandle_t dom = nvtx_domain_create("Dom");
+    const uint64_t plain = nvtx_start("epoch");  // the default domain's
+    launch({ctx, "_Z7defaultv"});
+    nvtx_end(plain);
+    const uint64_t epoch = nvtx_domain_start(dom, "epoch");
+    launch({ctx, "_Z6insidev"});
+    nvtx_domain_end(dom, epoch);
+    launch({ctx, "_Z5afterv"});
+  });
+  EXPECT_EQ(names, (std::vector<std::string>{"_Z6insidev"}));
+}
+
+TEST_F(FakeSessionTest, AReplayRangeThatNeverMatchedSaysWhatItSaw) {
+  const Child c = run_child([&] {
+    collector::SessionOptions o = options(CollectionMode::kCounters);
+    o.profile_from_start = false;
+    o.replay_across_steps = true;
+    o.replay_range = "step";
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    nvtx_push("warmup");
+    launch({ctx, "_Z1av"});
+    nvtx_pop();
+    nvtx_end(nvtx_start("epoch"));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("no window opened; each is one NVTX range \"step\" (2 NVTX push/start calls seen, none matching it)"),
+            std::string::npos)
+      << c.err;
+}
+
+}  // namespace
+}  // namespace rf::fake_cupti
