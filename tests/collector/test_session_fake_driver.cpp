@@ -125,16 +125,23 @@ TEST_F(FakeSessionTest, NvtxStepsOnAThreadWithoutAContextSaySo) {
     o.replay_across_steps = true;
     o.replay_range = "step";
     if (!collector::start_session(o)) std::_Exit(3);
-    nvtx_push("step");  // no context created on this thread yet
+    CUcontext ctx = create_context(1);
+    set_current_context(nullptr);  // this thread has none current
+    nvtx_push("step");
+    nvtx_pop();
+    launch({ctx, "_Z7betweenv"});  // between the windows: not recorded
+    set_current_context(nullptr);
+    nvtx_push("step");
     nvtx_pop();
   });
   ASSERT_TRUE(c.exited_zero()) << c.err;
   EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
   EXPECT_NE(c.err.find("none on a thread with a CUDA context current"), std::string::npos) << c.err;
-  const auto windows = read_trace(trace_).all<trace::ProfilingWindow>();  // recorded as an ordinary window
-  ASSERT_EQ(windows.size(), 2u);
-  EXPECT_TRUE(windows[0].begin);
-  EXPECT_FALSE(windows[1].begin);
+  const Trace t = read_trace(trace_);
+  EXPECT_TRUE(t.all<trace::LaunchApi>().empty());
+  const auto windows = t.all<trace::ProfilingWindow>();  // each recorded as an ordinary window
+  ASSERT_EQ(windows.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(windows[i].begin, i % 2 == 0) << i;
 }
 
 TEST_F(FakeSessionTest, StartEndNvtxRangesAreStepsToo) {
