@@ -104,6 +104,13 @@ inline std::vector<uint32_t> launch_ids(const Trace& t) {
   return out;
 }
 
+/// The kernel names (mangled) of the trace's launches, in order ("" for a graph launch).
+inline std::vector<std::string> launch_names(const Trace& t) {
+  std::vector<std::string> out;
+  for (const auto& l : t.all<trace::LaunchApi>()) out.push_back(t.str(l.kernel_name));
+  return out;
+}
+
 /// The correlation ids the trace's RangeCounters were mapped to (0: unmapped), in order.
 inline std::vector<uint32_t> range_ids(const Trace& t) {
   std::vector<uint32_t> out;

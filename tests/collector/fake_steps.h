@@ -49,4 +49,11 @@ inline collector::SessionOptions step_options(const std::filesystem::path& trace
   return o;
 }
 
+/// step_options with the NVTX range "step" as the window (RFPROF_REPLAY_RANGE=step).
+inline collector::SessionOptions nvtx_step_options(const std::filesystem::path& trace) {
+  collector::SessionOptions o = step_options(trace);
+  o.replay_range = "step";
+  return o;
+}
+
 }  // namespace rf::fake_cupti

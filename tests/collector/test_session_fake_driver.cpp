@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "fake_session.h"
+#include "fake_steps.h"
 
 namespace rf::fake_cupti {
 namespace {
@@ -86,10 +87,7 @@ std::vector<uint32_t> nvtx_step(CUcontext ctx) {
 TEST_F(FakeSessionTest, NvtxRangesAreTheStepsOfReplayAcrossSteps) {
   const Child c = run_child([&] {
     with_fake_driver();
-    collector::SessionOptions o = options(CollectionMode::kCounters);
-    o.profile_from_start = false;
-    o.replay_across_steps = true;
-    o.replay_range = "step";
+    collector::SessionOptions o = nvtx_step_options(trace_);
     if (!collector::start_session(o)) std::_Exit(3);
     CUcontext ctx = create_context(1);
     launch({ctx, "_Z4initv"});  // before the first step: no window
@@ -120,10 +118,7 @@ TEST_F(FakeSessionTest, NvtxRangesAreTheStepsOfReplayAcrossSteps) {
 TEST_F(FakeSessionTest, NvtxStepsOnAThreadWithoutAContextSaySo) {
   const Child c = run_child([&] {
     with_fake_driver();
-    collector::SessionOptions o = options(CollectionMode::kCounters);
-    o.profile_from_start = false;
-    o.replay_across_steps = true;
-    o.replay_range = "step";
+    collector::SessionOptions o = nvtx_step_options(trace_);
     if (!collector::start_session(o)) std::_Exit(3);
     CUcontext ctx = create_context(1);
     set_current_context(nullptr);  // this thread has none current
@@ -147,10 +142,7 @@ TEST_F(FakeSessionTest, NvtxStepsOnAThreadWithoutAContextSaySo) {
 TEST_F(FakeSessionTest, StartEndNvtxRangesAreStepsToo) {
   const Child c = run_child([&] {
     with_fake_driver();
-    collector::SessionOptions o = options(CollectionMode::kCounters);
-    o.profile_from_start = false;
-    o.replay_across_steps = true;
-    o.replay_range = "step";
+    collector::SessionOptions o = nvtx_step_options(trace_);
     if (!collector::start_session(o)) std::_Exit(3);
     CUcontext ctx = create_context(1);
     std::vector<uint32_t> ids;

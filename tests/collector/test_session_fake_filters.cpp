@@ -10,13 +10,6 @@ namespace {
 
 using trace::CollectionMode;
 
-/// Names of the trace's launches, in order.
-std::vector<std::string> launch_names(const Trace& t) {
-  std::vector<std::string> out;
-  for (const auto& l : t.all<trace::LaunchApi>()) out.push_back(t.str(l.kernel_name));
-  return out;
-}
-
 /// Expects one RangeCounters per launch, in launch order, each with the fake's values of its launch.
 void expect_one_range_per_launch(const Trace& t) {
   const auto launches = t.all<trace::LaunchApi>();

@@ -2,17 +2,12 @@
 // nvtxDomainCreateA, its own push/pop stack) and on start/end ranges (followed by range id, in the
 // default or a named domain), and the end-of-run line of RFPROF_REPLAY_RANGE when no range matched.
 #include "fake_session.h"
+#include "fake_steps.h"
 
 namespace rf::fake_cupti {
 namespace {
 
 using trace::CollectionMode;
-
-std::vector<std::string> launch_names(const Trace& t) {
-  std::vector<std::string> out;
-  for (const auto& l : t.all<trace::LaunchApi>()) out.push_back(t.str(l.kernel_name));
-  return out;
-}
 
 /// Runs `body` with --nvtx-include `rule` in timing mode; returns the names of the recorded launches.
 std::vector<std::string> included(FakeSessionTest* test, collector::SessionOptions o, const std::string& rule,
@@ -75,10 +70,7 @@ TEST_F(FakeSessionTest, NvtxIncludeOnAStartEndRangeInANamedDomain) {
 
 TEST_F(FakeSessionTest, AReplayRangeThatNeverMatchedSaysWhatItSaw) {
   const Child c = run_child([&] {
-    collector::SessionOptions o = options(CollectionMode::kCounters);
-    o.profile_from_start = false;
-    o.replay_across_steps = true;
-    o.replay_range = "step";
+    collector::SessionOptions o = nvtx_step_options(trace_);
     if (!collector::start_session(o)) std::_Exit(3);
     CUcontext ctx = create_context(1);
     nvtx_push("warmup");
