@@ -3,6 +3,8 @@
 // clock and bus width, launches into a stream being captured into a CUDA graph, NVTX ranges as
 // the steps of replay across steps (RFPROF_REPLAY_RANGE, opened on the thread's current context),
 // and the Range Profiler driven with its context current from any thread.
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <functional>
 #include <utility>
@@ -15,12 +17,26 @@ namespace {
 
 using trace::CollectionMode;
 
+/// The fake driver must be the only libcuda.so.1 the session can find (its shim asks the loader
+/// for one by that name). Where a real driver is already loaded into the test process (a GPU
+/// machine whose libcupti loaded it), these tests are skipped rather than mixing the two.
+class FakeDriverTest : public FakeSessionTest {
+ protected:
+  void SetUp() override {
+    FakeSessionTest::SetUp();
+    if (void* real = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+      ::dlclose(real);
+      GTEST_SKIP() << "a libcuda.so.1 is already loaded in this process";
+    }
+  }
+};
+
 /// Loads the fake driver in the child, or ends the child with status 4.
 void with_fake_driver() {
   if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
 }
 
-TEST_F(FakeSessionTest, TheDeviceRecordHasTheDriversMemoryClockAndBusWidth) {
+TEST_F(FakeDriverTest, TheDeviceRecordHasTheDriversMemoryClockAndBusWidth) {
   const Child c = run_child([&] {
     with_fake_driver();
     if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
@@ -36,7 +52,7 @@ TEST_F(FakeSessionTest, TheDeviceRecordHasTheDriversMemoryClockAndBusWidth) {
   EXPECT_EQ(t.all<trace::ProcessInfo>()[0].driver_version, 13000u);
 }
 
-TEST_F(FakeSessionTest, WithoutADriverTheDeviceRecordSaysNothingOfTheMemory) {
+TEST_F(FakeDriverTest, WithoutADriverTheDeviceRecordSaysNothingOfTheMemory) {
   const Child c = run_child([&] {
     if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
     launch({create_context(1), "_Z1kv"});
@@ -48,7 +64,7 @@ TEST_F(FakeSessionTest, WithoutADriverTheDeviceRecordSaysNothingOfTheMemory) {
   EXPECT_EQ(t.all<trace::ProcessInfo>()[0].driver_version, 0u);
 }
 
-TEST_F(FakeSessionTest, ALaunchIntoACapturingStreamIsNeitherRecordedNorProfiled) {
+TEST_F(FakeDriverTest, ALaunchIntoACapturingStreamIsNeitherRecordedNorProfiled) {
   const Child c = run_child([&] {
     with_fake_driver();
     if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
@@ -84,7 +100,7 @@ std::vector<uint32_t> nvtx_step(CUcontext ctx) {
   return ids;
 }
 
-TEST_F(FakeSessionTest, NvtxRangesAreTheStepsOfReplayAcrossSteps) {
+TEST_F(FakeDriverTest, NvtxRangesAreTheStepsOfReplayAcrossSteps) {
   const Child c = run_child([&] {
     with_fake_driver();
     collector::SessionOptions o = nvtx_step_options(trace_);
@@ -115,7 +131,7 @@ TEST_F(FakeSessionTest, NvtxRangesAreTheStepsOfReplayAcrossSteps) {
   EXPECT_TRUE(t.all<trace::CollectorError>().empty());
 }
 
-TEST_F(FakeSessionTest, NvtxStepsOnAThreadWithoutAContextSaySo) {
+TEST_F(FakeDriverTest, NvtxStepsOnAThreadWithoutAContextSaySo) {
   const Child c = run_child([&] {
     with_fake_driver();
     collector::SessionOptions o = nvtx_step_options(trace_);
@@ -139,7 +155,7 @@ TEST_F(FakeSessionTest, NvtxStepsOnAThreadWithoutAContextSaySo) {
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(windows[i].begin, i % 2 == 0) << i;
 }
 
-TEST_F(FakeSessionTest, StartEndNvtxRangesAreStepsToo) {
+TEST_F(FakeDriverTest, StartEndNvtxRangesAreStepsToo) {
   const Child c = run_child([&] {
     with_fake_driver();
     collector::SessionOptions o = nvtx_step_options(trace_);
@@ -165,7 +181,7 @@ TEST_F(FakeSessionTest, StartEndNvtxRangesAreStepsToo) {
   EXPECT_EQ(ranges[0].values[0], value(p1, 0));
 }
 
-TEST_F(FakeSessionTest, WindowsFromAThreadWithoutTheContextDriveThePassesWithItCurrentAndLeaveNone) {
+TEST_F(FakeDriverTest, WindowsFromAThreadWithoutTheContextDriveThePassesWithItCurrentAndLeaveNone) {
   const Child c = run_child([&] {
     with_fake_driver();
     auto o = options(CollectionMode::kCounters);
@@ -189,7 +205,7 @@ TEST_F(FakeSessionTest, WindowsFromAThreadWithoutTheContextDriveThePassesWithItC
   EXPECT_EQ(read_trace(trace_).all<trace::RangeCounters>().size(), 1u);
 }
 
-TEST_F(FakeSessionTest, ADriverLoadedAfterTheSessionStartsIsFound) {
+TEST_F(FakeDriverTest, ADriverLoadedAfterTheSessionStartsIsFound) {
   const Child c = run_child([&] {
     if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
     with_fake_driver();  // the application loads CUDA after the injection
@@ -221,18 +237,18 @@ std::pair<uint32_t, uint32_t> device_memory(const std::filesystem::path& trace, 
   return {devices[0].memory_clock_khz, devices[0].memory_bus_width_bits};
 }
 
-TEST_F(FakeSessionTest, ADeviceTheDriverDoesNotKnowGetsNoMemoryClock) {
+TEST_F(FakeDriverTest, ADeviceTheDriverDoesNotKnowGetsNoMemoryClock) {
   EXPECT_EQ(device_memory(trace_, 9, [] {}), std::make_pair(0u, 0u));  // cuDeviceGet refuses ordinal 9
 }
 
-TEST_F(FakeSessionTest, ANegativeOrRefusedDeviceAttributeIsZero) {
+TEST_F(FakeDriverTest, ANegativeOrRefusedDeviceAttributeIsZero) {
   EXPECT_EQ(device_memory(trace_, 0, [] { set_device_attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, -1); }),
             std::make_pair(0u, 5120u));
   EXPECT_EQ(device_memory(trace_, 0, [] { fail_driver("cuDeviceGetAttribute", CUDA_ERROR_INVALID_VALUE); }),
             std::make_pair(0u, 0u));
 }
 
-TEST_F(FakeSessionTest, ALaunchWhoseCaptureStateCannotBeAskedIsRecorded) {
+TEST_F(FakeDriverTest, ALaunchWhoseCaptureStateCannotBeAskedIsRecorded) {
   const Child c = run_child([&] {
     with_fake_driver();
     fail_driver("cuStreamIsCapturing", CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
@@ -243,7 +259,7 @@ TEST_F(FakeSessionTest, ALaunchWhoseCaptureStateCannotBeAskedIsRecorded) {
   EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), 1u);
 }
 
-TEST_F(FakeSessionTest, AFailedPushLeavesTheApplicationsContextsAlone) {
+TEST_F(FakeDriverTest, AFailedPushLeavesTheApplicationsContextsAlone) {
   const Child c = run_child([&] {
     with_fake_driver();
     auto o = options(CollectionMode::kCounters);
@@ -269,7 +285,7 @@ void report_contexts_at_exit() {
                static_cast<unsigned long long>(context_pushes()));
 }
 
-TEST_F(FakeSessionTest, TheRangeProfilerIsDrivenWithItsContextCurrentFromAnyThread) {
+TEST_F(FakeDriverTest, TheRangeProfilerIsDrivenWithItsContextCurrentFromAnyThread) {
   const Child c = run_child([&] {
     with_fake_driver();
     std::atexit(report_contexts_at_exit);  // registered first: runs after the session's finish
