@@ -77,11 +77,15 @@ TEST_F(FakeSessionTest, WindowsOpeningAndClosingWhileThreadsLaunchKeepEveryRecor
     if (!collector::start_session(o)) std::_Exit(3);
     CUcontext ctx = create_context(1);
     std::atomic<bool> done{false};
+    // At most 60 windows: a launch still in flight after LaunchLog::kWindowSlots (64) more windows
+    // opened writes no LaunchApi, though its kernel is kept (launch_log.h). A thread preempted
+    // that long did it here once in 20 runs with windows every 200 us and no bound.
     std::thread windows([&] {
-      while (!done.load()) {
+      for (int w = 0; w < 60 && !done.load(); ++w) {
         profiler_start(ctx);
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
         profiler_stop(ctx);
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
     });
     launch_from_threads(kThreads, 300, [ctx](int) { return ctx; });
