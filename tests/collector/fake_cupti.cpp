@@ -154,6 +154,13 @@ void set_current_context(CUcontext ctx) {
 
 bool load_fake_driver(const char* path) { return ::dlopen(path, RTLD_NOW | RTLD_GLOBAL) != nullptr; }
 
+void set_driver_devices(const std::vector<std::string>& names) {
+  std::vector<const char*> c;
+  for (const auto& n : names) c.push_back(n.c_str());
+  if (auto f = driver_fn<void (*)(const char* const*, int)>("rf_fake_cuda_set_devices"))
+    f(c.data(), static_cast<int>(c.size()));
+}
+
 void set_capturing_stream(CUstream stream) {
   if (auto f = driver_fn<void (*)(CUstream)>("rf_fake_cuda_set_capturing")) f(stream);
 }

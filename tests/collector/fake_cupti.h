@@ -185,9 +185,14 @@ CUcontext current_context();
 /// With the fake driver: the application's own cuCtxPushCurrent(`ctx`) on the calling thread.
 void push_context(CUcontext ctx);
 /// With the fake driver: every later call of driver function `function` ("cuCtxPushCurrent",
-/// "cuStreamIsCapturing", "cuDeviceGetAttribute") returns `result` and does nothing;
+/// "cuStreamIsCapturing", "cuDeviceGetAttribute", "cuInit", "cuDeviceGetCount", "cuDeviceGet",
+/// "cuDeviceGetName") returns `result` and does nothing;
 /// CUDA_SUCCESS removes the failure.
 void fail_driver(const std::string& function, CUresult result);
+/// With the fake driver: cuDeviceGetCount reports one device per name, cuDeviceGetName names
+/// device i `names[i]` (default: one device, "NVIDIA H100 80GB HBM3"). cuDeviceGet takes any
+/// ordinal from 0 to 7 all the same: the session asks it for the devices of the fake's contexts.
+void set_driver_devices(const std::vector<std::string>& names);
 /// With the fake driver: cuDeviceGetAttribute gives `value` for `attr` (on any device).
 void set_device_attribute(CUdevice_attribute attr, int value);
 /// Range Profiler calls (Start, Stop, DecodeData, Disable) made while their context was not the

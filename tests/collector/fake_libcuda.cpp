@@ -1,13 +1,16 @@
-// A fake CUDA driver, built as libcuda.so.1 in its own folder, for the fake-CUPTI session tests:
-// the few calls collector/src/driver_shim.cpp resolves from an already loaded libcuda.so.1. A test
-// child dlopens it (fake_session.h, load_fake_driver) before the session starts; the shim then
-// finds it by its soname. Its state is set through the rf_fake_cuda_* functions below.
+// A fake CUDA driver, built as libcuda.so.1 in its own folder, for the fake-CUPTI tests: the few
+// calls collector/src/driver_shim.cpp resolves from an already loaded libcuda.so.1, and the device
+// enumeration of collector/src/local_devices.cpp (rfprof --query-metrics without --chips). A test
+// child dlopens it (fake_session.h, load_fake_driver) first; the shim and local_devices() then
+// find it by its soname. Its state is set through the rf_fake_cuda_* functions below.
 #include <cuda.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -23,6 +26,7 @@ std::atomic<unsigned long long> g_pushes{0};
 std::mutex g_m;
 std::map<std::string, CUresult> g_failures;  // driver function -> the result it returns
 std::map<int, int> g_attributes;             // attribute -> value, instead of the defaults below
+std::vector<std::string> g_device_names = {"NVIDIA H100 80GB HBM3"};  // cuDeviceGetCount's devices
 
 CUcontext current() { return t_depth == 0 ? t_current : t_stack[t_depth - 1]; }
 
@@ -49,7 +53,8 @@ __attribute__((visibility("default"))) void rf_fake_cuda_set_capturing(CUstream 
 __attribute__((visibility("default"))) unsigned long long rf_fake_cuda_pushes() { return g_pushes.load(); }
 
 /// Every later call of `function` ("cuCtxPushCurrent", "cuStreamIsCapturing",
-/// "cuDeviceGetAttribute") returns `result` and does nothing; CUDA_SUCCESS removes the failure.
+/// "cuDeviceGetAttribute", "cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName")
+/// returns `result` and does nothing; CUDA_SUCCESS removes the failure.
 __attribute__((visibility("default"))) void rf_fake_cuda_fail(const char* function, CUresult result) {
   std::lock_guard lock(g_m);
   if (result == CUDA_SUCCESS) g_failures.erase(function);
@@ -61,7 +66,49 @@ __attribute__((visibility("default"))) void rf_fake_cuda_set_attribute(CUdevice_
   g_attributes[static_cast<int>(attr)] = value;
 }
 
+/// cuDeviceGetCount then reports `count` devices, device i named `names[i]` by cuDeviceGetName.
+/// Default: one, "NVIDIA H100 80GB HBM3".
+__attribute__((visibility("default"))) void rf_fake_cuda_set_devices(const char* const* names, int count) {
+  std::lock_guard lock(g_m);
+  g_device_names.assign(names, names + count);
+}
+
 // ---- the driver calls (cuda.h) ----
+
+CUresult CUDAAPI cuInit(unsigned int) { return failure("cuInit"); }
+
+CUresult CUDAAPI cuDeviceGetCount(int* count) {
+  if (CUresult r = failure("cuDeviceGetCount")) return r;
+  std::lock_guard lock(g_m);
+  *count = static_cast<int>(g_device_names.size());
+  return CUDA_SUCCESS;
+}
+
+/// As the driver: the name cut to `len` - 1 bytes and NUL-terminated.
+CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice device) {
+  if (CUresult r = failure("cuDeviceGetName")) return r;
+  std::lock_guard lock(g_m);
+  if (device < 0 || static_cast<size_t>(device) >= g_device_names.size()) return CUDA_ERROR_INVALID_DEVICE;
+  if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  const std::string& n = g_device_names[static_cast<size_t>(device)];
+  const size_t k = std::min(n.size(), static_cast<size_t>(len) - 1);
+  n.copy(name, k);
+  name[k] = '\0';
+  return CUDA_SUCCESS;
+}
+
+/// The names of the results the fake returns; CUDA_ERROR_INVALID_VALUE for others, as the driver
+/// does for a value it does not know.
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char** name) {
+  switch (error) {
+    case CUDA_SUCCESS: *name = "CUDA_SUCCESS"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_INITIALIZED: *name = "CUDA_ERROR_NOT_INITIALIZED"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE: *name = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; return CUDA_SUCCESS;
+    default: *name = nullptr; return CUDA_ERROR_INVALID_VALUE;
+  }
+}
 
 CUresult CUDAAPI cuDriverGetVersion(int* version) {
   *version = 13000;
@@ -95,6 +142,7 @@ CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* sta
 }
 
 CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
+  if (CUresult r = failure("cuDeviceGet")) return r;
   if (ordinal < 0 || ordinal > 7) return CUDA_ERROR_INVALID_DEVICE;
   *device = ordinal;
   return CUDA_SUCCESS;
