@@ -378,6 +378,37 @@ std::filesystem::path expand_output_pattern(std::string_view pattern, const Patt
   bad("RFPROF_OUTPUT", pattern, "a %i pattern with a free index from 1 to 1000000");
 }
 
+collector::SessionOptions session_options(const Config& config, std::filesystem::path output) {
+  collector::SessionOptions options;
+  options.output = std::move(output);
+  options.metrics = config.metrics;
+  options.metric_set = config.metric_set;
+  options.profile_from_start = config.profile_from_start;
+  options.mode = config.mode;
+  options.force_overwrite = config.force_overwrite;
+  options.disable_profiler_start_stop = config.disable_profiler_start_stop;
+  options.flush_ms = config.flush_ms;
+  options.max_ranges_per_image = config.max_ranges;
+  options.call_stacks = config.call_stacks;
+  options.memory = config.memory;
+  options.kernel_records = config.kernel_records;
+  options.filter = config.filter;
+  options.launch_skip = config.launch_skip;
+  options.launch_count = config.launch_count;
+  options.filter_mode = config.filter_mode;
+  options.kernel_id = config.kernel_id;
+  options.launch_skip_before_match = config.launch_skip_before_match;
+  options.replay_across_steps = config.replay_across_steps;
+  options.replay_groups = config.replay_groups;
+  options.replay_range = config.replay_range;
+  options.step_pass_start = config.step_pass_start;
+  return options;
+}
+
+bool profiles_process(const Config& config, uint32_t pid) noexcept {
+  return config.all_processes || !config.root_pid || *config.root_pid == pid;
+}
+
 bool append_trace_list(const std::filesystem::path& list, const std::filesystem::path& trace) noexcept {
   try {
     const std::string line = std::filesystem::absolute(trace).string() + "\n";

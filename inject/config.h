@@ -111,6 +111,16 @@ std::filesystem::path expand_output_pattern(std::string_view pattern, const Patt
 /// instead of refusing or overwriting the first one's. Never throws.
 std::string per_process_pattern(std::string_view pattern, uint32_t pid, std::optional<uint32_t> root_pid);
 
+/// The collector session's options for `config`, writing the trace to `output` (RFPROF_OUTPUT
+/// after per_process_pattern and expand_output_pattern): every Config field the session takes,
+/// copied (RFPROF_MAX_RANGES as max_ranges_per_image). Never throws but std::bad_alloc.
+collector::SessionOptions session_options(const Config& config, std::filesystem::path output);
+
+/// True when process `pid` is to be profiled under `config`: always with
+/// RFPROF_TARGET_PROCESSES=all (the default) or without RFPROF_ROOT_PID; with application-only,
+/// only the process rfprof started (RFPROF_ROOT_PID), as ncu's --target-processes. Never throws.
+bool profiles_process(const Config& config, uint32_t pid) noexcept;
+
 /// Appends `trace` (made absolute) and a newline to the file `list`, created if needed, in one
 /// O_APPEND write. Returns false, and changes nothing else, when it cannot. Never throws.
 bool append_trace_list(const std::filesystem::path& list, const std::filesystem::path& trace) noexcept;

@@ -32,40 +32,19 @@ bool initialize_once() noexcept {
   try {
     rf::inject::EnvLookup env = rf::inject::process_environment();
     rf::inject::Config config = rf::inject::read_config(env);
-    // --target-processes application-only: only the process rfprof started is profiled.
-    if (!config.all_processes && config.root_pid && *config.root_pid != static_cast<uint32_t>(::getpid())) {
+    const auto pid = static_cast<uint32_t>(::getpid());
+    if (!rf::inject::profiles_process(config, pid)) {  // --target-processes application-only
       state = kDone;
       return false;
     }
     rf::inject::PatternContext pattern;
-    pattern.pid = static_cast<uint32_t>(::getpid());
+    pattern.pid = pid;
     char host[HOST_NAME_MAX + 1] = {};
     if (::gethostname(host, sizeof host - 1) == 0) pattern.hostname = host;
     pattern.env = env;
-    rf::collector::SessionOptions options;
-    options.output = rf::inject::expand_output_pattern(
-        rf::inject::per_process_pattern(config.output_pattern, pattern.pid, config.root_pid), pattern);
-    options.metrics = config.metrics;
-    options.metric_set = config.metric_set;
-    options.profile_from_start = config.profile_from_start;
-    options.mode = config.mode;
-    options.force_overwrite = config.force_overwrite;
-    options.disable_profiler_start_stop = config.disable_profiler_start_stop;
-    options.flush_ms = config.flush_ms;
-    options.max_ranges_per_image = config.max_ranges;
-    options.call_stacks = config.call_stacks;
-    options.memory = config.memory;
-    options.kernel_records = config.kernel_records;
-    options.filter = config.filter;
-    options.launch_skip = config.launch_skip;
-    options.launch_count = config.launch_count;
-    options.filter_mode = config.filter_mode;
-    options.kernel_id = config.kernel_id;
-    options.launch_skip_before_match = config.launch_skip_before_match;
-    options.replay_across_steps = config.replay_across_steps;
-    options.replay_groups = config.replay_groups;
-    options.replay_range = config.replay_range;
-    options.step_pass_start = config.step_pass_start;
+    const rf::collector::SessionOptions options = rf::inject::session_options(
+        config, rf::inject::expand_output_pattern(
+                    rf::inject::per_process_pattern(config.output_pattern, pid, config.root_pid), pattern));
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
     if (running && !config.trace_list.empty() && !rf::inject::append_trace_list(config.trace_list, options.output))
       std::fprintf(stderr, "rfprof: cannot add %s to RFPROF_TRACE_LIST %s; rfprof --csv will not print it\n",
