@@ -57,6 +57,9 @@ void write_sets(std::ostream& out, const std::string& chip) {
         << collector::metric_set_description(name) << "\n";
     for (const auto& m : plan.metrics) out << "    " << m << "\n";
     for (const auto& n : plan.notes) out << "    note: " << n << "\n";
+    if (name == "roofline")  // ncu's --set roofline is all of its roofline charts (ncu_args.cpp)
+      out << "    note: this set is --section SpeedOfLight_RooflineChart (or RFPROF_METRIC_SET=roofline); "
+             "--set roofline means ncu's roofline set, all its roofline charts: hierarchical below\n";
   }
 }
 

@@ -264,7 +264,9 @@ Plan parse_args(const std::vector<std::string>& given) {
   bool no_extra_suffixes = false;
   app.add_flag("--disable-extra-suffixes", no_extra_suffixes,
                "collect base metric names as given, without ncu's .sum/.avg/.min/.max");
-  app.add_option("--set", set, "metric set: timing, roofline, roofline-tensor, hierarchical");
+  app.add_option("--set", set,
+                 "metric set: timing, roofline-tensor, hierarchical; roofline is ncu's set of all roofline charts, "
+                 "i.e. hierarchical (the 2-pass roofline set: --section SpeedOfLight_RooflineChart)");
   app.add_flag("--csv", plan.csv, "print ncu's CSV after the run");
   app.add_option("--page", page, "CSV page: raw or details")->check(CLI::IsMember({"raw", "details"}));
   std::string summary = "none";

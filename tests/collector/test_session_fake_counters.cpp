@@ -211,6 +211,14 @@ TEST_F(FakeSessionTest, AnInvalidMetricIsNamedAndTimingsGoOn) {
   EXPECT_NE(c.err.find("dram__bytes_read.sum"), std::string::npos) << c.err;  // the close name
   EXPECT_NE(c.err.find("check RFPROF_METRICS"), std::string::npos) << c.err;
   EXPECT_NE(c.err.find("device 0 (GH100)"), std::string::npos) << c.err;
+  // The host API's own "rfprof: unknown metric ..." inside the line, without a second prefix.
+  EXPECT_NE(c.err.find("rfprof: the metric list was rejected (device 0 (GH100): unknown metric "
+                       "\"dram__bytes_reed.sum\" for GH100; did you mean: dram__bytes_read.sum, "),
+            std::string::npos)
+      << c.err;
+  EXPECT_NE(c.err.find("); check RFPROF_METRICS; continuing with kernel timing only (no counters)\n"),
+            std::string::npos)
+      << c.err;
   const Trace t = read_trace(trace_);
   EXPECT_EQ(t.all<trace::KernelActivity>().size(), 2u);
   EXPECT_TRUE(t.all<trace::MetricConfig>().empty());

@@ -174,6 +174,15 @@ TEST(ListingsHostApi, SetsListedPerChip) {
       << out;
   EXPECT_TRUE(has(out, "\nroofline-tensor: ")) << out;
   EXPECT_TRUE(has(out, "\n    dram__bytes_write.sum\n")) << out;
+  // rfprof's own "roofline" set is not what the ncu flag --set roofline selects: said once, under it.
+  const std::string note =
+      "    note: this set is --section SpeedOfLight_RooflineChart (or RFPROF_METRIC_SET=roofline); --set roofline "
+      "means ncu's roofline set, all its roofline charts: hierarchical below\n";
+  const size_t at = out.find(note);
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_LT(out.find("\nroofline: "), at);
+  EXPECT_GT(out.find("\nroofline-tensor: "), at);
+  EXPECT_EQ(out.find(note, at + 1), std::string::npos) << out;
   // A set's notes follow its metrics: Ampere has no FP8 tensor math.
   l.chip = "ga100";
   ASSERT_EQ(listing(l, out, err), 0) << err;
