@@ -291,6 +291,22 @@ TEST(CorrelationLog, AThreadFarAheadOfTheAskingSideLosesNoDecision) {
   EXPECT_FALSE(log.contains(0));
 }
 
+TEST(CorrelationLog, ARuntimeIdAndItsDriverIdExtendOneIntervalCountedWithoutAsking) {
+  // Launches whose runtime call has an id of its own just below the driver call's (CUPTI gives
+  // both from one counter). After a rejected launch the next accepted one starts a new interval:
+  // its runtime id first, then its driver id next to it, so that a window of launches stays one
+  // interval. intervals() counts the decisions still in the rings, with nobody having asked.
+  CorrelationLog log;
+  log.record(2, 1, false);
+  log.record(4, 3, true);
+  log.record(6, 5, true);
+  log.record(8, 7, false);
+  log.record(10, 9, true);
+  log.record(12, 11, true);
+  EXPECT_EQ(log.intervals(), 2u);  // [3, 6] and [9, 12]
+  for (uint32_t id = 1; id <= 12; ++id) EXPECT_EQ(log.contains(id), (id >= 3 && id <= 6) || id >= 9) << id;
+}
+
 TEST(CorrelationLog, DecisionsOfManyThreadsAreAnsweredWhileTheyRecord) {
   // 8 threads take ids from one counter (CUPTI's correlation ids), half of the launches with a
   // runtime id first, and record a decision per launch while another thread keeps asking.

@@ -17,6 +17,12 @@ TEST(Messages, ClassifiesCuptiResults) {
   EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_NOT_SUPPORTED), CountersFailure::kUnsupported);
   EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED), CountersFailure::kUnsupported);
   EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED), CountersFailure::kUnsupported);
+  // Every result that says the device or its configuration has no counters for rfprof.
+  for (CUptiResult r : {CUPTI_ERROR_NOT_COMPATIBLE, CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED,
+                        CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED, CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED,
+                        CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED, CUPTI_ERROR_INVALID_CHIP_NAME,
+                        CUPTI_ERROR_INVALID_DEVICE})
+    EXPECT_EQ(classify_counters_failure(r), CountersFailure::kUnsupported) << r;
   EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_INVALID_METRIC_NAME), CountersFailure::kMetrics);
   EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_UNKNOWN), CountersFailure::kOther);
   EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_OUT_OF_MEMORY), CountersFailure::kOther);
@@ -47,6 +53,10 @@ TEST(Messages, EveryFailureKindIsOneRfprofLineWithTheDetail) {
     EXPECT_EQ(m.rfind("rfprof: ", 0), 0u) << m;
     EXPECT_NE(m.find("DETAIL-123"), std::string::npos) << m;
     EXPECT_TRUE(one_line(m)) << m;
+    // Every kind says what happens next, at its end.
+    const std::string tail = "; continuing with kernel timing only (no counters)";
+    ASSERT_GE(m.size(), tail.size()) << m;
+    EXPECT_EQ(m.substr(m.size() - tail.size()), tail) << m;
   }
   EXPECT_NE(counters_unavailable_message(CountersFailure::kMetrics, "d").find("RFPROF_METRICS"),
             std::string::npos);

@@ -50,6 +50,30 @@ TEST(NvtxStyleTracker, UnconfirmedStartIdsAreKeptUpTo4096) {
   EXPECT_EQ(t.on_start_marker(5000), RangeStyle::kStartEnd);
 }
 
+TEST(NvtxStyleTracker, ConfirmedStartIdsAreKeptHoweverManyAreOpen) {
+  // Once an id matched a marker, this CUPTI reports them: ids waiting for their marker are never
+  // dropped (the 4096 bound is for ids that may never match).
+  NvtxStyleTracker t;
+  t.on_push_callback();
+  t.on_start_callback(1);
+  ASSERT_EQ(t.on_start_marker(1), RangeStyle::kStartEnd);
+  for (uint64_t id = 2; id <= 5001; ++id) t.on_start_callback(id);
+  EXPECT_EQ(t.on_start_marker(2), RangeStyle::kStartEnd);
+  EXPECT_EQ(t.on_start_marker(5001), RangeStyle::kStartEnd);
+}
+
+TEST(NvtxStyleTracker, AStartCallbacksIdMatchesOneMarkerOnly) {
+  // A marker id seen again later (CUPTI's push/pop marker ids are not NVTX's start/end range ids)
+  // is a push, not the start/end range that once had that id.
+  NvtxStyleTracker t;
+  t.on_push_callback();
+  t.on_start_callback(7);
+  EXPECT_EQ(t.on_start_marker(7), RangeStyle::kStartEnd);
+  EXPECT_EQ(t.on_end_marker(7), RangeStyle::kStartEnd);
+  EXPECT_EQ(t.on_start_marker(7), RangeStyle::kPushPop);
+  EXPECT_EQ(t.on_end_marker(7), RangeStyle::kPushPop);
+}
+
 TEST(NvtxStyleTracker, EndWithoutStartIsUnknownAndEndIsConsumedOnce) {
   NvtxStyleTracker t;
   t.on_push_callback();
