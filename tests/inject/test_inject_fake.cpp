@@ -178,6 +178,61 @@ TEST_F(InjectFake, RfanalyzeGivesEachKernelTheFlopAndBytesOfItsOwnCounters) {
   EXPECT_EQ(rows[4]["nvtx"], "");
 }
 
+/// The files in `dir` whose names start with `stem` and end with ".rftrace".
+std::vector<std::string> traces_in(const fs::path& dir, const std::string& stem) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(stem, 0) == 0 && n.size() > 8 && n.ends_with(".rftrace")) names.push_back(n);
+  }
+  return names;
+}
+
+// ncu's --target-processes as rfprof passes it down (RFPROF_ROOT_PID, the process it started):
+// with application-only another process steps aside silently; with all it writes a trace of its
+// own, named apart from the started process's.
+TEST_F(InjectFake, ProcessesOtherThanTheStartedOneFollowTargetProcesses) {
+  const fs::path trace = dir_ / "t.rftrace";
+  const std::vector<std::string> env = {"CUDA_INJECTION64_PATH=" RFINJECT_PATH, "RFPROF_OUTPUT=" + trace.string(),
+                                        "RFPROF_MODE=timing", "RFPROF_ROOT_PID=1"};
+  std::vector<std::string> only = env;
+  only.push_back("RFPROF_TARGET_PROCESSES=application-only");
+  const Ran aside = run({FAKE_APP}, only, dir_);
+  ASSERT_TRUE(exited_zero(aside)) << aside.err;
+  EXPECT_EQ(aside.err, "");
+  EXPECT_EQ(launches_of(aside.out).size(), 5u);  // the application ran as without rfprof
+  EXPECT_TRUE(traces_in(dir_, "t").empty());
+
+  std::vector<std::string> all = env;
+  all.push_back("RFPROF_TARGET_PROCESSES=all");
+  const Ran traced = run({FAKE_APP}, all, dir_);
+  ASSERT_TRUE(exited_zero(traced)) << traced.err;
+  const auto written = traces_in(dir_, "t.");
+  ASSERT_EQ(written.size(), 1u);
+  EXPECT_NE(written[0], "t.rftrace");  // t.PID.rftrace: the started process's name stays free
+  EXPECT_FALSE(fs::exists(trace));
+}
+
+// RFPROF_TRACE_LIST (rfprof --csv prints exactly the traces listed there) names a trace only when
+// the session started and will write it: not an earlier run's trace it refused to overwrite.
+TEST_F(InjectFake, OnlyATraceThatIsWrittenJoinsTheTraceList) {
+  const fs::path trace = dir_ / "t.rftrace", list = dir_ / "list.txt";
+  { std::ofstream(trace) << "an earlier run's trace"; }
+  const std::vector<std::string> env = {"CUDA_INJECTION64_PATH=" RFINJECT_PATH, "RFPROF_OUTPUT=" + trace.string(),
+                                        "RFPROF_MODE=timing", "RFPROF_TRACE_LIST=" + list.string()};
+  const Ran refused = run({FAKE_APP}, env, dir_);
+  ASSERT_TRUE(exited_zero(refused)) << refused.err;
+  EXPECT_NE(refused.err.find("rfprof: "), std::string::npos);
+  EXPECT_EQ(slurp(trace), "an earlier run's trace");
+  EXPECT_EQ(slurp(list), "");
+
+  std::vector<std::string> force = env;
+  force.push_back("RFPROF_FORCE_OVERWRITE=1");
+  const Ran written = run({FAKE_APP}, force, dir_);
+  ASSERT_TRUE(exited_zero(written)) << written.err;
+  EXPECT_EQ(slurp(list), fs::absolute(trace).string() + "\n");
+}
+
 TEST_F(InjectFake, RfprofsRawPageHasEachLaunchsMetricsAsNcuPrintsThem) {
   const fs::path trace = dir_ / "r";
   const Ran r = run({RFPROF_BIN, "--csv", "--page", "raw", "--metrics",
