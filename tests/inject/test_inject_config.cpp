@@ -11,17 +11,10 @@
 #include <set>
 
 #include "config.h"
+#include "env_of.h"
 
 namespace rf::inject {
 namespace {
-
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 /// The ConfigError message of reading `var=value`, or "" when no error was thrown.
 std::string error_of(const std::string& var, const std::string& value) {

@@ -8,17 +8,10 @@
 #include <string>
 
 #include "config.h"
+#include "env_of.h"
 
 namespace rf::inject {
 namespace {
-
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 // Every field away from its default, each to a value of its own, so that a field left out or
 // copied into another shows.
