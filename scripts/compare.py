@@ -196,15 +196,15 @@ def align(rf, nc):
     return pairs
 
 
-def compare_workload(name, rf, nc):
-    """compare.csv rows and problems of one workload."""
+def compare_workload(name, rf, nc, labels=("rfprof", "ncu")):
+    """compare.csv rows and problems of one workload; `labels` name the two sides in problems."""
     rows, problems = [], []
     # The metrics rfprof collected: ncu's raw page adds device attributes and sub-metrics
     # (.avg/.min/.max of each .sum requested) that rfprof was not asked for.
     metrics = sorted({m for x in rf for m in x["metrics"]})
     for index, (a, b) in enumerate(align(rf, nc)):
         if a is None or b is None:
-            only = "ncu" if a is None else "rfprof"
+            only = labels[1] if a is None else labels[0]
             x = b if a is None else a
             problems.append(f"{name}: launch {index} ({x['base']}, {only} id {x['id']}) is in "
                             f"{only} only")
@@ -214,8 +214,8 @@ def compare_workload(name, rf, nc):
             nv = b["metrics"].get(m) if b else None
             rows.append([name, index, kernel, m, rv, nv])
             if a and b and m.startswith(SASS_PREFIX) and rv != nv:
-                problems.append(f"{name}: launch {index} {a['base']}: {m}: rfprof {fmt(rv)} != "
-                                f"ncu {fmt(nv)}")
+                problems.append(f"{name}: launch {index} {a['base']}: {m}: {labels[0]} {fmt(rv)} != "
+                                f"{labels[1]} {fmt(nv)}")
     return rows, problems
 
 

@@ -25,7 +25,8 @@ def main(argv):
     except compare.BadInput as e:
         print(f"compare_replay: {e}", file=sys.stderr)
         return 2
-    rows, problems = compare.compare_workload("step-vs-kernel-replay", step, kernel)
+    rows, problems = compare.compare_workload("step-vs-kernel-replay", step, kernel,
+                                              labels=("step replay", "kernel replay"))
     sass = [r for r in rows if r[3].startswith(compare.SASS_PREFIX) and r[4] is not None and r[5] is not None]
     equal = sum(1 for r in sass if r[4] == r[5])
     print(f"launches: kernel replay {len(kernel)}, step replay {len(step)}")

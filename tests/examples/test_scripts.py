@@ -19,6 +19,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, HERE)
 import check_expected  # noqa: E402
+import compare_replay  # noqa: E402
 import kill_bound  # noqa: E402
 import validation_report  # noqa: E402
 
@@ -225,3 +226,69 @@ class KillBoundTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CompareReplayTest(unittest.TestCase):
+    """scripts/compare_replay.py: the step-replay analysis against the kernel-replay one, launch by
+    launch (gpu-validate stepreplay)."""
+
+    FADD = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"
+    DRAM = "dram__bytes_read.sum"
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def analysis(self, name, launches):
+        """An rfanalyze folder whose counters.csv has `launches`: (id, kernel, fadd, dram bytes)."""
+        folder = os.path.join(self.tmp, name)
+        os.makedirs(folder)
+        with open(os.path.join(folder, "counters.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["id", "kernel", "metric", "value"])
+            for lid, kernel, fadd, dram in launches:
+                w.writerow([lid, kernel, self.FADD, fadd])
+                w.writerow([lid, kernel, self.DRAM, dram])
+        return folder
+
+    def run_main(self, *args):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = compare_replay.main(list(args))
+        return rc, out.getvalue(), err.getvalue()
+
+    STEP = [(10, "void gemm(float*)", 4096, 100), (11, "relu(float*)", 0, 50), (12, "loss", 7, 9)]
+
+    def test_equal_counts_pass_whatever_the_ids_and_bytes(self):
+        # Other correlation ids (another run) and other DRAM bytes (the caches' state differs
+        # between steps): only the instruction counts must be equal.
+        kernel = self.analysis("kernel", [(3, "void gemm(float*)", 4096, 120), (5, "relu(float*)", 0, 40),
+                                          (9, "loss", 7, 9)])
+        rc, out, _ = self.run_main(kernel, self.analysis("step", self.STEP))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("launches: kernel replay 3, step replay 3", out)
+        self.assertIn("smsp__sass_* counts compared: 3, equal: 3", out)
+        self.assertIn("problems: 0", out)
+
+    def test_a_different_count_or_a_missing_launch_is_a_problem_naming_both_modes(self):
+        kernel = self.analysis("kernel", [(3, "void gemm(float*)", 4095, 100), (9, "loss", 7, 9)])
+        rc, out, _ = self.run_main(kernel, self.analysis("step", self.STEP))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("problems: 2", out)
+        self.assertIn(f"launch 0 gemm: {self.FADD}: step replay 4096 != kernel replay 4095", out)
+        self.assertIn("(relu, step replay id 11) is in step replay only", out)
+
+    def test_no_instruction_counts_is_a_failure(self):
+        # Timing-mode traces (no counters): nothing compared is not a pass.
+        empty = [(1, "loss", "", "")]
+        rc, out, _ = self.run_main(self.analysis("kernel", empty), self.analysis("step", empty))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("smsp__sass_* counts compared: 0", out)
+
+    def test_bad_input(self):
+        rc, _, err = self.run_main(os.path.join(self.tmp, "missing"), os.path.join(self.tmp, "missing2"))
+        self.assertEqual(rc, 2)
+        self.assertIn("compare_replay: ", err)
+        self.assertEqual(self.run_main("only-one")[0], 2)
