@@ -135,8 +135,10 @@ class RowBuilder {
     // timestamps (start = end = 0, seen on an H100 with CUPTI 13.0): the duration is then
     // gpu__time_duration.sum, measured during replay, which is what ncu reports as Duration.
     if ((!row.duration_ns || *row.duration_ns == 0) && row.metrics.gpu_time_ns &&
-        *row.metrics.gpu_time_ns > 0)
+        *row.metrics.gpu_time_ns > 0) {
       row.duration_ns = static_cast<uint64_t>(std::llround(*row.metrics.gpu_time_ns));
+      ++stats_.durations_from_gpu_time;
+    }
     // Such a kernel ran, replays included, inside its launch call (kernel replay is synchronous):
     // placed at the call's end, so that trace.json shows it where it ran, not at time 0.
     if (!row.start_ns && j.launch && !j.launch->is_graph && j.launch->api_end_ns != 0) {

@@ -2,9 +2,42 @@
 #include "rfprof/collector/step_replay_collector.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <utility>
 
 namespace rf::collector {
+namespace {
+
+/// Auto range names each range by its launch's index ("0", "1", ..., as on the H100 under kernel
+/// replay). Puts `ranges` in the order of those indexes, which may start past 0 (a CUPTI that
+/// went on counting across passes). "" when done; otherwise why the names are not n consecutive
+/// indexes, and `ranges` is left as it was.
+std::string order_by_index_names(std::vector<RangeValues>& ranges) {
+  std::vector<uint64_t> index(ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const std::string& name = ranges[i].range_name;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), index[i]);
+    if (name.empty() || ec != std::errc() || end != name.data() + name.size())
+      return "range " + std::to_string(i) + " is named \"" + name + "\", not by its launch's index";
+  }
+  if (ranges.empty()) return "";
+  const uint64_t first = *std::min_element(index.begin(), index.end());
+  std::vector<RangeValues> ordered(ranges.size());
+  std::vector<bool> taken(ranges.size(), false);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const uint64_t at = index[i] - first;
+    if (at >= ranges.size() || taken[at])
+      return "the ranges are not named by " + std::to_string(ranges.size()) + " consecutive launch indexes (range " +
+             std::to_string(i) + " is \"" + ranges[i].range_name + "\")";
+    taken[at] = true;
+    ordered[at] = ranges[i];
+  }
+  ranges = std::move(ordered);
+  return "";
+}
+
+}  // namespace
 
 WindowRole StepReplayCollector::open_window() {
   if (open_) return role_;  // the same start seen twice (runtime and driver callbacks)
@@ -98,6 +131,8 @@ std::string StepReplayCollector::counters_decoded(std::vector<RangeValues> range
              " launches not profiled; " + std::to_string(last_pass_other_threads_) +
              " of the last pass window's launches came from other threads than its first launch)";
     if (dropped_ranges > 0) why += "; CUPTI dropped " + std::to_string(dropped_ranges) + " ranges";
+  } else {
+    why = order_by_index_names(ranges);  // ranges are then mapped to launches by index
   }
   if (!why.empty()) {
     pending_.reset();

@@ -344,3 +344,55 @@ TEST(StepReplayCollector, LaunchesOutsideWindowsAndCloseWithoutOpenAreIgnored) {
 
 }  // namespace
 }  // namespace rf::collector
+
+namespace rf::collector {
+namespace {
+
+/// A complete group of kStep (2 passes) up to its decode; returns what counters_decoded said and
+/// the timing window's counters (by range index) when it kept them.
+std::pair<std::string, std::vector<StepRangeCounters>> decode_names(const std::vector<std::string>& names) {
+  StepReplayCollector c(2, 1);
+  window(c, kStep, 100);
+  window(c, kStep, 200);
+  std::vector<RangeValues> decoded;
+  for (size_t i = 0; i < names.size(); ++i) decoded.push_back({names[i], {static_cast<double>(i)}});
+  std::string why = c.counters_decoded(std::move(decoded), true);
+  if (!why.empty()) return {why, {}};
+  return {"", window(c, kStep, 300).counters};
+}
+
+TEST(StepReplayCollector, RangesGoToLaunchesByTheIndexesInTheirNames) {
+  // In order from 0 (the H100's auto range): range i is launch i.
+  auto [why, counters] = decode_names({"0", "1", "2"});
+  ASSERT_EQ(why, "");
+  ASSERT_EQ(counters.size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(counters[i].range_index, i);
+    EXPECT_EQ(counters[i].correlation_id, 300 + i);
+    EXPECT_EQ(counters[i].range.range_name, std::to_string(i));
+  }
+  // Decoded in another order, or numbered on from an earlier pass: put back in launch order.
+  std::tie(why, counters) = decode_names({"388", "387", "389"});
+  ASSERT_EQ(why, "");
+  ASSERT_EQ(counters.size(), 3u);
+  EXPECT_EQ(counters[0].range.range_name, "387");
+  EXPECT_EQ(counters[0].range.values, std::vector<double>{1.0});  // decoded second
+  EXPECT_EQ(counters[0].correlation_id, 300u);
+  EXPECT_EQ(counters[1].range.range_name, "388");
+  EXPECT_EQ(counters[2].range.range_name, "389");
+}
+
+TEST(StepReplayCollector, RangeNamesThatAreNotLaunchIndexesRestartTheGroup) {
+  const std::string restart = "; the group restarts at pass 0";
+  EXPECT_EQ(decode_names({"0", "1", "gemm"}).first,
+            "range 2 is named \"gemm\", not by its launch's index" + restart);
+  EXPECT_EQ(decode_names({"0", "", "2"}).first, "range 1 is named \"\", not by its launch's index" + restart);
+  EXPECT_EQ(decode_names({"0", "1", "1"}).first,
+            "the ranges are not named by 3 consecutive launch indexes (range 2 is \"1\")" + restart);
+  EXPECT_EQ(decode_names({"0", "1", "3"}).first,
+            "the ranges are not named by 3 consecutive launch indexes (range 2 is \"3\")" + restart);
+  EXPECT_EQ(decode_names({"0", "1", "2x"}).first, "range 2 is named \"2x\", not by its launch's index" + restart);
+}
+
+}  // namespace
+}  // namespace rf::collector

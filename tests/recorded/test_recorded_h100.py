@@ -92,6 +92,11 @@ class RecordedH100(unittest.TestCase):
         self.assertEqual(len(sass), 387 * 9)
         phases = {r["phase"]: r for r in rows(os.path.join(out, "phases.csv"))}
         self.assertEqual(set(phases), {"forward", "backward", "optimizer"})
+        # Kernel replay: CUPTI gave no kernel record time stamps, so every duration is the
+        # counter's, measured during a pass, and summary.json says so.
+        with open(os.path.join(out, "summary.json")) as f:
+            join = json.load(f)["traces"][0]["join"]
+        self.assertEqual(join["durations_from_gpu_time_duration"], 387)
 
     def test_metric_configs_give_the_passes_the_range_profiler_needed(self):
         # What CUPTI's Range Profiler reported on the H100 for each trace's metrics: the roofline
@@ -328,6 +333,8 @@ class RecordedH100(unittest.TestCase):
         kernels = rows(os.path.join(out, "kernels.csv"))
         self.assertEqual(len(kernels), 387)
         self.assertTrue(all(int(k["duration_ns"]) > 0 for k in kernels))
+        with open(os.path.join(out, "summary.json")) as f:  # timing mode: the kernel records' own
+            self.assertEqual(json.load(f)["traces"][0]["join"]["durations_from_gpu_time_duration"], 0)
         out = self.analysis("stacks", os.path.join(DATA, "resnet18", "resnet18.stacks.rftrace"))
         sites = rows(os.path.join(out, "callsites.csv"))
         self.assertTrue(any("cudnn_batch_norm" in s.get("call_site", "") for s in sites),

@@ -109,6 +109,9 @@ struct StreamStats {
   std::vector<CollectorErrorRecord> errors;  ///< grouped, in order of first appearance
   uint64_t counters_without_config = 0;      ///< RangeCounters whose MetricConfig is missing
   uint64_t negative_durations = 0;           ///< kernels with end < start (duration left empty)
+  /// Rows whose duration is gpu__time_duration.sum, measured during a profiler pass, because
+  /// the kernel record had no time stamps (kernel replay) or there was none.
+  uint64_t durations_from_gpu_time = 0;
 };
 
 /// Pass 2: streams `ctx.path` again and calls `sink` once per joined launch, in join order.

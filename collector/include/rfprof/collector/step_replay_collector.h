@@ -74,8 +74,10 @@ class StepReplayCollector {
   StepWindowClosed close_window(std::optional<bool> all_passes_submitted = std::nullopt);
   /// After StepWindowClosed::decode: the evaluated ranges of the group's image and whether CUPTI
   /// said every pass was submitted. Returns "" when kept; otherwise why the group restarts (range
-  /// count differs from the reference's launch count, passes missing) and the caller must reset
-  /// the profiler's image.
+  /// count differs from the reference's launch count, passes missing, range names that are not
+  /// consecutive launch indexes) and the caller must reset the profiler's image. Kept ranges are
+  /// put in the order of their names' indexes (auto range's "0", "1", ...), which may start past 0,
+  /// and range i goes to the window's i-th launch.
   /// `dropped_ranges`: DecodeData's numOfRangeDropped. The range-count message says which side
   /// is larger, how many ranges CUPTI dropped, and how many of the last pass window's launches
   /// came from other threads than its first launch: the causes a first GPU run must tell apart.
