@@ -266,6 +266,9 @@ class Session {
   std::atomic<int> step_role_{WindowRole::kDone};    // role of the open window
   std::atomic<bool> step_off_{false};                // counters failed: windows are recorded plainly
   bool step_plain_window_ = false;                   // the open window is an ordinary recorded one
+  // Passes start when the window opens (RFPROF_STEP_PASS_START=window, or after a group that
+  // missed exactly one range with passes started in the first launch's callback); step_mutex_ held.
+  bool step_start_at_open_ = false;
   std::atomic<uint64_t> step_windows_opened_{0};     // window-opening callbacks seen (2 per runtime start)
   std::atomic<uint64_t> nvtx_calls_seen_{0};         // NVTX push/start calls (RFPROF_REPLAY_RANGE)
 

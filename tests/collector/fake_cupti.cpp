@@ -136,6 +136,7 @@ void reset() {
   g.devices_seen.clear();
   g.profilers.clear();  // leaked on purpose: the session may still hold an object pointer
   g.passes = 2;
+  g.start_misses_launch = false;
   g.chip = "GH100";
   g.device_chips.clear();
   g.support.clear();
@@ -270,6 +271,11 @@ void memory(CUcontext ctx, bool allocation, uint64_t address, uint64_t bytes) {
   push_record(m);
 }
 
+void set_pass_start_in_a_launch_misses_it(bool misses) {
+  std::lock_guard lock(g.m);
+  g.start_misses_launch = misses;
+}
+
 uint64_t calls(const std::string& function) {
   std::lock_guard lock(g.m);
   auto it = g.calls.find(function);
@@ -343,6 +349,11 @@ uint32_t launch(const Launch& l) {
     params = &kp;
   }
   const char* symbol = l.graph ? nullptr : l.kernel.c_str();
+  bool started_before = false;  // the context's Range Profiler was started before this launch's callbacks
+  {
+    std::lock_guard lock(g.m);
+    if (auto it = g.profilers.find(l.ctx); it != g.profilers.end()) started_before = it->second->started;
+  }
   if (l.through_runtime) {
     CUpti_CallbackData d = api_data(CUPTI_API_ENTER, "cudaLaunchKernel", nullptr, &runtime_result, symbol, l.ctx, runtime_c);
     callback(CUPTI_CB_DOMAIN_RUNTIME_API, rt, &d);
@@ -356,7 +367,9 @@ uint32_t launch(const Launch& l) {
   if (l.result == CUDA_SUCCESS && capture == CU_STREAM_CAPTURE_STATUS_NONE) {  // the kernel runs: its range and record
     std::lock_guard lock(g.m);
     const std::vector<std::string> kernels = l.graph ? l.graph_kernels : std::vector<std::string>{l.kernel};
-    if (auto it = g.profilers.find(l.ctx); it != g.profilers.end() && it->second->started) {
+    auto it = g.profilers.find(l.ctx);
+    const bool missed = g.start_misses_launch && !started_before && it != g.profilers.end() && it->second->user_replay;
+    if (it != g.profilers.end() && it->second->started && !missed) {
       Profiler& p = *it->second;
       for (const std::string& kernel : kernels) {
         if (p.ranges.size() < p.max_ranges)

@@ -77,6 +77,10 @@ bool activity_enabled(CUpti_ActivityKind kind);
 /// Passes a user-replay configuration needs (the host API's pass count for the metrics; 2 for
 /// the default roofline set on GH100). Default 2.
 void set_passes(uint32_t passes);
+/// With `misses`, a user-replay pass started inside a launch's callbacks does not profile that
+/// launch (a CUPTI that takes only the launches after Start returned); default false, the launch
+/// is profiled, as kernel replay's launches are on the H100.
+void set_pass_start_in_a_launch_misses_it(bool misses);
 /// Chip name cuptiDeviceGetChipName gives every device. Default "GH100".
 void set_chip(const std::string& chip);
 /// Chip name of device `device` alone (instead of set_chip's).

@@ -70,6 +70,7 @@ struct State {
   std::set<uint32_t> devices_seen;
   std::map<CUcontext, Profiler*> profilers;
   uint32_t passes = 2;
+  bool start_misses_launch = false;  // set_pass_start_in_a_launch_misses_it
   std::string chip = "GH100";
   std::map<uint32_t, std::string> device_chips;
   std::map<uint32_t, std::map<std::string, CUpti_Profiler_Support_Level>> support;  // device -> field -> level

@@ -147,7 +147,40 @@ TEST_F(FakeSessionTest, MoreRangesThanLaunchesRestartTheGroupOnAFreshRangeProfil
   const std::string& m = t.str(mismatches[0].message);
   EXPECT_NE(m.find("4 ranges decoded for 3 launches per window (more ranges than launches"), std::string::npos) << m;
   EXPECT_NE(m.find("the group restarts at pass 0"), std::string::npos) << m;
+  EXPECT_EQ(m.find("passes now start"), std::string::npos) << m;  // not one range short
   EXPECT_TRUE(errors(t, trace::ErrorCode::kCountersUnavailable).empty());
+  ASSERT_EQ(t.all<trace::RangeCounters>().size(), 3u);
+  expect_counters(t, 0, said(c.err, "timing"), said(c.err, "pass1"));
+}
+
+// A CUPTI whose user replay does not profile the launch in whose entry callback the pass started:
+// every pass decodes one range short. After the first such group, passes start when the window
+// opens (as RFPROF_STEP_PASS_START=window), and the next group's counters are whole.
+TEST_F(FakeSessionTest, APassOneRangeShortMakesLaterPassesStartWhenTheWindowOpens) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(step_options(trace_))) std::_Exit(3);
+    set_pass_start_in_a_launch_misses_it(true);
+    CUcontext ctx = create_context(1);
+    step(ctx);
+    step(ctx);  // group 1 decodes 2 ranges for 3 launches
+    step(ctx);  // pass 0 again, started when the window opened
+    say("pass1", step(ctx));
+    say("timing", step(ctx));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  const auto mismatches = errors(t, trace::ErrorCode::kRangeLaunchMismatch);
+  ASSERT_EQ(mismatches.size(), 1u);
+  EXPECT_EQ(mismatches[0].expected, 3u);
+  EXPECT_EQ(mismatches[0].actual, 2u);
+  const std::string& m = t.str(mismatches[0].message);
+  EXPECT_NE(m.find("2 ranges decoded for 3 launches per window (fewer ranges than launches: 1 launches not profiled"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("; the group restarts at pass 0; passes now start when the window opens, as with "
+                   "RFPROF_STEP_PASS_START=window"),
+            std::string::npos)
+      << m;
   ASSERT_EQ(t.all<trace::RangeCounters>().size(), 3u);
   expect_counters(t, 0, said(c.err, "timing"), said(c.err, "pass1"));
 }

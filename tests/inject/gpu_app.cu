@@ -8,7 +8,8 @@
 //             NVTX pop
 //   outside:  after_window<<<>>>                       (must not be collected)
 // `gpu_app steps N` instead runs N windows of 5 scale kernels each (see steps()); `gpu_app
-// steps-threads N` launches two of the five from a second thread (see steps_threads()); `gpu_app
+// steps-threads N` launches two of the five from a second thread (see steps_threads()), `gpu_app
+// steps-stop-thread N` stops each window from a second thread (steps_stop_thread()); `gpu_app
 // idle-kill MS` launches five kernels, waits MS ms launching nothing and SIGKILLs itself; `gpu_app
 // reset-loop N` launches one kernel then destroys the context (cudaDeviceReset), N times.
 #include <cuda_profiler_api.h>
@@ -76,6 +77,26 @@ int steps_threads(float* x, int n) {
   return 0;
 }
 
+// `gpu_app steps-stop-thread N`: as `steps N`, but each window's cudaProfilerStop is called from
+// a second thread (a training loop whose steps end on another thread, or an NVTX start/end range
+// ended there). The session then stops the pass and decodes from that thread, with the step's
+// context pushed on it: whether CUPTI's user replay accepts Stop and DecodeData there is for a GPU
+// to tell.
+int steps_stop_thread(float* x, int n) {
+  for (int i = 0; i < n; ++i) {
+    CHECK(cudaProfilerStart());
+    for (int g = 1; g <= 5; ++g) scale<<<g, 128>>>(x, 1.5f, 0.5f, g * 128);
+    CHECK(cudaDeviceSynchronize());
+    cudaError_t stopped = cudaSuccess;
+    std::thread t([&] { stopped = cudaProfilerStop(); });
+    t.join();
+    CHECK(stopped);
+  }
+  CHECK(cudaFree(x));
+  std::printf("gpu_app steps-stop-thread done\n");
+  return 0;
+}
+
 // `gpu_app idle-kill MS` (profile from start): scale<<<g, 128>>> for g = 1..5, then MS ms without a
 // launch (a checkpoint, evaluation on the CPU), then SIGKILL (the OOM killer). The counters of the
 // five launches must be in the trace already: no later launch decodes their image.
@@ -112,6 +133,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMemset(x, 0, kMax * sizeof(float)));
   if (argc == 3 && std::string(argv[1]) == "steps") return steps(x, std::atoi(argv[2]));
   if (argc == 3 && std::string(argv[1]) == "steps-threads") return steps_threads(x, std::atoi(argv[2]));
+  if (argc == 3 && std::string(argv[1]) == "steps-stop-thread") return steps_stop_thread(x, std::atoi(argv[2]));
   if (argc == 3 && std::string(argv[1]) == "idle-kill") return idle_kill(x, std::atoi(argv[2]));
   if (argc == 3 && std::string(argv[1]) == "reset-loop") return reset_loop(x, std::atoi(argv[2]));
   before_window<<<1, 32>>>(x);

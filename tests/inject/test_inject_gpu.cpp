@@ -461,6 +461,13 @@ TEST(InjectGpuStepReplay, KernelsFromASecondThreadAreCounted) {
   expect_groups_of_five("rfinject_gpu_threads", "", "steps-threads 4");
 }
 
+// cudaProfilerStop on another thread than the window's launches: cuptiRangeProfilerStop and
+// DecodeData then run there, the step's context pushed (NVIDIA's sample and Kineto stop on the
+// launching thread; no document says whether another thread may).
+TEST(InjectGpuStepReplay, AWindowStoppedFromAnotherThread) {
+  expect_groups_of_five("rfinject_gpu_stop_thread", "", "steps-stop-thread 4");
+}
+
 // RFPROF_STEP_PASS_START=window: cuptiRangeProfilerStart when the window opens (NVIDIA's
 // range_profiling order), not in the first launch's entry callback.
 TEST(InjectGpuStepReplay, PassesStartedWhenTheWindowOpens) {
