@@ -87,7 +87,13 @@ def command_for(mode, workload, cmd, from_start, args, out):
             env["RFPROF_REPLAY"] = "step"
             if os.environ.get("RFPROF_STEP_PASS_START"):  # the caller's A/B knob: step runs only
                 env["RFPROF_STEP_PASS_START"] = os.environ["RFPROF_STEP_PASS_START"]
-            return cmd + ["--window-per-step"], env
+            extra = ["--window-per-step"]
+            if workload == "resnet18":
+                # Counters of one step need a window per pass and then the timing window (3 for
+                # the default set's 2 passes), where the other modes profile --resnet-args' steps:
+                # main.py takes the last --profile-iters. Native runs do not depend on it.
+                extra += ["--profile-iters", str(getattr(args, "step_replay_steps", 3))]
+            return cmd + extra, env
         return cmd, env
     if mode == "ncu":
         return ([args.ncu, "--metrics", ",".join(read_metrics()), "--target-processes", "all",
@@ -284,6 +290,10 @@ def main(argv=None):
     ap.add_argument("--ncu", default=shutil.which("ncu") or "ncu")
     ap.add_argument("--rfanalyze", help="rfanalyze, for the per-phase costs (default: BUILD/rfanalyze)")
     ap.add_argument("--resnet-args", default="--iters 12 --warmup 5 --profile-iters 5")
+    ap.add_argument("--step-replay-steps", type=int, default=3,
+                    help="resnet18's profiled steps (--profile-iters) under roofline-step-replay: one window per "
+                         "pass, then the timing window (default 3: the default set's 2 passes); the steps "
+                         "--resnet-args gives must leave room for them after its --warmup")
     ap.add_argument("--workload", action="append", default=[], metavar="NAME=COMMAND",
                     help="add or replace a workload (profile-from-start on), e.g. for tests")
     args = ap.parse_args(argv)
@@ -291,6 +301,8 @@ def main(argv=None):
     args.rfanalyze = args.rfanalyze or os.path.join(args.build, "rfanalyze")
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
+    if args.step_replay_steps < 2:
+        ap.error("--step-replay-steps must be at least 2 (a pass and the timing window)")
     if args.budget < 0 or args.timeout <= 0:
         ap.error("--timeout must be positive and --budget at least 0")
     workloads = default_workloads(args.build, args.resnet_args)

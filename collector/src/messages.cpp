@@ -5,6 +5,12 @@
 
 namespace rf::collector {
 
+std::string_view without_rfprof_prefix(std::string_view text) noexcept {
+  constexpr std::string_view kPrefix = "rfprof: ";
+  if (text.starts_with(kPrefix)) text.remove_prefix(kPrefix.size());
+  return text;
+}
+
 CountersFailure classify_counters_failure(int cupti_result) noexcept {
   switch (static_cast<CUptiResult>(cupti_result)) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:

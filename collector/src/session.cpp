@@ -56,11 +56,7 @@ std::string read_file(const char* path) {
 void print_line(const std::string& line) noexcept { std::fprintf(stderr, "%s\n", line.c_str()); }
 
 /// An exception's text without a leading "rfprof: " (messages are embedded in other lines).
-std::string detail_of(const std::exception& e) {
-  std::string what = e.what();
-  if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
-  return what;
-}
+std::string detail_of(const std::exception& e) { return std::string(without_rfprof_prefix(e.what())); }
 
 }  // namespace
 

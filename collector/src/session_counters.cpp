@@ -9,16 +9,6 @@
 #include "session_impl.h"
 
 namespace rf::collector {
-namespace {
-
-/// An exception's text inside another "rfprof:" line: without its own "rfprof: " prefix.
-std::string_view nested(const char* what) {
-  std::string_view w(what);
-  if (w.starts_with("rfprof: ")) w.remove_prefix(8);
-  return w;
-}
-
-}  // namespace
 
 uint32_t Session::current_window() noexcept {
   return launch_log_.current_window().value_or(0);
@@ -119,9 +109,9 @@ std::shared_ptr<ContextProfiler> Session::set_up_profiler(CUcontext ctx) {
     counters_unavailable(window, classify_counters_failure(static_cast<int>(e.result())),
                          where + ": " + e.what());
   } catch (const MetricError& e) {
-    counters_unavailable(window, CountersFailure::kMetrics, where + ": " + std::string(nested(e.what())));
+    counters_unavailable(window, CountersFailure::kMetrics, where + ": " + std::string(without_rfprof_prefix(e.what())));
   } catch (const std::exception& e) {
-    counters_unavailable(window, CountersFailure::kOther, where + ": " + std::string(nested(e.what())));
+    counters_unavailable(window, CountersFailure::kOther, where + ": " + std::string(without_rfprof_prefix(e.what())));
   }
   return nullptr;
 }

@@ -83,9 +83,9 @@ void Session::step_open_window(uint32_t cbid, CUcontext ctx) {
       driver::ScopedContext scope(cp->context());
       cp->start(0);
     } catch (const CuptiError& e) {
-      step_failed(where + e.what(), static_cast<int>(e.result()));  // the role becomes kDone
+      step_failed(where + std::string(without_rfprof_prefix(e.what())), static_cast<int>(e.result()));  // the role becomes kDone
     } catch (const std::exception& e) {
-      step_failed(where + e.what(), 0);
+      step_failed(where + std::string(without_rfprof_prefix(e.what())), 0);
     }
   }
 }
@@ -106,11 +106,11 @@ std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx) {
       cp->start(0);  // in the launch's entry callback: its context is current
     } catch (const CuptiError& e) {
       cp->mutex().unlock();
-      step_failed(where + e.what(), static_cast<int>(e.result()));
+      step_failed(where + std::string(without_rfprof_prefix(e.what())), static_cast<int>(e.result()));
       return nullptr;
     } catch (const std::exception& e) {
       cp->mutex().unlock();
-      step_failed(where + e.what(), 0);
+      step_failed(where + std::string(without_rfprof_prefix(e.what())), 0);
       return nullptr;
     }
   }
@@ -174,7 +174,7 @@ void Session::step_close_window(uint32_t cbid) {
     driver::ScopedContext scope(cp->context());
     if (cp->started()) all_submitted = cp->stop_pass();
   } catch (const CuptiError& e) {
-    step_failed("ending pass " + std::to_string(role.pass) + " on " + device + ": " + e.what(),
+    step_failed("ending pass " + std::to_string(role.pass) + " on " + device + ": " + std::string(without_rfprof_prefix(e.what())),
                 static_cast<int>(e.result()));
   }
   // Only now, the pass stopped: a launch on another thread that saw the window open waits for the
@@ -221,7 +221,8 @@ void Session::step_close_window(uint32_t cbid) {
         // may have run before the pass took it. The next groups start their passes when the window
         // opens, as NVIDIA's range_profiling sample does (no document says which order user
         // replay needs; both are valid, so the switch costs nothing if another cause was at work).
-        if (!step_start_at_open_ && all_submitted.value_or(false) && ranges + 1 == launches) {
+        if (!step_start_at_open_ && all_submitted.value_or(false) && ranges + 1 == launches &&
+            closed.give_up.empty() && step_->give_up_reason().empty()) {
           step_start_at_open_ = true;
           why += "; passes now start when the window opens, as with RFPROF_STEP_PASS_START=window";
         }
@@ -233,9 +234,9 @@ void Session::step_close_window(uint32_t cbid) {
     }
     if (closed.reset_profiler) cp->disable();
   } catch (const CuptiError& e) {
-    step_failed("decoding the passes on " + device + ": " + e.what(), static_cast<int>(e.result()));
+    step_failed("decoding the passes on " + device + ": " + std::string(without_rfprof_prefix(e.what())), static_cast<int>(e.result()));
   } catch (const std::exception& e) {
-    step_failed("decoding the passes on " + device + ": " + e.what(), 0);
+    step_failed("decoding the passes on " + device + ": " + std::string(without_rfprof_prefix(e.what())), 0);
   }
   if (closed.verdict.kind == WindowVerdict::kDiscarded)
     write_error(trace::ErrorCode::kRangeLaunchMismatch, timing_window.value_or(0),

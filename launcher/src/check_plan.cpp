@@ -9,6 +9,7 @@
 
 #include "args_fail.h"
 #include "config.h"  // librfinject's reading of the RFPROF_* variables (inject/config.h)
+#include "rfprof/collector/messages.h"
 #include "rfprof/launcher/ncu_args.h"
 
 namespace rf::launcher {
@@ -32,8 +33,7 @@ void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
       {"RFPROF_KERNEL_ID", "--kernel-id"},      {"RFPROF_FILTER_MODE", "--filter-mode"},
       {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "--launch-skip-before-match"}};
   auto refuse = [&](const inject::ConfigError& e) {
-    std::string what = e.what();
-    if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
+    const std::string what(collector::without_rfprof_prefix(e.what()));
     for (const auto& [var, flag] : kFlagOf)
       if (what.rfind(var, 0) == 0 && (what[var.size()] == '=' || what[var.size()] == ':'))
         fail((plan.env.count(var) ? flag + ": " : "the environment's ") + what);

@@ -8,6 +8,7 @@
 
 #include "rfprof/collector/host_metrics.h"
 #include "rfprof/collector/local_devices.h"
+#include "rfprof/collector/messages.h"
 #include "rfprof/collector/metric_set_names.h"
 #include "rfprof/collector/metric_sets.h"
 
@@ -40,8 +41,7 @@ std::string listing_chip(const Listing& listing, std::ostream& err) {
     if (!devices.empty()) return devices.front().chip;
     why = "the driver reports no CUDA device";
   } catch (const std::exception& e) {
-    why = e.what();
-    if (why.rfind("rfprof: ", 0) == 0) why.erase(0, 8);
+    why = collector::without_rfprof_prefix(e.what());
   }
   if (!listing.quiet)
     err << "rfprof: note: listing for GH100, since no --chip is given and this machine has no CUDA device to ask: "
@@ -145,9 +145,7 @@ int run_listing(const Listing& listing, std::ostream& out, std::ostream& err) {
       write_metric_list(out, plan.metrics);
     }
   } catch (const std::exception& e) {
-    std::string what = e.what();
-    if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
-    err << "rfprof: " << flag << ": " << what << "\n";
+    err << "rfprof: " << flag << ": " << collector::without_rfprof_prefix(e.what()) << "\n";
     return 2;
   }
   return 0;

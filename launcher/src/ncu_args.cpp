@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "config.h"  // librfinject's reading of the RFPROF_* variables (inject/config.h)
+#include "rfprof/collector/messages.h"
 #include "rfprof/collector/metric_set_names.h"
 #include "rfprof/launcher/listings.h"
 #include "rfprof/launcher/metric_names.h"
@@ -76,9 +77,7 @@ std::vector<std::string> metric_list(const std::vector<std::string>& flags) {
   try {
     return inject::parse_metric_list(joined);
   } catch (const inject::ConfigError& e) {
-    std::string what = e.what();
-    if (what.rfind("rfprof: ", 0) == 0) what.erase(0, 8);
-    fail("--metrics: " + what);
+    fail("--metrics: " + std::string(collector::without_rfprof_prefix(e.what())));
   }
 }
 

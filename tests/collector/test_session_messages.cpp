@@ -62,6 +62,15 @@ TEST(Messages, EveryFailureKindIsOneRfprofLineWithTheDetail) {
             std::string::npos);
 }
 
+TEST(Messages, AnEmbeddedMessageLosesItsOwnPrefixOnly) {
+  EXPECT_EQ(without_rfprof_prefix("rfprof: unknown metric \"x\" for GH100"), "unknown metric \"x\" for GH100");
+  EXPECT_EQ(without_rfprof_prefix("cuptiRangeProfilerStart failed"), "cuptiRangeProfilerStart failed");
+  EXPECT_EQ(without_rfprof_prefix("rfprof:x"), "rfprof:x");
+  EXPECT_EQ(without_rfprof_prefix("a rfprof: b"), "a rfprof: b");
+  EXPECT_EQ(without_rfprof_prefix(""), "");
+  EXPECT_EQ(without_rfprof_prefix("rfprof: "), "");
+}
+
 TEST(Messages, AnotherClientAndCannotAttachDisableRfprof) {
   std::string a = another_client_message("");
   EXPECT_EQ(a, "rfprof: another CUPTI client is attached (PyTorch profiler, nsys, ncu?); rfprof is disabled");

@@ -100,7 +100,15 @@ class OverheadTest(unittest.TestCase):
         args = type("Args", (), {"inject": "/x/librfinject.so", "ncu": "ncu"})()
         argv, env = overhead.command_for("roofline-step-replay", "resnet18", ["python3", "main.py", "--dummy"],
                                          False, args, self.tmp)
-        self.assertEqual(argv, ["python3", "main.py", "--dummy", "--window-per-step"])
+        # ResNet-18 profiles enough steps for the passes and the timing window (3 by default),
+        # whatever --resnet-args says for the other modes; main.py takes the last --profile-iters.
+        self.assertEqual(argv, ["python3", "main.py", "--dummy", "--window-per-step", "--profile-iters", "3"])
+        args.step_replay_steps = 8
+        argv, _ = overhead.command_for("roofline-step-replay", "resnet18", ["python3", "main.py"], False, args, self.tmp)
+        self.assertEqual(argv, ["python3", "main.py", "--window-per-step", "--profile-iters", "8"])
+        argv, _ = overhead.command_for("roofline-step-replay", "many_kernels", ["many_kernels", "--steps", "20"],
+                                       False, args, self.tmp)
+        self.assertEqual(argv, ["many_kernels", "--steps", "20", "--window-per-step"])  # its own 20 windows
         self.assertEqual(env["RFPROF_REPLAY"], "step")
         self.assertEqual(env["RFPROF_MODE"], "counters")
         self.assertEqual(env["RFPROF_PROFILE_FROM_START"], "off")

@@ -224,9 +224,6 @@ class KillBoundTest(unittest.TestCase):
             shutil.rmtree(tmp)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class CompareReplayTest(unittest.TestCase):
     """scripts/compare_replay.py: the step-replay analysis against the kernel-replay one, launch by
@@ -292,3 +289,7 @@ class CompareReplayTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("compare_replay: ", err)
         self.assertEqual(self.run_main("only-one")[0], 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

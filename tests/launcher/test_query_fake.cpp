@@ -144,8 +144,15 @@ TEST_F(FakeDriverQueryTest, CuptiFailuresAreNamedWithWhatCouldNotBeDone) {
 }
 
 TEST_F(FakeDriverQueryTest, WithoutADriverTheLoaderSaysWhy) {
-  const Child c = run_child([] { print_local_devices(); });  // the fake driver not loaded
+  const Child c = run_child([] {  // the fake driver not loaded
+    if (::dlopen("libcuda.so.1", RTLD_LAZY)) {  // an installed driver: local_devices() would find it
+      std::fprintf(stderr, "a driver is installed\n");
+      return;
+    }
+    print_local_devices();
+  });
   ASSERT_TRUE(c.exited_zero()) << c.err;
+  if (c.err == "a driver is installed\n") GTEST_SKIP() << "a libcuda.so.1 is installed on this machine";
   EXPECT_EQ(c.err.rfind("error: rfprof: no CUDA driver could be loaded (", 0), 0u) << c.err;
   EXPECT_NE(c.err.find("libcuda.so.1"), std::string::npos) << c.err;
   EXPECT_NE(c.err.find("\ninit 0 deinit 0\n"), std::string::npos) << c.err;

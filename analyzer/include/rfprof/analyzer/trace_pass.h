@@ -110,7 +110,8 @@ struct StreamStats {
   uint64_t counters_without_config = 0;      ///< RangeCounters whose MetricConfig is missing
   uint64_t negative_durations = 0;           ///< kernels with end < start (duration left empty)
   /// Rows whose duration is gpu__time_duration.sum, measured during a profiler pass, because
-  /// the kernel record had no time stamps (kernel replay) or there was none.
+  /// the kernel record had no time stamps (kernel replay), ended at or before its start, or
+  /// there was none.
   uint64_t durations_from_gpu_time = 0;
 };
 

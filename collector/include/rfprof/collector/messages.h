@@ -16,6 +16,10 @@ enum class CountersFailure {
   kOther,        ///< any other failing call
 };
 
+/// `text` without a leading "rfprof: ": an exception's message (HostApiError, MetricError,
+/// ConfigError start with it) embedded in another "rfprof:" line. Never throws.
+std::string_view without_rfprof_prefix(std::string_view text) noexcept;
+
 /// Classifies a CUptiResult (passed as its integer value) returned by a Range Profiler call.
 CountersFailure classify_counters_failure(int cupti_result) noexcept;
 
