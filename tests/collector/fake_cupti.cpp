@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -329,14 +330,63 @@ uint32_t launch(const Launch& l) {
   const uint32_t runtime_c = l.through_runtime ? driver_c : 0;
   int runtime_result = l.result == CUDA_SUCCESS ? 0 : 1;
   CUresult driver_result = l.result;
-  const CUpti_CallbackId rt = l.graph ? CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000
-                                      : CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-  const CUpti_CallbackId dr = l.graph ? CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch : CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
-  cuLaunchKernel_params kp{};
+  // Each driver call: its callback ids (runtime, driver), names and parameter struct.
+  struct Call {
+    CUpti_CallbackId rt, dr;
+    const char *rt_name, *dr_name;
+  };
+  Call call{CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+            "cudaLaunchKernel", "cuLaunchKernel"};
+  switch (l.call) {
+    case DriverCall::kLaunchKernel: break;
+    case DriverCall::kLaunchKernelPtsz:
+      call = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+              "cudaLaunchKernel_ptsz", "cuLaunchKernel_ptsz"};
+      break;
+    case DriverCall::kLaunchKernelEx:
+      call = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+              "cudaLaunchKernelExC", "cuLaunchKernelEx"};
+      break;
+    case DriverCall::kLaunchKernelExPtsz:
+      call = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+              "cudaLaunchKernelExC_ptsz", "cuLaunchKernelEx_ptsz"};
+      break;
+    case DriverCall::kCooperative:
+      call = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, "cudaLaunchCooperativeKernel",
+              "cuLaunchCooperativeKernel"};
+      break;
+    case DriverCall::kCooperativePtsz:
+      call = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, "cudaLaunchCooperativeKernel_ptsz",
+              "cuLaunchCooperativeKernel_ptsz"};
+      break;
+  }
+  if (l.graph)
+    call = {CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cudaGraphLaunch",
+            "cuGraphLaunch"};
+  const CUpti_CallbackId rt = call.rt, dr = call.dr;
+  cuLaunchKernel_params kp{};  // cuLaunchKernel's layout, which the _ptsz and cooperative calls share
+  static_assert(offsetof(cuLaunchKernel_params, hStream) == offsetof(cuLaunchCooperativeKernel_params, hStream) &&
+                offsetof(cuLaunchKernel_params, hStream) == offsetof(cuLaunchKernel_ptsz_params, hStream) &&
+                offsetof(cuLaunchKernel_params, hStream) == offsetof(cuLaunchCooperativeKernel_ptsz_params, hStream));
+  cuLaunchKernelEx_params xp{};
+  CUlaunchConfig config{};
   cuGraphLaunch_params gp{};
   const void* params = nullptr;
   if (l.graph) {
     params = &gp;
+  } else if (l.call == DriverCall::kLaunchKernelEx || l.call == DriverCall::kLaunchKernelExPtsz) {
+    config.gridDimX = l.grid[0];
+    config.gridDimY = l.grid[1];
+    config.gridDimZ = l.grid[2];
+    config.blockDimX = l.block[0];
+    config.blockDimY = l.block[1];
+    config.blockDimZ = l.block[2];
+    config.sharedMemBytes = l.shared_bytes;
+    config.hStream = l.stream;
+    xp.config = &config;
+    params = &xp;
   } else {
     kp.gridDimX = l.grid[0];
     kp.gridDimY = l.grid[1];
@@ -355,15 +405,17 @@ uint32_t launch(const Launch& l) {
     if (auto it = g.profilers.find(l.ctx); it != g.profilers.end()) started_before = it->second->started;
   }
   if (l.through_runtime) {
-    CUpti_CallbackData d = api_data(CUPTI_API_ENTER, "cudaLaunchKernel", nullptr, &runtime_result, symbol, l.ctx, runtime_c);
+    CUpti_CallbackData d = api_data(CUPTI_API_ENTER, call.rt_name, nullptr, &runtime_result, symbol, l.ctx, runtime_c);
     callback(CUPTI_CB_DOMAIN_RUNTIME_API, rt, &d);
   }
-  CUpti_CallbackData enter_d = api_data(CUPTI_API_ENTER, "cuLaunchKernel", params, &driver_result, symbol, l.ctx, driver_c);
+  CUpti_CallbackData enter_d = api_data(CUPTI_API_ENTER, call.dr_name, params, &driver_result, symbol, l.ctx, driver_c);
   callback(CUPTI_CB_DOMAIN_DRIVER_API, dr, &enter_d);
   // A launch into a stream being captured into a graph runs no kernel now (cudaStreamBeginCapture).
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  const bool ptsz = l.call == DriverCall::kLaunchKernelPtsz || l.call == DriverCall::kLaunchKernelExPtsz ||
+                    l.call == DriverCall::kCooperativePtsz;
   if (auto is_capturing = driver_fn<CUresult (*)(CUstream, CUstreamCaptureStatus*)>("cuStreamIsCapturing"))
-    (void)is_capturing(l.stream, &capture);
+    (void)is_capturing(!l.stream && ptsz ? CU_STREAM_PER_THREAD : l.stream, &capture);  // a _ptsz call's default stream
   if (l.result == CUDA_SUCCESS && capture == CU_STREAM_CAPTURE_STATUS_NONE) {  // the kernel runs: its range and record
     std::lock_guard lock(g.m);
     const std::vector<std::string> kernels = l.graph ? l.graph_kernels : std::vector<std::string>{l.kernel};
@@ -402,10 +454,10 @@ uint32_t launch(const Launch& l) {
       push_record(k);
     }
   }
-  CUpti_CallbackData exit_d = api_data(CUPTI_API_EXIT, "cuLaunchKernel", params, &driver_result, symbol, l.ctx, driver_c);
+  CUpti_CallbackData exit_d = api_data(CUPTI_API_EXIT, call.dr_name, params, &driver_result, symbol, l.ctx, driver_c);
   callback(CUPTI_CB_DOMAIN_DRIVER_API, dr, &exit_d);
   if (l.through_runtime) {
-    CUpti_CallbackData d = api_data(CUPTI_API_EXIT, "cudaLaunchKernel", nullptr, &runtime_result, symbol, l.ctx, runtime_c);
+    CUpti_CallbackData d = api_data(CUPTI_API_EXIT, call.rt_name, nullptr, &runtime_result, symbol, l.ctx, runtime_c);
     callback(CUPTI_CB_DOMAIN_RUNTIME_API, rt, &d);
   }
   return driver_c;

@@ -7,7 +7,8 @@
 // What the fake models, from the CUPTI 13 headers and guide:
 //   - callbacks: one subscriber (a second one gets CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
 //     and the first one's name); a callback runs only while enabled (cuptiEnableCallback).
-//   - a runtime launch (cudaLaunchKernel) encloses the driver launch it makes (cuLaunchKernel);
+//   - a runtime launch (cudaLaunchKernel) encloses the driver launch it makes (cuLaunchKernel, or
+//     the _ptsz, cuLaunchKernelEx and cooperative calls, each with its own parameter struct);
 //     both calls and the kernel record carry one correlation id, a bare driver launch its own. So
 //     do cudaProfilerStart and the cuProfilerStart it makes. (The CUPTI headers leave this open;
 //     the H100 traces of tests/data show it: tests/recorded, FakeModel.* checks both.)
@@ -98,6 +99,12 @@ CUcontext create_context(uint32_t index, uint32_t device = 0);
 /// The RESOURCE CONTEXT_DESTROY_STARTING callback of `ctx`.
 void destroy_context(CUcontext ctx);
 
+/// The driver launch call of a (non-graph) Launch: each has its own callback id and parameter
+/// struct (generated_cuda_meta.h); a cuLaunchKernelEx call passes grid, block, shared memory and
+/// stream in a CUlaunchConfig. _ptsz: the per-thread default stream's variant.
+enum class DriverCall { kLaunchKernel, kLaunchKernelPtsz, kLaunchKernelEx, kLaunchKernelExPtsz, kCooperative,
+                        kCooperativePtsz };
+
 /// One kernel launch, as the application's call would make CUPTI see it.
 struct Launch {
   CUcontext ctx = nullptr;
@@ -114,6 +121,7 @@ struct Launch {
   /// (what a launch path rfprof does not subscribe to would look like).
   bool silent = false;
   CUstream stream = nullptr;       ///< cuLaunchKernel's hStream
+  DriverCall call = DriverCall::kLaunchKernel;  ///< the driver call and, through the runtime, its runtime call
 };
 /// Makes `launch`'s callbacks (runtime entry, driver entry, driver exit, runtime exit) and, when
 /// the launch succeeded and its stream is not capturing, its kernel record and its range in a

@@ -104,6 +104,21 @@ inline std::vector<uint32_t> launch_ids(const Trace& t) {
   return out;
 }
 
+/// Launches kernel _Z1kv on `ctx` once through each driver launch call (fake_cupti.h's DriverCall
+/// order), the i-th (from 1) with grid (10i, i, 2) and block (32i, 2, i).
+inline void launch_each_driver_call(CUcontext ctx) {
+  const DriverCall calls[] = {DriverCall::kLaunchKernel,   DriverCall::kLaunchKernelPtsz,
+                              DriverCall::kLaunchKernelEx, DriverCall::kLaunchKernelExPtsz,
+                              DriverCall::kCooperative,    DriverCall::kCooperativePtsz};
+  unsigned n = 0;
+  for (DriverCall call : calls) {
+    ++n;
+    Launch l{ctx, "_Z1kv", {10 * n, n, 2}, {32 * n, 2, n}};
+    l.call = call;
+    launch(l);
+  }
+}
+
 /// The kernel names (mangled) of the trace's launches, in order ("" for a graph launch).
 inline std::vector<std::string> launch_names(const Trace& t) {
   std::vector<std::string> out;

@@ -198,6 +198,25 @@ TEST_F(FakeSessionTest, CountersHeldByDcgmNameDcgmiAndTimingsGoOn) {
   EXPECT_TRUE(t.all<trace::RangeCounters>().empty());
 }
 
+// Each driver launch call (cuLaunchKernelEx, the _ptsz and cooperative ones) is profiled: its
+// range goes to its own launch.
+TEST_F(FakeSessionTest, EveryDriverLaunchCallGetsItsOwnRange) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
+    launch_each_driver_call(create_context(1));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  const auto launches = t.all<trace::LaunchApi>();
+  const auto ranges = t.all<trace::RangeCounters>();
+  ASSERT_EQ(launches.size(), 6u);
+  ASSERT_EQ(ranges.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(ranges[i].correlation_id, launches[i].correlation_id) << i;
+    EXPECT_EQ(ranges[i].values[0], value(launches[i].correlation_id, 0)) << i;
+  }
+}
+
 TEST_F(FakeSessionTest, AnInvalidMetricIsNamedAndTimingsGoOn) {
   const Child c = run_child([&] {
     auto o = options(CollectionMode::kCounters);

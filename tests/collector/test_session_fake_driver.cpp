@@ -64,6 +64,42 @@ TEST_F(FakeDriverTest, WithoutADriverTheDeviceRecordSaysNothingOfTheMemory) {
   EXPECT_EQ(t.all<trace::ProcessInfo>()[0].driver_version, 0u);
 }
 
+// The stream each driver call launches into, for the capture check: a cuLaunchKernelEx call's is in
+// its CUlaunchConfig, and a _ptsz call's default stream (null) is the per-thread stream.
+TEST_F(FakeDriverTest, TheCaptureCheckAsksForTheStreamOfEachDriverCall) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    auto* captured = reinterpret_cast<CUstream>(0x5100);
+    set_capturing_stream(captured);
+    Launch ex{ctx, "_Z2exv"};
+    ex.call = DriverCall::kLaunchKernelEx;
+    ex.stream = captured;
+    launch(ex);  // captured
+    ex.stream = nullptr;
+    ex.kernel = "_Z5ex_okv";
+    launch(ex);  // the legacy default stream: runs
+    set_capturing_stream(CU_STREAM_PER_THREAD);  // a thread capturing its per-thread default stream
+    for (DriverCall call : {DriverCall::kLaunchKernelPtsz, DriverCall::kLaunchKernelExPtsz,
+                            DriverCall::kCooperativePtsz}) {
+      Launch p{ctx, "_Z4ptszv"};
+      p.call = call;
+      launch(p);  // null stream of a _ptsz call: the per-thread stream, captured
+    }
+    Launch legacy{ctx, "_Z6legacyv"};
+    legacy.call = DriverCall::kCooperative;
+    launch(legacy);  // null stream of a call that is not _ptsz: the legacy stream, not captured
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  EXPECT_EQ(launch_names(t), (std::vector<std::string>{"_Z5ex_okv", "_Z6legacyv"}));
+  std::vector<uint32_t> range_ids, launch_ids;
+  for (const auto& rc : t.all<trace::RangeCounters>()) range_ids.push_back(rc.correlation_id);
+  for (const auto& l : t.all<trace::LaunchApi>()) launch_ids.push_back(l.correlation_id);
+  EXPECT_EQ(range_ids, launch_ids);
+}
+
 TEST_F(FakeDriverTest, ALaunchIntoACapturingStreamIsNeitherRecordedNorProfiled) {
   const Child c = run_child([&] {
     with_fake_driver();

@@ -1,7 +1,9 @@
 // The collector session on the fake CUPTI (fake_cupti.h), timing mode and start-up: what reaches
 // the trace from the launch callbacks and the activity records, profiling windows, and the one
 // "rfprof:" line of each start-up failure (issue 6), with nothing left on disk.
+#include <array>
 #include <set>
+#include <vector>
 
 #include "fake_session.h"
 
@@ -76,6 +78,38 @@ TEST_F(FakeSessionTest, TimingModeRecordsEachLaunchWithItsKernel) {
   EXPECT_EQ(processes[0].cupti_version, static_cast<uint32_t>(CUPTI_API_VERSION));
   EXPECT_TRUE(t.all<trace::RangeCounters>().empty());
   EXPECT_TRUE(t.all<trace::MetricConfig>().empty());
+}
+
+// Every driver launch call the session subscribes to, each with its own parameter struct (a
+// cuLaunchKernelEx call's grid and block are in its CUlaunchConfig): PyTorch's kernels come through
+// cuLaunchKernel, CUTLASS and FlashAttention through cuLaunchKernelEx, per-thread default stream
+// builds through the _ptsz variants. (Counters mode: test_session_fake_counters.)
+TEST_F(FakeSessionTest, EveryDriverLaunchCallIsRecordedWithItsGridAndBlock) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    launch_each_driver_call(create_context(1));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  const std::vector<CUpti_CallbackId> cbids = {
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+  const auto launches = t.all<trace::LaunchApi>();
+  ASSERT_EQ(launches.size(), cbids.size());
+  for (size_t i = 0; i < cbids.size(); ++i) {
+    const int32_t n = static_cast<int32_t>(i) + 1;
+    EXPECT_EQ(launches[i].cbid, static_cast<uint32_t>(cbids[i])) << i;
+    EXPECT_EQ(launches[i].domain, trace::ApiDomain::kDriver) << i;
+    EXPECT_EQ(launches[i].runtime_correlation_id, launches[i].correlation_id) << i;
+    EXPECT_EQ((std::array<int32_t, 3>{launches[i].grid[0], launches[i].grid[1], launches[i].grid[2]}),
+              (std::array<int32_t, 3>{10 * n, n, 2}))
+        << i;
+    EXPECT_EQ((std::array<int32_t, 3>{launches[i].block[0], launches[i].block[1], launches[i].block[2]}),
+              (std::array<int32_t, 3>{32 * n, 2, n}))
+        << i;
+  }
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), cbids.size());
 }
 
 TEST_F(FakeSessionTest, OnlyLaunchesBetweenProfilerStartAndStopAreRecorded) {
