@@ -52,6 +52,12 @@ CUptiResult enter(const char* function) {
   return it == g.failures.end() ? CUPTI_SUCCESS : it->second;
 }
 
+uint32_t stream_id(CUstream stream, bool per_thread) {
+  if (per_thread && (!stream || stream == CU_STREAM_PER_THREAD)) return 20;  // the flag says which default
+  if (!stream) return 7;
+  return static_cast<uint32_t>((reinterpret_cast<uintptr_t>(stream) >> 4) & 0xffff);
+}
+
 const char* keep(const std::string& s) {  // caller holds g.m
   g.names.push_back(s);
   return g.names.back().c_str();
@@ -439,7 +445,7 @@ uint32_t launch(const Launch& l) {
       auto c = g.contexts.find(l.ctx);
       k.deviceId = c == g.contexts.end() ? 0 : c->second.device;
       k.contextId = c == g.contexts.end() ? 0 : c->second.index;
-      k.streamId = 7;
+      k.streamId = stream_id(l.stream, ptsz);
       k.start = now_ns();
       k.end = k.start + l.duration_ns;
       k.gridX = static_cast<int32_t>(l.grid[0]);

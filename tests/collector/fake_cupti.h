@@ -19,6 +19,8 @@
 //   - a marker record's thread id is the system one (gettid) after
 //     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), else pthread_self() (the default
 //     type, cupti_activity.h).
+//   - stream ids (cuptiGetStreamIdEx, kernel records): 7 for the legacy default stream, 20 for the
+//     per-thread one, a number of the handle for others; the same in both places.
 //   - a graph launch runs the kernels it is given: each a kernel record with the launch call's
 //     correlation id, and a range of its own in a started Range Profiler (auto range).
 //   - cuptiProfilerDeviceSupported and cuptiDeviceGetChipName answer per device index.

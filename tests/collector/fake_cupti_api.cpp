@@ -150,8 +150,8 @@ CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t* device) {
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext, CUstream, uint8_t, uint32_t* stream) {
-  *stream = 7;
+CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext, CUstream stream, uint8_t per_thread, uint32_t* id) {
+  *id = stream_id(stream, per_thread != 0);
   return enter("cuptiGetStreamIdEx");
 }
 

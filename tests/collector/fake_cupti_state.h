@@ -98,6 +98,10 @@ void check_current(CUcontext ctx);
 uint64_t now_ns();
 /// Counts the call and returns the injected failure, or CUPTI_SUCCESS.
 CUptiResult enter(const char* function);
+/// The fake's CUPTI stream id of `stream` (cuptiGetStreamIdEx, kernel records): 7 for the legacy
+/// default stream (null), 20 for the per-thread default stream (null or CU_STREAM_PER_THREAD with
+/// `per_thread`, as a _ptsz call makes it), the handle's bits 4..19 for any other.
+uint32_t stream_id(CUstream stream, bool per_thread);
 /// A copy of `s` that lives until the process ends (record strings). Caller holds g.m.
 const char* keep(const std::string& s);
 /// A marker record's thread id, of the type cuptiSetThreadIdType chose. Caller holds g.m.

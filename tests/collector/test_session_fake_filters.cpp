@@ -143,5 +143,42 @@ TEST_F(FakeSessionTest, KernelIdSelectsTheNthInvocationOfAKernel) {
   expect_one_range_per_launch(t);
 }
 
+// --kernel-id with a stream: the callback's stream (a cuLaunchKernelEx call's from its
+// CUlaunchConfig, a _ptsz call's null stream the per-thread one) asked of CUPTI
+// (cuptiGetStreamIdEx), the same id the kernel records carry.
+TEST_F(FakeSessionTest, KernelIdSelectsLaunchesByTheirStream) {
+  auto* s = reinterpret_cast<CUstream>(0x5100);  // stream id 0x510 = 1296 in the fake
+  auto run = [&](const std::string& kernel_id) {
+    return run_child([&] {
+      auto o = options(CollectionMode::kCounters);
+      o.kernel_id = collector::KernelId::parse(kernel_id);
+      if (!collector::start_session(o)) std::_Exit(3);
+      CUcontext ctx = create_context(1);
+      Launch on_s{ctx, "_Z3onsv"};
+      on_s.stream = s;
+      launch(on_s);
+      on_s.call = DriverCall::kLaunchKernelEx;
+      on_s.kernel = "_Z5ex_onv";
+      launch(on_s);
+      launch({ctx, "_Z6legacyv"});  // the legacy default stream: 7
+      Launch per_thread{ctx, "_Z4ptszv"};
+      per_thread.call = DriverCall::kLaunchKernelPtsz;
+      launch(per_thread);  // the per-thread default stream: 20
+    });
+  };
+  const std::pair<std::string, std::vector<std::string>> cases[] = {
+      {":1296::", {"_Z3onsv", "_Z5ex_onv"}}, {":7::", {"_Z6legacyv"}}, {":20::", {"_Z4ptszv"}}, {":8::", {}}};
+  for (const auto& [kernel_id, names] : cases) {
+    const Child c = run(kernel_id);
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    const Trace t = read_trace(trace_);
+    EXPECT_EQ(launch_names(t), names) << kernel_id;
+    expect_one_range_per_launch(t);
+    for (const auto& k : t.all<trace::KernelActivity>())
+      EXPECT_EQ(k.stream_id, static_cast<uint32_t>(std::stoul(kernel_id.substr(1)))) << kernel_id;
+    std::filesystem::remove(trace_);
+  }
+}
+
 }  // namespace
 }  // namespace rf::fake_cupti
