@@ -233,6 +233,61 @@ TEST_F(InjectFake, OnlyATraceThatIsWrittenJoinsTheTraceList) {
   EXPECT_EQ(slurp(list), fs::absolute(trace).string() + "\n");
 }
 
+// RFPROF_CALLSTACKS=1: each launch's native call stack, symbolized once at exit, without the
+// frames of librfinject (the launch machinery); rfanalyze's call sites sum the launches.
+TEST_F(InjectFake, CallStacksNameTheApplicationsFramesAndLeaveOutRfprofs) {
+  const fs::path trace = dir_ / "stacks.rftrace";
+  const Ran app = run({FAKE_APP}, {"CUDA_INJECTION64_PATH=" RFINJECT_PATH, "RFPROF_OUTPUT=" + trace.string(),
+                                   "RFPROF_MODE=timing", "RFPROF_CALLSTACKS=1"},
+                      dir_);
+  ASSERT_TRUE(exited_zero(app)) << app.err;
+  EXPECT_EQ(app.err, "");
+  Reader reader(trace);
+  Record r;
+  std::vector<LaunchApi> launches;
+  std::map<uint32_t, CallStack> stacks;
+  while (reader.next(r)) {
+    if (const auto* l = std::get_if<LaunchApi>(&r)) launches.push_back(*l);
+    if (const auto* cs = std::get_if<CallStack>(&r)) stacks[cs->stack_id] = *cs;
+  }
+  ASSERT_EQ(launches.size(), 5u);
+  ASSERT_FALSE(stacks.empty());
+  const std::string app_name = fs::path(FAKE_APP).filename().string();
+  for (const auto& l : launches) {
+    ASSERT_TRUE(stacks.count(l.stack_id)) << "launch " << l.correlation_id << " has stack " << l.stack_id;
+    const CallStack& cs = stacks[l.stack_id];
+    ASSERT_EQ(cs.functions.size(), cs.modules.size());
+    bool in_main = false, in_app = false;
+    for (size_t i = 0; i < cs.functions.size(); ++i) {
+      const std::string module = fs::path(reader.string(cs.modules[i])).filename().string();
+      EXPECT_NE(module.rfind("librfinject", 0), 0u) << "a frame of rfprof itself";
+      in_app = in_app || module == app_name;
+      in_main = in_main || reader.string(cs.functions[i]) == "main";
+    }
+    EXPECT_TRUE(in_app) << "no frame in " << app_name;
+    EXPECT_TRUE(in_main);
+  }
+
+  const Ran analyze = run({RFANALYZE_BIN, trace.string(), "-o", (dir_ / "report").string(), "-q"}, {}, dir_);
+  ASSERT_TRUE(exited_zero(analyze)) << analyze.err;
+  uint64_t launches_at_sites = 0;
+  for (auto& row : csv_rows(slurp(dir_ / "report" / "callsites.csv"))) launches_at_sites += std::stoull(row["launches"]);
+  EXPECT_EQ(launches_at_sites, 5u);
+  // The flame graph's lines: one per path of function names (gemm, relu, loss), each through main
+  // and ending in its kernel, weighted by GPU time (1000 ns a launch on the fake).
+  std::istringstream folded(slurp(dir_ / "report" / "callsites_time.folded"));
+  std::map<std::string, uint64_t> by_kernel;
+  for (std::string line; std::getline(folded, line);) {
+    EXPECT_NE(line.find(";main;"), std::string::npos) << line;
+    const size_t space = line.rfind(' '), semi = line.rfind(';');
+    ASSERT_NE(space, std::string::npos);
+    by_kernel[line.substr(semi + 1, space - semi - 1)] += std::stoull(line.substr(space + 1));
+  }
+  EXPECT_EQ(by_kernel, (std::map<std::string, uint64_t>{{"gemm(float const*, float const*, float*)", 2000},
+                                                         {"loss(float const*, float*)", 1000},
+                                                         {"relu(float*)", 2000}}));
+}
+
 TEST_F(InjectFake, RfprofsRawPageHasEachLaunchsMetricsAsNcuPrintsThem) {
   const fs::path trace = dir_ / "r";
   const Ran r = run({RFPROF_BIN, "--csv", "--page", "raw", "--metrics",
