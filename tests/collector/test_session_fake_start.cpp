@@ -2,6 +2,8 @@
 // start_session's second call, the start-up refusals not covered in test_session_fake_timing.cpp,
 // the window records and which calls open and close them, ncu's --disable-profiler-start-stop,
 // and SIGTERM with the application's own handler.
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstdio>
 
@@ -16,6 +18,35 @@ using trace::CollectionMode;
 long long value_after(const std::string& err, const std::string& key) {
   const size_t at = err.find(key + "=");
   return at == std::string::npos ? -1 : std::stoll(err.substr(at + key.size() + 1));
+}
+
+// A full disk (here a file size limit of 256 KiB, SIGXFSZ ignored as a disk gives no signal):
+// rfprof says so once, stops writing, keeps what it wrote, and the application runs to its end.
+TEST_F(FakeSessionTest, AFullDiskStopsWritingOnceAndTheApplicationGoesOn) {
+  constexpr rlim_t kLimit = 256 * 1024;
+  const Child c = run_child([&] {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const struct rlimit lim {kLimit, kLimit};
+    if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) std::_Exit(5);
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    for (int i = 0; i < 20000; ++i) launch({ctx, "_Z1kv"});  // about 1.5 MB of records
+    std::fprintf(stderr, "application done\n");
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("application done\n"), std::string::npos) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("; rfprof stops writing (the trace keeps what was written)\n"), std::string::npos) << c.err;
+  // Never finished, so never renamed: the .part holds what fitted, readable up to where it was cut.
+  EXPECT_FALSE(std::filesystem::exists(trace_));
+  const std::filesystem::path part = trace_.string() + ".part";
+  ASSERT_TRUE(std::filesystem::exists(part));
+  EXPECT_LE(std::filesystem::file_size(part), kLimit);
+  const Trace t = read_trace(part);
+  EXPECT_TRUE(t.truncated);
+  const size_t kept = t.all<trace::LaunchApi>().size();
+  EXPECT_GT(kept, 1000u);
+  EXPECT_LT(kept, 20000u);
 }
 
 TEST_F(FakeSessionTest, ProcessInfoNamesThisProcessAndItsMode) {
