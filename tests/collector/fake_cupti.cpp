@@ -608,6 +608,23 @@ void nvtx_end(uint64_t id) {
   nvtx_callback(CUPTI_CBID_NVTX_nvtxRangeEnd, "nvtxRangeEnd", &p, nullptr);
 }
 
+void nvtx_push_ex(const std::string& message) {
+  const nvtxEventAttributes_t a = ascii_attributes(message);
+  nvtxRangePushEx_params p{};
+  p.eventAttrib = &a;
+  int level = 0;
+  nvtx_callback(CUPTI_CBID_NVTX_nvtxRangePushEx, "nvtxRangePushEx", &p, &level);
+}
+
+uint64_t nvtx_start_ex(const std::string& message) {
+  const nvtxEventAttributes_t a = ascii_attributes(message);
+  nvtxRangeStartEx_params p{};
+  p.eventAttrib = &a;
+  nvtxRangeId_t id = next_range_id();
+  nvtx_callback(CUPTI_CBID_NVTX_nvtxRangeStartEx, "nvtxRangeStartEx", &p, &id);
+  return id;
+}
+
 nvtxDomainHandle_t nvtx_domain_create(const std::string& name) {
   static std::atomic<unsigned> next{0};
   auto handle = reinterpret_cast<nvtxDomainHandle_t>(&g_domain_storage[next++ % 16]);

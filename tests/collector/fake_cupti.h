@@ -167,6 +167,10 @@ void nvtx_pop();
 /// callbacks only.
 uint64_t nvtx_start(const std::string& message);
 void nvtx_end(uint64_t id);
+/// nvtxRangePushEx / nvtxRangeStartEx (the default domain, an ASCII message in event attributes,
+/// as NVTX's C++ API and many libraries call them): the NVTX callbacks only. Pop and end as above.
+void nvtx_push_ex(const std::string& message);
+uint64_t nvtx_start_ex(const std::string& message);
 /// nvtxDomainCreateA(`name`): its callback; returns the new domain's handle.
 nvtxDomainHandle_t nvtx_domain_create(const std::string& name);
 /// nvtxDomainRangePushEx / nvtxDomainRangePop / nvtxDomainRangeStartEx / nvtxDomainRangeEnd in

@@ -38,6 +38,30 @@ TEST_F(FakeSessionTest, NvtxIncludeInANamedDomainFollowsThatDomainsStack) {
   EXPECT_EQ(names, (std::vector<std::string>{"_Z6insidev"}));
 }
 
+// The Ex calls of the default domain (a message in event attributes): NVTX's C++ API
+// (nvtx3::scoped_range) and many libraries name their ranges so.
+TEST_F(FakeSessionTest, NvtxIncludeReadsTheMessageOfTheExCalls) {
+  const auto pushed = included(this, options(CollectionMode::kTiming), "step/", [](CUcontext ctx) {
+    launch({ctx, "_Z6beforev"});
+    nvtx_push_ex("step");
+    launch({ctx, "_Z6insidev"});
+    nvtx_pop();
+    nvtx_push_ex("stepper");  // another name
+    launch({ctx, "_Z5otherv"});
+    nvtx_pop();
+  });
+  EXPECT_EQ(pushed, (std::vector<std::string>{"_Z6insidev"}));
+  std::filesystem::remove(trace_);
+  const auto started = included(this, options(CollectionMode::kTiming), "epoch", [](CUcontext ctx) {
+    launch({ctx, "_Z6beforev"});
+    const uint64_t epoch = nvtx_start_ex("epoch");
+    launch({ctx, "_Z6insidev"});
+    nvtx_end(epoch);
+    launch({ctx, "_Z5afterv"});
+  });
+  EXPECT_EQ(started, (std::vector<std::string>{"_Z6insidev"}));
+}
+
 TEST_F(FakeSessionTest, NvtxIncludeOnAStartEndRangeFollowsItsId) {
   const auto names = included(this, options(CollectionMode::kTiming), "epoch", [](CUcontext ctx) {
     launch({ctx, "_Z6beforev"});
