@@ -233,6 +233,25 @@ TEST(Join, TwoKernelsOfAWaitingLaunchGiveTwoRows) {
   EXPECT_TRUE(out.rows[1].counters.has_value());
 }
 
+TEST(Join, TwoKernelsBeforeTheirLaunchGiveTwoRows) {
+  // The activity buffer came before the launch record: both kernels wait, and the launch takes
+  // the first (with the counters) and gives the second a row of its own at once.
+  Collected out;
+  LaunchJoiner j(true, out.sink());
+  j.add_kernel(kernel(88, 100, 200));
+  j.add_kernel(kernel(88, 300, 400));
+  EXPECT_TRUE(out.rows.empty());
+  j.add_launch(launch(88));
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_EQ(out.rows[0].kernel->start_ns, 300u);
+  EXPECT_EQ(out.rows[0].launch->correlation_id, 88u);
+  EXPECT_FALSE(out.rows[0].counters.has_value());
+  j.add_counters(counters(88, 3.0));
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[1].kernel->start_ns, 100u);
+  EXPECT_TRUE(out.rows[1].counters.has_value());
+}
+
 TEST(Join, AKernelWithoutLaunchStillTakesItsCountersAtFinish) {
   Collected out;
   LaunchJoiner j(true, out.sink());
