@@ -155,6 +155,10 @@ CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext, CUstream stream, uint8_t per_
   return enter("cuptiGetStreamIdEx");
 }
 
+/// NVTX's hand-over to CUPTI (librfinject's InitializeInjectionNvtx2 forwards it): the call is
+/// counted, and its result is the injected failure, if any (the export table is not read).
+CUptiResult CUPTIAPI cuptiNvtxInitialize2(void*) { return enter("cuptiNvtxInitialize2"); }
+
 CUptiResult CUPTIAPI cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params* p) {
   if (CUptiResult r = enter("cuptiDeviceGetChipName")) return r;
   std::lock_guard lock(g.m);

@@ -5,6 +5,11 @@
 //   fake_app                one context; an NVTX range "forward" around 2 x (gemm, relu);
 //                           then "loss" outside it
 //   fake_app windows        the same, inside cudaProfilerStart/Stop, plus a launch before it
+//   fake_app nvtx-first     the same as fake_app, but the library's NVTX entry point is called
+//                           first (InitializeInjectionNvtx2, as the NVTX loader does at the first
+//                           NVTX call); prints "nvtx-init R" (its result) and "nvtx-forwarded N"
+//                           (cuptiNvtxInitialize2 calls). With FAKE_NVTX_REFUSED=1 CUPTI refuses
+//                           NVTX (CUPTI_ERROR_NOT_INITIALIZED).
 // Each launch prints "launch NAME DRIVER_CORRELATION_ID" to stdout.
 #include <dlfcn.h>
 
@@ -27,14 +32,25 @@ void run(CUcontext ctx, const char* name, unsigned grid) {
 int main(int argc, char** argv) {
   using namespace rf::fake_cupti;
   const bool windows = argc > 1 && std::strcmp(argv[1], "windows") == 0;
+  const bool nvtx_first = argc > 1 && std::strcmp(argv[1], "nvtx-first") == 0;
+  if (const char* refused = std::getenv("FAKE_NVTX_REFUSED"); refused && std::strcmp(refused, "1") == 0)
+    fail("cuptiNvtxInitialize2", CUPTI_ERROR_NOT_INITIALIZED);
   if (const char* inject = std::getenv("CUDA_INJECTION64_PATH"); inject && *inject) {
     void* lib = ::dlopen(inject, RTLD_NOW | RTLD_LOCAL);
     auto init = lib ? reinterpret_cast<int (*)()>(::dlsym(lib, "InitializeInjection")) : nullptr;
-    if (!init) {
+    using NvtxInit = int (*)(const void* (*)(uint32_t));
+    auto nvtx_init = lib ? reinterpret_cast<NvtxInit>(::dlsym(lib, "InitializeInjectionNvtx2")) : nullptr;
+    if (!init || !nvtx_init) {
       std::fprintf(stderr, "fake_app: cannot load %s: %s\n", inject, ::dlerror());
       return 2;
     }
-    init();
+    if (nvtx_first) {
+      // NVTX's loader hands over its export table getter; the fake CUPTI never calls it.
+      const int r = nvtx_init([](uint32_t) -> const void* { return nullptr; });
+      std::printf("nvtx-init %d\nnvtx-forwarded %llu\n", r,
+                  static_cast<unsigned long long>(calls("cuptiNvtxInitialize2")));
+    }
+    init();  // cuInit's call: the session already started, or not at all, stays so
   }
   CUcontext ctx = create_context(1);
   if (windows) {

@@ -288,6 +288,47 @@ TEST_F(InjectFake, CallStacksNameTheApplicationsFramesAndLeaveOutRfprofs) {
                                                          {"relu(float*)", 2000}}));
 }
 
+// NVTX_INJECTION64_PATH: the NVTX loader may call the library before cuInit does. Its entry point
+// starts the session first and only then hands NVTX to CUPTI (the CUPTI 13.0 GA guard), and says
+// 0 when no session runs, so that NVTX stays a no-op.
+TEST_F(InjectFake, TheNvtxEntryPointStartsTheSessionBeforeHandingNvtxOver) {
+  const fs::path trace = dir_ / "nvtx.rftrace";
+  const std::vector<std::string> env = {"CUDA_INJECTION64_PATH=" RFINJECT_PATH, "RFPROF_OUTPUT=" + trace.string(),
+                                        "RFPROF_FORCE_OVERWRITE=1"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.end(), env.begin(), env.end());
+    return run({FAKE_APP, "nvtx-first"}, extra, dir_);
+  };
+  const Ran ok = with({"RFPROF_MODE=timing"});
+  ASSERT_TRUE(exited_zero(ok)) << ok.err;
+  EXPECT_EQ(ok.err, "");
+  EXPECT_NE(ok.out.find("nvtx-init 1\nnvtx-forwarded 1\n"), std::string::npos) << ok.out;
+  EXPECT_EQ(launches_of(ok.out).size(), 5u);
+  ASSERT_TRUE(fs::exists(trace));
+  {
+    Reader reader(trace);
+    Record r;
+    size_t launches = 0;
+    while (reader.next(r)) launches += std::holds_alternative<LaunchApi>(r);
+    EXPECT_EQ(launches, 5u);  // InitializeInjection afterwards started nothing a second time
+  }
+
+  const Ran refused = with({"RFPROF_MODE=timing", "FAKE_NVTX_REFUSED=1"});
+  ASSERT_TRUE(exited_zero(refused)) << refused.err;
+  EXPECT_NE(refused.out.find("nvtx-init 0\nnvtx-forwarded 1\n"), std::string::npos) << refused.out;
+  EXPECT_EQ(refused.err,
+            "rfprof: NVTX ranges will not be recorded (cuptiNvtxInitialize2: CUPTI_ERROR_NOT_INITIALIZED)\n");
+  EXPECT_TRUE(fs::exists(trace));  // the kernels are still traced
+
+  fs::remove(trace);
+  const Ran disabled = with({"RFPROF_MODE=bogus"});
+  ASSERT_TRUE(exited_zero(disabled)) << disabled.err;
+  EXPECT_NE(disabled.out.find("nvtx-init 0\nnvtx-forwarded 0\n"), std::string::npos) << disabled.out;
+  EXPECT_EQ(disabled.err, "rfprof: RFPROF_MODE=\"bogus\": expected counters or timing; rfprof is disabled\n");
+  EXPECT_EQ(launches_of(disabled.out).size(), 5u);  // the application ran as without rfprof
+  EXPECT_FALSE(fs::exists(trace));
+}
+
 TEST_F(InjectFake, RfprofsRawPageHasEachLaunchsMetricsAsNcuPrintsThem) {
   const fs::path trace = dir_ / "r";
   const Ran r = run({RFPROF_BIN, "--csv", "--page", "raw", "--metrics",
