@@ -104,6 +104,19 @@ inline std::vector<uint32_t> launch_ids(const Trace& t) {
   return out;
 }
 
+/// Expects one RangeCounters per launch, in launch order, each with the fake's values of its
+/// launch, and one kernel record per launch.
+inline void expect_one_range_per_launch(const Trace& t) {
+  const auto launches = t.all<trace::LaunchApi>();
+  const auto ranges = t.all<trace::RangeCounters>();
+  ASSERT_EQ(ranges.size(), launches.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    EXPECT_EQ(ranges[i].correlation_id, launches[i].correlation_id);
+    EXPECT_EQ(ranges[i].values[0], value(launches[i].correlation_id, 0));
+  }
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), launches.size());
+}
+
 /// Launches kernel _Z1kv on `ctx` once through each driver launch call (fake_cupti.h's DriverCall
 /// order), the i-th (from 1) with grid (10i, i, 2) and block (32i, 2, i).
 inline void launch_each_driver_call(CUcontext ctx) {

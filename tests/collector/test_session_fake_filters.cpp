@@ -10,18 +10,6 @@ namespace {
 
 using trace::CollectionMode;
 
-/// Expects one RangeCounters per launch, in launch order, each with the fake's values of its launch.
-void expect_one_range_per_launch(const Trace& t) {
-  const auto launches = t.all<trace::LaunchApi>();
-  const auto ranges = t.all<trace::RangeCounters>();
-  ASSERT_EQ(ranges.size(), launches.size());
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    EXPECT_EQ(ranges[i].correlation_id, launches[i].correlation_id);
-    EXPECT_EQ(ranges[i].values[0], value(launches[i].correlation_id, 0));
-  }
-  EXPECT_EQ(t.all<trace::KernelActivity>().size(), launches.size());
-}
-
 /// gemm, relu, gemm, relu, gemm on `ctx`.
 void five_launches(CUcontext ctx) {
   for (int i = 0; i < 5; ++i) launch({ctx, i % 2 ? "_Z4reluPf" : "_Z4gemmPKfS0_Pf"});
