@@ -11,6 +11,8 @@ std::string_view without_rfprof_prefix(std::string_view text) noexcept {
   return text;
 }
 
+std::string detail_of(const std::exception& e) { return std::string(without_rfprof_prefix(e.what())); }
+
 CountersFailure classify_counters_failure(int cupti_result) noexcept {
   switch (static_cast<CUptiResult>(cupti_result)) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:

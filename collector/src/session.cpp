@@ -55,9 +55,6 @@ std::string read_file(const char* path) {
 /// Prints one "rfprof:" line (the text already starts with "rfprof:"). Never throws.
 void print_line(const std::string& line) noexcept { std::fprintf(stderr, "%s\n", line.c_str()); }
 
-/// An exception's text without a leading "rfprof: " (messages are embedded in other lines).
-std::string detail_of(const std::exception& e) { return std::string(without_rfprof_prefix(e.what())); }
-
 }  // namespace
 
 Session* current_session() noexcept { return g_session.load(); }

@@ -109,9 +109,9 @@ std::shared_ptr<ContextProfiler> Session::set_up_profiler(CUcontext ctx) {
     counters_unavailable(window, classify_counters_failure(static_cast<int>(e.result())),
                          where + ": " + e.what());
   } catch (const MetricError& e) {
-    counters_unavailable(window, CountersFailure::kMetrics, where + ": " + std::string(without_rfprof_prefix(e.what())));
+    counters_unavailable(window, CountersFailure::kMetrics, where + ": " + detail_of(e));
   } catch (const std::exception& e) {
-    counters_unavailable(window, CountersFailure::kOther, where + ": " + std::string(without_rfprof_prefix(e.what())));
+    counters_unavailable(window, CountersFailure::kOther, where + ": " + detail_of(e));
   }
   return nullptr;
 }

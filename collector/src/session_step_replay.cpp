@@ -83,9 +83,9 @@ void Session::step_open_window(uint32_t cbid, CUcontext ctx) {
       driver::ScopedContext scope(cp->context());
       cp->start(0);
     } catch (const CuptiError& e) {
-      step_failed(where + std::string(without_rfprof_prefix(e.what())), static_cast<int>(e.result()));  // the role becomes kDone
+      step_failed(where + detail_of(e), static_cast<int>(e.result()));  // the role becomes kDone
     } catch (const std::exception& e) {
-      step_failed(where + std::string(without_rfprof_prefix(e.what())), 0);
+      step_failed(where + detail_of(e), 0);
     }
   }
 }
@@ -106,11 +106,11 @@ std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx) {
       cp->start(0);  // in the launch's entry callback: its context is current
     } catch (const CuptiError& e) {
       cp->mutex().unlock();
-      step_failed(where + std::string(without_rfprof_prefix(e.what())), static_cast<int>(e.result()));
+      step_failed(where + detail_of(e), static_cast<int>(e.result()));
       return nullptr;
     } catch (const std::exception& e) {
       cp->mutex().unlock();
-      step_failed(where + std::string(without_rfprof_prefix(e.what())), 0);
+      step_failed(where + detail_of(e), 0);
       return nullptr;
     }
   }
@@ -174,7 +174,7 @@ void Session::step_close_window(uint32_t cbid) {
     driver::ScopedContext scope(cp->context());
     if (cp->started()) all_submitted = cp->stop_pass();
   } catch (const CuptiError& e) {
-    step_failed("ending pass " + std::to_string(role.pass) + " on " + device + ": " + std::string(without_rfprof_prefix(e.what())),
+    step_failed("ending pass " + std::to_string(role.pass) + " on " + device + ": " + detail_of(e),
                 static_cast<int>(e.result()));
   }
   // Only now, the pass stopped: a launch on another thread that saw the window open waits for the
@@ -234,9 +234,9 @@ void Session::step_close_window(uint32_t cbid) {
     }
     if (closed.reset_profiler) cp->disable();
   } catch (const CuptiError& e) {
-    step_failed("decoding the passes on " + device + ": " + std::string(without_rfprof_prefix(e.what())), static_cast<int>(e.result()));
+    step_failed("decoding the passes on " + device + ": " + detail_of(e), static_cast<int>(e.result()));
   } catch (const std::exception& e) {
-    step_failed("decoding the passes on " + device + ": " + std::string(without_rfprof_prefix(e.what())), 0);
+    step_failed("decoding the passes on " + device + ": " + detail_of(e), 0);
   }
   if (closed.verdict.kind == WindowVerdict::kDiscarded)
     write_error(trace::ErrorCode::kRangeLaunchMismatch, timing_window.value_or(0),

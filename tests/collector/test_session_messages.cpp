@@ -2,6 +2,8 @@
 #include <cupti_result.h>
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "rfprof/collector/messages.h"
 
 namespace rf::collector {
@@ -69,6 +71,8 @@ TEST(Messages, AnEmbeddedMessageLosesItsOwnPrefixOnly) {
   EXPECT_EQ(without_rfprof_prefix("a rfprof: b"), "a rfprof: b");
   EXPECT_EQ(without_rfprof_prefix(""), "");
   EXPECT_EQ(without_rfprof_prefix("rfprof: "), "");
+  EXPECT_EQ(detail_of(std::runtime_error("rfprof: unknown chip \"GX1\"")), "unknown chip \"GX1\"");
+  EXPECT_EQ(detail_of(std::runtime_error("cuptiFoo failed")), "cuptiFoo failed");
 }
 
 TEST(Messages, AnotherClientAndCannotAttachDisableRfprof) {

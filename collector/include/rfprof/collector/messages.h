@@ -2,6 +2,7 @@
 // Each names what happened and what the user can do; the application always goes on.
 #pragma once
 
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,8 @@ enum class CountersFailure {
 /// `text` without a leading "rfprof: ": an exception's message (HostApiError, MetricError,
 /// ConfigError start with it) embedded in another "rfprof:" line. Never throws.
 std::string_view without_rfprof_prefix(std::string_view text) noexcept;
+/// `e.what()` without a leading "rfprof: ", for the detail of another "rfprof:" line.
+std::string detail_of(const std::exception& e);
 
 /// Classifies a CUptiResult (passed as its integer value) returned by a Range Profiler call.
 CountersFailure classify_counters_failure(int cupti_result) noexcept;
