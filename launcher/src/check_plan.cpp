@@ -33,7 +33,7 @@ void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
       {"RFPROF_KERNEL_ID", "--kernel-id"},      {"RFPROF_FILTER_MODE", "--filter-mode"},
       {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "--launch-skip-before-match"}};
   auto refuse = [&](const inject::ConfigError& e) {
-    const std::string what(collector::without_rfprof_prefix(e.what()));
+    const std::string what = collector::detail_of(e);
     for (const auto& [var, flag] : kFlagOf)
       if (what.rfind(var, 0) == 0 && (what[var.size()] == '=' || what[var.size()] == ':'))
         fail((plan.env.count(var) ? flag + ": " : "the environment's ") + what);

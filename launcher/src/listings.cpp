@@ -41,7 +41,7 @@ std::string listing_chip(const Listing& listing, std::ostream& err) {
     if (!devices.empty()) return devices.front().chip;
     why = "the driver reports no CUDA device";
   } catch (const std::exception& e) {
-    why = collector::without_rfprof_prefix(e.what());
+    why = collector::detail_of(e);
   }
   if (!listing.quiet)
     err << "rfprof: note: listing for GH100, since no --chip is given and this machine has no CUDA device to ask: "
@@ -145,7 +145,7 @@ int run_listing(const Listing& listing, std::ostream& out, std::ostream& err) {
       write_metric_list(out, plan.metrics);
     }
   } catch (const std::exception& e) {
-    err << "rfprof: " << flag << ": " << collector::without_rfprof_prefix(e.what()) << "\n";
+    err << "rfprof: " << flag << ": " << collector::detail_of(e) << "\n";
     return 2;
   }
   return 0;

@@ -77,7 +77,7 @@ std::vector<std::string> metric_list(const std::vector<std::string>& flags) {
   try {
     return inject::parse_metric_list(joined);
   } catch (const inject::ConfigError& e) {
-    fail("--metrics: " + std::string(collector::without_rfprof_prefix(e.what())));
+    fail("--metrics: " + collector::detail_of(e));
   }
 }
 
