@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "cupti_call.h"
+#include "host_library.h"
 
 namespace rf::collector {
 namespace {
@@ -60,6 +61,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 class HostObject {
  public:
   HostObject(const std::string& chip, const std::vector<uint8_t>& availability) {
+    load_host_library();
     CUpti_Profiler_Host_Initialize_Params p{};
     p.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
@@ -240,6 +242,7 @@ MetricHost::~MetricHost() = default;
 const std::string& MetricHost::chip() const noexcept { return impl_->chip; }
 
 std::vector<std::string> MetricHost::supported_chips() {
+  load_host_library();
   CUpti_Profiler_Host_GetSupportedChips_Params p{};
   p.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE;
   host_call(cuptiProfilerHostGetSupportedChips(&p), "cuptiProfilerHostGetSupportedChips", "(any)");

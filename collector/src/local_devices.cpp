@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cupti_call.h"
+#include "host_library.h"
 #include "rfprof/collector/host_metrics.h"
 
 namespace rf::collector {
@@ -81,6 +82,7 @@ std::vector<LocalDevice> local_devices() {
   driver.check(driver.get_count(&count), "cuDeviceGetCount");
   std::vector<LocalDevice> devices;
   std::optional<ProfilerInitGuard> profiler;
+  load_host_library();  // before cuptiProfilerInitialize, which may dlopen it by name
   try {
     profiler.emplace();
   } catch (const CuptiError& e) {

@@ -2,6 +2,7 @@
 // Call sequence follows cupti_range_profiler.h and NVIDIA's range_profiling sample; see
 // range_profiler.h for when each step runs.
 #include "range_profiler.h"
+#include "host_library.h"
 
 #include "rfprof/collector/overhead.h"
 
@@ -62,6 +63,7 @@ ContextProfiler::ContextProfiler(CUcontext ctx, uint32_t device_id, std::string 
       max_ranges_(max_ranges == 0 ? 1 : max_ranges),
       replay_(replay) {
   for (const auto& m : metrics_) metric_ptrs_.push_back(m.c_str());
+  load_host_library();
   initialize_profiler_once();
 
   CUpti_Profiler_DeviceSupported_Params supported{};

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "driver_shim.h"
+#include "host_library.h"
 #include "rfprof/collector/metric_sets.h"
 #include "session_impl.h"
 
@@ -23,6 +24,9 @@ std::string Session::chip_for(uint32_t device_id) {
   // Asked with no lock held (CUPTI calls). Two threads may both ask; the first answer is kept.
   std::string chip;
   try {
+    // Counters need the host API's library before CUPTI's profiler looks for it; timing mode
+    // asks only the chip's name and leaves the library to CUPTI (host_library.h).
+    if (options_.mode == trace::CollectionMode::kCounters) load_host_library();
     initialize_profiler_once();
     chip = device_chip_name(device_id);
   } catch (...) {

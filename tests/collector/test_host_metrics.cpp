@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cupti_call.h"
+#include "host_library.h"
 
 namespace rf::collector {
 namespace {
@@ -65,6 +66,22 @@ TEST(MetricNames, SplitAtTheFirstDotAfterTheUnit) {
   EXPECT_EQ(split_metric_name("LTS.TriageCompute.lts__t_bytes.sum"), P("LTS.TriageCompute.lts__t_bytes", ".sum"));
   EXPECT_EQ(split_metric_name("gpu__time_duration"), P("gpu__time_duration", ""));
   EXPECT_EQ(split_metric_name("no_unit.sum"), P("no_unit", ".sum"));
+}
+
+// libnvperf_host is loaded by rfprof itself, not linked (host_library.h): a library that cannot be
+// loaded is a HostApiError naming it, what it is for, and where to point the loader.
+TEST(HostLibrary, ALibraryThatCannotBeLoadedIsNamedWithTheFix) {
+  try {
+    (void)detail::open_host_library("libnvperf_host_absent.so");
+    FAIL() << "loaded a library that does not exist";
+  } catch (const HostApiError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("rfprof: cannot load libnvperf_host_absent.so (CUPTI's profiler host API", 0), 0u) << what;
+    EXPECT_NE(what.find("cannot open shared object file"), std::string::npos) << what;  // dlerror()'s reason
+    EXPECT_NE(what.find("LD_LIBRARY_PATH"), std::string::npos) << what;
+  }
+  EXPECT_NE(detail::open_host_library("libnvperf_host.so"), nullptr);
+  EXPECT_NO_THROW(load_host_library());
 }
 
 TEST(MetricHostChips, SupportedChipsIncludeTheDataCenterChips) {

@@ -10,7 +10,8 @@
 //                           NVTX call); prints "nvtx-init R" (its result) and "nvtx-forwarded N"
 //                           (cuptiNvtxInitialize2 calls). With FAKE_NVTX_REFUSED=1 CUPTI refuses
 //                           NVTX (CUPTI_ERROR_NOT_INITIALIZED).
-// Each launch prints "launch NAME DRIVER_CORRELATION_ID" to stdout.
+// Each launch prints "launch NAME DRIVER_CORRELATION_ID" to stdout; the last line is
+// "nvperf_host-loaded 0|1": whether CUPTI's profiler host library (libnvperf_host.so) is loaded.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
   nvtx_pop();
   run(ctx, "_Z4lossPKfPf", 1);
   if (windows) profiler_stop(ctx);
+  std::printf("nvperf_host-loaded %d\n", ::dlopen("libnvperf_host.so", RTLD_NOW | RTLD_NOLOAD) != nullptr);
   std::fflush(stdout);
   return 0;
 }

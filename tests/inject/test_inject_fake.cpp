@@ -178,6 +178,24 @@ TEST_F(InjectFake, RfanalyzeGivesEachKernelTheFlopAndBytesOfItsOwnCounters) {
   EXPECT_EQ(rows[4]["nvtx"], "");
 }
 
+// libnvperf_host.so (CUPTI's profiler host API) costs about 110 MB and 40-160 ms when loaded: a
+// timing session never loads it, a counters session does (collector/src/host_library.h).
+TEST_F(InjectFake, OnlyACountersSessionLoadsTheProfilerHostLibrary) {
+  const fs::path trace = dir_ / "app.rftrace";
+  const std::vector<std::string> env = {"CUDA_INJECTION64_PATH=" RFINJECT_PATH, "RFPROF_OUTPUT=" + trace.string()};
+  std::vector<std::string> timing_env = env;
+  timing_env.push_back("RFPROF_MODE=timing");
+  const Ran timing = run({FAKE_APP}, timing_env, dir_);
+  ASSERT_TRUE(exited_zero(timing)) << timing.err;
+  EXPECT_EQ(launches_of(timing.out).size(), 5u) << timing.out;
+  EXPECT_TRUE(timing.out.ends_with("nvperf_host-loaded 0\n")) << timing.out;
+  fs::remove(trace);
+  const Ran counters = run({FAKE_APP}, env, dir_);
+  ASSERT_TRUE(exited_zero(counters)) << counters.err;
+  EXPECT_TRUE(counters.out.ends_with("nvperf_host-loaded 1\n")) << counters.out;
+  EXPECT_FALSE(metrics_of(trace).empty());
+}
+
 /// The files in `dir` whose names start with `stem` and end with ".rftrace".
 std::vector<std::string> traces_in(const fs::path& dir, const std::string& stem) {
   std::vector<std::string> names;

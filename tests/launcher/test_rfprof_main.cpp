@@ -189,6 +189,17 @@ TEST(RfprofBinary, FoundThroughASymlinkItFindsItsLibrary) {
   EXPECT_FALSE(has(r.err, "librfinject.so not found")) << r.err;
 }
 
+// The launcher waits beside the application for the whole run without CUPTI's profiler host
+// library (libnvperf_host.so, about 110 MB of memory), which only listings and queries load.
+TEST(RfprofBinary, WhileTheApplicationRunsTheLauncherHoldsNoHostLibrary) {
+  TempDir dir;
+  const Result r = run_in(dir.path, "RFPROF --quiet sh -c 'grep -c libcupti /proc/$PPID/maps > cupti.txt; "
+                                    "grep -c libnvperf_host /proc/$PPID/maps > nvperf.txt; true'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(slurp(dir.path / "cupti.txt"), "0\n");  // $PPID is the launcher, which links libcupti
+  EXPECT_EQ(slurp(dir.path / "nvperf.txt"), "0\n");
+}
+
 // Every listed trace is named after the run, finished ones first, then a killed process's .part.
 TEST(RfprofBinary, FinishedTracesAreNamedFirstThenKilledOnes) {
   TempDir dir;
