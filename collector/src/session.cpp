@@ -318,7 +318,13 @@ void Session::finish(FinishFrom from) noexcept {
   // on leaves a buffer busy past kSignalBufferWait out instead of waiting for it.
   if (signal && writer_) writer_->bound_buffer_waits(kSignalBufferWait);
   try {
-    if (step_mode()) step_finish();
+    if (step_mode()) {
+      step_finish();
+      // No pass starts from here on: a launch waiting for the step context's lock while the
+      // images are flushed below would otherwise find a pass window open and start a pass that
+      // nothing would ever stop.
+      step_role_.store(WindowRole::kDone);
+    }
     const std::optional<uint32_t> closed = launch_log_.close_window();
     flush_all_images(/*at_exit=*/true, signal ? kSignalLaunchWait : kExitLaunchWait, closed.value_or(0));
     if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});

@@ -68,6 +68,7 @@ struct ThreadLaunch {
   uint32_t runtime_correlation_id = 0;
   uint64_t start_ns = 0;
   bool step = false;  // part of the step sequence (replay across steps): identity at exit
+  bool step_unlocked = false;  // counted in Session::step_unlocked_launches_ until its exit
   // When the entry callback's counters work (set-up, decode, enable, start) was done and the
   // driver's launch call, with the Range Profiler started, began (0: no counters).
   uint64_t counters_from_ns = 0;
@@ -191,6 +192,8 @@ void release_stale_launch_lock() {
 
 }  // namespace
 
+void Session::release_this_threads_stale_launch_lock() noexcept { release_stale_launch_lock(); }
+
 void Session::enable_callbacks() {
   CUpti_SubscriberHandle sub = subscriber_.get();
   auto enable = [&](CUpti_CallbackDomain d, CUpti_CallbackId c) { callbacks_.emplace_back(sub, d, c); };
@@ -279,6 +282,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   release_stale_launch_lock();  // an exit callback never came: do not keep the context locked
   ThreadLaunch& t = t_launch;
   launch_log_.exit(t.ticket, std::nullopt);  // the previous launch's exit never came
+  if (t.step_unlocked) step_unlocked_launch_exit();
   t = ThreadLaunch{};
   // A launch into a stream being captured into a CUDA graph runs no kernel now (its kernels run,
   // under the graph launch's correlation id, when the graph is launched): not a launch to record.
@@ -315,7 +319,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   }
   if (step_mode()) {  // replay across steps: pass windows are not LaunchLog windows
     if (!cb->context) return;
-    if (std::shared_ptr<ContextProfiler> cp = step_launch_enter(cb->context)) {
+    if (std::shared_ptr<ContextProfiler> cp = step_launch_enter(cb->context, t.step_unlocked)) {
       if (cp->started()) t.counters_from_ns = now_ns();
       t_locked = std::move(cp);
       t.step = true;
@@ -374,6 +378,7 @@ void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb
   t_locked.reset();
   ThreadLaunch t = t_launch;
   t_launch = ThreadLaunch{};
+  if (t.step_unlocked) step_unlocked_launch_exit();
   struct Unlock {
     ContextProfiler* p;
     ~Unlock() {

@@ -160,10 +160,20 @@ class Session {
   /// context has no counters.
   void step_open_window(uint32_t cbid, CUcontext ctx);
   void step_close_window(uint32_t cbid);
+  /// Releases the context lock this thread still holds from a launch whose exit callback never
+  /// came (before a window change, which waits for the launches holding it).
+  static void release_this_threads_stale_launch_lock() noexcept;
   /// At a launch's entry: the step context's profiler, locked until the exit callback (launch
   /// order = range order), the pass started if needed; null when the launch is not part of the
-  /// step sequence (no window, another context).
-  std::shared_ptr<ContextProfiler> step_launch_enter(CUcontext ctx);
+  /// step sequence (no window, another context). `unlocked` is set when the launch goes on without
+  /// the lock and counts in step_unlocked_launches_ until step_unlocked_launch_exit.
+  std::shared_ptr<ContextProfiler> step_launch_enter(CUcontext ctx, bool& unlocked);
+  /// At the exit (or the lost exit) of a launch step_launch_enter let go on unlocked.
+  void step_unlocked_launch_exit() noexcept { step_unlocked_launches_.fetch_sub(1); }
+  /// Before a pass starts (the window's role already published): waits, at most
+  /// kUnlockedLaunchWait, until every launch that entered unlocked has exited, so that none of
+  /// their kernels runs inside the pass and makes a range no launch of the window accounts for.
+  void step_wait_for_unlocked_launches() noexcept;
   /// At the exit of a successful launch taken by step_launch_enter.
   void step_launch_exit(const LaunchIdentity& launch, uint32_t correlation_id, uint64_t thread);
   /// At the exit of every launch taken by step_launch_enter, `cp` still locked and the launch's
@@ -265,6 +275,7 @@ class Session {
   std::shared_ptr<ContextProfiler> step_cp_;         // the context whose kernels form the step
   std::atomic<int> step_role_{WindowRole::kDone};    // role of the open window
   std::atomic<bool> step_off_{false};                // counters failed: windows are recorded plainly
+  std::atomic<int64_t> step_unlocked_launches_{0};   // launches in flight that entered unlocked
   bool step_plain_window_ = false;                   // the open window is an ordinary recorded one
   // Passes start when the window opens (RFPROF_STEP_PASS_START=window, or after a group that
   // missed exactly one range with passes started in the first launch's callback); step_mutex_ held.

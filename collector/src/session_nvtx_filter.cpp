@@ -133,14 +133,15 @@ void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
     {
       std::lock_guard lock(step_range_mutex_);
       switch (c.kind) {
-        case NvtxCall::kPush: e = step_range_->push(thread, c.name); break;
-        case NvtxCall::kPop: e = step_range_->pop(thread); break;
+        case NvtxCall::kPush: e = step_range_->push(thread, c.name, reinterpret_cast<uintptr_t>(c.domain)); break;
+        case NvtxCall::kPop: e = step_range_->pop(thread, reinterpret_cast<uintptr_t>(c.domain)); break;
         case NvtxCall::kStart: e = step_range_->start(c.id, c.name); break;
         case NvtxCall::kEnd: e = step_range_->end(c.id); break;
         default: break;
       }
     }
     // The step range is the window (replay across steps, RFPROF_REPLAY_RANGE).
+    if (e != StepRangeEvent::kNone) release_this_threads_stale_launch_lock();  // as at cudaProfilerStart/Stop
     if (e == StepRangeEvent::kOpen) step_open_window(cbid, driver::current_context());
     else if (e == StepRangeEvent::kClose) step_close_window(cbid);
   }

@@ -6,6 +6,7 @@
 // hang a window change.
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "driver_shim.h"
 #include "session_impl.h"
@@ -14,6 +15,9 @@ namespace rf::collector {
 namespace {
 
 constexpr std::chrono::seconds kLockWait{10};
+/// How long a pass waits for launches that entered before its window opened: a launch call
+/// returns in microseconds, so only a launch blocked in the driver waits this long.
+constexpr std::chrono::milliseconds kUnlockedLaunchWait{500};
 
 }  // namespace
 
@@ -79,6 +83,7 @@ void Session::step_open_window(uint32_t cbid, CUcontext ctx) {
     // thread (cudaProfilerStart, an NVTX push) need not have the step context current.
     const std::string where =
         "cuptiRangeProfilerStart on device " + std::to_string(cp->device_id()) + " (" + cp->chip() + ") when a window opened: ";
+    step_wait_for_unlocked_launches();
     try {
       driver::ScopedContext scope(cp->context());
       cp->start(0);
@@ -90,10 +95,27 @@ void Session::step_open_window(uint32_t cbid, CUcontext ctx) {
   }
 }
 
-std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx) {
+void Session::step_wait_for_unlocked_launches() noexcept {
+  const auto deadline = std::chrono::steady_clock::now() + kUnlockedLaunchWait;
+  for (int spins = 0; step_unlocked_launches_.load() > 0 && std::chrono::steady_clock::now() < deadline; ++spins) {
+    if (spins < 64) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx, bool& unlocked) {
+  unlocked = false;
+  if (step_off_.load()) return nullptr;
+  // Counted before the role is read, as a window's opener publishes the role before it reads the
+  // count (both sequentially consistent): either this launch sees the window open and takes the
+  // lock, or the pass waits for this launch's exit before it starts.
+  step_unlocked_launches_.fetch_add(1);
+  unlocked = true;
   if (step_role_.load() == WindowRole::kDone || step_off_.load()) return nullptr;
   std::shared_ptr<ContextProfiler> cp = step_cp_;  // written once, before any role but kDone
   if (!cp || cp->context() != ctx) return nullptr;
+  step_unlocked_launches_.fetch_sub(1);
+  unlocked = false;
   cp->mutex().lock();
   const int role = step_role_.load();  // the window may have closed while this thread waited
   if (role == WindowRole::kDone || step_off_.load()) {
@@ -102,6 +124,7 @@ std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx) {
   }
   if (role == WindowRole::kPass && !cp->started()) {
     const std::string where = "cuptiRangeProfilerStart on device " + std::to_string(cp->device_id()) + " (" + cp->chip() + "): ";
+    step_wait_for_unlocked_launches();
     try {
       cp->start(0);  // in the launch's entry callback: its context is current
     } catch (const CuptiError& e) {
@@ -163,6 +186,17 @@ void Session::step_close_window(uint32_t cbid) {
   if (step_plain_window_ || !step_) {  // opened after replay across steps stepped aside
     close_plain_window_locked(cbid);
     if (step_off_.load()) stop_and_disable();
+    return;
+  }
+  if (step_off_.load()) {
+    // Stepped aside while this window was open (its pass could not start, say): its launches
+    // were not followed, so its verdict would be a false "discarded". Its timing window, if it
+    // was one, is closed as recorded.
+    const bool timing = step_->current().kind == WindowRole::kTiming;
+    if (step_->close_window().verdict.kind != WindowVerdict::kIgnored && timing)
+      if (const std::optional<uint32_t> id = launch_log_.close_window())
+        write(trace::ProfilingWindow{*id, false, now_ns(), cbid});
+    stop_and_disable();
     return;
   }
   const WindowRole role = step_->current();

@@ -28,21 +28,23 @@ bool StepRangeWindows::matches(std::string_view name) const {
   return name == exact_;
 }
 
-StepRangeEvent StepRangeWindows::push(uint64_t thread, std::string_view name) {
-  const uint32_t depth = ++depth_[thread];
+StepRangeEvent StepRangeWindows::push(uint64_t thread, std::string_view name, uint64_t domain) {
+  const uint32_t depth = ++depth_[{thread, domain}];
   if (open_ || !matches(name)) return StepRangeEvent::kNone;
   open_ = true;
   by_id_ = false;
   owner_ = thread;
+  owner_domain_ = domain;
   owner_depth_ = depth;
   return StepRangeEvent::kOpen;
 }
 
-StepRangeEvent StepRangeWindows::pop(uint64_t thread) {
-  auto it = depth_.find(thread);
-  if (it == depth_.end() || it->second == 0) return StepRangeEvent::kNone;
+StepRangeEvent StepRangeWindows::pop(uint64_t thread, uint64_t domain) {
+  auto it = depth_.find({thread, domain});
+  if (it == depth_.end()) return StepRangeEvent::kNone;
   const uint32_t depth = it->second--;
-  if (open_ && !by_id_ && owner_ == thread && owner_depth_ == depth) {
+  if (it->second == 0) depth_.erase(it);  // threads come and go in a long run
+  if (open_ && !by_id_ && owner_ == thread && owner_domain_ == domain && owner_depth_ == depth) {
     open_ = false;
     return StepRangeEvent::kClose;
   }

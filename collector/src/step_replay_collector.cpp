@@ -54,6 +54,9 @@ void StepReplayCollector::on_launch(const LaunchIdentity& launch, uint32_t corre
   if (!open_ || role_.kind == WindowRole::kDone) return;
   if (launches_in_window_++ == 0) first_thread_ = thread;
   else if (thread != first_thread_) ++other_thread_launches_;
+  // A window of more launches than a pass holds ranges is discarded or given up whatever they
+  // are: past that nothing is kept, so a window that never closes does not grow without bound.
+  if (launches_in_window_ > max_ranges_ + 1) return;
   replay_.on_launch(launch);
   if (role_.kind == WindowRole::kTiming) timing_correlation_ids_.push_back(correlation_id);
 }
@@ -74,6 +77,9 @@ StepWindowClosed StepReplayCollector::close_window(std::optional<bool> all_passe
       case WindowVerdict::kDiscarded:
         c.reset_profiler = true;  // the group restarts at pass 0
         pending_.reset();
+        // A first window without kernels (a warm-up step on the CPU, say) started no group:
+        // no restart of one, and no reason to give up.
+        if (role.pass == 0 && launches_in_window_ == 0) break;
         if (++restarts_ > kMaxRestarts)
           c.give_up = std::to_string(restarts_) + " windows in a row launched other kernels than the "
                       "group's first (last: " + c.verdict.message + ")";
@@ -86,7 +92,7 @@ StepWindowClosed StepReplayCollector::close_window(std::optional<bool> all_passe
       if (std::any_of(ref.begin(), ref.end(), [](const LaunchIdentity& l) { return l.kernel == kGraphLaunchName; }))
         c.give_up = "a window launches a CUDA graph, whose kernels cannot be matched to ranges";
       else if (ref.size() > max_ranges_)
-        c.give_up = "a window launches " + std::to_string(ref.size()) + " kernels, more than the " +
+        c.give_up = "a window launches " + std::to_string(launches_in_window_) + " kernels, more than the " +
                     std::to_string(max_ranges_) + " ranges a pass holds (raise RFPROF_MAX_RANGES)";
     }
   } else if (role.kind == WindowRole::kTiming && c.verdict.kind == WindowVerdict::kDiscarded) {

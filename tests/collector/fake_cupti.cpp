@@ -416,6 +416,7 @@ uint32_t launch(const Launch& l) {
   }
   CUpti_CallbackData enter_d = api_data(CUPTI_API_ENTER, call.dr_name, params, &driver_result, symbol, l.ctx, driver_c);
   callback(CUPTI_CB_DOMAIN_DRIVER_API, dr, &enter_d);
+  if (l.after_enter) l.after_enter();
   // A launch into a stream being captured into a graph runs no kernel now (cudaStreamBeginCapture).
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   const bool ptsz = l.call == DriverCall::kLaunchKernelPtsz || l.call == DriverCall::kLaunchKernelExPtsz ||

@@ -49,6 +49,7 @@
 #include <nvtx3/nvToolsExt.h>  // nvtxDomainHandle_t (generated_nvtx_meta.h has no include guard)
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,6 +125,9 @@ struct Launch {
   bool silent = false;
   CUstream stream = nullptr;       ///< cuLaunchKernel's hStream
   DriverCall call = DriverCall::kLaunchKernel;  ///< the driver call and, through the runtime, its runtime call
+  /// Run between the driver call's entry callback and the kernel (its range, its record): what
+  /// the launching thread does there is the driver's own time inside the launch call.
+  std::function<void()> after_enter = {};
 };
 /// Makes `launch`'s callbacks (runtime entry, driver entry, driver exit, runtime exit) and, when
 /// the launch succeeded and its stream is not capturing, its kernel record and its range in a

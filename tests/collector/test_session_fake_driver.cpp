@@ -161,6 +161,44 @@ TEST_F(FakeDriverTest, NvtxRangesAreTheStepsOfReplayAcrossSteps) {
   EXPECT_TRUE(t.all<trace::CollectorError>().empty());
 }
 
+// NVTX keeps a push/pop stack per domain: ranges of another domain (a library's) opened before
+// the step and closed inside it, or opened inside and closed after it, neither close the step's
+// window early nor keep it open past the step's own pop. Before the fix one depth per thread for
+// all domains closed each window after its first kernel.
+TEST_F(FakeDriverTest, ARangeOfAnotherDomainDoesNotMoveTheStepWindow) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    if (!collector::start_session(nvtx_step_options(trace_))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    nvtxDomainHandle_t lib = nvtx_domain_create("lib");
+    std::vector<uint32_t> timing;
+    for (int i = 0; i < 3; ++i) {
+      nvtx_domain_push(lib, "prefetch");  // another domain's range opened before the step...
+      nvtx_push("step");
+      const uint32_t a = launch({ctx, "_Z1av", {64, 1, 1}, {256, 1, 1}});
+      nvtx_domain_pop(lib);               // ...and closed inside it
+      nvtx_domain_push(lib, "io");        // one opened inside the step...
+      const uint32_t b = launch({ctx, "_Z1bv", {128, 1, 1}, {256, 1, 1}});
+      nvtx_pop();                         // (the step ends)
+      launch({ctx, "_Z4evalv"});          // outside every step
+      nvtx_domain_pop(lib);               // ...and closed after it
+      timing = {a, b};
+    }
+    std::fprintf(stderr, "timing=%u,%u\n", timing[0], timing[1]);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  unsigned t0 = 0, t1 = 0;
+  const size_t at = c.err.find("timing=");
+  ASSERT_NE(at, std::string::npos) << c.err;
+  ASSERT_EQ(std::sscanf(c.err.c_str() + at, "timing=%u,%u", &t0, &t1), 2);
+  const Trace t = read_trace(trace_);
+  const auto ranges = t.all<trace::RangeCounters>();
+  ASSERT_EQ(ranges.size(), 2u) << c.err;
+  EXPECT_EQ(ranges[0].correlation_id, t0);
+  EXPECT_EQ(ranges[1].correlation_id, t1);
+  EXPECT_TRUE(t.all<trace::CollectorError>().empty());
+}
+
 TEST_F(FakeDriverTest, NvtxStepsOnAThreadWithoutAContextSaySo) {
   const Child c = run_child([&] {
     with_fake_driver();

@@ -67,6 +67,25 @@ TEST(StepRangeWindows, OneWindowAtATimeWhateverKindOpenedIt) {
   EXPECT_FALSE(w.open());
 }
 
+// NVTX keeps one push/pop stack per domain and thread: another domain's pushes and pops never
+// open, close or shift the step's window, whichever order they come in.
+TEST(StepRangeWindows, EachDomainHasItsOwnStack) {
+  const uint64_t lib = 0x1234;  // a domain handle; 0 is the default domain
+  StepRangeWindows w("step");
+  EXPECT_EQ(w.push(7, "prefetch", lib), E::kNone);
+  EXPECT_EQ(w.push(7, "step"), E::kOpen);
+  EXPECT_EQ(w.pop(7, lib), E::kNone);  // the other domain's range ends inside the step
+  EXPECT_TRUE(w.open());
+  EXPECT_EQ(w.push(7, "io", lib), E::kNone);
+  EXPECT_EQ(w.pop(7), E::kClose);  // the step ends; the other domain's range is still open
+  EXPECT_EQ(w.pop(7, lib), E::kNone);
+  EXPECT_EQ(w.push(7, "step", lib), E::kOpen);  // a step range in another domain is a step too
+  EXPECT_EQ(w.push(7, "x"), E::kNone);
+  EXPECT_EQ(w.pop(7), E::kNone);  // the default domain's pop is not the step's
+  EXPECT_EQ(w.pop(7, lib), E::kClose);
+  EXPECT_EQ(w.pop(7, lib), E::kNone);  // a pop without a push
+}
+
 TEST(StepRangeWindows, NameRule) {
   StepRangeWindows exact("step");
   EXPECT_TRUE(exact.matches("step"));

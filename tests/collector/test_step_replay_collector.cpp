@@ -361,6 +361,37 @@ std::pair<std::string, std::vector<StepRangeCounters>> decode_names(const std::v
   return {"", window(c, kStep, 300).counters};
 }
 
+// A window that never closes (cudaProfilerStart without Stop, a step range that is the whole run)
+// keeps no more than a pass can hold plus one launch, and says how many it launched.
+TEST(StepReplayCollector, AWindowKeepsAtMostOneLaunchMoreThanAPassHolds) {
+  StepReplayCollector c(2, 1, /*max_ranges=*/4);
+  c.open_window();
+  for (uint32_t i = 0; i < 100000; ++i) c.on_launch(k("k" + std::to_string(i % 7)), i);
+  const StepWindowClosed w = c.close_window();
+  EXPECT_EQ(c.replay().reference().size(), 5u);
+  EXPECT_EQ(w.give_up, "a window launches 100000 kernels, more than the 4 ranges a pass holds (raise RFPROF_MAX_RANGES)");
+  // Later windows: one longer than a pass is discarded however long it is.
+  StepReplayCollector d(2, 1, 4);
+  window(d, kStep, 100);
+  d.open_window();
+  for (uint32_t i = 0; i < 100000; ++i) d.on_launch(kStep[i % 3], i);
+  EXPECT_EQ(d.close_window().verdict.kind, WindowVerdict::kDiscarded);
+}
+
+// A first window that launched nothing started no group: it is discarded without counting as a
+// restart, so any number of them never makes the collector give up.
+TEST(StepReplayCollector, EmptyFirstWindowsAreNotRestarts) {
+  StepReplayCollector c(2, 1);
+  for (uint32_t i = 0; i < 3 * StepReplayCollector::kMaxRestarts; ++i) {
+    const StepWindowClosed w = window(c, {}, 0);
+    EXPECT_EQ(w.verdict.kind, WindowVerdict::kDiscarded);
+    EXPECT_EQ(w.give_up, "");
+  }
+  EXPECT_EQ(c.give_up_reason(), "");
+  window(c, kStep, 100);
+  EXPECT_TRUE(window(c, kStep, 200).decode);
+}
+
 TEST(StepReplayCollector, RangesGoToLaunchesByTheIndexesInTheirNames) {
   // In order from 0 (the H100's auto range): range i is launch i.
   auto [why, counters] = decode_names({"0", "1", "2"});

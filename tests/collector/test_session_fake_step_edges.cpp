@@ -1,0 +1,121 @@
+// Replay across steps on the fake CUPTI (fake_cupti.h), at the edges of a window: a launch on
+// another thread whose call began before its window opened, stepping aside inside a pass window,
+// and windows that launch nothing. Each test here failed before its fix (a review of the step
+// replay code, 2026-11-25).
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "fake_session.h"
+#include "fake_steps.h"
+#include "rfprof/collector/step_replay_collector.h"
+
+namespace rf::fake_cupti {
+namespace {
+
+/// The messages of the trace's range-launch mismatch records (discarded windows, restarts).
+std::vector<std::string> mismatches(const Trace& t) {
+  std::vector<std::string> out;
+  for (const auto& e : t.all<trace::CollectorError>())
+    if (e.code == trace::ErrorCode::kRangeLaunchMismatch) out.push_back(t.str(e.message));
+  return out;
+}
+
+/// Pass 0, then the last pass window opened on thread A while thread B is inside a launch call
+/// that began before the window opened: B's kernel runs 50 ms after A's window opened, and A's
+/// window launches its first kernel, then waits for B's call to return before the other two.
+/// Then the timing window.
+void last_pass_opened_during_another_threads_launch(CUcontext ctx) {
+  step(ctx);  // pass 0
+  std::thread a;
+  std::atomic<bool> b_returned{false};
+  Launch x{ctx, "_Z6loaderv", {8, 1, 1}, {32, 1, 1}};
+  x.after_enter = [&] {
+    a = std::thread([&] {
+      profiler_start(ctx);
+      launch({ctx, "_Z1av", {64, 1, 1}, {256, 1, 1}});
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (!b_returned && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      launch({ctx, "_Z1bv", {128, 1, 1}, {256, 1, 1}});
+      launch({ctx, "_Z1cv", {64, 1, 1}, {128, 1, 1}});
+      profiler_stop(ctx);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  std::thread b([&] {
+    launch(x);
+    b_returned = true;
+  });
+  b.join();
+  a.join();
+  step(ctx);  // timing window: gets the counters
+}
+
+// A pass waits for launch calls that began before its window opened: their kernels would run
+// inside the pass and make ranges no launch of the window accounts for (one more range than
+// launches, and the group restarted). Before the fix: "4 ranges decoded for 3 launches".
+TEST_F(FakeSessionTest, APassWaitsForLaunchCallsThatBeganBeforeItsWindowOpened) {
+  for (const auto start : {collector::StepPassStart::kFirstLaunch, collector::StepPassStart::kWindowOpen}) {
+    std::filesystem::remove(trace_);
+    const Child c = run_child([&] {
+      collector::SessionOptions o = step_options(trace_);
+      o.step_pass_start = start;
+      if (!collector::start_session(o)) std::_Exit(3);
+      last_pass_opened_during_another_threads_launch(create_context(1));
+    });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    const Trace t = read_trace(trace_);
+    for (const auto& m : mismatches(t)) ADD_FAILURE() << m;
+    EXPECT_EQ(t.all<trace::RangeCounters>().size(), 3u) << c.err;
+  }
+}
+
+// A Start refused inside a pass window steps aside: that window ran its 3 kernels, unfollowed,
+// and must not be reported as "a pass 0 window was discarded: window launched no kernel".
+TEST_F(FakeSessionTest, SteppingAsideInsideAPassWindowReportsNoDiscardedWindow) {
+  for (const auto start : {collector::StepPassStart::kFirstLaunch, collector::StepPassStart::kWindowOpen}) {
+    std::filesystem::remove(trace_);
+    const Child c = run_child([&] {
+      fail("cuptiRangeProfilerStart", CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
+      collector::SessionOptions o = step_options(trace_);
+      o.step_pass_start = start;
+      if (!collector::start_session(o)) std::_Exit(3);
+      CUcontext ctx = create_context(1);
+      step(ctx);
+      step(ctx);  // an ordinary recorded window
+    });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    const Trace t = read_trace(trace_);
+    for (const auto& m : mismatches(t)) ADD_FAILURE() << m;
+    // The second window is recorded (and, refused when the window opened, the first one too:
+    // the driver's cuProfilerStart callback after the runtime's opens it as an ordinary window).
+    EXPECT_EQ(t.all<trace::LaunchApi>().size(), start == collector::StepPassStart::kWindowOpen ? 6u : 3u);
+    EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  }
+}
+
+// Windows that launch no kernel (warm-up steps on the CPU) start no group: they are not group
+// restarts, and four of them in a row do not make replay across steps give up.
+TEST_F(FakeSessionTest, WindowsWithoutKernelsAreNoGroupRestarts) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(step_options(trace_))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    for (int i = 0; i < 2 * static_cast<int>(collector::StepReplayCollector::kMaxRestarts); ++i) {
+      profiler_start(ctx);
+      profiler_stop(ctx);
+    }
+    step(ctx);
+    step(ctx);
+    say("timing", step(ctx));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const std::vector<uint32_t> timing = said(c.err, "timing");
+  const auto ranges = read_trace(trace_).all<trace::RangeCounters>();
+  ASSERT_EQ(ranges.size(), 3u) << c.err;
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(ranges[i].correlation_id, timing[i]);
+  EXPECT_EQ(rfprof_lines(c.err), 0u) << c.err;
+}
+
+}  // namespace
+}  // namespace rf::fake_cupti
