@@ -266,8 +266,8 @@ Config read_config(const EnvLookup& env) {
       for (const auto& n : sets) known += (known.empty() ? "" : ", ") + n;
       bad("RFPROF_METRIC_SET", *v, "one of " + known);
     }
-    if (!c.metrics.empty())
-      bad("RFPROF_METRIC_SET", *v, "no RFPROF_METRICS with it (a set or a metric list, not both)");
+    if (!c.metrics.empty() && name == "timing")
+      bad("RFPROF_METRIC_SET", *v, "no RFPROF_METRICS with it (the timing set collects no counters)");
     c.metric_set = name;
     if (name == "timing") c.mode = trace::CollectionMode::kTiming;
   }

@@ -35,7 +35,8 @@ struct Config {
   std::string output_pattern = "rfprof_%p.rftrace";  ///< RFPROF_OUTPUT, before expansion
   std::vector<std::string> metrics;  ///< RFPROF_METRICS; empty: the collector's default_metrics()
   /// RFPROF_METRIC_SET: a named set planned per chip (rf::collector::metric_set_names()); "" when
-  /// unset. "timing" also sets mode to timing. Exclusive with RFPROF_METRICS.
+  /// unset. "timing" also sets mode to timing (and takes no RFPROF_METRICS); another set is
+  /// collected with RFPROF_METRICS besides, as ncu collects --set and --metrics together.
   std::string metric_set;
   bool profile_from_start = true;    ///< RFPROF_PROFILE_FROM_START
   trace::CollectionMode mode = trace::CollectionMode::kCounters;  ///< RFPROF_MODE

@@ -1,4 +1,5 @@
 // Counters: one ContextProfiler per context, decoded images -> RangeCounters, failures.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -102,8 +103,11 @@ std::shared_ptr<ContextProfiler> Session::set_up_profiler(CUcontext ctx) {
     std::string chip = chip_for(device);
     where += " (" + chip + ")";
     std::vector<std::string> metrics = options_.metrics;
-    if (!options_.metric_set.empty())  // planned for this chip with the host API (metric_sets.h)
+    if (!options_.metric_set.empty()) {  // planned for this chip with the host API (metric_sets.h)
       metrics = plan_metric_set(MetricHost(chip), options_.metric_set).metrics;
+      for (const auto& m : options_.metrics)  // and --metrics besides, as ncu collects both
+        if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
+    }
     auto cp = std::make_shared<ContextProfiler>(ctx, device, chip, std::move(metrics),
                                                 options_.max_ranges_per_image,
                                                 step_mode() ? ReplayMode::kStep : ReplayMode::kKernel);

@@ -139,10 +139,13 @@ int run_listing(const Listing& listing, std::ostream& out, std::ostream& err) {
       write_sets(out, chip);
     } else {
       const auto plan = collector::plan_metric_set(collector::MetricHost(chip), listing.set);
-      if (plan.metrics.empty() && !listing.quiet)
+      if (plan.metrics.empty() && listing.metrics.empty() && !listing.quiet)
         err << "rfprof: note: set " << listing.set << " collects no metrics (" << collector::metric_set_description(listing.set)
             << ")\n";
-      write_metric_list(out, plan.metrics);
+      std::vector<std::string> metrics = plan.metrics;
+      for (const auto& m : listing.metrics)  // --metrics besides --set/--section, as a run collects them
+        if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
+      write_metric_list(out, metrics);
     }
   } catch (const std::exception& e) {
     err << "rfprof: " << flag << ": " << collector::detail_of(e) << "\n";

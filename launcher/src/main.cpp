@@ -81,7 +81,7 @@ bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& trac
   } catch (const std::exception& e) {
     std::cerr << "rfprof: " << e.what() << "\n";
     for (const auto& t : traces)
-      if (t.extension() == ".ncu-rep")
+      if (std::error_code ec; t.extension() == ".ncu-rep" && fs::exists(t, ec))
         std::cerr << "rfprof: " << t.string() << " looks like an Nsight Compute report: print it with "
                   << "`ncu -i " << t.string() << " --csv --page raw > report.csv`, then `rfanalyze --import-ncu "
                   << "report.csv` places its kernels on the roofline\n";
@@ -158,6 +158,16 @@ int main(int argc, char** argv) {
   }
   if (!plan.import_files.empty()) {
     std::vector<fs::path> traces(plan.import_files.begin(), plan.import_files.end());
+    for (const auto& t : traces) {
+      std::error_code ec;
+      if (!fs::exists(t, ec)) {
+        std::cerr << "rfprof: -i " << t.string() << ": no such file";
+        if (t.extension() == ".ncu-rep")  // -o NAME.ncu-rep writes NAME.rftrace: -i looked for both
+          std::cerr << " (nor " << fs::path(t).replace_extension(".rftrace").string() << ")";
+        std::cerr << "\n";
+        return 2;
+      }
+    }
     return print_results(plan, traces, /*filtered=*/true) ? 0 : 2;
   }
 

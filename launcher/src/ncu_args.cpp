@@ -145,10 +145,10 @@ std::vector<std::string> response_file_words(const std::string& path) {
 }
 
 bool on_off(const std::string& flag, const std::string& value) {
-  const std::string v = lower(value);
-  if (v == "on" || v == "yes" || v == "1") return true;
-  if (v == "off" || v == "no" || v == "0") return false;
-  fail(flag + " " + value + ": expected one of on, off, yes, no, 1, 0");
+  const std::string v = boolean_spelling(value);
+  if (v == "yes") return true;
+  if (v == "no") return false;
+  fail(flag + " " + value + ": expected one of on, off, yes, no, true, false, 1, 0");
 }
 
 }  // namespace
@@ -201,8 +201,10 @@ Plan parse_args(const std::vector<std::string>& given) {
       }
       const bool takes_value = std::find(kNoValue.begin(), kNoValue.end(), name) == kNoValue.end();
       const std::string value = !attached.empty() ? attached.substr(1) : (takes_value && i + 1 < raw.size() ? raw[i + 1] : "");
+      // ncu's switches take on/off, yes/no, true/false and 1/0 alike: compared as yes or no.
+      const std::string spelled = is_boolean_flag(name) ? boolean_spelling(value) : lower(value);
       const auto accepted = std::find_if(accepted_values().begin(), accepted_values().end(), [&](const AcceptedValue& v) {
-        return v.flag == name && v.value == lower(value);
+        return v.flag == name && v.value == spelled;
       });
       if (accepted != accepted_values().end()) {  // what rfprof does anyway: skipped
         if (!accepted->note.empty()) notes.push_back("rfprof: note: " + accepted->note);
@@ -404,9 +406,9 @@ Plan parse_args(const std::vector<std::string>& given) {
     if (!section_flags.empty()) listing.set = set_of_sections(section_flags);
     listing.sections = section_flags;
     if (list_metrics && !metrics_flags.empty()) {
-      if (!set.empty() || !section_flags.empty()) fail("--metrics with --set/--section: give one of them");
+      if (listing.set == "timing") fail("--metrics with --set timing: the timing set collects no counters; give one of them");
       const auto named = split_attributes(metric_list(metrics_flags));
-      listing.from_metrics = true;
+      listing.from_metrics = set.empty() && section_flags.empty();  // else after the set's, as a run collects them
       std::vector<std::string> metric_notes;
       if (!named.counters.empty()) listing.metrics = resolve_metric_names(named.counters, !no_extra_suffixes, metric_notes);
       for (const auto& a : named.attributes)  // what a run prints, but does not collect
@@ -500,9 +502,10 @@ Plan parse_args(const std::vector<std::string>& given) {
   plan.launch_skip_before_match = skip_before_match;
 
   std::vector<std::string> names = metric_list(metrics_flags);
-  if (!names.empty() && (!set.empty() || !section_flags.empty()))
-    fail("--metrics with --set/--section: give one of them");
   if (!set.empty() && !section_flags.empty()) fail("--set with --section: give one of them");
+  // With --set/--section, ncu collects the listed metrics besides the set's: so does librfinject.
+  if (!names.empty() && !set.empty() && set_for("set", set) == "timing")
+    fail("--metrics with --set timing: the timing set collects no counters; give one of them");
   if (!names.empty()) {
     // The syntax first (metric_list, as librfinject reads it), then each name against CUPTI's host
     // API, so that a name the collector would refuse inside the application is refused here.

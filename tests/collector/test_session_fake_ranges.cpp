@@ -3,6 +3,7 @@
 // its own launch, image sizes, a refused start, a decode failure on the flush thread, a destroyed
 // context's successor, the exit's order and its disabling of every Range Profiler, metric sets,
 // unsupported devices.
+#include <algorithm>
 #include <cstdlib>
 
 #include "fake_session.h"
@@ -197,6 +198,32 @@ TEST_F(FakeSessionTest, AMetricSetIsPlannedForTheDevicesChip) {
   const auto ranges = t.all<trace::RangeCounters>();
   ASSERT_EQ(ranges.size(), 1u);
   EXPECT_EQ(ranges[0].values.size(), planned.size());
+}
+
+// ncu's --section with --metrics collects both: the set planned for the chip, then the listed
+// metrics it lacks (one already in the set is not collected twice).
+TEST_F(FakeSessionTest, MetricsGivenWithASetAreCollectedBesidesIt) {
+  std::vector<std::string> expected = collector::plan_metric_set(collector::MetricHost("GH100"), "roofline").metrics;
+  ASSERT_NE(std::find(expected.begin(), expected.end(), "dram__bytes_read.sum"), expected.end());
+  ASSERT_EQ(std::find(expected.begin(), expected.end(), "sm__cycles_elapsed.avg"), expected.end());
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.metric_set = "roofline";
+    o.metrics = {"sm__cycles_elapsed.avg", "dram__bytes_read.sum"};
+    if (!collector::start_session(o)) std::_Exit(3);
+    launch({create_context(1), "_Z1av"});
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  expected.push_back("sm__cycles_elapsed.avg");
+  const Trace t = read_trace(trace_);
+  const auto configs = t.all<trace::MetricConfig>();
+  ASSERT_EQ(configs.size(), 1u);
+  std::vector<std::string> names;
+  for (auto id : configs[0].metrics) names.push_back(t.str(id));
+  EXPECT_EQ(names, expected);
+  const auto ranges = t.all<trace::RangeCounters>();
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].values.size(), expected.size());
 }
 
 TEST_F(FakeSessionTest, AnUnsupportedDeviceIsNamedWithWhyAndTheOthersKeepTheirCounters) {

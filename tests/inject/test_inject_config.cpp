@@ -116,12 +116,22 @@ TEST(ReadConfig, MetricSetByName) {
 TEST(ReadConfig, BadMetricSet) {
   expect_names(error_of("RFPROF_METRIC_SET", "roofline-tensors"), "RFPROF_METRIC_SET", "roofline-tensors",
                "one of timing, roofline, roofline-tensor, hierarchical");
+  // The timing set collects no counters: a metric list with it is a contradiction.
   try {
-    read_config(env_of({{"RFPROF_METRICS", "dram__bytes_read.sum"}, {"RFPROF_METRIC_SET", "roofline"}}));
-    FAIL() << "a set and a metric list were both accepted";
+    read_config(env_of({{"RFPROF_METRICS", "dram__bytes_read.sum"}, {"RFPROF_METRIC_SET", "timing"}}));
+    FAIL() << "the timing set and a metric list were both accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("not both"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the timing set collects no counters"), std::string::npos) << e.what();
   }
+}
+
+// As ncu collects --set/--section and --metrics together, a set and a metric list are both kept:
+// the collector adds the list to the set it plans for each chip.
+TEST(ReadConfig, AMetricSetAndAMetricListAreCollectedTogether) {
+  const Config c = read_config(env_of({{"RFPROF_METRICS", "sm__cycles_elapsed.avg"}, {"RFPROF_METRIC_SET", "roofline"}}));
+  EXPECT_EQ(c.metric_set, "roofline");
+  EXPECT_EQ(c.metrics, std::vector<std::string>{"sm__cycles_elapsed.avg"});
+  EXPECT_EQ(c.mode, trace::CollectionMode::kCounters);
 }
 
 // RFPROF_TRACE_LIST: every profiled process of an rfprof --csv run appends its trace's path, so

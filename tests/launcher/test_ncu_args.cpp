@@ -11,6 +11,7 @@ namespace {
 Plan parse(std::vector<std::string> args) { return parse_args(args); }
 
 using test_util::error_of;
+using test_util::has;
 
 TEST(NcuArgs, CommandAndDefaults) {
   Plan p = parse({"python", "main.py", "--lr", "0.1", "-o", "x"});
@@ -98,11 +99,32 @@ TEST(NcuArgs, CallStackAndMemoryUsage) {
 
 TEST(NcuArgs, ProfileFromStartSpellings) {
   for (auto [v, want] : std::vector<std::pair<std::string, std::string>>{
-           {"on", "on"}, {"yes", "on"}, {"1", "on"}, {"off", "off"}, {"no", "off"}, {"0", "off"}})
+           {"on", "on"}, {"yes", "on"}, {"1", "on"}, {"True", "on"}, {"off", "off"}, {"no", "off"}, {"0", "off"},
+           {"false", "off"}})
     EXPECT_EQ(parse({"--profile-from-start", v, "a"}).env.at("RFPROF_PROFILE_FROM_START"), want) << v;
   EXPECT_NE(error_of({"--profile-from-start", "maybe", "a"}).find("--profile-from-start maybe: expected one of on, "
-                                                                 "off, yes, no, 1, 0"),
+                                                                 "off, yes, no, true, false, 1, 0"),
             std::string::npos);
+}
+
+// ncu's switches take on/off, yes/no, true/false and 1/0 (its documentation lists on/off and
+// yes/no, its --help --check-exit-code 1): every spelling rfprof accepts for one, it accepts in all.
+TEST(NcuArgs, SwitchesTakeEverySpellingOfYesAndNo) {
+  const std::vector<std::string> yes = {"on", "yes", "true", "1", "ON", "Yes"}, no = {"off", "no", "false", "0", "OFF"};
+  for (const std::string flag : {"--check-exit-code", "--import-sass", "--apply-rules", "--config-file", "--rename-kernels"})
+    for (const auto& v : yes) {
+      EXPECT_NO_THROW(parse({flag, v, "app"})) << flag << " " << v;
+      for (const auto& n : no) EXPECT_NO_THROW(parse({flag, n, "app"})) << flag << " " << n;
+    }
+  for (const std::string flag : {"--import-source", "--kill"}) {  // only "no" is what rfprof does
+    for (const auto& n : no) EXPECT_NO_THROW(parse({flag, n, "app"})) << flag << " " << n;
+    for (const auto& v : yes) EXPECT_TRUE(has(error_of({flag, v, "app"}), flag + " " + v + " is not supported")) << v;
+  }
+  EXPECT_TRUE(has(error_of({"--apply-rules", "maybe", "app"}), "expected yes or no (or on/off, true/false, 1/0"));
+  EXPECT_EQ(boolean_spelling("TRUE"), "yes");
+  EXPECT_EQ(boolean_spelling("0"), "no");
+  EXPECT_EQ(boolean_spelling("Maybe"), "maybe");
+  EXPECT_FALSE(is_boolean_flag("cache-control"));
 }
 
 TEST(NcuArgs, SetsAndSections) {
@@ -126,7 +148,13 @@ TEST(NcuArgs, SetsAndSections) {
             "roofline");
   EXPECT_NE(error_of({"--set", "full", "a"}).find("--set full"), std::string::npos);
   EXPECT_NE(error_of({"--section", "MemoryWorkloadAnalysis", "a"}).find("not a roofline section"), std::string::npos);
-  EXPECT_NE(error_of({"--set", "roofline", "--metrics", "x.sum", "a"}).find("give one of them"), std::string::npos);
+  // With --set or --section, --metrics are collected besides the set's, as ncu collects both
+  // (librfinject adds them to the set it plans); the timing set collects no counters.
+  const Plan both = parse({"--section", "SpeedOfLight_RooflineChart", "--metrics", "sm__cycles_elapsed.avg", "a"});
+  EXPECT_EQ(both.env.at("RFPROF_METRIC_SET"), "roofline");
+  EXPECT_EQ(both.env.at("RFPROF_METRICS"), "sm__cycles_elapsed.avg");
+  EXPECT_TRUE(has(error_of({"--set", "timing", "--metrics", "sm__cycles_elapsed.avg", "a"}),
+                  "--metrics with --set timing: the timing set collects no counters"));
 }
 
 TEST(NcuArgs, KernelFiltersAndReplayMode) {
@@ -305,15 +333,19 @@ TEST(NcuArgs, NcuDefaultsAcceptedWithTheirNotes) {
 
 TEST(NcuArgs, RefusedNcuFlagsSayWhyAndLongFormsAreKnown) {
   for (const auto& [flag, why] : std::vector<std::pair<std::string, std::string>>{
-           {"--mode", "the interactive modes (launch-and-attach, attach) are not supported"},
-           {"--port", "remote attach is not supported"},
+           {"--mode", "rfprof has no interactive modes (launch-and-attach, attach)"},
+           {"--port", "rfprof has no remote attach"},
            {"--section-folder", "section files are not read"},
-           {"--launch-count-per-kernel", "not supported; use -k with -c"},
+           {"--launch-count-per-kernel", "use -k with -c"},
+           {"--kernel-regex", "an old ncu flag: use -k regex:EXPR"},
            {"--open-in-ui", "rfprof has no UI: rfanalyze writes report.html"}}) {
     const std::string e = error_of({flag, "x", "app"});
     EXPECT_EQ(e.rfind("rfprof: " + flag, 0), 0u) << e;
     EXPECT_NE(e.find(why), std::string::npos) << flag << ": " << e;
   }
+  // Each reason says "not supported" once: the message does.
+  for (const auto& [flag, why] : unsupported_flags())
+    EXPECT_EQ(why.find("not supported"), std::string::npos) << flag << ": " << why;
   // -i and -f in their long forms, and a unique prefix of each.
   EXPECT_EQ(parse({"--import", "t.rftrace"}).import_files, (std::vector<std::string>{"t.rftrace"}));
   EXPECT_EQ(parse({"--force-overwrite", "app"}).env.at("RFPROF_FORCE_OVERWRITE"), "1");

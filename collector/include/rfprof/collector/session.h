@@ -38,9 +38,11 @@ enum class StepPassStart {
 /// Settings of the collector of one process (librfinject fills them from RFPROF_* variables).
 struct SessionOptions {
   std::filesystem::path output;       ///< final trace path (placeholders already expanded)
-  std::vector<std::string> metrics;   ///< Range Profiler metrics; empty: default_metrics()
-  /// A named metric set (metric_set_names.h) planned per device chip; used instead of `metrics`
-  /// when not empty.
+  /// Range Profiler metrics; empty: default_metrics(), unless `metric_set` is given. With a
+  /// metric set, these are collected besides the set's (ncu collects --set/--section and --metrics
+  /// together).
+  std::vector<std::string> metrics;
+  /// A named metric set (metric_set_names.h) planned per device chip; "" for none.
   std::string metric_set;
   bool profile_from_start = true;     ///< open window 0 at process start
   trace::CollectionMode mode = trace::CollectionMode::kCounters;  ///< kTiming: no Range Profiler

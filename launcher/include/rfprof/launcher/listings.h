@@ -38,8 +38,9 @@ struct Listing {
   std::vector<std::string> sections;
   /// The rfprof metric set the flags select (--set, --section or the default "roofline").
   std::string set = "roofline";
-  /// --list-metrics with --metrics (`from_metrics`): the counters named (checked and completed as
-  /// for a run; empty when only launch or device attributes were named, which are not collected).
+  /// --list-metrics with --metrics: the counters named (checked and completed as for a run; empty
+  /// when only launch or device attributes were named, which are not collected). `from_metrics`:
+  /// these alone; otherwise (with --set or --section) listed after the set's, as a run collects them.
   std::vector<std::string> metrics;
   bool from_metrics = false;
   bool quiet = false;  ///< --quiet: no note about the chip chosen

@@ -87,8 +87,16 @@ struct AcceptedValue {
   std::string note;
 };
 
-/// The ncu flag values rfprof accepts as no-ops (docs/ncu-flags.md).
+/// The ncu flag values rfprof accepts as no-ops (docs/ncu-flags.md). A switch's values
+/// (is_boolean_flag) are "yes" and "no" only: boolean_spelling gives them.
 const std::vector<AcceptedValue>& accepted_values();
+
+/// True for the ncu flags that take a yes/no value in any of ncu's spellings (--check-exit-code,
+/// --import-source, --import-sass, --apply-rules, --kill, --config-file, --rename-kernels).
+bool is_boolean_flag(const std::string& name);
+/// "yes" for on, yes, true and 1, "no" for off, no, false and 0 (any case); any other value
+/// lowercased, as it was.
+std::string boolean_spelling(const std::string& value);
 
 /// Parses rfprof's arguments (argv[0] excluded): ncu's flags, then the command. Unique prefixes
 /// of long options are accepted as in ncu (`--target-process all`). Throws ArgsError for an
