@@ -55,6 +55,38 @@ std::string set_for(const std::string& flag, const std::string& value) {
        "SpeedOfLight_Hierarchical{Single,Double,Half,Tensor}RooflineChart sections");
 }
 
+/// --section flags with each "regex:EXPR" (ncu's syntax: EXPR searched in the section identifier)
+/// replaced by the roofline sections it matches, with a note in `notes` (unless null) naming them.
+/// Throws ArgsError for an invalid expression or one that matches none of them.
+std::vector<std::string> expand_section_regexes(const std::vector<std::string>& flags, std::vector<std::string>* notes) {
+  std::vector<std::string> out;
+  for (const auto& flag : flags) {
+    if (flag.rfind("regex:", 0) != 0) {
+      out.push_back(flag);
+      continue;
+    }
+    std::regex re;
+    try {
+      re = std::regex(flag.substr(6), std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      fail("--section " + flag + ": not a valid regular expression (" + e.what() + ")");
+    }
+    std::string matched;
+    for (const auto& s : roofline_sections()) {
+      if (!std::regex_search(s.identifier, re)) continue;
+      out.push_back(s.identifier);
+      matched += (matched.empty() ? "" : ", ") + s.identifier;
+    }
+    if (matched.empty())
+      fail("--section " + flag + ": matches none of the roofline sections rfprof honours (rfprof --list-sections "
+           "lists them)");
+    if (notes)
+      notes->push_back("rfprof: note: --section " + flag + ": the roofline sections it matches, " + matched +
+                       "; rfprof collects no other section");
+  }
+  return out;
+}
+
 /// The rfprof set that collects every section of `sections` (--section flags): the sets nest
 /// (timing, roofline, roofline-tensor, hierarchical), so the largest one needed. Throws ArgsError
 /// for a section rfprof does not honour.
@@ -382,6 +414,7 @@ Plan parse_args(const std::vector<std::string>& given) {
     fail("--print-summary per-kernel with --csv: the summary is printed as text; for CSV use --csv --page raw "
          "(one row per launch) and group by \"Kernel Name\"");
   if (plan.version) return plan;
+  section_flags = expand_section_regexes(section_flags, quiet ? nullptr : &plan.notes);
   const bool query_flags = app.count("--query-metrics-mode") > 0 || app.count("--query-metrics-collection") > 0;
   const int listings = int(list_sets) + int(list_sections) + int(list_metrics);
   const char* listing_flag = list_sets ? "--list-sets" : list_sections ? "--list-sections" : "--list-metrics";

@@ -148,6 +148,18 @@ TEST(NcuArgs, SetsAndSections) {
             "roofline");
   EXPECT_NE(error_of({"--set", "full", "a"}).find("--set full"), std::string::npos);
   EXPECT_NE(error_of({"--section", "MemoryWorkloadAnalysis", "a"}).find("not a roofline section"), std::string::npos);
+  // ncu's --section regex:EXPR: the roofline sections whose identifier it matches, named in a note.
+  const Plan all = parse({"--section", "regex:.*", "a"});
+  EXPECT_EQ(all.env.at("RFPROF_METRIC_SET"), "hierarchical");  // the largest set they need
+  ASSERT_EQ(all.notes.size(), 1u);
+  EXPECT_TRUE(has(all.notes[0], "--section regex:.*: the roofline sections it matches, "
+                                "SpeedOfLight_HierarchicalDoubleRooflineChart, ")) << all.notes[0];
+  EXPECT_EQ(parse({"--section", "regex:^SpeedOfLight_RooflineChart$", "a"}).env.at("RFPROF_METRIC_SET"), "roofline");
+  EXPECT_EQ(parse({"--section", "regex:Tensor", "a"}).env.at("RFPROF_METRIC_SET"), "roofline-tensor");
+  EXPECT_TRUE(parse({"--section", "regex:.*", "--quiet", "a"}).notes.empty());
+  EXPECT_TRUE(has(error_of({"--section", "regex:Occupancy", "a"}),
+                  "--section regex:Occupancy: matches none of the roofline sections rfprof honours"));
+  EXPECT_TRUE(has(error_of({"--section", "regex:(", "a"}), "--section regex:(: not a valid regular expression"));
   // With --set or --section, --metrics are collected besides the set's, as ncu collects both
   // (librfinject adds them to the set it plans); the timing set collects no counters.
   const Plan both = parse({"--section", "SpeedOfLight_RooflineChart", "--metrics", "sm__cycles_elapsed.avg", "a"});
