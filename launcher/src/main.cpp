@@ -114,6 +114,33 @@ class TraceList {
   fs::path path_;
 };
 
+/// A folder of its own in $TMPDIR (or /tmp), removed with what it holds when this goes out of
+/// scope, unless keep() was called.
+class ScratchFolder {
+ public:
+  bool create() {
+    std::error_code ec;
+    fs::path dir = fs::temp_directory_path(ec);
+    if (ec) dir = "/tmp";
+    std::string templ = (dir / "rfprof-run-XXXXXX").string();
+    if (!::mkdtemp(templ.data())) return false;
+    path_ = templ;
+    return true;
+  }
+  const fs::path& path() const { return path_; }
+  void keep() { path_.clear(); }
+  ~ScratchFolder() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+
+ private:
+  fs::path path_;
+};
+
+/// True when `trace` lies in `folder` (empty: none).
+bool inside(const fs::path& trace, const fs::path& folder) { return !folder.empty() && trace.parent_path() == folder; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -195,6 +222,17 @@ int main(int argc, char** argv) {
               << " (to print this run's results)\n";
     return 2;
   }
+  // Without -o, as ncu ("a temporary file is used, which is removed afterwards"): the traces go to
+  // a folder of their own, removed once their results are printed; -o keeps them.
+  ScratchFolder scratch;
+  if (!plan.export_given) {
+    if (!scratch.create()) {
+      std::cerr << "rfprof: cannot create a temporary folder in " << fs::temp_directory_path(ec).string()
+                << " (for this run's traces; -o names where to keep them)\n";
+      return 2;
+    }
+    plan.env["RFPROF_OUTPUT"] = (scratch.path() / "rfprof_%p.rftrace").string();
+  }
   bool started = false;
   const int status =
       launcher::run_application(plan, launcher::application_environment(plan, *inject, environ), std::cerr, &started);
@@ -204,15 +242,19 @@ int main(int argc, char** argv) {
   std::vector<fs::path> all = traces.finished;
   // A killed process's trace: print_results says it is truncated and prints what it holds.
   all.insert(all.end(), traces.unfinished.begin(), traces.unfinished.end());
-  if (!plan.quiet)
-    for (const auto& t : all) std::cerr << "rfprof: trace: " << t.string() << "\n";
+  if (!plan.quiet)  // the traces kept: those -o named (the scratch folder's are removed)
+    for (const auto& t : all)
+      if (!inside(t, scratch.path())) std::cerr << "rfprof: trace: " << t.string() << "\n";
   // As ncu: --csv prints the CSV; without it, the results are printed as text unless -o wrote them.
   // A summary asked for with --print-summary is printed with -o too: it was asked for by name.
   // ncu warns "No kernels were profiled" with -o too: a run that profiled nothing is said always.
   if (all.empty()) {
     if (!list.path().empty())  // without the list this run's traces are unknown, not absent
       std::cerr << "rfprof: no trace was written (no CUDA work profiled?)\n";
-  } else if (plan.csv || !plan.export_given || plan.print_summary)
-    print_results(plan, all, /*filtered=*/false);
+  } else if ((plan.csv || !plan.export_given || plan.print_summary) && !print_results(plan, all, /*filtered=*/false) &&
+             !scratch.path().empty()) {
+    std::cerr << "rfprof: the traces are kept in " << scratch.path().string() << "\n";
+    scratch.keep();  // not printed: what was recorded is not thrown away
+  }
   return status;
 }

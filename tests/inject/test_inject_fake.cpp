@@ -347,6 +347,23 @@ TEST_F(InjectFake, TheNvtxEntryPointStartsTheSessionBeforeHandingNvtxOver) {
   EXPECT_FALSE(fs::exists(trace));
 }
 
+// Without -o, as ncu: librfinject writes the trace into a folder of rfprof's in $TMPDIR, rfprof
+// prints it, then removes it: nothing is left in the working folder or in $TMPDIR.
+TEST_F(InjectFake, WithoutAnExportRfprofPrintsTheRunAndKeepsNoTrace) {
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directory(tmp);
+  const Ran r = run({RFPROF_BIN, "--csv", "--page", "raw", "--profile-from-start", "off", FAKE_APP, "windows"},
+                    {"TMPDIR=" + tmp.string()}, dir_);
+  ASSERT_TRUE(exited_zero(r)) << r.err << r.out;
+  size_t rows = 0;
+  for (auto& row : csv_rows(r.out.substr(r.out.find('"'))))
+    if (!row["ID"].empty() && std::isdigit(static_cast<unsigned char>(row["ID"][0]))) ++rows;
+  EXPECT_EQ(rows, 5u) << r.out;
+  EXPECT_TRUE(fs::is_empty(tmp));
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().string().find(".rftrace"), std::string::npos) << e.path();
+}
+
 TEST_F(InjectFake, RfprofsRawPageHasEachLaunchsMetricsAsNcuPrintsThem) {
   const fs::path trace = dir_ / "r";
   const Ran r = run({RFPROF_BIN, "--csv", "--page", "raw", "--metrics",

@@ -189,6 +189,32 @@ TEST(RfprofBinary, FoundThroughASymlinkItFindsItsLibrary) {
   EXPECT_FALSE(has(r.err, "librfinject.so not found")) << r.err;
 }
 
+// Without -o, as ncu ("a temporary file is used, which is removed afterwards"): the traces go to a
+// folder of their own, are printed, then removed; nothing is left in the working folder.
+TEST(RfprofBinary, WithoutAnExportTheTracesArePrintedThenRemoved) {
+  TempDir dir;
+  one_kernel_trace(dir.path / "mine.src");
+  // The application writes its trace where RFPROF_OUTPUT says (%p: its pid), as librfinject does.
+  const std::string app =
+      "sh -c 'out=$(printf %s \"$RFPROF_OUTPUT\" | sed \"s/%p/$$/\"); cp mine.src \"$out\" && "
+      "echo \"$out\" >> \"$RFPROF_TRACE_LIST\" && dirname \"$out\" > where.txt'";
+  const Result r = run_in(dir.path, "RFPROF --csv --page raw " + app);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(csv_rows(r.out), 1u) << r.out;
+  const std::string where = slurp(dir.path / "where.txt");
+  ASSERT_FALSE(where.empty());
+  EXPECT_NE(fs::path(where.substr(0, where.size() - 1)), dir.path);  // not the working folder
+  EXPECT_FALSE(fs::exists(where.substr(0, where.size() - 1)));       // removed after printing
+  EXPECT_FALSE(has(r.err, "rfprof: trace:")) << r.err;               // no trace to name
+  for (const auto& e : fs::directory_iterator(dir.path)) EXPECT_NE(e.path().extension(), ".rftrace") << e.path();
+  // With -o the trace is kept where it names, and named.
+  const Result kept = run_in(dir.path, "RFPROF -o t --csv --page raw " + app);
+  EXPECT_EQ(kept.status, 0) << kept.err;
+  EXPECT_TRUE(has(kept.err, "rfprof: trace: ")) << kept.err;
+  const std::string kept_where = slurp(dir.path / "where.txt");
+  EXPECT_TRUE(fs::exists(kept_where.substr(0, kept_where.size() - 1)));
+}
+
 // The launcher waits beside the application for the whole run without CUPTI's profiler host
 // library (libnvperf_host.so, about 110 MB of memory), which only listings and queries load.
 TEST(RfprofBinary, WhileTheApplicationRunsTheLauncherHoldsNoHostLibrary) {
