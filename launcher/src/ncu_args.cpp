@@ -226,8 +226,13 @@ Plan parse_args(const std::vector<std::string>& given) {
                   [](const std::string& x, const std::string& y) { return x.size() < y.size(); });
         bool extends = true;
         for (const auto& m : matches) extends = extends && m.rfind(matches.front(), 0) == 0;
-        if (matches.size() > 1 && !extends)
-          fail("--" + name + " is ambiguous: could be --" + matches[0] + " or --" + matches[1]);
+        if (matches.size() > 1 && !extends) {
+          std::sort(matches.begin(), matches.end());
+          std::string could;
+          for (size_t m = 0; m < matches.size(); ++m)
+            could += (m == 0 ? "--" : m + 1 == matches.size() ? " or --" : ", --") + matches[m];
+          fail("--" + name + " is ambiguous: could be " + could);
+        }
         if (matches.empty()) fail("unknown option --" + name + " (see rfprof --help and docs/ncu-flags.md)");
         name = matches[0];
       }

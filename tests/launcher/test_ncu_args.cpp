@@ -355,6 +355,12 @@ TEST(NcuArgs, RefusedNcuFlagsSayWhyAndLongFormsAreKnown) {
     EXPECT_EQ(e.rfind("rfprof: " + flag, 0), 0u) << e;
     EXPECT_NE(e.find(why), std::string::npos) << flag << ": " << e;
   }
+  // An ambiguous prefix names every option it could be, in order.
+  const std::string ambiguous = error_of({"--print", "x", "app"});
+  EXPECT_TRUE(has(ambiguous, "rfprof: --print is ambiguous: could be --print-details, ")) << ambiguous;
+  for (const char* option : {"--print-fp", "--print-kernel-base", "--print-summary", "--print-units"})
+    EXPECT_TRUE(has(ambiguous, option)) << option << ": " << ambiguous;
+  EXPECT_TRUE(has(ambiguous, " or --print-units")) << ambiguous;
   // Each reason says "not supported" once: the message does.
   for (const auto& [flag, why] : unsupported_flags())
     EXPECT_EQ(why.find("not supported"), std::string::npos) << flag << ": " << why;
