@@ -72,7 +72,8 @@ void check_output(const Plan& plan, const inject::EnvLookup& env) {
   // existing one is refused before the run, as ncu refuses an existing report without -f.
   for (const char* per_process : {"%p", "%i", "%q"})
     if (pattern.find(per_process) != std::string::npos) return;
-  if (const auto force = env("RFPROF_FORCE_OVERWRITE"); force && !force->empty() && *force != "0") return;
+  const auto force_value = env("RFPROF_FORCE_OVERWRITE");
+  const bool force = force_value && !force_value->empty() && *force_value != "0";
   inject::PatternContext context;
   context.pid = 1;
   char host[256] = {};
@@ -84,7 +85,12 @@ void check_output(const Plan& plan, const inject::EnvLookup& env) {
   } catch (const inject::ConfigError&) {
     return;  // check_plan named it
   }
-  if (fs::exists(trace, ec))
+  // -f replaces an earlier trace, never a folder, a device or a pipe (the writer refuses them too).
+  const auto type = fs::symlink_status(trace, ec).type();
+  if (type != fs::file_type::not_found && type != fs::file_type::none && type != fs::file_type::regular &&
+      type != fs::file_type::symlink)
+    fail("-o/--export " + pattern + ": " + trace.string() + " exists and is not a file (a folder, a device or a pipe)");
+  if (!force && fs::exists(trace, ec))
     fail("-o/--export " + pattern + ": " + trace.string() + " exists; -f/--force-overwrite overwrites it");
 }
 

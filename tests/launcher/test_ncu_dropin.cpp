@@ -190,6 +190,11 @@ TEST(NcuDropIn, OutputIsCheckedBeforeTheRun) {
   EXPECT_TRUE(has(check({"-o", (dir / "rep").string(), "app"}),
                   (dir / "rep.rftrace").string() + " exists; -f/--force-overwrite overwrites it"));
   EXPECT_EQ(check({"-f", "-o", (dir / "rep").string(), "app"}), "");
+  // -f replaces an earlier trace, not a folder (or a device, a pipe) that has the trace's name.
+  fs::create_directory(dir / "box.rftrace");
+  EXPECT_EQ(check({"-f", "-o", (dir / "box").string(), "app"}),
+            "rfprof: -o/--export " + (dir / "box").string() + ".rftrace: " + (dir / "box.rftrace").string() +
+                " exists and is not a file (a folder, a device or a pipe)");
   // %h is this machine's name, as librfinject expands it; a folder of the trace's name is refused too.
   char host[256] = {};
   ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);

@@ -182,6 +182,51 @@ TEST(WriterEdges, ForceOverwriteTruncatesAStaleLongerPartFile) {
   EXPECT_EQ(o.records, 2u);
 }
 
+// -f replaces an earlier trace, never something else that has its name: a folder, a pipe, a device
+// (RFPROF_OUTPUT=/dev/null with -f replaced /dev/null with a file, as root). Each is refused at once,
+// naming it, and left as it was; a pipe as the .part is not opened (it would block).
+TEST(WriterEdges, ForceOverwriteReplacesOnlyFilesAndLinks) {
+  TempDir dir;
+  const auto folder = dir.path / "folder.rftrace";
+  std::filesystem::create_directory(folder);
+  const auto pipe = dir.path / "pipe.rftrace";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0644), 0);
+  const auto part_pipe = dir.path / "p2.rftrace";
+  ASSERT_EQ(::mkfifo((part_pipe.string() + ".part").c_str(), 0644), 0);
+  for (const auto& [path, named] : std::vector<std::pair<std::filesystem::path, std::filesystem::path>>{
+           {folder, folder}, {pipe, pipe}, {part_pipe, part_pipe.string() + ".part"}}) {
+    try {
+      Writer w(path, {.force_overwrite = true});
+      ADD_FAILURE() << path << " was replaced";
+    } catch (const WriteError& e) {
+      EXPECT_EQ(std::string(e.what()), "rfprof: trace " + named.string() +
+                                           " exists and is not a file (a folder, a device or a pipe); name another path");
+    }
+  }
+  EXPECT_TRUE(std::filesystem::is_directory(folder));
+  EXPECT_FALSE(std::filesystem::exists(folder.string() + ".part"));
+  EXPECT_EQ(std::filesystem::status(pipe).type(), std::filesystem::file_type::fifo);
+  // A link as the trace is replaced by the finished trace, not followed; a link as the .part is not
+  // followed to truncate what it points to.
+  const auto target = dir.path / "keep.txt";
+  std::ofstream(target) << "keep";
+  const auto linked = dir.path / "linked.rftrace";
+  std::filesystem::create_symlink(target, linked);
+  {
+    Writer w(linked, {.force_overwrite = true});
+    w.append(launch(0));
+    w.finish();
+  }
+  EXPECT_FALSE(std::filesystem::is_symlink(linked));
+  const auto part_linked = dir.path / "pl.rftrace";
+  std::filesystem::create_symlink(target, part_linked.string() + ".part");
+  EXPECT_THROW(Writer(part_linked, {.force_overwrite = true}), WriteError);
+  std::ifstream in(target);
+  std::string kept;
+  in >> kept;
+  EXPECT_EQ(kept, "keep");
+}
+
 /// Sets the process's umask for its lifetime.
 struct Umask {
   explicit Umask(mode_t mask) : old(::umask(mask)) {}

@@ -57,8 +57,18 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
   if (!options_.force_overwrite && std::filesystem::exists(path_, ec))
     throw WriteError("rfprof: trace " + path_.string() +
                      " already exists; remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
-  // O_EXCL: two processes given the same name must not destroy each other's trace.
-  const int excl = options_.force_overwrite ? O_TRUNC : O_EXCL;
+  // Overwriting replaces an earlier trace (a file, or a link, which the final rename replaces):
+  // never a folder, a device or a pipe (RFPROF_OUTPUT=/dev/null with -f would replace /dev/null).
+  for (const std::filesystem::path& p : {path_, part_path_}) {
+    const auto type = std::filesystem::symlink_status(p, ec).type();
+    if (type != std::filesystem::file_type::not_found && type != std::filesystem::file_type::regular &&
+        type != std::filesystem::file_type::symlink && type != std::filesystem::file_type::none)
+      throw WriteError("rfprof: trace " + p.string() +
+                       " exists and is not a file (a folder, a device or a pipe); name another path");
+  }
+  // O_EXCL: two processes given the same name must not destroy each other's trace. O_NOFOLLOW:
+  // a link left as the .part is not followed to truncate what it points to.
+  const int excl = options_.force_overwrite ? O_TRUNC | O_NOFOLLOW : O_EXCL;
   fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | excl | O_CLOEXEC, 0644);
   if (fd_ < 0 && errno == EEXIST)
     throw WriteError("rfprof: trace " + part_path_.string() +

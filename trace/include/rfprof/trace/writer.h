@@ -76,8 +76,9 @@ class ThreadSignalsBlocked {
 /// A process killed at any point leaves a `.part` file whose complete chunks are all readable.
 class Writer {
  public:
-  /// Creates `<path>.part`. Throws WriteError if `path` exists (without force_overwrite) or cannot
-  /// be created.
+  /// Creates `<path>.part`. Throws WriteError if `path` exists (without force_overwrite), if `path`
+  /// or `<path>.part` exists as something else than a file or a link (a folder, a device, a pipe:
+  /// force_overwrite replaces earlier traces only), or if it cannot be created.
   Writer(std::filesystem::path path, WriterOptions options = {});
   ~Writer();  ///< Calls finish() if not done yet; never throws.
   Writer(const Writer&) = delete;
