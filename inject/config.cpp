@@ -137,7 +137,8 @@ void read_filters(const EnvLookup& env, Config& c) {
   }
   if (auto v = get(env, "RFPROF_DEVICES")) {
     auto devices = collector::parse_device_list(*v);
-    if (!devices) bad("RFPROF_DEVICES", *v, "CUDA device ordinals separated by commas, such as 0 or 0,2");
+    if (!devices)
+      bad("RFPROF_DEVICES", *v, "CUDA device ordinals below 1024 separated by commas, none twice, such as 0 or 0,2");
     c.filter.devices = std::move(*devices);
   }
   try {
@@ -172,7 +173,9 @@ void read_kernel_records(const EnvLookup& env, Config& c) {
 /// RFPROF_REPLAY, RFPROF_REPLAY_GROUPS, RFPROF_REPLAY_RANGE and RFPROF_STEP_PASS_START (after the mode,
 /// the window and the filters are read).
 void read_replay(const EnvLookup& env, Config& c) {
+  std::string replay;  // RFPROF_REPLAY as given, for the messages below
   if (auto v = get(env, "RFPROF_REPLAY")) {
+    replay = *v;
     const std::string r = lower(trim(*v));
     if (r == "step") c.replay_across_steps = true;
     else if (r != "kernel") bad("RFPROF_REPLAY", *v, "kernel or step");
@@ -182,6 +185,7 @@ void read_replay(const EnvLookup& env, Config& c) {
     auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), g);
     if (ec != std::errc() || ptr != v->data() + v->size() || g < 1 || g > 1000)
       bad("RFPROF_REPLAY_GROUPS", *v, "a number of groups from 1 to 1000");
+    if (!c.replay_across_steps) bad("RFPROF_REPLAY_GROUPS", *v, "RFPROF_REPLAY=step with it (groups are its passes)");
     c.replay_groups = g;
   }
   if (auto v = get(env, "RFPROF_REPLAY_RANGE")) {
@@ -202,18 +206,33 @@ void read_replay(const EnvLookup& env, Config& c) {
     if (!c.replay_across_steps) bad("RFPROF_STEP_PASS_START", *v, "RFPROF_REPLAY=step with it");
   }
   if (!c.replay_across_steps) return;
-  const std::string v = "step";
+  const std::string& v = replay;
   if (c.mode != trace::CollectionMode::kCounters)
-    bad("RFPROF_REPLAY", v, "counters mode with it (timing mode runs no passes to replay)");
+    bad("RFPROF_REPLAY", v,
+        std::string("counters mode with it (") + (c.metric_set == "timing" ? "RFPROF_METRIC_SET=timing" : "RFPROF_MODE=timing") +
+            " is timing mode, which runs no passes to replay)");
   if (c.profile_from_start)
     bad("RFPROF_REPLAY", v,
         "RFPROF_PROFILE_FROM_START=off with it: each cudaProfilerStart/Stop window (one training step) "
         "is one pass");
-  if (!c.filter.kernel_name.empty() || !c.filter.nvtx_include.empty() || !c.filter.nvtx_exclude.empty() ||
-      c.launch_skip > 0 || c.launch_count || !c.filter.devices.empty() || c.kernel_id ||
-      c.filter_mode != collector::FilterMode::kGlobal || c.launch_skip_before_match > 0)
+  // Each filter set, by its variable: every kernel of a window must run the pass.
+  std::string filters;
+  auto set = [&](bool is_set, const char* var) {
+    if (is_set) filters += (filters.empty() ? "" : ", ") + std::string(var);
+  };
+  set(!c.filter.kernel_name.empty(), "RFPROF_KERNEL_NAME");
+  set(!c.filter.nvtx_include.empty(), "RFPROF_NVTX_INCLUDE");
+  set(!c.filter.nvtx_exclude.empty(), "RFPROF_NVTX_EXCLUDE");
+  set(c.launch_skip > 0, "RFPROF_LAUNCH_SKIP");
+  set(c.launch_count.has_value(), "RFPROF_LAUNCH_COUNT");
+  set(!c.filter.devices.empty(), "RFPROF_DEVICES");
+  set(c.kernel_id.has_value(), "RFPROF_KERNEL_ID");
+  set(c.filter_mode != collector::FilterMode::kGlobal, "RFPROF_FILTER_MODE");
+  set(c.launch_skip_before_match > 0, "RFPROF_LAUNCH_SKIP_BEFORE_MATCH");
+  if (!filters.empty())
     bad("RFPROF_REPLAY", v,
-        "no kernel, NVTX, launch or device filter with it (every kernel of a window runs the pass)");
+        "no kernel, NVTX, launch or device filter with it (every kernel of a window runs the pass); " + filters +
+            (filters.find(',') == std::string::npos ? " is set" : " are set"));
 }
 
 }  // namespace
@@ -249,14 +268,18 @@ Config read_config(const EnvLookup& env) {
   if (auto v = get(env, "RFPROF_METRICS")) c.metrics = parse_metric_list(*v);
   if (auto v = get(env, "RFPROF_PROFILE_FROM_START"))
     c.profile_from_start = parse_on_off("RFPROF_PROFILE_FROM_START", *v);
-  if (auto v = get(env, "RFPROF_MODE")) {
-    std::string m = lower(*v);
+  const auto mode = get(env, "RFPROF_MODE");
+  if (mode) {
+    std::string m = lower(*mode);
     if (m == "counters")
       c.mode = trace::CollectionMode::kCounters;
     else if (m == "timing")
       c.mode = trace::CollectionMode::kTiming;
     else
-      bad("RFPROF_MODE", *v, "counters or timing");
+      bad("RFPROF_MODE", *mode, "counters or timing");
+    // Timing mode collects no counters: metrics asked for besides would be dropped without a word.
+    if (c.mode == trace::CollectionMode::kTiming && !c.metrics.empty())
+      bad("RFPROF_MODE", *mode, "no RFPROF_METRICS with it (timing mode collects no counters)");
   }
   if (auto v = get(env, "RFPROF_METRIC_SET")) {
     const auto& sets = collector::metric_set_names();
@@ -268,6 +291,11 @@ Config read_config(const EnvLookup& env) {
     }
     if (!c.metrics.empty() && name == "timing")
       bad("RFPROF_METRIC_SET", *v, "no RFPROF_METRICS with it (the timing set collects no counters)");
+    // A set of counters in timing mode, or the timing set in counters mode: one of them is dropped.
+    if (mode && (name == "timing") != (c.mode == trace::CollectionMode::kTiming))
+      bad("RFPROF_METRIC_SET", *v,
+          "a set that agrees with RFPROF_MODE=" + lower(trim(*mode)) +
+              " (the timing set is timing mode, the others counters mode)");
     c.metric_set = name;
     if (name == "timing") c.mode = trace::CollectionMode::kTiming;
   }
@@ -303,6 +331,12 @@ Config read_config(const EnvLookup& env) {
   if (auto v = get(env, "RFPROF_MEMORY")) c.memory = parse_on_off("RFPROF_MEMORY", *v);
   read_filters(env, c);
   read_replay(env, c);
+  // Nothing open at the start and every cudaProfilerStart ignored: no window would ever open
+  // (replay across steps with an NVTX range as the window needs neither).
+  if (!c.profile_from_start && c.disable_profiler_start_stop && c.replay_range.empty())
+    bad("RFPROF_DISABLE_PROFILER_START_STOP", "1",
+        "RFPROF_PROFILE_FROM_START=on with it (profiling off at the start, and cudaProfilerStart ignored: "
+        "nothing would be profiled)");
   read_kernel_records(env, c);
   return c;
 }

@@ -7,8 +7,10 @@
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <mutex>
 
@@ -46,9 +48,11 @@ bool initialize_once() noexcept {
         config, rf::inject::expand_output_pattern(
                     rf::inject::per_process_pattern(config.output_pattern, pid, config.root_pid), pattern));
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
-    if (running && !config.trace_list.empty() && !rf::inject::append_trace_list(config.trace_list, options.output))
-      std::fprintf(stderr, "rfprof: cannot add %s to RFPROF_TRACE_LIST %s; rfprof --csv will not print it\n",
-                   options.output.c_str(), config.trace_list.c_str());
+    if (running && !config.trace_list.empty() && !rf::inject::append_trace_list(config.trace_list, options.output)) {
+      const int err = errno;
+      std::fprintf(stderr, "rfprof: RFPROF_TRACE_LIST=\"%s\": cannot add %s to it (%s); rfprof --csv will not print it\n",
+                   config.trace_list.c_str(), options.output.c_str(), std::strerror(err));
+    }
   } catch (const rf::inject::ConfigError& e) {
     std::fprintf(stderr, "%s; rfprof is disabled\n", e.what());
   } catch (const std::exception& e) {

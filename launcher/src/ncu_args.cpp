@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -321,11 +322,15 @@ Plan parse_args(const std::vector<std::string>& given) {
   app.add_flag("--nvtx", nvtx, "record NVTX ranges (always on in rfprof)");
   app.add_option("-k,--kernel-name", kernel_name, "kernel name filter: exact, or regex:EXPR");
   // Checked as text first: CLI11 would read "-1" into a uint64_t as 2^64 - 1.
+  // And as a number that fits, as librfinject reads it: CLI11 would store a larger one as 2^64 - 1.
   const CLI::Validator count_at_least = CLI::Validator(
       [](std::string& v) {
-        return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })
+        uint64_t n = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); }) &&
+                       ec == std::errc() && end == v.data() + v.size()
                    ? std::string()
-                   : "expected a whole number of launches, got " + v;
+                   : "expected a whole number of launches below 2^64, got " + v;
       },
       "COUNT");
   app.add_option("-s,--launch-skip", skip, "selected kernel launches to skip before profiling")->check(count_at_least);

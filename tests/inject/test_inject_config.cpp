@@ -75,13 +75,13 @@ TEST(ReadConfig, GoodValues) {
   Config c = read_config(env_of({{"RFPROF_OUTPUT", "/tmp/run_%h.rftrace"},
                                  {"RFPROF_METRICS", " dram__bytes_read.sum , gpu__time_duration.sum,dram__bytes_read.sum"},
                                  {"RFPROF_PROFILE_FROM_START", "off"},
-                                 {"RFPROF_MODE", "timing"},
+                                 {"RFPROF_MODE", "counters"},
                                  {"RFPROF_FORCE_OVERWRITE", "1"},
                                  {"RFPROF_FLUSH_MS", "250"}}));
   EXPECT_EQ(c.output_pattern, "/tmp/run_%h.rftrace");
   EXPECT_EQ(c.metrics, (std::vector<std::string>{"dram__bytes_read.sum", "gpu__time_duration.sum"}));
   EXPECT_FALSE(c.profile_from_start);
-  EXPECT_EQ(c.mode, trace::CollectionMode::kTiming);
+  EXPECT_EQ(c.mode, trace::CollectionMode::kCounters);
   EXPECT_TRUE(c.force_overwrite);
   EXPECT_EQ(c.flush_ms, 250u);
   // Blanks around the path are dropped, as around every other value.
@@ -311,7 +311,7 @@ TEST(ReadConfig, BadLaunchFilters) {
   EXPECT_NE(bad_rule.find("empty range name"), std::string::npos) << bad_rule;
   for (const char* v : {"gpu0", "0,,1", "-1", "0,0"})
     expect_names(error_of("RFPROF_DEVICES", v), "RFPROF_DEVICES", v,
-                 "CUDA device ordinals separated by commas, such as 0 or 0,2");
+                 "CUDA device ordinals below 1024 separated by commas, none twice, such as 0 or 0,2");
   const std::string bad_base = error_of("RFPROF_KERNEL_NAME_BASE", "short");
   EXPECT_NE(bad_base.find("RFPROF_KERNEL_NAME_BASE:"), std::string::npos) << bad_base;
 }
@@ -452,8 +452,6 @@ TEST(ReadConfig, NumbersAtTheirBoundsAndBeyond) {
     vars["RFPROF_REPLAY_GROUPS"] = g;
     EXPECT_EQ(read_config(env_of(vars)).replay_groups, std::stoul(g));
   }
-  // Groups without replay across steps are read, and used by nothing.
-  EXPECT_EQ(read_config(env_of({{"RFPROF_REPLAY_GROUPS", "2"}})).replay_groups, 2u);
   expect_names(error_of("RFPROF_REPLAY_GROUPS", "3x"), "RFPROF_REPLAY_GROUPS", "3x", "a number of groups from 1 to 1000");
   for (const char* var : {"RFPROF_LAUNCH_SKIP", "RFPROF_LAUNCH_SKIP_BEFORE_MATCH"})
     expect_names(error_of(var, "99999999999999999999"), var, "99999999999999999999", "a number of launches (0 or more)");
@@ -480,9 +478,19 @@ TEST(ReadConfig, ReplayAcrossStepsRefusesEveryFilterAndNamesItself) {
            {"RFPROF_NVTX_INCLUDE", "train/"}, {"RFPROF_NVTX_EXCLUDE", "warmup/"}, {"RFPROF_LAUNCH_SKIP", "1"},
            {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "1"}, {"RFPROF_LAUNCH_COUNT", "1"}})
     expect_names(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {var, value}}), "RFPROF_REPLAY", "step",
-                 "no kernel, NVTX, launch or device filter with it");
+                 "no kernel, NVTX, launch or device filter with it (every kernel of a window runs the pass); " + var +
+                     " is set");
+  // Every filter set is named; the value is echoed as given.
+  const std::string two = error_of_all({{"RFPROF_REPLAY", "STEP"}, {"RFPROF_PROFILE_FROM_START", "off"},
+                                        {"RFPROF_DEVICES", "0"}, {"RFPROF_KERNEL_NAME", "gemm"}});
+  expect_names(two, "RFPROF_REPLAY", "STEP", "no kernel, NVTX, launch or device filter with it");
+  EXPECT_TRUE(two.ends_with("; RFPROF_KERNEL_NAME, RFPROF_DEVICES are set")) << two;
   expect_names(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_MODE", "timing"}}), "RFPROF_REPLAY", "step",
-               "counters mode with it");
+               "counters mode with it (RFPROF_MODE=timing is timing mode");
+  expect_names(error_with({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_METRIC_SET", "timing"}}), "RFPROF_REPLAY",
+               "step", "counters mode with it (RFPROF_METRIC_SET=timing is timing mode");
+  // RFPROF_REPLAY_GROUPS, as RFPROF_REPLAY_RANGE and RFPROF_STEP_PASS_START, belongs to step replay.
+  expect_names(error_of("RFPROF_REPLAY_GROUPS", "5"), "RFPROF_REPLAY_GROUPS", "5", "RFPROF_REPLAY=step with it");
   expect_names(error_with({}), "RFPROF_REPLAY", "step", "RFPROF_PROFILE_FROM_START=off with it");
   // A bad value is named before the missing RFPROF_REPLAY=step.
   expect_names(error_of("RFPROF_REPLAY_RANGE", "regex:("), "RFPROF_REPLAY_RANGE", "regex:(",
@@ -490,10 +498,28 @@ TEST(ReadConfig, ReplayAcrossStepsRefusesEveryFilterAndNamesItself) {
   expect_names(error_of("RFPROF_STEP_PASS_START", "kernel"), "RFPROF_STEP_PASS_START", "kernel", "launch or window");
 }
 
+// Profiling off at the start and every cudaProfilerStart ignored: nothing would ever be profiled.
+TEST(ReadConfig, NoWindowCouldEverOpen) {
+  expect_names(error_of_all({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_DISABLE_PROFILER_START_STOP", "1"}}),
+               "RFPROF_DISABLE_PROFILER_START_STOP", "1", "RFPROF_PROFILE_FROM_START=on with it");
+  EXPECT_NO_THROW(read_config(env_of({{"RFPROF_DISABLE_PROFILER_START_STOP", "1"}})));  // window 0: the whole run
+  // Replay across steps with an NVTX range as the window needs neither.
+  EXPECT_NO_THROW(read_config(env_of({{"RFPROF_PROFILE_FROM_START", "off"}, {"RFPROF_DISABLE_PROFILER_START_STOP", "1"},
+                                      {"RFPROF_REPLAY", "step"}, {"RFPROF_REPLAY_RANGE", "step"}})));
+}
+
 TEST(ReadConfig, MetricSetAgainstModeAndMetrics) {
-  // The timing set is timing mode whatever RFPROF_MODE says.
-  EXPECT_EQ(read_config(env_of({{"RFPROF_MODE", "counters"}, {"RFPROF_METRIC_SET", "timing"}})).mode,
+  // The timing set is timing mode: with RFPROF_MODE saying otherwise, one of them would be dropped
+  // without a word, so the conflict is named; so are counters asked for in timing mode.
+  EXPECT_EQ(read_config(env_of({{"RFPROF_MODE", "timing"}, {"RFPROF_METRIC_SET", "timing"}})).mode,
             trace::CollectionMode::kTiming);
+  EXPECT_EQ(read_config(env_of({{"RFPROF_METRIC_SET", "timing"}})).mode, trace::CollectionMode::kTiming);
+  expect_names(error_of_all({{"RFPROF_MODE", "counters"}, {"RFPROF_METRIC_SET", "timing"}}), "RFPROF_METRIC_SET",
+               "timing", "a set that agrees with RFPROF_MODE=counters (the timing set is timing mode, the others counters mode)");
+  expect_names(error_of_all({{"RFPROF_MODE", "Timing"}, {"RFPROF_METRIC_SET", "roofline"}}), "RFPROF_METRIC_SET",
+               "roofline", "a set that agrees with RFPROF_MODE=timing");
+  expect_names(error_of_all({{"RFPROF_MODE", "timing"}, {"RFPROF_METRICS", "dram__bytes_read.sum"}}), "RFPROF_MODE",
+               "timing", "no RFPROF_METRICS with it (timing mode collects no counters)");
   // An unknown set is named as unknown before the conflict with RFPROF_METRICS.
   try {
     read_config(env_of({{"RFPROF_METRICS", "dram__bytes_read.sum"}, {"RFPROF_METRIC_SET", "rooflines"}}));

@@ -320,7 +320,7 @@ TEST(RfprofBinary, RefusesBeforeRunningWhatTheCollectorWouldRefuse) {
            {"-o x_%z", "rfprof: -o/--export: RFPROF_OUTPUT"},
            {"--replay-mode step --profile-from-start on", "--replay-mode step needs --profile-from-start off"},
            {"--replay-mode step -k regex:x", "--replay-mode step profiles every kernel of a step"},
-           {"-s -1", "expected a whole number of launches, got -1"},
+           {"-s -1", "expected a whole number of launches below 2^64, got -1"},
            {"-c 0", "expected at least 1 launch, got 0"},
            {"--devices gpu1", "rfprof: --devices: RFPROF_DEVICES=\"gpu1\": expected CUDA device ordinals"},
            {"--log-file /no/such/dir/x.csv --csv", "rfprof: cannot write --log-file /no/such/dir/x.csv"}}) {

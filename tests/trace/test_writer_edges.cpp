@@ -184,17 +184,17 @@ TEST(WriterEdges, ForceOverwriteTruncatesAStaleLongerPartFile) {
 
 // -f replaces an earlier trace, never something else that has its name: a folder, a pipe, a device
 // (RFPROF_OUTPUT=/dev/null with -f replaced /dev/null with a file, as root). Each is refused at once,
-// naming it, and left as it was; a pipe as the .part is not opened (it would block).
+// naming it, and left as it was; so is a folder as the .part.
 TEST(WriterEdges, ForceOverwriteReplacesOnlyFilesAndLinks) {
   TempDir dir;
   const auto folder = dir.path / "folder.rftrace";
   std::filesystem::create_directory(folder);
   const auto pipe = dir.path / "pipe.rftrace";
   ASSERT_EQ(::mkfifo(pipe.c_str(), 0644), 0);
-  const auto part_pipe = dir.path / "p2.rftrace";
-  ASSERT_EQ(::mkfifo((part_pipe.string() + ".part").c_str(), 0644), 0);
+  const auto part_folder = dir.path / "p2.rftrace";
+  std::filesystem::create_directory(part_folder.string() + ".part");
   for (const auto& [path, named] : std::vector<std::pair<std::filesystem::path, std::filesystem::path>>{
-           {folder, folder}, {pipe, pipe}, {part_pipe, part_pipe.string() + ".part"}}) {
+           {folder, folder}, {pipe, pipe}, {part_folder, part_folder.string() + ".part"}}) {
     try {
       Writer w(path, {.force_overwrite = true});
       ADD_FAILURE() << path << " was replaced";
@@ -641,9 +641,9 @@ TEST(WriterEdges, AFlushWaitingForTheFileKeepsTheAppendLockSoItsBatchIsWrittenNe
 TEST(WriterEdges, AFailedRenameIsAWriteErrorFromFinish) {
   TempDir dir;
   const auto p = dir.path / "taken.rftrace";
-  std::filesystem::create_directory(p);
-  std::ofstream(p / "inside") << "x";
   Writer w(p, {.force_overwrite = true});
+  std::filesystem::create_directory(p);  // taken while the trace was written (one is refused at start)
+  std::ofstream(p / "inside") << "x";
   w.append(launch(0));
   try {
     w.finish();
