@@ -284,6 +284,40 @@ class CompareReplayTest(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("smsp__sass_* counts compared: 0", out)
 
+    def ncu_csv(self, launches):
+        """An ncu --csv --page raw file: ==PROF== lines, the header, the units row, quoted numbers
+        with thousands separators; `launches` as in analysis()."""
+        path = os.path.join(self.tmp, "step.ncu.csv")
+        with open(path, "w", newline="") as f:
+            f.write("==PROF== Connected to process 1 (/usr/bin/python3)\n")
+            w = csv.writer(f, quoting=csv.QUOTE_ALL)
+            w.writerow(["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+                        "Block Size", "Grid Size", "Device", "CC", self.DRAM, self.FADD])
+            w.writerow([""] * 11 + ["Kbyte", "inst"])
+            for lid, kernel, fadd, dram in launches:
+                w.writerow([lid, 1, "python3", "h", kernel, 1, 7, "(256, 1, 1)", "(4, 1, 1)", 0, "9.0",
+                            f"{dram / 1000:g}", f"{fadd:,}"])
+            f.write("==PROF== Disconnected from process 1\n")
+        return path
+
+    def test_an_ncu_report_of_the_same_step_is_the_reference(self):
+        # ncu's IDs count from 0, its counts carry thousands separators and its bytes a unit: only
+        # the instruction counts are compared, under ncu's name.
+        ncu = self.ncu_csv([(0, "gemm", 4096, 120), (1, "relu", 0, 40), (2, "loss", 7, 9)])
+        rc, out, _ = self.run_main(ncu, self.analysis("step", self.STEP))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("launches: ncu 3, step replay 3", out)
+        self.assertIn("smsp__sass_* counts compared: 3, equal: 3", out)
+        changed = self.ncu_csv([(0, "gemm", 4097, 120), (1, "relu", 0, 40), (2, "loss", 7, 9)])
+        rc, out, _ = self.run_main(changed, self.analysis("step2", self.STEP))
+        self.assertEqual(rc, 1, out)
+        self.assertIn(f"launch 0 gemm: {self.FADD}: step replay 4096 != ncu 4097", out)
+        # A file that is no ncu report is bad input, named.
+        rc, _, err = self.run_main(os.path.join(self.analysis("step3", self.STEP), "counters.csv"),
+                                   self.analysis("step4", self.STEP))
+        self.assertEqual(rc, 2)
+        self.assertIn('no header row starting with "ID"', err)
+
     def test_bad_input(self):
         rc, _, err = self.run_main(os.path.join(self.tmp, "missing"), os.path.join(self.tmp, "missing2"))
         self.assertEqual(rc, 2)

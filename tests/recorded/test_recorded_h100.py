@@ -239,6 +239,18 @@ class RecordedH100(unittest.TestCase):
         self.assertEqual(diff.returncode, 1, diff.stdout)
         self.assertIn("problems: 1", diff.stdout)
 
+    def test_compare_replay_takes_the_ncu_report_of_the_step_as_reference(self):
+        # The GPU run compares step replay with ncu's report of the same step instead of running
+        # kernel replay too (scripts/gpu-validate first15): on this step, rfprof's kernel replay
+        # and ncu's report give every instruction count equal, read through the ncu path.
+        out = self.analysis("resnet18", os.path.join(DATA, "resnet18", "resnet18.rftrace"))
+        script = os.path.join(ROOT, "scripts", "compare_replay.py")
+        ncu = os.path.join(DATA, "resnet18", "resnet18.ncu.csv")
+        same = subprocess.run([sys.executable, script, ncu, out], capture_output=True, text=True, timeout=120)
+        self.assertEqual(same.returncode, 0, same.stdout + same.stderr)
+        self.assertIn("launches: ncu 387, step replay 387", same.stdout)
+        self.assertIn("smsp__sass_* counts compared: 3483, equal: 3483", same.stdout)
+
     def test_ncu_import_of_the_same_step_gives_the_same_flop(self):
         trace_out = self.analysis("resnet18", os.path.join(DATA, "resnet18", "resnet18.rftrace"))
         ncu_out = os.path.join(self.out, "resnet18-ncu")
