@@ -135,6 +135,13 @@ inline std::optional<TraceError> decode_error(RecordType type, std::string_view 
   return std::nullopt;
 }
 
+/// A LaunchApi record whose launch_index is `index` (every other field zero).
+inline LaunchApi launch(uint64_t index) {
+  LaunchApi l;
+  l.launch_index = index;
+  return l;
+}
+
 /// LaunchApi records readable in `path`, a finished trace or a live writer's .part file (its
 /// complete chunks). Throws TraceError for a file that is not a trace.
 inline int readable_launches(const std::filesystem::path& path) {
