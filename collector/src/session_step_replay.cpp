@@ -113,12 +113,24 @@ std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx, bool&
   unlocked = true;
   if (step_role_.load() == WindowRole::kDone || step_off_.load()) return nullptr;
   std::shared_ptr<ContextProfiler> cp = step_cp_;  // written once, before any role but kDone
-  if (!cp || cp->context() != ctx) return nullptr;
+  if (!cp) return nullptr;
+  if (cp->context() != ctx) {
+    // Another context's kernel runs in no pass of the step's: a thread launching steadily on a
+    // second GPU must not hold every pass start for kUnlockedLaunchWait.
+    step_unlocked_launches_.fetch_sub(1);
+    unlocked = false;
+    return nullptr;
+  }
   step_unlocked_launches_.fetch_sub(1);
   unlocked = false;
   cp->mutex().lock();
   const int role = step_role_.load();  // the window may have closed while this thread waited
   if (role == WindowRole::kDone || step_off_.load()) {
+    // Counted again before the lock is released: the next window's pass starts under this lock,
+    // after its opener published the role, so it waits for this launch instead of letting its
+    // kernel make a range no launch of the pass accounts for.
+    step_unlocked_launches_.fetch_add(1);
+    unlocked = true;
     cp->mutex().unlock();
     return nullptr;
   }

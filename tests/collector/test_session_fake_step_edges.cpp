@@ -1,8 +1,9 @@
 // Replay across steps on the fake CUPTI (fake_cupti.h), at the edges of a window: a launch on
 // another thread whose call began before its window opened, stepping aside inside a pass window,
-// and windows that launch nothing. Each test here failed before its fix (a review of the step
+// windows that launch nothing, and a launch call on another context during a pass start. Each test here failed before its fix (a review of the step
 // replay code, 2026-11-25).
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <thread>
 
@@ -115,6 +116,49 @@ TEST_F(FakeSessionTest, WindowsWithoutKernelsAreNoGroupRestarts) {
   ASSERT_EQ(ranges.size(), 3u) << c.err;
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(ranges[i].correlation_id, timing[i]);
   EXPECT_EQ(rfprof_lines(c.err), 0u) << c.err;
+}
+
+// A launch call on another context, still inside the driver when a pass starts, takes no part in
+// the pass: the pass does not wait for it (before the fix it was counted among the launches a pass
+// waits for, so a thread launching steadily on a second GPU held every pass start for 500 ms).
+TEST_F(FakeSessionTest, APassDoesNotWaitForALaunchCallOnAnotherContext) {
+  for (const auto start : {collector::StepPassStart::kFirstLaunch, collector::StepPassStart::kWindowOpen}) {
+    std::filesystem::remove(trace_);
+    const Child c = run_child([&] {
+      collector::SessionOptions o = step_options(trace_);
+      o.step_pass_start = start;
+      if (!collector::start_session(o)) std::_Exit(3);
+      CUcontext ctx = create_context(1);
+      CUcontext other = create_context(2);
+      step(ctx);  // pass 0: the step's context is known from here on
+      std::atomic<bool> in_call{false}, returned{false};
+      Launch slow{other, "_Z4slowv"};
+      slow.after_enter = [&] {
+        in_call = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      };
+      profiler_start(ctx);  // pass 1's window, open before the other context's call
+      std::thread t([&] {
+        launch(slow);
+        returned = true;
+      });
+      while (!in_call) std::this_thread::yield();
+      launch({ctx, "_Z1av", {64, 1, 1}, {256, 1, 1}});  // the pass has started by its return
+      const bool waited = returned.load();
+      launch({ctx, "_Z1bv", {128, 1, 1}, {256, 1, 1}});
+      launch({ctx, "_Z1cv", {64, 1, 1}, {128, 1, 1}});
+      profiler_stop(ctx);
+      t.join();
+      step(ctx);  // timing window
+      std::fprintf(stderr, "waited=%d;\n", waited ? 1 : 0);
+    });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    EXPECT_NE(c.err.find("waited=0;"), std::string::npos) << "the pass waited for the other context's launch call\n"
+                                                           << c.err;
+    const Trace t = read_trace(trace_);
+    for (const auto& m : mismatches(t)) ADD_FAILURE() << m;
+    EXPECT_EQ(t.all<trace::RangeCounters>().size(), 3u) << c.err;
+  }
 }
 
 }  // namespace
