@@ -31,7 +31,8 @@ void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
       {"RFPROF_REPLAY", "--replay-mode"},       {"RFPROF_REPLAY_RANGE", "--replay-range"},
       {"RFPROF_REPLAY_GROUPS", "--replay-groups"}, {"RFPROF_DEVICES", "--devices"},
       {"RFPROF_KERNEL_ID", "--kernel-id"},      {"RFPROF_FILTER_MODE", "--filter-mode"},
-      {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "--launch-skip-before-match"}};
+      {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "--launch-skip-before-match"},
+      {"RFPROF_DISABLE_PROFILER_START_STOP", "--disable-profiler-start-stop"}};
   auto refuse = [&](const inject::ConfigError& e) {
     const std::string what = collector::detail_of(e);
     for (const auto& [var, flag] : kFlagOf)

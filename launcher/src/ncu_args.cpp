@@ -449,8 +449,9 @@ Plan parse_args(const std::vector<std::string>& given) {
     if (!section_flags.empty()) listing.set = set_of_sections(section_flags);
     listing.sections = section_flags;
     if (list_metrics && !metrics_flags.empty()) {
-      if (listing.set == "timing") fail("--metrics with --set timing: the timing set collects no counters; give one of them");
       const auto named = split_attributes(metric_list(metrics_flags));
+      if (listing.set == "timing" && !named.counters.empty())
+        fail("--metrics with --set timing: the timing set collects no counters; give one of them");
       listing.from_metrics = set.empty() && section_flags.empty();  // else after the set's, as a run collects them
       std::vector<std::string> metric_notes;
       if (!named.counters.empty()) listing.metrics = resolve_metric_names(named.counters, !no_extra_suffixes, metric_notes);
@@ -547,7 +548,8 @@ Plan parse_args(const std::vector<std::string>& given) {
   std::vector<std::string> names = metric_list(metrics_flags);
   if (!set.empty() && !section_flags.empty()) fail("--set with --section: give one of them");
   // With --set/--section, ncu collects the listed metrics besides the set's: so does librfinject.
-  if (!names.empty() && !set.empty() && set_for("set", set) == "timing")
+  // Launch and device attributes come from the kernel records: they go with the timing set.
+  if (!set.empty() && set_for("set", set) == "timing" && !split_attributes(names).counters.empty())
     fail("--metrics with --set timing: the timing set collects no counters; give one of them");
   if (!names.empty()) {
     // The syntax first (metric_list, as librfinject reads it), then each name against CUPTI's host

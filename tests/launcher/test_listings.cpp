@@ -310,6 +310,8 @@ TEST(ListingsArgs, RefusedCombinations) {
   EXPECT_TRUE(has(error_of({"--list-sections", "--metrics", "dram__bytes_read.sum"}), "drop --metrics"));
   EXPECT_TRUE(has(error_of({"--list-metrics", "--set", "timing", "--metrics", "dram__bytes_read.sum"}),
                   "the timing set collects no counters"));
+  // A launch attribute is no counter: listed with the timing set as without a set.
+  EXPECT_EQ(error_of({"--list-metrics", "--set", "timing", "--metrics", "launch__grid_size"}), "");
   EXPECT_TRUE(has(error_of({"--list-metrics", "--set", "basic"}), "--set basic"));
   EXPECT_TRUE(has(error_of({"--list-sections", "--section", "Occupancy"}), "--section Occupancy: not a roofline section"));
   EXPECT_TRUE(has(error_of({"--list-sections", "--set", "roofline", "--section", "SpeedOfLight_RooflineChart"}),

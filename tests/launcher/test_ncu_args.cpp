@@ -167,6 +167,11 @@ TEST(NcuArgs, SetsAndSections) {
   EXPECT_EQ(both.env.at("RFPROF_METRICS"), "sm__cycles_elapsed.avg");
   EXPECT_TRUE(has(error_of({"--set", "timing", "--metrics", "sm__cycles_elapsed.avg", "a"}),
                   "--metrics with --set timing: the timing set collects no counters"));
+  // Launch attributes come from the kernel records: they go with the timing set, as alone.
+  const Plan attributes = parse({"--set", "timing", "--metrics", "launch__grid_size", "a"});
+  EXPECT_EQ(attributes.env.at("RFPROF_METRIC_SET"), "timing");
+  EXPECT_EQ(attributes.env.count("RFPROF_METRICS"), 0u);
+  EXPECT_EQ(attributes.print_attributes, std::vector<std::string>{"launch__grid_size"});
 }
 
 TEST(NcuArgs, KernelFiltersAndReplayMode) {

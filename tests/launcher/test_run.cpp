@@ -323,6 +323,9 @@ TEST(RfprofBinary, RefusesBeforeRunningWhatTheCollectorWouldRefuse) {
            {"-s -1", "expected a whole number of launches below 2^64, got -1"},
            {"-c 0", "expected at least 1 launch, got 0"},
            {"--devices gpu1", "rfprof: --devices: RFPROF_DEVICES=\"gpu1\": expected CUDA device ordinals"},
+           {"--profile-from-start off --disable-profiler-start-stop",
+            "rfprof: --disable-profiler-start-stop: RFPROF_DISABLE_PROFILER_START_STOP=\"1\": expected "
+            "RFPROF_PROFILE_FROM_START=on with it"},
            {"--log-file /no/such/dir/x.csv --csv", "rfprof: cannot write --log-file /no/such/dir/x.csv"}}) {
     auto [status, err] = run(flags);
     EXPECT_EQ(status, 2) << flags << ": " << err;
