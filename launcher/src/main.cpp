@@ -101,7 +101,8 @@ class TraceList {
     const int fd = ::mkstemp(templ.data());
     if (fd < 0) return false;
     ::close(fd);
-    path_ = templ;
+    path_ = fs::absolute(templ, ec);  // a relative $TMPDIR: the application may change folder
+    if (ec) path_ = templ;
     return true;
   }
   const fs::path& path() const { return path_; }
@@ -124,7 +125,10 @@ class ScratchFolder {
     if (ec) dir = "/tmp";
     std::string templ = (dir / "rfprof-run-XXXXXX").string();
     if (!::mkdtemp(templ.data())) return false;
-    path_ = templ;
+    // Absolute, as the trace list's paths are (a relative $TMPDIR would make inside() miss them,
+    // and the application may change folder).
+    path_ = fs::absolute(templ, ec);
+    if (ec) path_ = templ;
     return true;
   }
   const fs::path& path() const { return path_; }

@@ -207,6 +207,19 @@ TEST(RfprofBinary, WithoutAnExportTheTracesArePrintedThenRemoved) {
   EXPECT_FALSE(fs::exists(where.substr(0, where.size() - 1)));       // removed after printing
   EXPECT_FALSE(has(r.err, "rfprof: trace:")) << r.err;               // no trace to name
   for (const auto& e : fs::directory_iterator(dir.path)) EXPECT_NE(e.path().extension(), ".rftrace") << e.path();
+  // A relative $TMPDIR: the folder is named absolutely, as librfinject lists its traces, so the
+  // trace is still known as the run's own (not named as kept) and removed.
+  fs::create_directory(dir.path / "tmp");
+  const std::string absolute_app =
+      "sh -c 'out=$(printf %s \"$RFPROF_OUTPUT\" | sed \"s/%p/$$/\"); cp mine.src \"$out\" && "
+      "echo \"$(cd \"$(dirname \"$out\")\" && pwd)/$(basename \"$out\")\" >> \"$RFPROF_TRACE_LIST\" && "
+      "printf %s \"$out\" > where.txt'";
+  const Result relative = run_in(dir.path, "TMPDIR=tmp RFPROF --csv --page raw " + absolute_app);
+  EXPECT_EQ(relative.status, 0) << relative.err;
+  EXPECT_EQ(csv_rows(relative.out), 1u) << relative.out;
+  EXPECT_EQ(slurp(dir.path / "where.txt").rfind('/', 0), 0u) << slurp(dir.path / "where.txt");  // RFPROF_OUTPUT
+  EXPECT_FALSE(has(relative.err, "rfprof: trace:")) << relative.err;
+  EXPECT_TRUE(fs::is_empty(dir.path / "tmp"));
   // With -o the trace is kept where it names, and named.
   const Result kept = run_in(dir.path, "RFPROF -o t --csv --page raw " + app);
   EXPECT_EQ(kept.status, 0) << kept.err;
