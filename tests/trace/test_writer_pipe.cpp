@@ -13,6 +13,7 @@
 #include <csignal>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <thread>
 
 #include "trace_samples.h"
@@ -156,6 +157,25 @@ TEST(WriterEdges, AFlushWaitingForTheFileKeepsTheAppendLockSoItsBatchIsWrittenNe
   second.join();
   appender.join();
   w.finish();
+}
+
+// A stale FIFO as the .part that no process reads: -f must not block the application's CUDA
+// initialization in open() forever; the writer refuses it at once, naming it. A FIFO with a
+// reader (the tests above) is written as usual, in blocking mode.
+TEST(WriterEdges, AForcedPartThatIsAPipeNobodyReadsIsRefusedAtOnce) {
+  TempDir dir;
+  const auto p = dir.path / "stale.rftrace";
+  ASSERT_EQ(::mkfifo((p.string() + ".part").c_str(), 0600), 0);
+  auto writer = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      Writer w(p, {.force_overwrite = true});
+      return "opened";
+    } catch (const WriteError& e) {
+      return e.what();
+    }
+  });
+  ASSERT_EQ(writer.wait_for(std::chrono::seconds(10)), std::future_status::ready) << "open() blocked";
+  EXPECT_EQ(writer.get(), "rfprof: trace " + p.string() + ".part is a pipe that no process reads; remove it");
 }
 
 }  // namespace

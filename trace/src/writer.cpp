@@ -71,14 +71,19 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
   }
   // O_EXCL: two processes given the same name must not destroy each other's trace. O_NOFOLLOW:
   // a link left as the .part is not followed to truncate what it points to.
+  // O_NONBLOCK: a pipe as the .part that no process reads fails at once (ENXIO) instead of
+  // blocking the application's CUDA initialization forever; cleared once open.
   const int excl = options_.force_overwrite ? O_TRUNC | O_NOFOLLOW : O_EXCL;
-  fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | excl | O_CLOEXEC, 0644);
+  fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | excl | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd_ < 0 && errno == EEXIST)
     throw WriteError("rfprof: trace " + part_path_.string() +
                      " exists (another process is writing it, or a killed run left it); remove it "
                      "or pass -f / RFPROF_FORCE_OVERWRITE=1");
+  if (fd_ < 0 && errno == ENXIO)
+    throw WriteError("rfprof: trace " + part_path_.string() + " is a pipe that no process reads; remove it");
   if (fd_ < 0)
     throw WriteError("rfprof: cannot create trace " + part_path_.string() + ": " + errno_text(errno));
+  if (const int flags = ::fcntl(fd_, F_GETFL); flags >= 0) (void)::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
   std::vector<uint8_t> header;
   wire::Out o(header);
   o.put_bytes(wire::kFileMagic, sizeof wire::kFileMagic);
