@@ -90,19 +90,31 @@ bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& trac
   return static_cast<bool>(out.flush());
 }
 
+/// mkstemp/mkdtemp's template `name`-XXXXXX in $TMPDIR (or /tmp).
+std::string temp_template(const std::string& name) {
+  std::error_code ec;
+  fs::path dir = fs::temp_directory_path(ec);
+  if (ec) dir = "/tmp";
+  return (dir / (name + "-XXXXXX")).string();
+}
+
+/// `made` as an absolute path: a relative $TMPDIR would make inside() miss the trace list's
+/// absolute paths, and the application may change folder.
+fs::path absolute_or_as_is(const std::string& made) {
+  std::error_code ec;
+  fs::path p = fs::absolute(made, ec);
+  return ec ? fs::path(made) : p;
+}
+
 /// A temporary file (mkstemp in $TMPDIR or /tmp), removed when this goes out of scope.
 class TraceList {
  public:
   bool create() {
-    std::error_code ec;
-    fs::path dir = fs::temp_directory_path(ec);
-    if (ec) dir = "/tmp";
-    std::string templ = (dir / "rfprof-traces-XXXXXX").string();
+    std::string templ = temp_template("rfprof-traces");
     const int fd = ::mkstemp(templ.data());
     if (fd < 0) return false;
     ::close(fd);
-    path_ = fs::absolute(templ, ec);  // a relative $TMPDIR: the application may change folder
-    if (ec) path_ = templ;
+    path_ = absolute_or_as_is(templ);
     return true;
   }
   const fs::path& path() const { return path_; }
@@ -120,15 +132,9 @@ class TraceList {
 class ScratchFolder {
  public:
   bool create() {
-    std::error_code ec;
-    fs::path dir = fs::temp_directory_path(ec);
-    if (ec) dir = "/tmp";
-    std::string templ = (dir / "rfprof-run-XXXXXX").string();
+    std::string templ = temp_template("rfprof-run");
     if (!::mkdtemp(templ.data())) return false;
-    // Absolute, as the trace list's paths are (a relative $TMPDIR would make inside() miss them,
-    // and the application may change folder).
-    path_ = fs::absolute(templ, ec);
-    if (ec) path_ = templ;
+    path_ = absolute_or_as_is(templ);
     return true;
   }
   const fs::path& path() const { return path_; }

@@ -22,6 +22,17 @@ std::vector<std::string> mismatches(const Trace& t) {
   return out;
 }
 
+/// Runs `body` in a child whose session replays across steps with passes started at `start`.
+template <typename Body>
+Child run_step_child(const std::filesystem::path& trace, collector::StepPassStart start, Body body) {
+  return run_child([&] {
+    collector::SessionOptions o = step_options(trace);
+    o.step_pass_start = start;
+    if (!collector::start_session(o)) std::_Exit(3);
+    body();
+  });
+}
+
 /// Pass 0, then the last pass window opened on thread A while thread B is inside a launch call
 /// that began before the window opened: B's kernel runs 50 ms after A's window opened, and A's
 /// window launches its first kernel, then waits for B's call to return before the other two.
@@ -59,12 +70,7 @@ void last_pass_opened_during_another_threads_launch(CUcontext ctx) {
 TEST_F(FakeSessionTest, APassWaitsForLaunchCallsThatBeganBeforeItsWindowOpened) {
   for (const auto start : {collector::StepPassStart::kFirstLaunch, collector::StepPassStart::kWindowOpen}) {
     std::filesystem::remove(trace_);
-    const Child c = run_child([&] {
-      collector::SessionOptions o = step_options(trace_);
-      o.step_pass_start = start;
-      if (!collector::start_session(o)) std::_Exit(3);
-      last_pass_opened_during_another_threads_launch(create_context(1));
-    });
+    const Child c = run_step_child(trace_, start, [] { last_pass_opened_during_another_threads_launch(create_context(1)); });
     ASSERT_TRUE(c.exited_zero()) << c.err;
     const Trace t = read_trace(trace_);
     for (const auto& m : mismatches(t)) ADD_FAILURE() << m;
@@ -124,10 +130,7 @@ TEST_F(FakeSessionTest, WindowsWithoutKernelsAreNoGroupRestarts) {
 TEST_F(FakeSessionTest, APassDoesNotWaitForALaunchCallOnAnotherContext) {
   for (const auto start : {collector::StepPassStart::kFirstLaunch, collector::StepPassStart::kWindowOpen}) {
     std::filesystem::remove(trace_);
-    const Child c = run_child([&] {
-      collector::SessionOptions o = step_options(trace_);
-      o.step_pass_start = start;
-      if (!collector::start_session(o)) std::_Exit(3);
+    const Child c = run_step_child(trace_, start, [] {
       CUcontext ctx = create_context(1);
       CUcontext other = create_context(2);
       step(ctx);  // pass 0: the step's context is known from here on
