@@ -273,6 +273,7 @@ class Session {
   std::mutex step_mutex_;
   std::unique_ptr<StepReplayCollector> step_;        // created at the first window
   std::shared_ptr<ContextProfiler> step_cp_;         // the context whose kernels form the step
+  std::atomic<CUcontext> step_ctx_{nullptr};         // step_cp_'s context, readable without a lock
   std::atomic<int> step_role_{WindowRole::kDone};    // role of the open window
   std::atomic<bool> step_off_{false};                // counters failed: windows are recorded plainly
   std::atomic<int64_t> step_unlocked_launches_{0};   // launches in flight that entered unlocked

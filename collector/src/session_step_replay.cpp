@@ -70,6 +70,7 @@ void Session::step_open_window(uint32_t cbid, CUcontext ctx) {
     step_ = std::make_unique<StepReplayCollector>(static_cast<uint32_t>(cp->num_passes()),
                                                   options_.replay_groups, cp->max_ranges());
     step_cp_ = cp;
+    step_ctx_.store(cp->context());
     step_start_at_open_ = options_.step_pass_start == StepPassStart::kWindowOpen;
   }
   const WindowRole role = step_->open_window();  // a second callback of the same start: unchanged
@@ -106,6 +107,9 @@ void Session::step_wait_for_unlocked_launches() noexcept {
 std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx, bool& unlocked) {
   unlocked = false;
   if (step_off_.load()) return nullptr;
+  // Another context's kernel runs in no pass of the step's: not counted, so a thread launching
+  // steadily on a second GPU never holds a pass start for kUnlockedLaunchWait.
+  if (const CUcontext step_ctx = step_ctx_.load(); step_ctx && step_ctx != ctx) return nullptr;
   // Counted before the role is read, as a window's opener publishes the role before it reads the
   // count (both sequentially consistent): either this launch sees the window open and takes the
   // lock, or the pass waits for this launch's exit before it starts.
@@ -114,9 +118,7 @@ std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx, bool&
   if (step_role_.load() == WindowRole::kDone || step_off_.load()) return nullptr;
   std::shared_ptr<ContextProfiler> cp = step_cp_;  // written once, before any role but kDone
   if (!cp) return nullptr;
-  if (cp->context() != ctx) {
-    // Another context's kernel runs in no pass of the step's: a thread launching steadily on a
-    // second GPU must not hold every pass start for kUnlockedLaunchWait.
+  if (cp->context() != ctx) {  // the step's context became known after the check above
     step_unlocked_launches_.fetch_sub(1);
     unlocked = false;
     return nullptr;

@@ -125,43 +125,51 @@ TEST_F(FakeSessionTest, WindowsWithoutKernelsAreNoGroupRestarts) {
 }
 
 // A launch call on another context, still inside the driver when a pass starts, takes no part in
-// the pass: the pass does not wait for it (before the fix it was counted among the launches a pass
-// waits for, so a thread launching steadily on a second GPU held every pass start for 500 ms).
+// the pass: the pass does not wait for it, whether the call began inside the pass's window or
+// before it opened (before the fix it was counted among the launches a pass waits for, so a
+// thread launching steadily on a second GPU held every pass start for 500 ms).
 TEST_F(FakeSessionTest, APassDoesNotWaitForALaunchCallOnAnotherContext) {
-  for (const auto start : {collector::StepPassStart::kFirstLaunch, collector::StepPassStart::kWindowOpen}) {
-    std::filesystem::remove(trace_);
-    const Child c = run_step_child(trace_, start, [] {
-      CUcontext ctx = create_context(1);
-      CUcontext other = create_context(2);
-      step(ctx);  // pass 0: the step's context is known from here on
-      std::atomic<bool> in_call{false}, returned{false};
-      Launch slow{other, "_Z4slowv"};
-      slow.after_enter = [&] {
-        in_call = true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      };
-      profiler_start(ctx);  // pass 1's window, open before the other context's call
-      std::thread t([&] {
-        launch(slow);
-        returned = true;
+  for (const auto start : {collector::StepPassStart::kFirstLaunch, collector::StepPassStart::kWindowOpen})
+    for (const bool before_window : {false, true}) {
+      std::filesystem::remove(trace_);
+      const Child c = run_step_child(trace_, start, [before_window] {
+        CUcontext ctx = create_context(1);
+        CUcontext other = create_context(2);
+        step(ctx);  // pass 0: the step's context is known from here on
+        std::atomic<bool> in_call{false}, returned{false};
+        Launch slow{other, "_Z4slowv"};
+        slow.after_enter = [&] {
+          in_call = true;
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        };
+        std::thread t;
+        auto start_slow_call = [&] {
+          t = std::thread([&] {
+            launch(slow);
+            returned = true;
+          });
+          while (!in_call) std::this_thread::yield();
+        };
+        if (before_window) start_slow_call();
+        profiler_start(ctx);  // pass 1's window
+        if (!before_window) start_slow_call();
+        launch({ctx, "_Z1av", {64, 1, 1}, {256, 1, 1}});  // the pass has started by its return
+        const bool waited = returned.load();
+        launch({ctx, "_Z1bv", {128, 1, 1}, {256, 1, 1}});
+        launch({ctx, "_Z1cv", {64, 1, 1}, {128, 1, 1}});
+        profiler_stop(ctx);
+        t.join();
+        step(ctx);  // timing window
+        std::fprintf(stderr, "waited=%d;\n", waited ? 1 : 0);
       });
-      while (!in_call) std::this_thread::yield();
-      launch({ctx, "_Z1av", {64, 1, 1}, {256, 1, 1}});  // the pass has started by its return
-      const bool waited = returned.load();
-      launch({ctx, "_Z1bv", {128, 1, 1}, {256, 1, 1}});
-      launch({ctx, "_Z1cv", {64, 1, 1}, {128, 1, 1}});
-      profiler_stop(ctx);
-      t.join();
-      step(ctx);  // timing window
-      std::fprintf(stderr, "waited=%d;\n", waited ? 1 : 0);
-    });
-    ASSERT_TRUE(c.exited_zero()) << c.err;
-    EXPECT_NE(c.err.find("waited=0;"), std::string::npos) << "the pass waited for the other context's launch call\n"
-                                                           << c.err;
-    const Trace t = read_trace(trace_);
-    for (const auto& m : mismatches(t)) ADD_FAILURE() << m;
-    EXPECT_EQ(t.all<trace::RangeCounters>().size(), 3u) << c.err;
-  }
+      ASSERT_TRUE(c.exited_zero()) << c.err;
+      EXPECT_NE(c.err.find("waited=0;"), std::string::npos)
+          << "the pass waited for the other context's launch call (before the window: " << before_window << ")\n"
+          << c.err;
+      const Trace t = read_trace(trace_);
+      for (const auto& m : mismatches(t)) ADD_FAILURE() << m;
+      EXPECT_EQ(t.all<trace::RangeCounters>().size(), 3u) << c.err;
+    }
 }
 
 }  // namespace
