@@ -416,6 +416,52 @@ def write_overhead(out, chosen, modes, best):
     return rows
 
 
+# Issue 8's overhead budget: (workload, check, target). Ratios are wall times of the same command
+# measured in the same invocation; "added" is a mode's wall time less the native run's.
+BUDGET_TIMING_RATIO = 1.05     # timing-only mode within 5% of native on ResNet-18
+BUDGET_ROOFLINE_RATIO = 2.5    # the roofline set within 2.5x of native on ResNet-18 steps
+BUDGET_FASTER_THAN_NCU = 20.0  # at least 20x faster than ncu with the same metrics, same command
+BUDGET_INIT_ADDED_S = 0.3      # less than 0.3 s added at CUDA initialization (cuda_init)
+
+
+def budget_checks(rows):
+    """Issue 8's budget against overhead.csv's rows (dicts of workload, mode, wall_s,
+    ratio_to_native): a list of (workload, mode, check, target, measured, met) where met is
+    True/False, one per check whose runs were all measured. Checks: timing ratio <= 1.05 and each
+    roofline mode's ratio <= 2.5 on resnet18; ncu's wall time over each roofline mode's >= 20 on
+    resnet18 (with, as information, ncu's added time over the mode's added time); seconds added
+    over native by timing and roofline on cuda_init < 0.3, to the millisecond of wall_s."""
+    wall = {(r["workload"], r["mode"]): float(r["wall_s"]) for r in rows}
+    checks = []
+    native = wall.get(("resnet18", "native"))
+    if native:
+        if ("resnet18", "timing") in wall:
+            ratio = wall[("resnet18", "timing")] / native
+            checks.append(("resnet18", "timing", "wall time / native", f"<= {BUDGET_TIMING_RATIO:g}",
+                           f"{ratio:.3f}", ratio <= BUDGET_TIMING_RATIO))
+        for m in ("roofline", "roofline-step-replay"):
+            if ("resnet18", m) not in wall:
+                continue
+            ratio = wall[("resnet18", m)] / native
+            checks.append(("resnet18", m, "wall time / native", f"<= {BUDGET_ROOFLINE_RATIO:g}", f"{ratio:.3f}",
+                           ratio <= BUDGET_ROOFLINE_RATIO))
+            ncu = wall.get(("resnet18", "ncu"))
+            if ncu:
+                faster = ncu / wall[("resnet18", m)]
+                added = wall[("resnet18", m)] - native
+                added_ratio = f"; on the time added to native: {(ncu - native) / added:.1f}x" if added > 0 else ""
+                checks.append(("resnet18", m, "ncu's wall time / this mode's", f">= {BUDGET_FASTER_THAN_NCU:g}",
+                               f"{faster:.2f}{added_ratio}", faster >= BUDGET_FASTER_THAN_NCU))
+    init = wall.get(("cuda_init", "native"))
+    if init is not None:
+        for m in ("timing", "roofline"):
+            if ("cuda_init", m) in wall:
+                added = round(wall[("cuda_init", m)] - init, 3)  # wall_s has ms resolution
+                checks.append(("cuda_init", m, "seconds added to CUDA initialization", f"< {BUDGET_INIT_ADDED_S:g}",
+                               f"{added:.3f}", added < BUDGET_INIT_ADDED_S))
+    return checks
+
+
 def write_readme(out, argv, args, v, rows, costs, skipped, coverage=None, calls=None):
     """README.md: versions, the command, the overhead table, the per-run costs, what was skipped."""
     with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as f:
@@ -427,6 +473,13 @@ def write_readme(out, argv, args, v, rows, costs, skipped, coverage=None, calls=
         f.write("| workload | mode | wall_s | ratio_to_native |\n|---|---|---|---|\n")
         for r in rows:
             f.write(f"| {r['workload']} | {r['mode']} | {r['wall_s']} | {r['ratio_to_native']} |\n")
+        checks = budget_checks(rows)
+        if checks:
+            f.write("\nAgainst issue 8's budget (from the table above; a check whose runs were not all "
+                    "measured is absent):\n\n| workload | mode | check | target | measured | met |\n"
+                    "|---|---|---|---|---|---|\n")
+            for w, m, check, target, measured, met in checks:
+                f.write(f"| {w} | {m} | {check} | {target} | {measured} | {'yes' if met else 'NO'} |\n")
         if costs or coverage:
             f.write("\nWhere rfprof's own time went (costs.csv, from each trace's ProfilerOverhead records; "
                     "phases: docs/trace-format.md). With counters: launches of the trace that have "

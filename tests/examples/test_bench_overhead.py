@@ -141,6 +141,45 @@ class OverheadTest(unittest.TestCase):
         finally:
             del os.environ["RFPROF_STEP_PASS_START"]
 
+    def test_budget_checks_judge_the_rows_against_issue_8s_targets(self):
+        sys.path.insert(0, os.path.join(ROOT, "bench"))
+        try:
+            import overhead
+        finally:
+            sys.path.pop(0)
+        # The H100 rows of 2026-11-23 (bench/results), with a step-replay row added.
+        rows = [{"workload": w, "mode": m, "wall_s": t, "ratio_to_native": ""} for w, m, t in [
+            ("cuda_init", "native", "0.516"), ("cuda_init", "timing", "0.717"), ("cuda_init", "roofline", "0.816"),
+            ("resnet18", "native", "13.135"), ("resnet18", "timing", "11.977"), ("resnet18", "roofline", "151.303"),
+            ("resnet18", "roofline-step-replay", "20.000"), ("resnet18", "ncu", "83.730")]]
+        got = {(w, m, check): (target, measured, met) for w, m, check, target, measured, met in
+               overhead.budget_checks(rows)}
+        self.assertEqual(got[("resnet18", "timing", "wall time / native")], ("<= 1.05", "0.912", True))
+        self.assertEqual(got[("resnet18", "roofline", "wall time / native")], ("<= 2.5", "11.519", False))
+        self.assertEqual(got[("resnet18", "roofline-step-replay", "wall time / native")], ("<= 2.5", "1.523", True))
+        self.assertEqual(got[("resnet18", "roofline-step-replay", "ncu's wall time / this mode's")],
+                         (">= 20", "4.19; on the time added to native: 10.3x", False))
+        self.assertEqual(got[("resnet18", "roofline", "ncu's wall time / this mode's")][2], False)
+        self.assertEqual(got[("cuda_init", "timing", "seconds added to CUDA initialization")], ("< 0.3", "0.201", True))
+        # 0.816 - 0.516 is 0.3 s: not less than 0.3.
+        self.assertEqual(got[("cuda_init", "roofline", "seconds added to CUDA initialization")][2], False)
+        self.assertEqual(len(got), 7)
+        # Without the native run nothing is judged; without ncu, no "faster than ncu" check.
+        self.assertEqual(overhead.budget_checks([r for r in rows if r["mode"] != "native"]), [])
+        no_ncu = overhead.budget_checks([r for r in rows if r["mode"] != "ncu"])
+        self.assertFalse(any("ncu" in c[2] for c in no_ncu))
+        self.assertEqual(len(no_ncu), 5)
+
+    def test_the_readme_says_which_budget_checks_were_met(self):
+        p, out = self.run_overhead("--workload", f"resnet18={self.workload}", "--workloads", "fake,resnet18",
+                                   "--modes", "native,timing,ncu")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "README.md")) as f:
+            readme = f.read()
+        self.assertIn("Against issue 8's budget", readme)
+        self.assertRegex(readme, r"\| resnet18 \| timing \| wall time / native \| <= 1.05 \| [0-9.]+ \| (yes|NO) \|")
+        self.assertNotIn("| fake | timing | wall time", readme)  # the budget is ResNet-18's
+
     def test_launch_calls_are_read_from_trace_json_in_time_order(self):
         sys.path.insert(0, os.path.join(ROOT, "bench"))
         try:
