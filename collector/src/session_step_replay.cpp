@@ -118,13 +118,9 @@ std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx, bool&
   if (step_role_.load() == WindowRole::kDone || step_off_.load()) return nullptr;
   std::shared_ptr<ContextProfiler> cp = step_cp_;  // written once, before any role but kDone
   if (!cp) return nullptr;
-  if (cp->context() != ctx) {  // the step's context became known after the check above
-    step_unlocked_launches_.fetch_sub(1);
-    unlocked = false;
-    return nullptr;
-  }
   step_unlocked_launches_.fetch_sub(1);
   unlocked = false;
+  if (cp->context() != ctx) return nullptr;  // the step's context became known after the check above
   cp->mutex().lock();
   const int role = step_role_.load();  // the window may have closed while this thread waited
   if (role == WindowRole::kDone || step_off_.load()) {
