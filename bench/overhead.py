@@ -286,6 +286,9 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=0,
                     help="seconds for all runs together (0: no limit): each run gets at most what is left, "
                          "and runs past it are skipped and listed; for machines lent 10 minutes a command")
+    ap.add_argument("--min-run", type=float, default=1.0,
+                    help="seconds: a run is not started with less than this left of --budget (default 1; "
+                         "e.g. a resnet18 run's usual length, so none is started only to be stopped)")
     ap.add_argument("--inject", help="librfinject.so (default: BUILD/librfinject.so)")
     ap.add_argument("--ncu", default=shutil.which("ncu") or "ncu")
     ap.add_argument("--rfanalyze", help="rfanalyze, for the per-phase costs (default: BUILD/rfanalyze)")
@@ -303,8 +306,8 @@ def main(argv=None):
         ap.error("--repeats must be at least 1")
     if args.step_replay_steps < 2:
         ap.error("--step-replay-steps must be at least 2 (a pass and the timing window)")
-    if args.budget < 0 or args.timeout <= 0:
-        ap.error("--timeout must be positive and --budget at least 0")
+    if args.budget < 0 or args.timeout <= 0 or args.min_run <= 0:
+        ap.error("--timeout and --min-run must be positive and --budget at least 0")
     workloads = default_workloads(args.build, args.resnet_args)
     for w in args.workload:
         name, sep, cmd = w.partition("=")
@@ -342,7 +345,7 @@ def main(argv=None):
                 timeout = args.timeout
                 if args.budget:
                     timeout = min(timeout, args.budget - (time.monotonic() - began))
-                    if timeout < 1:
+                    if timeout < args.min_run:
                         break
                 wall, status = run_one(argv_, env, timeout, log_path(out, w, m, r))
                 line = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + (" " if env else "") + shlex.join(argv_)

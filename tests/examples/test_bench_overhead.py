@@ -275,19 +275,33 @@ class OverheadTest(unittest.TestCase):
             self.assertIn("app: step 1", f.read())  # the run's own output is kept
 
     def test_runs_past_the_budget_are_skipped_and_listed(self):
-        # Budget 2 x 1 s + 0.99 s: whatever the runs' start-up costs, roofline gets less than the
-        # 1 s a run needs; native and timing both finish while their start-ups add up to < 0.99 s
-        # (a loaded CI machine: the old 2 x 0.5 s + 1 s left timing out past a 0.5 s start-up).
-        slow = self.script("slow.py", "import time; time.sleep(1.0)")
+        # Budget 12 s, --min-run 11 s, native sleeps 2 s: native starts (12 s left) and finishes
+        # whatever its start-up costs up to 10 s; then at most 10 s are left, under the 11 s a run
+        # needs, so timing and roofline are never started. No margin depends on the machine's load
+        # (a 2.99 s budget with 1 s runs failed once when start-ups took 1 s on a busy CI machine).
+        slow = self.script("slow.py", "import time; time.sleep(2.0)")
         p, out = self.run_overhead("--workload", f"slow={slow}", "--workloads", "slow",
-                                   "--modes", "native,timing,roofline", "--budget", "2.99")
+                                   "--modes", "native,timing,roofline", "--budget", "12", "--min-run", "11")
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(out, "runs.csv")) as f:
             runs = list(csv.DictReader(f))
-        # native and timing (over 1 s each) fit in the 2.99 s; roofline would get less than 1 s: not run.
-        self.assertEqual([(r["mode"], r["exit_status"]) for r in runs], [("native", "0"), ("timing", "0")])
+        self.assertEqual([(r["mode"], r["exit_status"]) for r in runs], [("native", "0")])
         with open(os.path.join(out, "README.md")) as f:
-            self.assertIn("slow, roofline: not run: the --budget of 2.99 s was used up", f.read())
+            readme = f.read()
+        for mode in ("timing", "roofline"):
+            self.assertIn(f"slow, {mode}: not run: the --budget of 12 s was used up", readme)
+
+    def test_a_run_gets_what_is_left_of_the_budget(self):
+        # Budget 3 s and the default --min-run of 1 s: native (sleeping 30 s) is stopped at the
+        # budget, so a single slow run cannot take the whole machine's time; timing then has less
+        # than 1 s left and is not started.
+        slow = self.script("slow.py", "import time; time.sleep(30.0)")
+        p, out = self.run_overhead("--workload", f"slow={slow}", "--workloads", "slow",
+                                   "--modes", "native,timing", "--budget", "3")
+        with open(os.path.join(out, "runs.csv")) as f:
+            runs = list(csv.DictReader(f))
+        self.assertEqual(p.returncode, 1)  # no result
+        self.assertEqual([(r["mode"], r["exit_status"]) for r in runs], [("native", "timeout")])
 
     def test_failed_runs_are_not_results_and_are_reported(self):
         bad = self.script("bad.py", "import sys; print('bad: could only allocate 0 GiB'); print(); sys.exit(3)")
@@ -304,7 +318,8 @@ class OverheadTest(unittest.TestCase):
                            (["--modes", "native,fast"], "unknown mode 'fast'"),
                            (["--workloads", "nope"], "unknown workload 'nope'"),
                            (["--workload", "broken"], "expected NAME=COMMAND"),
-                           (["--budget", "-1"], "--budget at least 0")):
+                           (["--budget", "-1"], "--budget at least 0"),
+                           (["--min-run", "0"], "--min-run must be positive")):
             p = subprocess.run([sys.executable, OVERHEAD, "--out", self.tmp, *extra], capture_output=True, text=True)
             self.assertEqual(p.returncode, 2, extra)
             self.assertIn(msg, p.stderr)
