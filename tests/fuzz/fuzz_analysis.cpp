@@ -108,8 +108,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                               {"<script>", assets::vega_embed_js(), "</script>"},
                               {"<script>\n", assets::report_js(), "\n</script>"}};
     for (const auto& script : scripts) {
-      const std::string whole = std::string(script.open).append(script.js).append(script.close);
-      if (const auto at = text.find(whole); at != std::string::npos) text.erase(at + script.open.size(), script.js.size());
+      for (auto at = text.find(script.open); at != std::string::npos; at = text.find(script.open, at + 1)) {
+        const std::string_view rest = std::string_view(text).substr(at + script.open.size());
+        if (rest.starts_with(script.js) && rest.substr(script.js.size()).starts_with(script.close)) {
+          text.erase(at + script.open.size(), script.js.size());
+          break;
+        }
+      }
     }
     if (!rf::analyzer::is_valid_utf8(text)) {
       std::fprintf(stderr, "fuzz_analysis: %s is not UTF-8\n", name);
