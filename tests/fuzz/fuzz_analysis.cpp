@@ -82,31 +82,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // report.html inlines the fixed scripts (Vega, Vega-Lite, vega-embed, report.js: about 0.8 MB of
   // its 0.85 MB), the same bytes for every input: they are checked once, and each page without
   // them. Checking the whole page made the UTF-8 check about 40% of each run (perf, 2026-11-28).
-  static const bool assets_are_utf8 = [] {
-    namespace assets = rf::analyzer::assets;
-    for (auto js : {assets::vega_js(), assets::vega_lite_js(), assets::vega_embed_js(), assets::report_js()}) {
-      if (!rf::analyzer::is_valid_utf8(js)) return false;
-    }
-    return true;
-  }();
-  if (!assets_are_utf8) {
+  // Each script is found as html_report.cpp and report.html.in place it, between its tags: the
+  // trace's data is spliced with '<' escaped, so no match is inside it, and what is left around a
+  // removed script is ASCII, so no bytes that were apart are joined into a sequence.
+  struct Script {
+    std::string_view open, js, close;
+  };
+  namespace assets = rf::analyzer::assets;
+  static const Script scripts[] = {{"<script>", assets::vega_js(), "</script>"},
+                                   {"<script>", assets::vega_lite_js(), "</script>"},
+                                   {"<script>", assets::vega_embed_js(), "</script>"},
+                                   {"<script>\n", assets::report_js(), "\n</script>"}};
+  static const bool scripts_are_utf8 =
+      std::all_of(std::begin(scripts), std::end(scripts), [](const Script& s) { return rf::analyzer::is_valid_utf8(s.js); });
+  if (!scripts_are_utf8) {
     std::fprintf(stderr, "fuzz_analysis: a script report.html inlines is not UTF-8\n");
     std::abort();
   }
   for (const char* name : {"roofline.svg", "report.html"}) {
     std::ifstream in(out / name, std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    // Each script as html_report.cpp and report.html.in place it, between its tags: the trace's
-    // data is spliced with '<' escaped, so no match is inside it, and what is left around a removed
-    // script is ASCII, so no bytes that were apart are joined into a sequence.
-    namespace assets = rf::analyzer::assets;
-    struct Script {
-      std::string_view open, js, close;
-    };
-    const Script scripts[] = {{"<script>", assets::vega_js(), "</script>"},
-                              {"<script>", assets::vega_lite_js(), "</script>"},
-                              {"<script>", assets::vega_embed_js(), "</script>"},
-                              {"<script>\n", assets::report_js(), "\n</script>"}};
     for (const auto& script : scripts) {
       for (auto at = text.find(script.open); at != std::string::npos; at = text.find(script.open, at + 1)) {
         const std::string_view rest = std::string_view(text).substr(at + script.open.size());
