@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -44,12 +45,20 @@ uint64_t now_ns() {
           .count());
 }
 
-/// Counts the call and returns the injected failure, or CUPTI_SUCCESS.
+/// Counts the call and returns the injected failure, or CUPTI_SUCCESS; never returns for a
+/// function given to hang().
 CUptiResult enter(const char* function) {
-  std::lock_guard lock(g.m);
-  ++g.calls[function];
-  auto it = g.failures.find(function);
-  return it == g.failures.end() ? CUPTI_SUCCESS : it->second;
+  bool hangs = false;
+  CUptiResult result = CUPTI_SUCCESS;
+  {
+    std::lock_guard lock(g.m);
+    ++g.calls[function];
+    hangs = g.hangs.count(function) != 0;
+    auto it = g.failures.find(function);
+    if (it != g.failures.end()) result = it->second;
+  }
+  while (hangs) std::this_thread::sleep_for(std::chrono::hours(1));
+  return result;
 }
 
 uint32_t stream_id(CUstream stream, bool per_thread) {
@@ -129,6 +138,7 @@ void api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* fu
 void reset() {
   std::lock_guard lock(g.m);
   g.failures.clear();
+  g.hangs.clear();
   g.calls.clear();
   g.other_subscriber.clear();
   g.subscriber.clear();
@@ -206,6 +216,11 @@ void fail(const std::string& function, CUptiResult result) {
     g.failures.erase(function);
   else
     g.failures[function] = result;
+}
+
+void hang(const std::string& function) {
+  std::lock_guard lock(g.m);
+  g.hangs.insert(function);
 }
 
 void set_other_subscriber(const std::string& name) {

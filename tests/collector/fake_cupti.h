@@ -64,6 +64,10 @@ void reset();
 /// `result` without doing anything; CUPTI_SUCCESS removes the failure.
 void fail(const std::string& function, CUptiResult result);
 
+/// Every later call of CUPTI function `function` blocks its thread for good (a CUPTI call that
+/// never returns: a hung driver, a lock held elsewhere); for a child process that ends by signal.
+void hang(const std::string& function);
+
 /// cuptiSubscribe_v2 then refuses with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED and names
 /// `name` as the subscriber already attached (what CUPTI does when nsys or ncu is there).
 void set_other_subscriber(const std::string& name);

@@ -56,6 +56,7 @@ struct Context {
 struct State {
   std::mutex m;
   std::map<std::string, CUptiResult> failures;
+  std::set<std::string> hangs;  // functions whose calls never return (hang())
   std::map<std::string, uint64_t> calls;
   std::string other_subscriber, subscriber;
   CUpti_CallbackFunc callback = nullptr;

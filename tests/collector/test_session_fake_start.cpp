@@ -1,7 +1,7 @@
 // The collector session on the fake CUPTI (fake_cupti.h), its life cycle: what ProcessInfo says,
 // start_session's second call, the start-up refusals not covered in test_session_fake_timing.cpp,
 // the window records and which calls open and close them, ncu's --disable-profiler-start-stop,
-// and SIGTERM with the application's own handler.
+// SIGTERM with the application's own handler, and SIGTERM while finishing is blocked in CUPTI.
 #include <sys/resource.h>
 
 #include <csignal>
@@ -189,6 +189,37 @@ TEST_F(FakeSessionTest, WithTheApplicationsOwnSigtermHandlerTheRecordsAreFlushed
   const Trace t = read_trace(part);
   EXPECT_TRUE(t.truncated);  // not finished: the process went on after the signal
   EXPECT_EQ(t.all<trace::LaunchApi>().size(), 3u);
+}
+
+// A SIGTERM whose finish blocks in CUPTI for good (the forced activity flush never returns, as
+// behind a hung kernel): the signal watcher's last resort (Session::end_trace_now) ends the trace
+// with what was written, under its final name, before the handler's 3 s run out; then the process
+// dies of the signal. Without the last resort the trace stays a .part.
+TEST_F(FakeSessionTest, AFinishBlockedInCuptiIsEndedByTheLastResortAndTheProcessDiesOfTheSignal) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kTiming);
+    o.flush_ms = 60000;  // no periodic activity flush: only finishing calls cuptiActivityFlushAll
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    for (int i = 0; i < 3; ++i) launch({ctx, "_Z1kv"});
+    hang("cuptiActivityFlushAll");
+    std::raise(SIGTERM);
+    std::_Exit(5);  // not reached: the handler re-raises SIGTERM with its default action
+  });
+  ASSERT_NE(c.status, -1) << c.err;
+  ASSERT_TRUE(WIFSIGNALED(c.status)) << c.err;
+  EXPECT_EQ(WTERMSIG(c.status), SIGTERM);
+  EXPECT_FALSE(std::filesystem::exists(trace_.string() + ".part"));
+  const Trace t = read_trace(trace_);
+  EXPECT_FALSE(t.truncated);  // TraceEnd written by the last resort
+  const auto cut = errors_with(t, trace::ErrorCode::kFinishCutShort);
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].expected, 2200u);  // ms waited: the 3 s timeout less the last resort's 800 ms
+  EXPECT_EQ(t.all<trace::LaunchApi>().size(), 3u);  // written by finishing before it blocked
+  EXPECT_TRUE(t.all<trace::KernelActivity>().empty());  // still inside the flush that never returned
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("rfprof: finishing the trace was blocked for 2200 ms after the signal"), std::string::npos)
+      << c.err;
 }
 
 }  // namespace
