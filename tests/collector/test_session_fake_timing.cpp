@@ -2,6 +2,7 @@
 // the trace from the launch callbacks and the activity records, profiling windows, and the one
 // "rfprof:" line of each start-up failure (issue 6), with nothing left on disk.
 #include <array>
+#include <csignal>
 #include <set>
 #include <vector>
 
@@ -237,6 +238,29 @@ TEST_F(FakeSessionTest, AnExistingTraceIsKeptWithoutForceOverwrite) {
   EXPECT_NE(c.err.find("subscriber=[]"), std::string::npos) << c.err;
   std::ifstream in(trace_);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), "earlier results");
+}
+
+// The SIGKILL bound at the default flush interval (1 s, SessionOptions::flush_ms): launches and
+// their kernel records 1.5 s old are in the .part, written by the session's own flush threads
+// alone (the application never flushes, finishes or exits). With no timed flush they are not.
+TEST_F(FakeSessionTest, RecordsOlderThanTheDefaultFlushIntervalSurviveASigkill) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kTiming);
+    o.flush_ms = collector::SessionOptions{}.flush_ms;
+    if (o.flush_ms != 1000) std::_Exit(4);  // the bound issue 6 names
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    for (int i = 0; i < 3; ++i) launch({ctx, "_Z1kv"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::raise(SIGKILL);
+  });
+  ASSERT_NE(c.status, -1) << c.err;
+  ASSERT_TRUE(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGKILL) << c.err;
+  const Trace t = read_trace(trace_.string() + ".part");
+  EXPECT_TRUE(t.truncated);
+  EXPECT_EQ(t.all<trace::LaunchApi>().size(), 3u);
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 3u);  // handed over by the periodic activity flush
+  EXPECT_EQ(launch_names(t), (std::vector<std::string>(3, "_Z1kv")));
 }
 
 }  // namespace
