@@ -1,7 +1,10 @@
 // The collector session on the fake CUPTI (fake_cupti.h), its life cycle: what ProcessInfo says,
 // start_session's second call, the start-up refusals not covered in test_session_fake_timing.cpp,
 // the window records and which calls open and close them, ncu's --disable-profiler-start-stop,
-// SIGTERM with the application's own handler, and SIGTERM while finishing is blocked in CUPTI.
+// SIGTERM with the application's own handler, SIGTERM while finishing is blocked in CUPTI, and
+// fork() (DataLoader workers).
+#include <sys/wait.h>
+
 #include <sys/resource.h>
 
 #include <csignal>
@@ -45,7 +48,9 @@ TEST_F(FakeSessionTest, AFullDiskStopsWritingOnceAndTheApplicationGoesOn) {
   const Trace t = read_trace(part);
   EXPECT_TRUE(t.truncated);
   const size_t kept = t.all<trace::LaunchApi>().size();
-  EXPECT_GT(kept, 1000u);
+  // How many fitted depends on how many kernel records the 20 ms activity flushes wrote between
+  // them: 804 to 1,100 launches in runs here, so the bound is well below.
+  EXPECT_GT(kept, 400u);
   EXPECT_LT(kept, 20000u);
 }
 
@@ -220,6 +225,47 @@ TEST_F(FakeSessionTest, AFinishBlockedInCuptiIsEndedByTheLastResortAndTheProcess
   EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
   EXPECT_NE(c.err.find("rfprof: finishing the trace was blocked for 2200 ms after the signal"), std::string::npos)
       << c.err;
+}
+
+// fork() after the session started, as PyTorch's DataLoader workers do: a worker's launches reach
+// the callbacks it inherited, but the fork handler disabled the session in the child, so they are
+// not written (not even past the writer's chunk size, which would write to the shared file) and
+// its exit (exit() or _exit()) neither flushes the inherited buffers nor finishes
+// the parent's trace. The parent's trace holds its own launches only, finished once.
+TEST_F(FakeSessionTest, ForkedWorkersWriteNothingAndTheParentFinishesItsTraceOnce) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kTiming);
+    o.flush_ms = 60000;  // the parent's launch is still in its thread's buffer at the fork
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launch({ctx, "_Z6parentv"});
+    std::vector<pid_t> workers;
+    for (int i = 0; i < 4; ++i) {
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        // The first worker launches past the writer's 1 MiB chunk, which a session that were
+        // still running in the child would write to the file it shares with the parent.
+        for (int k = 0; k < (i == 0 ? 30000 : 10); ++k) launch({ctx, "_Z6workerv"});
+        if (i % 2 == 0) std::exit(0);  // runs the inherited exit handler
+        ::_exit(0);
+      }
+      if (pid < 0) std::_Exit(6);
+      workers.push_back(pid);
+    }
+    for (pid_t pid : workers) {
+      int status = 0;
+      if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) std::_Exit(7);
+    }
+    launch({ctx, "_Z6parentv"});
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_FALSE(std::filesystem::exists(trace_.string() + ".part"));
+  const Trace t = read_trace(trace_);
+  EXPECT_FALSE(t.truncated);
+  EXPECT_EQ(t.all<trace::TraceEnd>().size(), 1u);
+  EXPECT_EQ(launch_names(t), (std::vector<std::string>{"_Z6parentv", "_Z6parentv"}));
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 2u);
+  EXPECT_EQ(t.all<trace::ProcessInfo>().size(), 1u);
 }
 
 }  // namespace
