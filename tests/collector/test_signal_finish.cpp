@@ -307,7 +307,8 @@ TEST(SignalFinish, ForkedChildDiesAsWithoutRfprofAndLeavesTheParentsTrace) {
   const pid_t child = static_cast<pid_t>(std::stoi(line.substr(6)));
   // The child is not our child: poll its /proc entry after SIGTERM.
   ASSERT_EQ(::kill(child, SIGTERM), 0);
-  for (int i = 0; i < 100 && ::kill(child, 0) == 0; ++i) {
+  bool died = false;
+  for (int i = 0; i < 200 && !(died = ::kill(child, 0) != 0); ++i) {
     std::string stat;
     if (FILE* f = std::fopen(("/proc/" + std::to_string(child) + "/stat").c_str(), "r")) {
       char buf[256] = {};
@@ -315,9 +316,13 @@ TEST(SignalFinish, ForkedChildDiesAsWithoutRfprofAndLeavesTheParentsTrace) {
       std::fclose(f);
       stat = buf;
     }
-    if (stat.find(") Z") != std::string::npos) break;  // dead (a zombie of the helper)
+    if ((died = stat.find(") Z") != std::string::npos)) break;  // dead (a zombie of the helper)
     ::usleep(10 * 1000);
   }
+  // Under ThreadSanitizer the forked child of the multi-threaded helper keeps SIGTERM caught and
+  // lives on (6 of 6 runs, 2026-11-28, also when it sleeps in usleep() instead of pause()): what
+  // the sanitizer does with a signal there, not rfprof (the plain and ASan builds check it).
+  if (!kThreadSanitizer) EXPECT_TRUE(died) << "the forked child outlived its SIGTERM by 2 s";
   ::usleep(300 * 1000);
   EXPECT_TRUE(fs::exists(trace.string() + ".part")) << "the child's SIGTERM must not finish the parent's trace";
   EXPECT_FALSE(fs::exists(trace));
@@ -326,8 +331,7 @@ TEST(SignalFinish, ForkedChildDiesAsWithoutRfprofAndLeavesTheParentsTrace) {
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
   EXPECT_GT(finished_kernels(trace), 0);
-  // Under ThreadSanitizer the paused child may outlive its SIGTERM (TSan defers the re-raise):
-  // never leave it behind holding the test's output.
+  // Never leave the child behind holding the test's output (under ThreadSanitizer it lives on).
   ::kill(child, SIGKILL);
 }
 
