@@ -25,12 +25,13 @@ CountersFailure classify_counters_failure(int cupti_result) noexcept {
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
     case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_INVALID_CHIP_NAME:
     case CUPTI_ERROR_INVALID_DEVICE:
       return CountersFailure::kUnsupported;
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+      return CountersFailure::kMig;
     case CUPTI_ERROR_INVALID_METRIC_NAME:
       return CountersFailure::kMetrics;
     default:
@@ -44,7 +45,7 @@ std::string another_client_message(std::string_view other_client) {
   return line + "; rfprof is disabled";
 }
 
-std::string counters_unavailable_message(CountersFailure failure, std::string_view detail) {
+std::string counters_unavailable_message(CountersFailure failure, std::string_view detail, bool mps_enabled) {
   const std::string d(detail);
   const std::string tail = "; continuing with kernel timing only (no counters)";
   switch (failure) {
@@ -58,9 +59,21 @@ std::string counters_unavailable_message(CountersFailure failure, std::string_vi
              "profiler), or DCGM holds them (then run `dcgmi profile --pause` before profiling and "
              "`dcgmi profile --resume` after) (" + d + ")" + tail;
     case CountersFailure::kUnsupported:
-      return "rfprof: GPU performance counters are not supported on this device or configuration "
-             "(MIG, MPS, vGPU, WSL, confidential computing or a GPU older than Volta?) (" + d + ")" +
+      // The remedies: cuptiProfilerDeviceSupported's flags (cupti_profiler_target.h); MPS, which
+      // no flag reports, from the driver's CU_DEVICE_ATTRIBUTE_MPS_ENABLED.
+      return "rfprof: GPU performance counters are not supported on this device or configuration (" + d +
+             "): they need a Volta or newer GPU, used bare-metal or passed through (on vGPU, with "
+             "profiling enabled for the VM), outside WSL and confidential computing" +
+             (mps_enabled ? "; this device is shared through MPS: profile with the MPS control daemon "
+                            "stopped (`echo quit | nvidia-cuda-mps-control`)"
+                          : "") +
              tail;
+    case CountersFailure::kMig:
+      // CUPTI guide, "Special Configurations", MIG: profiling works on isolated compute instances.
+      return "rfprof: GPU performance counters are not available on this MIG compute instance (" + d +
+             "): CUPTI profiles only a compute instance that has its whole GPU instance to itself; "
+             "create one compute instance per GPU instance (`nvidia-smi mig -cgi <profile> -C`) or "
+             "profile without MIG" + tail;
     case CountersFailure::kMetrics:
       return "rfprof: the metric list was rejected (" + d + "); check RFPROF_METRICS" + tail;
     case CountersFailure::kOther:

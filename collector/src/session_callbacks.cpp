@@ -361,7 +361,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
     try {
       cp->start(window);
     } catch (const CuptiError& e) {
-      counters_failed(cb->context, window, "cuptiRangeProfiler start on device " +
+      counters_failed(cb->context, cp->device_id(), window, "cuptiRangeProfiler start on device " +
                                                  std::to_string(cp->device_id()) + " (" + cp->chip() +
                                                  "): " + e.what(),
                       static_cast<int>(e.result()));

@@ -68,23 +68,25 @@ uint32_t Session::config_id(const ContextProfiler& cp) noexcept {
   return id;
 }
 
-void Session::counters_unavailable(uint32_t window, CountersFailure failure,
-                                   const std::string& detail) noexcept {
+void Session::counters_unavailable(uint32_t window, CountersFailure failure, const std::string& detail,
+                                   std::optional<uint32_t> device) noexcept {
   try {
-    std::string line = counters_unavailable_message(failure, detail);
+    const bool mps = failure == CountersFailure::kUnsupported && device &&
+                     driver::device_attribute(static_cast<int>(*device), CU_DEVICE_ATTRIBUTE_MPS_ENABLED) == 1;
+    std::string line = counters_unavailable_message(failure, detail, mps);
     if (!counters_message_printed_.exchange(true)) std::fprintf(stderr, "%s\n", line.c_str());
     write_error(trace::ErrorCode::kCountersUnavailable, window, 0, 0, line);
   } catch (...) {
   }
 }
 
-void Session::counters_failed(CUcontext ctx, uint32_t window, const std::string& detail,
+void Session::counters_failed(CUcontext ctx, uint32_t device, uint32_t window, const std::string& detail,
                               int cupti_result) noexcept {
   try {
     (void)profilers_.refuse(ctx);
   } catch (...) {
   }
-  counters_unavailable(window, classify_counters_failure(cupti_result), detail);
+  counters_unavailable(window, classify_counters_failure(cupti_result), detail, device);
 }
 
 std::shared_ptr<ContextProfiler> Session::profiler_for(CUcontext ctx) {
@@ -95,12 +97,14 @@ std::shared_ptr<ContextProfiler> Session::profiler_for(CUcontext ctx) {
 std::shared_ptr<ContextProfiler> Session::set_up_profiler(CUcontext ctx) {
   const uint32_t window = current_window();
   ScopedOverhead timed(process_overhead(), OverheadPhase::kCountersSetup);
-  uint32_t device = 0;
+  std::optional<uint32_t> device;  // known once CUPTI names it
   std::string where = "context setup";
   try {
-    RF_CUPTI_CALL(cuptiGetDeviceId(ctx, &device));
-    where = "device " + std::to_string(device);
-    std::string chip = chip_for(device);
+    uint32_t id = 0;
+    RF_CUPTI_CALL(cuptiGetDeviceId(ctx, &id));
+    device = id;
+    where = "device " + std::to_string(id);
+    std::string chip = chip_for(id);
     where += " (" + chip + ")";
     std::vector<std::string> metrics = options_.metrics;
     if (!options_.metric_set.empty()) {  // planned for this chip with the host API (metric_sets.h)
@@ -108,14 +112,14 @@ std::shared_ptr<ContextProfiler> Session::set_up_profiler(CUcontext ctx) {
       for (const auto& m : options_.metrics)  // and --metrics besides, as ncu collects both
         if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
     }
-    auto cp = std::make_shared<ContextProfiler>(ctx, device, chip, std::move(metrics),
+    auto cp = std::make_shared<ContextProfiler>(ctx, id, chip, std::move(metrics),
                                                 options_.max_ranges_per_image,
                                                 step_mode() ? ReplayMode::kStep : ReplayMode::kKernel);
     cp->set_config_id(config_id(*cp));
     return cp;
   } catch (const CuptiError& e) {
     counters_unavailable(window, classify_counters_failure(static_cast<int>(e.result())),
-                         where + ": " + e.what());
+                         where + ": " + e.what(), device);
   } catch (const MetricError& e) {
     counters_unavailable(window, CountersFailure::kMetrics, where + ": " + detail_of(e));
   } catch (const std::exception& e) {

@@ -213,8 +213,13 @@ class Session {
   /// that stops launching does not keep its last counters until exit (flush interval bound).
   void decode_waiting_images() noexcept;
   void drop_context(CUcontext ctx) noexcept;
-  void counters_failed(CUcontext ctx, uint32_t window, const std::string& detail, int cupti_result) noexcept;
-  void counters_unavailable(uint32_t window, CountersFailure failure, const std::string& detail) noexcept;
+  /// Counters of `ctx` (on CUDA device `device`) stop for good after a failing Range Profiler call.
+  void counters_failed(CUcontext ctx, uint32_t device, uint32_t window, const std::string& detail,
+                       int cupti_result) noexcept;
+  /// Says once why counters are unavailable (and records it in the trace); for an unsupported
+  /// `device` (its CUDA ordinal, when known), also whether the driver says it is shared through MPS.
+  void counters_unavailable(uint32_t window, CountersFailure failure, const std::string& detail,
+                            std::optional<uint32_t> device = std::nullopt) noexcept;
   /// Chip name of a device (cuptiDeviceGetChipName), asked once per device; "" if that failed.
   std::string chip_of(uint32_t device_id) noexcept;
   /// chip_of, but throws what asking for the device's chip threw (CuptiError), every time.

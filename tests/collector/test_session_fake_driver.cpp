@@ -376,5 +376,54 @@ TEST_F(FakeDriverTest, TheRangeProfilerIsDrivenWithItsContextCurrentFromAnyThrea
   for (const auto& rc : t.all<trace::RangeCounters>()) EXPECT_EQ(rc.values[0], value(rc.correlation_id, 0));
 }
 
+// A device CUPTI refuses while the driver says it is shared through MPS: the one line names MPS
+// and how to stop it; the timings go on. (CUPTI's own support flags do not report MPS.)
+TEST_F(FakeDriverTest, CountersRefusedOnAnMpsDeviceNameMpsAndTimingsGoOn) {
+  const Child c = run_child([&] {
+    with_fake_driver();
+    set_device_attribute(CU_DEVICE_ATTRIBUTE_MPS_ENABLED, 1);
+    fail("cuptiRangeProfilerEnable", CUPTI_ERROR_NOT_SUPPORTED);
+    if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launch({ctx, "_Z1av"});
+    launch({ctx, "_Z1bv"});
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("not supported on this device or configuration (cuptiRangeProfiler start on device 0 "
+                       "(GH100): cuptiRangeProfilerEnable failed: CUPTI_ERROR_NOT_SUPPORTED"),
+            std::string::npos)
+      << c.err;
+  EXPECT_NE(c.err.find("this device is shared through MPS: profile with the MPS control daemon stopped"),
+            std::string::npos)
+      << c.err;
+  const Trace t = read_trace(trace_);
+  EXPECT_TRUE(t.all<trace::RangeCounters>().empty());
+  EXPECT_EQ(t.all<trace::KernelActivity>().size(), 2u);
+  EXPECT_EQ(errors_with(t, trace::ErrorCode::kCountersUnavailable).size(), 1u);
+}
+
+// The same refusal without MPS, and CUPTI's MIG refusal: neither line speaks of MPS; the MIG one
+// says which compute instances CUPTI profiles.
+TEST_F(FakeDriverTest, CountersRefusedWithoutMpsOrOnAMigInstanceSayWhatToChange) {
+  for (CUptiResult refusal : {CUPTI_ERROR_NOT_SUPPORTED, CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED}) {
+    const Child c = run_child([&] {
+      with_fake_driver();
+      fail("cuptiRangeProfilerEnable", refusal);
+      if (!collector::start_session(options(CollectionMode::kCounters))) std::_Exit(3);
+      launch({create_context(1), "_Z1av"});
+    });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+    EXPECT_EQ(c.err.find("MPS"), std::string::npos) << c.err;
+    if (refusal == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED)
+      EXPECT_NE(c.err.find("not available on this MIG compute instance"), std::string::npos) << c.err;
+    else
+      EXPECT_NE(c.err.find("they need a Volta or newer GPU"), std::string::npos) << c.err;
+    EXPECT_EQ(read_trace(trace_).all<trace::KernelActivity>().size(), 1u);
+    std::filesystem::remove(trace_);
+  }
+}
+
 }  // namespace
 }  // namespace rf::fake_cupti

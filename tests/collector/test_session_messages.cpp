@@ -17,7 +17,7 @@ TEST(Messages, ClassifiesCuptiResults) {
             CountersFailure::kPrivileges);
   EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_HARDWARE_BUSY), CountersFailure::kBusy);
   EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_NOT_SUPPORTED), CountersFailure::kUnsupported);
-  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED), CountersFailure::kUnsupported);
+  EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED), CountersFailure::kMig);
   EXPECT_EQ(classify_counters_failure(CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED), CountersFailure::kUnsupported);
   // Every result that says the device or its configuration has no counters for rfprof.
   for (CUptiResult r : {CUPTI_ERROR_NOT_COMPATIBLE, CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED,
@@ -50,18 +50,37 @@ TEST(Messages, BusyNamesDcgmiPause) {
 
 TEST(Messages, EveryFailureKindIsOneRfprofLineWithTheDetail) {
   for (auto f : {CountersFailure::kPrivileges, CountersFailure::kBusy, CountersFailure::kUnsupported,
-                 CountersFailure::kMetrics, CountersFailure::kOther}) {
-    std::string m = counters_unavailable_message(f, "DETAIL-123");
-    EXPECT_EQ(m.rfind("rfprof: ", 0), 0u) << m;
-    EXPECT_NE(m.find("DETAIL-123"), std::string::npos) << m;
-    EXPECT_TRUE(one_line(m)) << m;
-    // Every kind says what happens next, at its end.
-    const std::string tail = "; continuing with kernel timing only (no counters)";
-    ASSERT_GE(m.size(), tail.size()) << m;
-    EXPECT_EQ(m.substr(m.size() - tail.size()), tail) << m;
-  }
+                 CountersFailure::kMig, CountersFailure::kMetrics, CountersFailure::kOther})
+    for (bool mps : {false, true}) {
+      std::string m = counters_unavailable_message(f, "DETAIL-123", mps);
+      EXPECT_EQ(m.rfind("rfprof: ", 0), 0u) << m;
+      EXPECT_NE(m.find("DETAIL-123"), std::string::npos) << m;
+      EXPECT_TRUE(one_line(m)) << m;
+      // Every kind says what happens next, at its end.
+      const std::string tail = "; continuing with kernel timing only (no counters)";
+      ASSERT_GE(m.size(), tail.size()) << m;
+      EXPECT_EQ(m.substr(m.size() - tail.size()), tail) << m;
+    }
   EXPECT_NE(counters_unavailable_message(CountersFailure::kMetrics, "d").find("RFPROF_METRICS"),
             std::string::npos);
+}
+
+// Each configuration CUPTI refuses is named with what to change (cupti_profiler_target.h's flags,
+// the CUPTI guide's MIG section); MPS, which CUPTI does not report, only when the driver says so.
+TEST(Messages, UnsupportedConfigurationsNameTheirRemedy) {
+  const std::string u = counters_unavailable_message(CountersFailure::kUnsupported, "device 1 not supported: vGPU");
+  EXPECT_NE(u.find("device 1 not supported: vGPU"), std::string::npos) << u;
+  EXPECT_NE(u.find("Volta or newer"), std::string::npos) << u;
+  EXPECT_NE(u.find("profiling enabled for the VM"), std::string::npos) << u;
+  EXPECT_EQ(u.find("MPS"), std::string::npos) << u;
+  const std::string mps = counters_unavailable_message(CountersFailure::kUnsupported, "d", true);
+  EXPECT_NE(mps.find("this device is shared through MPS"), std::string::npos) << mps;
+  EXPECT_NE(mps.find("echo quit | nvidia-cuda-mps-control"), std::string::npos) << mps;
+  const std::string mig = counters_unavailable_message(CountersFailure::kMig, "d");
+  EXPECT_NE(mig.find("MIG compute instance"), std::string::npos) << mig;
+  EXPECT_NE(mig.find("nvidia-smi mig -cgi <profile> -C"), std::string::npos) << mig;
+  // The MPS note belongs to a refused device only: other failures have their own cause.
+  EXPECT_EQ(counters_unavailable_message(CountersFailure::kBusy, "d", true).find("MPS"), std::string::npos);
 }
 
 TEST(Messages, AnEmbeddedMessageLosesItsOwnPrefixOnly) {

@@ -12,7 +12,8 @@ namespace rf::collector {
 enum class CountersFailure {
   kPrivileges,   ///< CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (ERR_NVGPUCTRPERM)
   kBusy,         ///< CUPTI_ERROR_HARDWARE_BUSY (DCGM or another profiler holds the counters)
-  kUnsupported,  ///< device or configuration not supported (MIG, vGPU, WSL, CMP, SLI, old GPU, ...)
+  kUnsupported,  ///< device or configuration not supported (vGPU, WSL, CMP, SLI, old GPU, MPS?, ...)
+  kMig,          ///< CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED (a MIG compute instance sharing its GPU instance)
   kMetrics,      ///< the metric list was rejected for this chip
   kOther,        ///< any other failing call
 };
@@ -32,7 +33,10 @@ std::string another_client_message(std::string_view other_client);
 
 /// One line saying counters are unavailable, why (`failure`), what to do about it, and that the
 /// process goes on with kernel timing only. `detail` names the call, device and CUPTI's message.
-std::string counters_unavailable_message(CountersFailure failure, std::string_view detail);
+/// `mps_enabled`: the device is shared through MPS (CU_DEVICE_ATTRIBUTE_MPS_ENABLED), which a
+/// kUnsupported line then names with its remedy (stopping the MPS control daemon).
+std::string counters_unavailable_message(CountersFailure failure, std::string_view detail,
+                                         bool mps_enabled = false);
 
 /// "rfprof: cannot attach to CUDA (<detail>); rfprof is disabled".
 std::string cannot_attach_message(std::string_view detail);
