@@ -10,9 +10,14 @@
 //                           NVTX call); prints "nvtx-init R" (its result) and "nvtx-forwarded N"
 //                           (cuptiNvtxInitialize2 calls). With FAKE_NVTX_REFUSED=1 CUPTI refuses
 //                           NVTX (CUPTI_ERROR_NOT_INITIALIZED).
+//   fake_app fork-exec      the same as fake_app, then forks a child that execs fake_app (plain),
+//                           as a launcher script or a spawned worker does; prints
+//                           "child-status S" (the child's exit status) once it ended
 // Each launch prints "launch NAME DRIVER_CORRELATION_ID" to stdout; the last line is
 // "nvperf_host-loaded 0|1": whether CUPTI's profiler host library (libnvperf_host.so) is loaded.
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +39,7 @@ int main(int argc, char** argv) {
   using namespace rf::fake_cupti;
   const bool windows = argc > 1 && std::strcmp(argv[1], "windows") == 0;
   const bool nvtx_first = argc > 1 && std::strcmp(argv[1], "nvtx-first") == 0;
+  const bool fork_exec = argc > 1 && std::strcmp(argv[1], "fork-exec") == 0;
   if (const char* refused = std::getenv("FAKE_NVTX_REFUSED"); refused && std::strcmp(refused, "1") == 0)
     fail("cuptiNvtxInitialize2", CUPTI_ERROR_NOT_INITIALIZED);
   if (const char* inject = std::getenv("CUDA_INJECTION64_PATH"); inject && *inject) {
@@ -66,6 +72,18 @@ int main(int argc, char** argv) {
   nvtx_pop();
   run(ctx, "_Z4lossPKfPf", 1);
   if (windows) profiler_stop(ctx);
+  if (fork_exec) {
+    std::fflush(stdout);  // or the child's copy of the buffer is printed twice
+    const pid_t child = ::fork();
+    if (child == 0) {
+      char* const args[] = {argv[0], nullptr};
+      ::execv("/proc/self/exe", args);
+      ::_exit(127);
+    }
+    int status = -1;
+    if (child > 0) ::waitpid(child, &status, 0);
+    std::printf("child-status %d\n", child > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
   std::printf("nvperf_host-loaded %d\n", ::dlopen("libnvperf_host.so", RTLD_NOW | RTLD_NOLOAD) != nullptr);
   std::fflush(stdout);
   return 0;

@@ -231,6 +231,37 @@ TEST_F(InjectFake, ProcessesOtherThanTheStartedOneFollowTargetProcesses) {
   EXPECT_FALSE(fs::exists(trace));
 }
 
+// A child that forks and execs a CUDA program (a launcher script, a worker started with spawn)
+// loads librfinject afresh and writes a trace of its own (%p in the output name); the parent's
+// trace keeps its own launches only, and both are finished.
+TEST_F(InjectFake, AChildThatExecsAndUsesCudaWritesItsOwnTrace) {
+  const std::vector<std::string> env = {"CUDA_INJECTION64_PATH=" RFINJECT_PATH,
+                                        "RFPROF_OUTPUT=" + (dir_ / "t.%p.rftrace").string(), "RFPROF_MODE=timing"};
+  const Ran ran = run({FAKE_APP, "fork-exec"}, env, dir_);
+  ASSERT_TRUE(exited_zero(ran)) << ran.err;
+  EXPECT_NE(ran.out.find("child-status 0\n"), std::string::npos) << ran.out;
+  EXPECT_EQ(launches_of(ran.out).size(), 10u);  // 5 each
+  const auto written = traces_in(dir_, "t.");
+  ASSERT_EQ(written.size(), 2u);
+  std::vector<uint32_t> pids;
+  for (const auto& name : written) {
+    Reader reader(dir_ / name);
+    Record r;
+    size_t launches = 0;
+    uint32_t pid = 0;
+    while (reader.next(r)) {
+      if (std::holds_alternative<LaunchApi>(r)) ++launches;
+      if (const auto* p = std::get_if<ProcessInfo>(&r)) pid = p->pid;
+    }
+    EXPECT_FALSE(reader.truncated()) << name;
+    EXPECT_EQ(launches, 5u) << name;
+    EXPECT_EQ(name, "t." + std::to_string(pid) + ".rftrace");  // written by the process it names
+    pids.push_back(pid);
+  }
+  ASSERT_EQ(pids.size(), 2u);
+  EXPECT_NE(pids[0], pids[1]);
+}
+
 // RFPROF_TRACE_LIST (rfprof --csv prints exactly the traces listed there) names a trace only when
 // the session started and will write it: not an earlier run's trace it refused to overwrite.
 TEST_F(InjectFake, OnlyATraceThatIsWrittenJoinsTheTraceList) {
