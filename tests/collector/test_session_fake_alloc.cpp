@@ -41,6 +41,21 @@ void count_allocations(CUcontext ctx) {
   std::fprintf(stderr, "allocations=%llu\n", static_cast<unsigned long long>(n));
 }
 
+// The instrument works in this executable: a thread's first launches allocate (its writer buffer,
+// its caches, the kernel's name), and the replaced operator new counts them.
+TEST_F(FakeSessionTest, AThreadsFirstLaunchesAllocateAndAreCounted) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    uint32_t next = 1000;
+    const uint64_t n = launches(create_context(1), "_Z4gemmPKfS0_Pf", 10, &next, true);
+    std::fprintf(stderr, "allocations=%llu\n", static_cast<unsigned long long>(n));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const size_t at = c.err.find("allocations=");
+  ASSERT_NE(at, std::string::npos) << c.err;
+  EXPECT_GT(std::stoull(c.err.substr(at + 12)), 0u) << c.err;
+}
+
 TEST_F(FakeSessionTest, TimingModeLaunchCallbacksAllocateNothing) {
   const Child c = run_child([&] {
     if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);

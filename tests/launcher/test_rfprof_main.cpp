@@ -228,6 +228,23 @@ TEST(RfprofBinary, WithoutAnExportTheTracesArePrintedThenRemoved) {
   EXPECT_TRUE(fs::exists(kept_where.substr(0, kept_where.size() - 1)));
 }
 
+// A trace in the launcher's own folder that cannot be printed (here not a trace at all) is not
+// removed with the folder: the folder is kept and named, with the trace in it.
+TEST(RfprofBinary, TracesThatCannotBePrintedAreKeptAndTheirFolderNamed) {
+  TempDir dir;
+  const std::string app =
+      "sh -c 'out=$(printf %s \"$RFPROF_OUTPUT\" | sed \"s/%p/$$/\"); printf \"not a trace\" > \"$out\" && "
+      "echo \"$out\" >> \"$RFPROF_TRACE_LIST\" && printf %s \"$out\" > where.txt'";
+  const Result r = run_in(dir.path, "RFPROF --csv --page raw " + app);
+  const std::string trace = slurp(dir.path / "where.txt");
+  ASSERT_FALSE(trace.empty()) << r.err;
+  const std::string folder = fs::path(trace).parent_path().string();
+  EXPECT_TRUE(has(r.err, "rfprof: the traces are kept in " + folder + "\n")) << r.err;
+  EXPECT_EQ(slurp(trace), "not a trace");  // kept as the application wrote it
+  std::error_code ec;
+  fs::remove_all(folder, ec);
+}
+
 // The launcher waits beside the application for the whole run without CUPTI's profiler host
 // library (libnvperf_host.so, about 110 MB of memory), which only listings and queries load.
 TEST(RfprofBinary, WhileTheApplicationRunsTheLauncherHoldsNoHostLibrary) {
