@@ -286,6 +286,10 @@ class Session {
   // Passes start when the window opens (RFPROF_STEP_PASS_START=window, or after a group that
   // missed exactly one range with passes started in the first launch's callback); step_mutex_ held.
   bool step_start_at_open_ = false;
+  // Windows discarded because their kernels differed from their group's first window (not those
+  // that launched none), and the first one's message: the end-of-run line. step_mutex_ held.
+  uint64_t step_mismatched_ = 0;
+  std::string step_first_mismatch_;
   std::atomic<uint64_t> step_windows_opened_{0};     // window-opening callbacks seen (2 per runtime start)
   std::atomic<uint64_t> nvtx_calls_seen_{0};         // NVTX push/start calls (RFPROF_REPLAY_RANGE)
 

@@ -282,13 +282,14 @@ void Session::step_close_window(uint32_t cbid) {
   } catch (const std::exception& e) {
     step_failed("decoding the passes on " + device + ": " + detail_of(e), 0);
   }
-  if (closed.verdict.kind == WindowVerdict::kDiscarded)
+  if (closed.verdict.kind == WindowVerdict::kDiscarded) {
+    const std::string what =
+        "a " + (role.kind == WindowRole::kPass ? "pass " + std::to_string(role.pass) : std::string("timing")) +
+        " window was discarded: " + closed.verdict.message;
+    if (!closed.verdict.empty && step_mismatched_++ == 0) step_first_mismatch_ = what;  // end-of-run line
     write_error(trace::ErrorCode::kRangeLaunchMismatch, timing_window.value_or(0),
-                step_->replay().reference().size(), 0,
-                "replay across steps on " + device + ": a " +
-                    (role.kind == WindowRole::kPass ? "pass " + std::to_string(role.pass) : std::string("timing")) +
-                    " window was discarded: " +
-                    closed.verdict.message);
+                step_->replay().reference().size(), 0, "replay across steps on " + device + ": " + what);
+  }
   if (!closed.give_up.empty()) step_failed(closed.give_up, 0);
   for (StepRangeCounters& c : closed.counters) {
     trace::RangeCounters rc;
@@ -318,7 +319,17 @@ void Session::step_context_destroyed(const ContextProfiler& cp) noexcept {
 void Session::step_finish() noexcept {
   try {
     std::lock_guard lock(step_mutex_);
-    if (step_off_.load() || (step_ && step_->replay().groups_done() > 0)) return;
+    if (step_off_.load()) return;
+    if (step_ && step_->replay().groups_done() > 0) {
+      // Counters were collected; windows discarded on the way because their kernels differed are
+      // said once, here, as the trace's kRangeLaunchMismatch records say each of them (windows
+      // without kernels, such as warm-up steps outside the training loop, are not).
+      if (step_mismatched_ > 0)
+        std::fprintf(stderr, "%s\n",
+                     step_discarded_line(step_mismatched_, step_->replay().groups_done(), step_first_mismatch_)
+                         .c_str());
+      return;
+    }
     StepEndState end;
     end.windows_opened = step_windows_opened_.load();
     end.replay_range = step_range_ ? options_.replay_range : std::string();

@@ -64,6 +64,7 @@ WindowVerdict StepReplay::end(std::optional<bool> all_passes_submitted) {
     if (current_.empty()) {
       ++discarded_;
       v.kind = WindowVerdict::kDiscarded;
+      v.empty = true;
       v.message = "window launched no kernel";
       return v;
     }

@@ -172,4 +172,11 @@ std::string step_no_counters_line(const StepEndState& end) {
   return line + " (" + std::to_string(end.nvtx_calls_seen) + " NVTX push/start calls seen, none matching it)";
 }
 
+std::string step_discarded_line(uint64_t discarded, uint32_t groups, const std::string& first) {
+  return "rfprof: replay across steps discarded " + std::to_string(discarded) +
+         (discarded == 1 ? " window" : " windows") + " whose kernels differed from their group's first window (the first: " +
+         first + "); the counters of the " + std::to_string(groups) + (groups == 1 ? " group" : " groups") +
+         " collected come from windows that matched";
+}
+
 }  // namespace rf::collector

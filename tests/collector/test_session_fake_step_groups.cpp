@@ -232,6 +232,26 @@ TEST_F(FakeSessionTest, ADiscardedTimingWindowIsNamedAndRunAgain) {
   ASSERT_EQ(t.all<trace::RangeCounters>().size(), 3u);
   expect_counters(t, 0, said(c.err, "timing"), said(c.err, "pass1"));
   for (const auto& rc : t.all<trace::RangeCounters>()) EXPECT_EQ(rc.window_id, windows[2].window_id);
+  // The group was collected, and the discarded window is said once at the end of the run.
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("rfprof: replay across steps discarded 1 window whose kernels differed from their "
+                       "group's first window (the first: a timing window was discarded: its kernels differ"),
+            std::string::npos)
+      << c.err;
+  EXPECT_NE(c.err.find("the counters of the 1 group collected come from windows that matched\n"), std::string::npos)
+      << c.err;
+}
+
+// A run whose windows all matched says nothing at its end.
+TEST_F(FakeSessionTest, AGroupWithoutDiscardedWindowsEndsWithoutALine) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(step_options(trace_))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    for (int i = 0; i < 3; ++i) step(ctx);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 0u) << c.err;
+  EXPECT_EQ(read_trace(trace_).all<trace::RangeCounters>().size(), 3u);
 }
 
 }  // namespace

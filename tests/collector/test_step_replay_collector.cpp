@@ -126,6 +126,16 @@ TEST(StepReplayCollector, OtherThreadLaunchesAreCountedInEachWindowOnItsOwn) {
   EXPECT_NE(why.find("; 0 of the last pass window's launches came from other threads"), std::string::npos) << why;
 }
 
+TEST(StepReplayCollector, TheDiscardedLineCountsWindowsAndGroupsAndQuotesTheFirst) {
+  EXPECT_EQ(step_discarded_line(1, 1, "a pass 1 window was discarded: X"),
+            "rfprof: replay across steps discarded 1 window whose kernels differed from their group's first "
+            "window (the first: a pass 1 window was discarded: X); the counters of the 1 group collected come "
+            "from windows that matched");
+  const std::string many = step_discarded_line(3, 2, "Y");
+  EXPECT_NE(many.find("discarded 3 windows whose"), std::string::npos) << many;
+  EXPECT_NE(many.find("of the 2 groups collected"), std::string::npos) << many;
+}
+
 TEST(StepReplayCollector, TheEndOfRunLineCountsOneWindowAndOneNvtxCall) {
   StepEndState one_window;
   one_window.windows_opened = 1;  // a driver-only cuProfilerStart: one callback

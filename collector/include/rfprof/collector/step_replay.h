@@ -57,6 +57,7 @@ struct WindowVerdict {
     kIgnored,       ///< the window had no role (kDone) or was never opened
   } kind = kIgnored;
   std::string message;  ///< for kDiscarded: the first difference, e.g. "launch 3: expected ..., got ..."
+  bool empty = false;   ///< for kDiscarded: the window launched no kernel (not a mismatch)
   /// Set when CUPTI's isAllPassSubmitted disagreed with the planned pass count: what changed, e.g.
   /// "CUPTI completed the passes after 3 windows, 2 were planned; later groups run 3".
   std::string passes_note;

@@ -124,4 +124,10 @@ struct StepEndState {
 /// none on a thread with a CUDA context, or too few windows for a group. Never empty.
 std::string step_no_counters_line(const StepEndState& end);
 
+/// The one end-of-run line of a run whose groups were collected but that discarded windows on the
+/// way because their kernels differed (windows without kernels are not counted): "rfprof: replay across steps discarded N window(s) whose kernels differed from their group's
+/// first window (the first: `first`); the counters of the G group(s) collected come from windows
+/// that matched". `discarded` > 0, `groups` > 0.
+std::string step_discarded_line(uint64_t discarded, uint32_t groups, const std::string& first);
+
 }  // namespace rf::collector
