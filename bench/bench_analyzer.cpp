@@ -1,10 +1,14 @@
 // Analyzer throughput on a synthetic 1M-launch training trace (bench/README.md has the figures).
 //   BM_ReadRecords:   trace reader alone (records decoded per second)
 //   BM_ParseAndJoin:  pass 1 (read_context) + pass 2 (stream_launches: join, FLOP formulas, NVTX
-//                     attribution, phases) with a sink that drops the rows
+//                     attribution, phases) with a sink that drops the rows; heap_peak_MB: the
+//                     most heap the analysis held above what the process held before it
 //   BM_RunAnalysis:   the whole rfanalyze run, CSVs and summary.json written to a temp directory
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <filesystem>
 #include <map>
@@ -54,18 +58,29 @@ void BM_ReadRecords(benchmark::State& state) {
   state.counters["file_MB"] = static_cast<double>(fs::file_size(path)) / 1e6;
 }
 
+/// Bytes of heap in use now (glibc mallinfo2: allocated chunks of the arenas plus mmapped ones).
+size_t heap_in_use() {
+  const struct mallinfo2 m = ::mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
 void BM_ParseAndJoin(benchmark::State& state) {
   const fs::path& path = trace_with(static_cast<uint64_t>(state.range(0)));
   const auto phases = rf::analyzer::PhaseMap::defaults();
   uint64_t launches = 0;
+  const size_t before = heap_in_use();
+  size_t peak = before;
   for (auto _ : state) {
     rf::analyzer::TraceContext ctx = rf::analyzer::read_context(path);
+    peak = std::max(peak, heap_in_use());
     rf::analyzer::stream_launches(ctx, phases, [&](const rf::analyzer::LaunchOutput& l) {
       benchmark::DoNotOptimize(l.row.id);
-      ++launches;
+      if (++launches % 65536 == 0) peak = std::max(peak, heap_in_use());  // 16 samples per 1 M
     });
+    peak = std::max(peak, heap_in_use());
   }
   state.SetItemsProcessed(static_cast<int64_t>(launches));  // items = kernel launches
+  state.counters["heap_peak_MB"] = static_cast<double>(peak - before) / 1e6;
 }
 
 void BM_RunAnalysis(benchmark::State& state) {
@@ -86,6 +101,9 @@ void BM_RunAnalysis(benchmark::State& state) {
 
 BENCHMARK(BM_ReadRecords)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ParseAndJoin)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+// The same with a quarter of the launches (same 200 kernels, 100 launches a step): heap_peak_MB
+// of the two shows what grows with the run.
+BENCHMARK(BM_ParseAndJoin)->Arg(250'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RunAnalysis)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();
