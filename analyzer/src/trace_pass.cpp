@@ -18,7 +18,20 @@ TraceContext read_context(const std::filesystem::path& path) {
   ctx.version_major = reader.version_major();
   ctx.version_minor = reader.version_minor();
   trace::Record rec;
-  while (reader.next(rec)) {
+  trace::RawRecord raw;
+  while (reader.next_raw(raw)) {
+    // Launch, kernel and counter records (all but a few hundred of a trace's records) are read
+    // in pass 2; here only the end time stamp of launches and kernels, without decoding them.
+    if (const std::optional<uint64_t> end_ns = trace::peek_end_ns(raw)) {
+      ++ctx.records;
+      ctx.last_event_ns = std::max(ctx.last_event_ns, *end_ns);
+      continue;
+    }
+    if (raw.type == static_cast<uint16_t>(trace::RecordType::kCounters)) {
+      ++ctx.records;
+      continue;
+    }
+    if (!reader.decode(raw, rec)) continue;  // a newer writer's record
     ++ctx.records;
     std::visit(
         [&](const auto& r) {
@@ -38,10 +51,6 @@ TraceContext read_context(const std::filesystem::path& path) {
             MetricLayout layout(names);
             ctx.configs.erase(r.config_id);
             ctx.configs.emplace(r.config_id, MetricList{std::move(names), layout, r.num_passes});
-          } else if constexpr (std::is_same_v<T, trace::LaunchApi>) {
-            ctx.last_event_ns = std::max(ctx.last_event_ns, r.api_end_ns);
-          } else if constexpr (std::is_same_v<T, trace::KernelActivity>) {
-            ctx.last_event_ns = std::max(ctx.last_event_ns, r.end_ns);
           } else if constexpr (std::is_same_v<T, trace::ProfilingWindow>) {
             ctx.last_event_ns = std::max(ctx.last_event_ns, r.timestamp_ns);
           } else if constexpr (std::is_same_v<T, trace::NvtxEvent>) {

@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <system_error>
 
 #include "analyzer_samples.h"
+#include "rfprof/analyzer/trace_pass.h"
 
 namespace rf::analyzer {
 namespace {
@@ -104,6 +106,48 @@ TEST(RunAnalysis, InputAndOutputProblemsAreNamedOnce) {
 }
 
 // Given a stream, run_analysis prints the terminal summary there once the outputs are written.
+/// File offset of the first record of `type` in the trace bytes (format: docs/trace-format.md);
+/// 0 when there is none.
+size_t first_record_of(const std::string& bytes, trace::RecordType type) {
+  for (size_t chunk = 16; chunk + 16 <= bytes.size();) {
+    uint32_t payload = 0;
+    std::memcpy(&payload, bytes.data() + chunk + 4, 4);
+    for (size_t at = chunk + 16; at + 8 <= chunk + 16 + payload;) {
+      uint16_t tag = 0;
+      uint32_t size = 0;
+      std::memcpy(&tag, bytes.data() + at, 2);
+      std::memcpy(&size, bytes.data() + at + 4, 4);
+      if (tag == static_cast<uint16_t>(type)) return at;
+      at += 8 + size;
+    }
+    chunk += 16 + payload;
+  }
+  return 0;
+}
+
+// The first pass does not decode launch records (trace_pass.h); a corrupt one is reported by the
+// second, as any corrupt record: one line with its offset, the exit status, no outputs left.
+TEST(RunAnalysis, ACorruptLaunchRecordIsReportedAtItsOffsetByTheSecondPass) {
+  TempDir dir;
+  const fs::path good = dir.path / "good.rftrace";
+  write_trace(good);
+  std::string bytes = testing::slurp(good);
+  const size_t launch = first_record_of(bytes, trace::RecordType::kLaunch);
+  ASSERT_NE(launch, 0u);
+  const size_t domain_at = launch + 8 + 8;  // record header, the two correlation ids
+  bytes[domain_at] = 9;                     // ApiDomain has 0 and 1
+  const fs::path bad = dir.path / "bad.rftrace";
+  std::ofstream(bad, std::ios::binary) << bytes;
+  EXPECT_NO_THROW(read_context(bad));
+  const fs::path out = dir.path / "out";
+  const AnalysisRun r = analyze({bad}, out);
+  EXPECT_EQ(r.status, kExitBadInput);
+  EXPECT_EQ(r.err, "rfanalyze: " + bad.string() + ": invalid launch.domain 9 at byte " +
+                       std::to_string(domain_at) + "\n");
+  EXPECT_FALSE(fs::exists(out / "kernels.csv"));
+  EXPECT_FALSE(fs::exists(out / "kernels.csv.partial"));
+}
+
 TEST(RunAnalysis, TheSummaryGoesToTheGivenStream) {
   TempDir dir;
   write_trace(dir.path / "t.rftrace");

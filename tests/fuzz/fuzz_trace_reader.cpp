@@ -1,5 +1,7 @@
-// libFuzzer target: the trace reader on arbitrary bytes. Every input must end in records or a
-// typed TraceError: never a crash, a sanitizer report, a hang or an unbounded allocation.
+// libFuzzer target: the trace reader on arbitrary bytes, read twice: every record decoded, and as
+// rfanalyze's first pass reads it (next_raw, peek_end_ns, decode of the rest). Every input must
+// end in records or a typed TraceError: never a crash, a sanitizer report, a hang or an unbounded
+// allocation.
 // Built by scripts/run-tests with clang (-DRFPROF_FUZZ=ON), run for a bounded time in CI.
 #include <unistd.h>
 
@@ -34,6 +36,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)reader.truncated_at();
   } catch (const rf::trace::TraceError&) {
     // the typed error is the expected outcome for hostile bytes
+  }
+  try {  // as rfanalyze's first pass: launch and kernel records peeked at, counters skipped
+    rf::trace::Reader reader(path);
+    rf::trace::RawRecord raw;
+    rf::trace::Record record;
+    while (reader.next_raw(raw)) {
+      if (rf::trace::peek_end_ns(raw)) continue;
+      if (raw.type == static_cast<uint16_t>(rf::trace::RecordType::kCounters)) continue;
+      if (reader.decode(raw, record))
+        if (auto* n = std::get_if<rf::trace::NvtxEvent>(&record)) (void)reader.string(n->name);
+    }
+  } catch (const rf::trace::TraceError&) {
   }
   return 0;
 }

@@ -9,13 +9,6 @@
 namespace rf::trace {
 namespace {
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-
 void put_dim3(wire::Out& o, const int32_t (&d)[3]) {
   for (int32_t v : d) o.put(v);
 }
@@ -136,17 +129,37 @@ void encode_record(const Record& record, std::vector<uint8_t>& out) {
 }
 
 std::optional<Record> decode_record(uint16_t type, std::string_view payload, uint64_t base_offset) {
+  Record out;
+  if (!decode_record_into(type, payload, base_offset, out)) return std::nullopt;
+  return out;
+}
+
+std::optional<uint64_t> peek_end_ns(const RawRecord& raw) {
+  wire::In in(raw.payload, raw.offset + wire::kRecordHeaderBytes);
+  switch (static_cast<RecordType>(raw.type)) {
+    case RecordType::kLaunch:  // correlation ids, domain, cbid, thread, api_start_ns: 29 bytes
+      in.get_bytes(4 + 4 + 1 + 4 + 8 + 8, "launch.api_start_ns");
+      return in.get<uint64_t>("launch.api_end_ns");
+    case RecordType::kKernel:  // correlation, device, context, stream ids, start_ns: 24 bytes
+      in.get_bytes(4 + 4 + 4 + 4 + 8, "kernel.start_ns");
+      return in.get<uint64_t>("kernel.end_ns");
+    default:
+      return std::nullopt;
+  }
+}
+
+bool decode_record_into(uint16_t type, std::string_view payload, uint64_t base_offset, Record& out) {
   wire::In in(payload, base_offset);
   switch (static_cast<RecordType>(type)) {
     case RecordType::kString: {
-      StringDef r;
+      auto& r = out.emplace<StringDef>();
       r.id = in.get<uint32_t>("string.id");
       uint32_t len = in.get_count(1, "string.length");
-      r.value = std::string(in.get_bytes(len, "string.bytes"));
-      return r;
+      r.value.assign(in.get_bytes(len, "string.bytes"));
+      return true;
     }
     case RecordType::kProcess: {
-      ProcessInfo r;
+      auto& r = out.emplace<ProcessInfo>();
       r.pid = in.get<uint32_t>("process.pid"); r.ppid = in.get<uint32_t>("process.ppid");
       r.start_ns = in.get<uint64_t>("process.start_ns");
       r.wall_clock_ns = in.get<uint64_t>("process.wall_clock_ns");
@@ -157,10 +170,10 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
       r.mode = get_enum<CollectionMode>(in, 1, "process.mode");
       r.cupti_version = in.get<uint32_t>("process.cupti_version");
       r.driver_version = in.get<uint32_t>("process.driver_version");
-      return r;
+      return true;
     }
     case RecordType::kDevice: {
-      DeviceInfo r;
+      auto& r = out.emplace<DeviceInfo>();
       r.device_id = in.get<uint32_t>("device.id"); r.name = in.get<uint32_t>("device.name");
       r.chip = in.get<uint32_t>("device.chip");
       std::string_view uuid = in.get_bytes(sizeof r.uuid, "device.uuid");
@@ -173,10 +186,10 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
       r.global_memory_bytes = in.get<uint64_t>("device.global_memory_bytes");
       r.global_memory_bandwidth_kbps = in.get<uint64_t>("device.global_memory_bandwidth_kbps");
       r.l2_cache_bytes = in.get<uint32_t>("device.l2_cache_bytes");
-      return r;
+      return true;
     }
     case RecordType::kKernel: {
-      KernelActivity r;
+      auto& r = out.emplace<KernelActivity>();
       r.correlation_id = in.get<uint32_t>("kernel.correlation_id");
       r.device_id = in.get<uint32_t>("kernel.device_id");
       r.context_id = in.get<uint32_t>("kernel.context_id");
@@ -190,10 +203,10 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
       r.demangled_name = in.get<uint32_t>("kernel.demangled_name");
       r.graph_id = in.get<uint32_t>("kernel.graph_id");
       r.graph_node_id = in.get<uint64_t>("kernel.graph_node_id");
-      return r;
+      return true;
     }
     case RecordType::kLaunch: {
-      LaunchApi r;
+      auto& r = out.emplace<LaunchApi>();
       r.correlation_id = in.get<uint32_t>("launch.correlation_id");
       r.runtime_correlation_id = in.get<uint32_t>("launch.runtime_correlation_id");
       r.domain = get_enum<ApiDomain>(in, 1, "launch.domain");
@@ -206,30 +219,34 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
       get_dim3(in, r.grid, "launch.grid"); get_dim3(in, r.block, "launch.block");
       r.is_graph = get_bool(in, "launch.is_graph");
       if (in.remaining() >= sizeof(uint32_t)) r.stack_id = in.get<uint32_t>("launch.stack_id");  // 1.1
-      return r;
+      return true;
     }
     case RecordType::kNvtx: {
-      NvtxEvent r;
+      auto& r = out.emplace<NvtxEvent>();
       r.id = in.get<uint64_t>("nvtx.id");
       r.kind = get_enum<NvtxEventKind>(in, 2, "nvtx.kind");
       r.style = get_enum<NvtxRangeStyle>(in, 2, "nvtx.style");
       r.timestamp_ns = in.get<uint64_t>("nvtx.timestamp_ns");
       r.thread_id = in.get<uint64_t>("nvtx.thread_id");
       r.domain = in.get<uint32_t>("nvtx.domain"); r.name = in.get<uint32_t>("nvtx.name");
-      return r;
+      return true;
     }
     case RecordType::kMetricConfig: {
-      MetricConfig r;
+      auto& r = out.emplace<MetricConfig>();
       r.config_id = in.get<uint32_t>("metric_config.config_id");
       r.chip = in.get<uint32_t>("metric_config.chip");
       r.num_passes = in.get<uint32_t>("metric_config.num_passes");
       uint32_t n = in.get_count(sizeof(uint32_t), "metric_config.metrics");
       r.metrics.reserve(n);
       for (uint32_t i = 0; i < n; ++i) r.metrics.push_back(in.get<uint32_t>("metric_config.metric"));
-      return r;
+      return true;
     }
     case RecordType::kCounters: {
-      RangeCounters r;
+      std::vector<double> values;  // reuse the memory of the record `out` held before
+      if (auto* before = std::get_if<RangeCounters>(&out)) values = std::move(before->values);
+      auto& r = out.emplace<RangeCounters>();
+      r.values = std::move(values);
+      r.values.clear();
       r.config_id = in.get<uint32_t>("counters.config_id");
       r.window_id = in.get<uint32_t>("counters.window_id");
       r.range_index = in.get<uint64_t>("counters.range_index");
@@ -238,34 +255,34 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
       uint32_t n = in.get_count(sizeof(double), "counters.values");
       r.values.reserve(n);
       for (uint32_t i = 0; i < n; ++i) r.values.push_back(in.get<double>("counters.value"));
-      return r;
+      return true;
     }
     case RecordType::kWindow: {
-      ProfilingWindow r;
+      auto& r = out.emplace<ProfilingWindow>();
       r.window_id = in.get<uint32_t>("window.window_id");
       r.begin = get_bool(in, "window.begin");
       r.timestamp_ns = in.get<uint64_t>("window.timestamp_ns");
       r.cbid = in.get<uint32_t>("window.cbid");
-      return r;
+      return true;
     }
     case RecordType::kError: {
-      CollectorError r;
+      auto& r = out.emplace<CollectorError>();
       r.code = static_cast<ErrorCode>(in.get<uint32_t>("error.code"));
       r.window_id = in.get<uint32_t>("error.window_id");
       r.timestamp_ns = in.get<uint64_t>("error.timestamp_ns");
       r.expected = in.get<uint64_t>("error.expected"); r.actual = in.get<uint64_t>("error.actual");
       r.message = in.get<uint32_t>("error.message");
-      return r;
+      return true;
     }
     case RecordType::kEnd: {
-      TraceEnd r;
+      auto& r = out.emplace<TraceEnd>();
       r.timestamp_ns = in.get<uint64_t>("end.timestamp_ns");
       r.records_written = in.get<uint64_t>("end.records_written");
       r.dropped_records = in.get<uint64_t>("end.dropped_records");
-      return r;
+      return true;
     }
     case RecordType::kMemory: {
-      MemoryActivity r;
+      auto& r = out.emplace<MemoryActivity>();
       r.operation = get_enum<MemoryOperation>(in, 1, "memory.operation");
       r.memory_kind = get_enum<MemoryKind>(in, 7, "memory.memory_kind");
       r.device_id = in.get<uint32_t>("memory.device_id");
@@ -275,10 +292,10 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
       r.address = in.get<uint64_t>("memory.address");
       r.bytes = in.get<uint64_t>("memory.bytes");
       r.timestamp_ns = in.get<uint64_t>("memory.timestamp_ns");
-      return r;
+      return true;
     }
     case RecordType::kCallStack: {
-      CallStack r;
+      auto& r = out.emplace<CallStack>();
       r.stack_id = in.get<uint32_t>("call_stack.stack_id");
       uint32_t n = in.get_count(2 * sizeof(uint32_t), "call_stack.frames");
       r.functions.reserve(n);
@@ -287,47 +304,18 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
         r.functions.push_back(in.get<uint32_t>("call_stack.function"));
         r.modules.push_back(in.get<uint32_t>("call_stack.module"));
       }
-      return r;
+      return true;
     }
     case RecordType::kOverhead: {
-      ProfilerOverhead r;
+      auto& r = out.emplace<ProfilerOverhead>();
       r.phase = in.get<uint32_t>("overhead.phase");
       r.count = in.get<uint64_t>("overhead.count");
       r.total_ns = in.get<uint64_t>("overhead.total_ns");
       r.max_ns = in.get<uint64_t>("overhead.max_ns");
-      return r;
+      return true;
     }
   }
-  return std::nullopt;  // unknown tag: a newer writer; the caller skips it
-}
-
-void for_each_string_id(const Record& record, const std::function<void(StringId)>& visit) {
-  std::visit(Overloaded{
-                 [&](const StringDef&) {},
-                 [&](const ProcessInfo& r) {
-                   visit(r.hostname); visit(r.process_name); visit(r.command_line);
-                   visit(r.rfprof_version);
-                 },
-                 [&](const DeviceInfo& r) { visit(r.name); visit(r.chip); },
-                 [&](const KernelActivity& r) { visit(r.mangled_name); visit(r.demangled_name); },
-                 [&](const LaunchApi& r) { visit(r.kernel_name); },
-                 [&](const NvtxEvent& r) { visit(r.domain); visit(r.name); },
-                 [&](const MetricConfig& r) {
-                   visit(r.chip);
-                   for (StringId id : r.metrics) visit(id);
-                 },
-                 [&](const RangeCounters& r) { visit(r.range_name); },
-                 [&](const ProfilingWindow&) {},
-                 [&](const CollectorError& r) { visit(r.message); },
-                 [&](const TraceEnd&) {},
-                 [&](const MemoryActivity&) {},
-                 [&](const CallStack& r) {
-                   for (StringId id : r.functions) visit(id);
-                   for (StringId id : r.modules) visit(id);
-                 },
-                 [&](const ProfilerOverhead& r) { visit(r.phase); },
-             },
-             record);
+  return false;  // unknown tag: a newer writer; the caller skips it
 }
 
 }  // namespace rf::trace

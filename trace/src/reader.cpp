@@ -101,7 +101,7 @@ bool Reader::load_chunk() {
   return true;
 }
 
-bool Reader::next(Record& out) {
+bool Reader::next_raw(RawRecord& out) {
   while (!ended_) {
     if (chunk_records_left_ == 0) {
       if (pos_ != chunk_.size())
@@ -117,42 +117,65 @@ bool Reader::next(Record& out) {
     const uint64_t at = chunk_offset_ + pos_;
     if (chunk_.size() - pos_ < wire::kRecordHeaderBytes)
       throw TraceError(TraceErrorKind::kBadRecord, at, "record header past the end of its chunk");
-    uint16_t type = 0, reserved = 0;
+    uint16_t type = 0;
     uint32_t size = 0;
     std::memcpy(&type, chunk_.data() + pos_, 2);
-    std::memcpy(&reserved, chunk_.data() + pos_ + 2, 2);
     std::memcpy(&size, chunk_.data() + pos_ + 4, 4);
     if (size > chunk_.size() - pos_ - wire::kRecordHeaderBytes)
       throw TraceError(TraceErrorKind::kBadRecord, at + 4,
                        "record of " + std::to_string(size) + " bytes overruns its chunk");
-    std::string_view payload(reinterpret_cast<const char*>(chunk_.data()) + pos_ +
-                                 wire::kRecordHeaderBytes, size);
+    out.type = type;
+    out.payload = std::string_view(
+        reinterpret_cast<const char*>(chunk_.data()) + pos_ + wire::kRecordHeaderBytes, size);
+    out.offset = at;
     pos_ += wire::kRecordHeaderBytes + size;
     --chunk_records_left_;
-    std::optional<Record> record = decode_record(type, payload, at + wire::kRecordHeaderBytes);
-    if (!record) continue;  // unknown tag from a newer writer: skip
-    if (auto* def = std::get_if<StringDef>(&*record)) {
-      if (def->id == 0) throw TraceError(TraceErrorKind::kBadString, at, "string id 0 defined");
-      if (const std::string* known = find_string(def->id)) {
-        if (*known != def->value)
-          throw TraceError(TraceErrorKind::kBadString, at,
-                           "string id " + std::to_string(def->id) + " redefined");
-      } else if (def->id == dense_strings_.size() + 1 && sparse_strings_.empty()) {
-        dense_strings_.push_back(def->value);
-      } else {
-        sparse_strings_.emplace(def->id, def->value);
-      }
-    } else {
-      for_each_string_id(*record, [&](StringId id) {
-        if (id != 0 && !find_string(id))
-          throw TraceError(TraceErrorKind::kBadString, at,
-                           "record refers to undefined string id " + std::to_string(id));
-      });
-    }
-    if (std::holds_alternative<TraceEnd>(*record)) ended_ = true;
-    out = std::move(*record);
+    if (type == static_cast<uint16_t>(RecordType::kString)) add_string(out);
+    if (type == static_cast<uint16_t>(RecordType::kEnd)) ended_ = true;
     return true;
   }
+  return false;
+}
+
+void Reader::add_string(const RawRecord& raw) {
+  std::optional<Record> record = decode_record(raw.type, raw.payload, raw.offset + wire::kRecordHeaderBytes);
+  auto& def = std::get<StringDef>(*record);
+  if (def.id == 0) throw TraceError(TraceErrorKind::kBadString, raw.offset, "string id 0 defined");
+  if (const std::string* known = find_string(def.id)) {
+    if (*known != def.value)
+      throw TraceError(TraceErrorKind::kBadString, raw.offset,
+                       "string id " + std::to_string(def.id) + " redefined");
+  } else if (def.id == dense_strings_.size() + 1 && sparse_strings_.empty()) {
+    dense_strings_.push_back(std::move(def.value));
+  } else {
+    sparse_strings_.emplace(def.id, std::move(def.value));
+  }
+}
+
+bool Reader::decode(const RawRecord& raw, Record& out) {
+  // Counter records alternate with launch and kernel records: keep the memory of the last one's
+  // values for the next (decode_record_into reuses what `out` holds).
+  const bool counters = raw.type == static_cast<uint16_t>(RecordType::kCounters);
+  if (auto* before = std::get_if<RangeCounters>(&out)) {
+    if (!counters) spare_values_ = std::move(before->values);
+  } else if (counters && spare_values_.capacity() != 0) {
+    out.emplace<RangeCounters>().values = std::move(spare_values_);
+  }
+  if (!decode_record_into(raw.type, raw.payload, raw.offset + wire::kRecordHeaderBytes, out))
+    return false;  // unknown tag from a newer writer
+  if (raw.type != static_cast<uint16_t>(RecordType::kString))
+    for_each_string_id(out, [&](StringId id) {
+      if (id != 0 && !find_string(id))
+        throw TraceError(TraceErrorKind::kBadString, raw.offset,
+                         "record refers to undefined string id " + std::to_string(id));
+    });
+  return true;
+}
+
+bool Reader::next(Record& out) {
+  RawRecord raw;
+  while (next_raw(raw))
+    if (decode(raw, out)) return true;
   return false;
 }
 

@@ -81,7 +81,9 @@ struct TraceContext {
   }
 };
 
-/// Pass 1. Throws trace::TraceError for an unreadable or corrupt trace.
+/// Pass 1. Launch, kernel and counter records are not decoded here (only the end time stamp of
+/// launches and kernels is read, trace::peek_end_ns): a corrupt one is found by pass 2, which
+/// decodes every record. Throws trace::TraceError for an unreadable or corrupt trace.
 TraceContext read_context(const std::filesystem::path& path);
 
 /// CollectorError records of one trace with the same code and message.

@@ -39,6 +39,13 @@ class TraceError : public std::runtime_error {
   uint64_t offset_;
 };
 
+/// One record as stored, before decoding: what Reader::next_raw returns.
+struct RawRecord {
+  uint16_t type = 0;          ///< on-disk tag: a RecordType, or an unknown one from a newer writer
+  std::string_view payload;   ///< the payload bytes; valid until the next call on the Reader
+  uint64_t offset = 0;        ///< file offset of the record header (bytes)
+};
+
 /// Streaming reader. Memory is bounded by one chunk plus the string table.
 class Reader {
  public:
@@ -48,7 +55,19 @@ class Reader {
   /// Reads the next record into `out`. Returns false at the end of the trace, either clean (after
   /// TraceEnd) or truncated (see truncated()). Throws TraceError on corrupt data.
   /// StringDef records are returned too, after being added to strings().
+  /// On TraceError, `out` holds an unspecified record.
   bool next(Record& out);
+
+  /// Reads the next record's header without decoding its payload (rfanalyze's first pass skips
+  /// launch, kernel and counter records this way). The chunk and record framing are checked as by
+  /// next(), and StringDef records are decoded and added to the string table here, so skipping a
+  /// record never loses a string; the payload of any other record is not checked until decode().
+  /// Returns false at the end of the trace as next() does (a TraceEnd ends it). Throws TraceError.
+  bool next_raw(RawRecord& out);
+  /// Decodes a record next_raw() just returned into `out` and checks that every string id it refers
+  /// to is defined. Returns false for an unknown tag (a newer writer's record: skip it). Throws
+  /// TraceError (kBadRecord, kBadString) with the offset of the bad field; `out` is then unspecified.
+  bool decode(const RawRecord& raw, Record& out);
 
   /// True once next() returned false because the file ended inside a chunk or without TraceEnd.
   bool truncated() const noexcept { return truncated_; }
@@ -63,6 +82,8 @@ class Reader {
 
  private:
   bool load_chunk();
+  /// Decodes the StringDef `raw` and adds it to the table. Throws TraceError(kBadRecord, kBadString).
+  void add_string(const RawRecord& raw);
 
   std::filesystem::path path_;
   std::ifstream in_;
@@ -83,12 +104,23 @@ class Reader {
   /// other id goes to sparse_strings_. Memory: the defined strings only.
   std::vector<std::string> dense_strings_;
   std::unordered_map<StringId, std::string> sparse_strings_;
+  /// The value vector of the last RangeCounters decoded, reused by the next (one record's worth).
+  std::vector<double> spare_values_;
 };
 
 /// Decodes one record payload (used by the reader and by tests). `type` is the on-disk tag,
 /// `payload` its bytes. Returns nullopt for an unknown tag. Throws TraceError(kBadRecord) with
 /// `base_offset` + the position of the bad field when the payload is too short or inconsistent.
 std::optional<Record> decode_record(uint16_t type, std::string_view payload, uint64_t base_offset);
+
+/// As decode_record, into `out`: returns false for an unknown tag (`out` untouched). When `out`
+/// already holds a RangeCounters, its value vector's memory is reused (no allocation per record).
+bool decode_record_into(uint16_t type, std::string_view payload, uint64_t base_offset, Record& out);
+
+/// The time stamp a launch or kernel record ends at (ns, CUPTI clock): LaunchApi::api_end_ns or
+/// KernelActivity::end_ns, read from its fixed place in the payload without decoding the rest;
+/// nullopt for any other type. Throws TraceError(kBadRecord) when the payload is too short for it.
+std::optional<uint64_t> peek_end_ns(const RawRecord& raw);
 
 /// Encodes one record (header and payload) and appends it to `out`.
 void encode_record(const Record& record, std::vector<uint8_t>& out);
