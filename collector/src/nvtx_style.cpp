@@ -20,7 +20,7 @@ RangeStyle NvtxStyleTracker::on_start_marker(uint64_t id) {
     start_end_ids_.erase(it);
     ids_confirmed_ = true;
     style = RangeStyle::kStartEnd;
-  } else if (push_callbacks_ > 0 && (start_callbacks_ == 0 || ids_confirmed_)) {
+  } else if (push_seen_.load(std::memory_order_acquire) && (start_callbacks_ == 0 || ids_confirmed_)) {
     style = RangeStyle::kPushPop;
   } else {
     style = RangeStyle::kUnknown;

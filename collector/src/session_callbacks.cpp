@@ -492,8 +492,7 @@ void Session::on_nvtx(CUpti_CallbackId cbid, const void* data) {
     std::lock_guard lock(activity_mutex_);
     nvtx_styles_.on_start_callback(id);
   } else if (in(kNvtxPushes, cbid)) {
-    std::lock_guard lock(activity_mutex_);
-    nvtx_styles_.on_push_callback();
+    nvtx_styles_.on_push_callback();  // lock-free: a push/pop range per operator is common
   }
 }
 

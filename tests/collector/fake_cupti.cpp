@@ -513,6 +513,23 @@ void DirectLaunch::operator()(uint32_t id) {
   fn_(user_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &runtime_);
 }
 
+DirectNvtx::DirectNvtx() { std::tie(fn_, user_) = subscriber(); }
+
+void DirectNvtx::push(const char* message) {
+  nvtxRangePushA_params p{};
+  p.message = message;
+  int level = 0;
+  CUpti_NvtxData d{"nvtxRangePushA", &p, &level};
+  fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushA, &d);
+}
+
+void DirectNvtx::pop() {
+  nvtxRangePop_params p{};
+  int level = 0;
+  CUpti_NvtxData d{"nvtxRangePop", &p, &level};
+  fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePop, &d);
+}
+
 namespace {
 
 /// cudaProfilerStart or cudaProfilerStop (`runtime_cbid`, `runtime_name`) on `ctx`, enclosing the

@@ -163,6 +163,22 @@ class DirectLaunch {
   CUpti_CallbackData runtime_{}, driver_{};
 };
 
+/// nvtxRangePushA / nvtxRangePop by calling the subscriber's NVTX callback directly, with none of
+/// the fake's own work (no marker record, no lock): for measuring what the session's NVTX
+/// callbacks cost. Not thread-safe: one per thread.
+class DirectNvtx {
+ public:
+  DirectNvtx();
+  bool ok() const noexcept { return fn_ != nullptr; }
+  /// nvtxRangePushA(`message`); `message` must outlive the call.
+  void push(const char* message);
+  void pop();
+
+ private:
+  CUpti_CallbackFunc fn_ = nullptr;
+  void* user_ = nullptr;
+};
+
 /// cudaProfilerStart / cudaProfilerStop on `ctx` (each enclosing the driver call it makes).
 void profiler_start(CUcontext ctx);
 void profiler_stop(CUcontext ctx);

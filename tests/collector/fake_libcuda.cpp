@@ -25,6 +25,9 @@ std::atomic<unsigned long long> g_pushes{0};
 
 std::mutex g_m;
 std::map<std::string, CUresult> g_failures;  // driver function -> the result it returns
+// False until a test first injects a failure: the driver's calls then take no lock, as a real
+// driver's cuStreamIsCapturing in a launch (test_session_fake_locks counts the launch path's locks).
+std::atomic<bool> g_any_failure{false};
 std::map<int, int> g_attributes;             // attribute -> value, instead of the defaults below
 std::vector<std::string> g_device_names = {"NVIDIA H100 80GB HBM3"};  // cuDeviceGetCount's devices
 
@@ -32,6 +35,7 @@ CUcontext current() { return t_depth == 0 ? t_current : t_stack[t_depth - 1]; }
 
 /// The injected failure of `function`, or CUDA_SUCCESS.
 CUresult failure(const char* function) {
+  if (!g_any_failure.load(std::memory_order_acquire)) return CUDA_SUCCESS;
   std::lock_guard lock(g_m);
   auto it = g_failures.find(function);
   return it == g_failures.end() ? CUDA_SUCCESS : it->second;
@@ -57,6 +61,7 @@ __attribute__((visibility("default"))) unsigned long long rf_fake_cuda_pushes() 
 /// returns `result` and does nothing; CUDA_SUCCESS removes the failure.
 __attribute__((visibility("default"))) void rf_fake_cuda_fail(const char* function, CUresult result) {
   std::lock_guard lock(g_m);
+  g_any_failure.store(true, std::memory_order_release);
   if (result == CUDA_SUCCESS) g_failures.erase(function);
   else g_failures[function] = result;
 }

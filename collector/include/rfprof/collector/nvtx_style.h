@@ -12,6 +12,7 @@
 // An end marker takes the style of its start marker.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
@@ -21,13 +22,17 @@ namespace rf::collector {
 /// NVTX range style as written to the trace (values of rf::trace::NvtxRangeStyle).
 enum class RangeStyle : uint8_t { kUnknown = 0, kPushPop = 1, kStartEnd = 2 };
 
-/// Learns the style of NVTX ranges from start callbacks and marker records. Not thread-safe.
+/// Learns the style of NVTX ranges from start callbacks and marker records. Not thread-safe,
+/// except on_push_callback, which may run on any thread at any time without a lock.
 class NvtxStyleTracker {
  public:
   /// An nvtxRangeStart*/nvtxDomainRangeStartEx callback returned range id `id` (0: not reported).
   void on_start_callback(uint64_t id);
-  /// An nvtxRangePush*/nvtxDomainRangePushEx callback arrived.
-  void on_push_callback() noexcept { ++push_callbacks_; }
+  /// An nvtxRangePush*/nvtxDomainRangePushEx callback arrived. Thread-safe and lock-free: after
+  /// the first push, one relaxed load (PyTorch's emit_nvtx pushes a range per operator).
+  void on_push_callback() noexcept {
+    if (!push_seen_.load(std::memory_order_relaxed)) push_seen_.store(true, std::memory_order_release);
+  }
   /// Style of the start marker record with id `id`; remembers it for the matching end marker.
   RangeStyle on_start_marker(uint64_t id);
   /// Style of the end marker record with id `id` (the style of its start; unknown if unseen).
@@ -37,7 +42,7 @@ class NvtxStyleTracker {
   std::unordered_set<uint64_t> start_end_ids_;        // reported by start callbacks, not yet seen
   std::unordered_map<uint64_t, RangeStyle> open_;     // start markers seen, end marker not yet
   uint64_t start_callbacks_ = 0;
-  uint64_t push_callbacks_ = 0;
+  std::atomic<bool> push_seen_{false};
   bool ids_confirmed_ = false;
 };
 

@@ -1,0 +1,190 @@
+// The session's launch callbacks take no lock shared between launching threads, in timing mode
+// (issue 8: "launch callbacks that ... take no global lock"; docs/collector.md, "The launch path
+// shares no lock between threads"): the real Session::on_callback, called as CUPTI calls it for a
+// launch through the runtime, on the fake CUPTI with the fake driver loaded (as in a real process,
+// where a launch means the driver is loaded). pthread_mutex_lock is replaced here (lock_counter.h)
+// and records, per thread, the mutexes each launching thread locks while armed. A mutex locked by
+// two launching threads is shared; the writer's hand-over of a full 64 KiB thread buffer (about
+// 700 launches) is the one shared lock the design allows, so shared locks must stay under one per
+// 200 launches; a lock taken at every launch gives one per launch.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "fake_session.h"
+#include "lock_counter.h"
+
+namespace rf::fake_cupti {
+namespace {
+
+using test::LockTable;
+using test::locks_during;
+using trace::CollectionMode;
+
+constexpr int kThreads = 3;
+constexpr int kWarmUp = 2000;
+constexpr int kMeasured = 20000;
+
+/// What the launching threads locked: per thread, the locks of mutexes another launching thread
+/// locked too (shared), and of its own mutexes.
+struct LockReport {
+  uint64_t shared_max = 0;  ///< the most shared-mutex locks of one thread
+  uint64_t own_min = UINT64_MAX;  ///< the fewest locks of a thread's own mutexes
+};
+
+LockReport report(const LockTable (&tables)[kThreads]) {
+  LockReport r;
+  for (int t = 0; t < kThreads; ++t) {
+    uint64_t shared = 0, own = 0;
+    for (size_t i = 0; i < tables[t].used; ++i) {
+      const auto& slot = tables[t].slots[i];
+      bool elsewhere = false;
+      for (int u = 0; u < kThreads; ++u) elsewhere |= u != t && tables[u].locks_of(slot.mutex) != 0;
+      (elsewhere ? shared : own) += slot.locks;
+    }
+    r.shared_max = std::max(r.shared_max, shared + tables[t].overflow);
+    r.own_min = std::min(r.own_min, own);
+  }
+  return r;
+}
+
+/// In the child: kThreads threads launch on `ctx` at once, kWarmUp launches each and then
+/// kMeasured armed; prints "shared=N own=M" (LockReport) to stderr. With `outer`, each thread's
+/// launches are inside an NVTX push/pop range of that name; with `per_launch`, each launch is
+/// inside one of its own (nvtxRangePushA and nvtxRangePop around it, as PyTorch's emit_nvtx).
+void launch_from_threads(CUcontext ctx, const char* outer = nullptr, const char* per_launch = nullptr) {
+  LockTable tables[kThreads];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      set_current_context(ctx);
+      DirectNvtx nvtx;
+      DirectLaunch launch(ctx, t % 2 ? "_Z4reluPf" : "_Z4gemmPKfS0_Pf", 1, 128);
+      if (!launch.ok() || !nvtx.ok()) std::_Exit(5);
+      auto one = [&](uint32_t id) {
+        if (per_launch) nvtx.push(per_launch);
+        launch(id);
+        if (per_launch) nvtx.pop();
+      };
+      if (outer) nvtx.push(outer);
+      uint32_t next = 100000u * static_cast<uint32_t>(t + 1);
+      for (int i = 0; i < kWarmUp; ++i) one(next++);
+      tables[t] = locks_during([&] {
+        for (int i = 0; i < kMeasured; ++i) one(next++);
+      });
+      if (outer) nvtx.pop();
+    });
+  for (auto& th : threads) th.join();
+  const LockReport r = report(tables);
+  std::fprintf(stderr, "shared=%llu own=%llu\n", static_cast<unsigned long long>(r.shared_max),
+               static_cast<unsigned long long>(r.own_min));
+}
+
+/// The numbers launch_from_threads printed.
+LockReport parse(const std::string& err) {
+  LockReport r;
+  const size_t at = err.find("shared=");
+  if (at == std::string::npos) return r;
+  unsigned long long shared = 0, own = 0;
+  if (std::sscanf(err.c_str() + at, "shared=%llu own=%llu", &shared, &own) == 2) {
+    r.shared_max = shared;
+    r.own_min = own;
+  }
+  return r;
+}
+
+class FakeLocksTest : public FakeSessionTest {
+ protected:
+  void SetUp() override {
+    FakeSessionTest::SetUp();
+    if (void* real = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+      ::dlclose(real);
+      GTEST_SKIP() << "a libcuda.so.1 is already loaded in this process";
+    }
+  }
+};
+
+// The instrument: a mutex two threads lock while armed is seen as shared, with its count.
+TEST(LockCounter, AMutexTwoThreadsLockIsShared) {
+  std::mutex m;
+  LockTable tables[kThreads];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::mutex own;
+      tables[t] = locks_during([&] {
+        for (int i = 0; i < 100; ++i) {
+          std::lock_guard a(m);
+          std::lock_guard b(own);
+        }
+      });
+    });
+  for (auto& th : threads) th.join();
+  const LockReport r = report(tables);
+  EXPECT_EQ(r.shared_max, 100u);
+  EXPECT_EQ(r.own_min, 100u);
+}
+
+TEST_F(FakeLocksTest, TimingModeLaunchCallbacksShareNoLockBetweenThreads) {
+  const Child c = run_child([&] {
+    if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    launch_from_threads(create_context(1));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const LockReport r = parse(c.err);
+  RecordProperty("launch_path_locks", c.err.substr(0, c.err.find('\n')));
+  // Each launch writes its record under its thread's own buffer lock: the instrument saw the path.
+  EXPECT_GE(r.own_min, uint64_t{kMeasured}) << c.err;
+  EXPECT_LE(r.shared_max, uint64_t{kMeasured / 200}) << c.err;
+  EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), size_t{kThreads * (kWarmUp + kMeasured)});
+}
+
+TEST_F(FakeLocksTest, TimingModeLaunchCallbacksWithFiltersShareNoLockBetweenThreads) {
+  const Child c = run_child([&] {
+    if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
+    auto o = options(CollectionMode::kTiming);
+    o.filter.kernel_name = "regex:gemm|relu";
+    o.filter.nvtx_include = {"forward/"};
+    if (!collector::start_session(o)) std::_Exit(3);
+    launch_from_threads(create_context(1), "forward");
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const LockReport r = parse(c.err);
+  RecordProperty("launch_path_locks", c.err.substr(0, c.err.find('\n')));
+  EXPECT_GE(r.own_min, uint64_t{kMeasured}) << c.err;
+  EXPECT_LE(r.shared_max, uint64_t{kMeasured / 200}) << c.err;
+  EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), size_t{kThreads * (kWarmUp + kMeasured)});
+}
+
+// An NVTX push/pop range around every launch (PyTorch's emit_nvtx, one per operator): the NVTX
+// callbacks share no lock either. Before 2026-11-28 each push took the session's activity mutex
+// (to count pushes for the range style, nvtx_style.h): 20,000 shared locks per thread here.
+TEST_F(FakeLocksTest, APushPopRangeAroundEveryLaunchSharesNoLockBetweenThreads) {
+  for (const bool filter : {false, true}) {
+    std::filesystem::remove(trace_);
+    const Child c = run_child([&] {
+      if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
+      auto o = options(CollectionMode::kTiming);
+      if (filter) o.filter.nvtx_include = {"forward/aten::mm/"};
+      if (!collector::start_session(o)) std::_Exit(3);
+      launch_from_threads(create_context(1), "forward", "aten::mm");
+    });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    const LockReport r = parse(c.err);
+    RecordProperty(filter ? "launch_path_locks_nvtx_filter" : "launch_path_locks_nvtx",
+                   c.err.substr(0, c.err.find('\n')));
+    EXPECT_GE(r.own_min, uint64_t{kMeasured}) << "filter " << filter << ": " << c.err;
+    EXPECT_LE(r.shared_max, uint64_t{kMeasured / 200}) << "filter " << filter << ": " << c.err;
+    EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), size_t{kThreads * (kWarmUp + kMeasured)})
+        << "filter " << filter;
+  }
+}
+
+}  // namespace
+}  // namespace rf::fake_cupti
