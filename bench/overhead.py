@@ -25,7 +25,8 @@ held), cuda_init (CUDA initialization alone); not run by default: big_memory_1gi
 (one kernel 8 times while 1, 4 or 16 GiB are held: kernel replay's cost per launch against the
 memory held, README's "Launch calls" table). Modes (--modes): native, timing, roofline (kernel
 replay), roofline-step-replay (RFPROF_REPLAY=step, the workload's --window-per-step: one pass per step;
-only for workloads with profiling windows: resnet18, many_kernels), ncu. A mode that cannot run on a workload is
+only for workloads with profiling windows: resnet18, many_kernels, and any given with
+--windowed-workload), ncu. A mode that cannot run on a workload is
 listed as skipped in README.md, never silently dropped. Wall time is the whole command's, from start to exit (time.monotonic).
 Never changes clocks or any GPU setting; ncu runs with --cache-control all --clock-control base,
 its defaults, spelled out so the commands say which settings each number used.
@@ -299,6 +300,10 @@ def main(argv=None):
                          "--resnet-args gives must leave room for them after its --warmup")
     ap.add_argument("--workload", action="append", default=[], metavar="NAME=COMMAND",
                     help="add or replace a workload (profile-from-start on), e.g. for tests")
+    ap.add_argument("--windowed-workload", action="append", default=[], metavar="NAME=COMMAND",
+                    help="add or replace a workload that opens its own cudaProfilerStart/Stop windows "
+                         "(profile-from-start off) and takes --window-per-step (one window per step): "
+                         "it runs in every mode, roofline-step-replay included")
     args = ap.parse_args(argv)
     args.inject = args.inject or os.path.join(args.build, "librfinject.so")
     args.rfanalyze = args.rfanalyze or os.path.join(args.build, "rfanalyze")
@@ -309,11 +314,13 @@ def main(argv=None):
     if args.budget < 0 or args.timeout <= 0 or args.min_run <= 0:
         ap.error("--timeout and --min-run must be positive and --budget at least 0")
     workloads = default_workloads(args.build, args.resnet_args)
-    for w in args.workload:
-        name, sep, cmd = w.partition("=")
-        if not sep or not name or not cmd:
-            ap.error(f"--workload {w!r}: expected NAME=COMMAND")
-        workloads[name] = (shlex.split(cmd), True)
+    for flag, given, from_start in (("--workload", args.workload, True),
+                                    ("--windowed-workload", args.windowed_workload, False)):
+        for w in given:
+            name, sep, cmd = w.partition("=")
+            if not sep or not name or not cmd:
+                ap.error(f"{flag} {w!r}: expected NAME=COMMAND")
+            workloads[name] = (shlex.split(cmd), from_start)
     chosen = [w for w in args.workloads.split(",") if w]
     modes = [m for m in args.modes.split(",") if m]
     for w in chosen:

@@ -116,6 +116,53 @@ class OverheadTest(unittest.TestCase):
         self.assertNotIn("RFPROF_REPLAY", env)
         self.assertEqual(argv, ["python3", "main.py"])
 
+    def test_a_windowed_workload_runs_in_every_mode_step_replay_included(self):
+        # --windowed-workload: profile-from-start off, and --window-per-step under step replay, as
+        # resnet18 and many_kernels; the whole benchmark, not command_for alone.
+        work = self.script("windows.py", f"""
+            import json, os, sys
+            keys = ["CUDA_INJECTION64_PATH", "RFPROF_MODE", "RFPROF_PROFILE_FROM_START", "RFPROF_REPLAY",
+                    "UNDER_NCU"]
+            with open({self.log!r}, "a") as f:
+                f.write(json.dumps({{"argv": sys.argv[1:], **{{k: os.environ.get(k) for k in keys}}}}) + "\\n")
+            """)
+        ncu = self.script("ncu-windows", """
+            import os, sys
+            args = sys.argv[1:]
+            assert args[args.index("--profile-from-start") + 1] == "off", args
+            cmd = args[args.index("-o") + 2:]
+            os.environ["UNDER_NCU"] = "1"
+            os.execvp(cmd[0], cmd)
+            """)
+        out = os.path.join(self.tmp, "results")
+        p = subprocess.run([sys.executable, OVERHEAD, "--out", out, "--inject", self.inject, "--ncu", ncu,
+                            "--windowed-workload", f"steps={work} --steps 4", "--workloads", "steps"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "overhead.csv")) as f:
+            rows = {r["mode"]: r for r in csv.DictReader(f)}
+        self.assertEqual(set(rows), {"native", "timing", "roofline", "roofline-step-replay", "ncu"})
+        with open(self.log) as f:
+            runs = [json.loads(l) for l in f]
+        self.assertEqual(len(runs), 5)
+        native, timing, roofline, step, ncu_run = runs
+        self.assertIsNone(native["CUDA_INJECTION64_PATH"])
+        for r in (timing, roofline, step):
+            self.assertEqual(r["RFPROF_PROFILE_FROM_START"], "off", r)
+        self.assertEqual(step["RFPROF_REPLAY"], "step")
+        self.assertEqual(step["RFPROF_MODE"], "counters")
+        self.assertEqual(step["argv"], ["--steps", "4", "--window-per-step"])  # one window per step
+        for r in (native, timing, roofline, ncu_run):
+            self.assertIsNone(r["RFPROF_REPLAY"], r)
+            self.assertEqual(r["argv"], ["--steps", "4"], r)
+        self.assertEqual(ncu_run["UNDER_NCU"], "1")
+        with open(os.path.join(out, "README.md")) as f:
+            self.assertNotIn("replay across steps needs a workload", f.read())  # not skipped
+        # The same command as --workload (profile-from-start on) skips step replay, and says why.
+        p, out = self.run_overhead()
+        with open(os.path.join(out, "README.md")) as f:
+            self.assertIn("replay across steps needs a workload", f.read())
+
     def test_the_step_pass_start_knob_reaches_step_replay_runs_only(self):
         # librfinject refuses RFPROF_STEP_PASS_START without RFPROF_REPLAY=step: set for the whole
         # benchmark (the A/B in validation/README.md), it must not reach the other modes' runs.
@@ -314,6 +361,9 @@ class OverheadTest(unittest.TestCase):
                           f.read())
 
     def test_bad_arguments_name_the_problem(self):
+        p, _ = self.run_overhead("--windowed-workload", "nocommand")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("--windowed-workload 'nocommand': expected NAME=COMMAND", p.stderr)
         for extra, msg in ((["--modes", "timing"], "must include native"),
                            (["--modes", "native,fast"], "unknown mode 'fast'"),
                            (["--workloads", "nope"], "unknown workload 'nope'"),
