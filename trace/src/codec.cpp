@@ -253,8 +253,9 @@ bool decode_record_into(uint16_t type, std::string_view payload, uint64_t base_o
       r.correlation_id = in.get<uint32_t>("counters.correlation_id");
       r.range_name = in.get<uint32_t>("counters.range_name");
       uint32_t n = in.get_count(sizeof(double), "counters.values");
-      r.values.reserve(n);
-      for (uint32_t i = 0; i < n; ++i) r.values.push_back(in.get<double>("counters.value"));
+      const std::string_view bytes = in.get_bytes(n * sizeof(double), "counters.value");  // checked above
+      r.values.resize(n);
+      if (n != 0) std::memcpy(r.values.data(), bytes.data(), bytes.size());  // little-endian doubles
       return true;
     }
     case RecordType::kWindow: {
