@@ -4,6 +4,8 @@
 // timings go on (issue 6); SIGTERM and SIGKILL leave the counters already decoded (issue 6).
 #include <csignal>
 
+#include <map>
+
 #include "fake_session.h"
 #include "rfprof/collector/host_metrics.h"
 
@@ -82,6 +84,34 @@ TEST_F(FakeSessionTest, AFullImageIsDecodedBeforeTheNextLaunch) {
   for (const auto& l : t.all<trace::LaunchApi>()) launch_indices.push_back(l.launch_index);
   EXPECT_EQ(launch_indices, indices);
   EXPECT_TRUE(t.all<trace::CollectorError>().empty());
+}
+
+// Issue 8, "decode in large batches": with the default image of 2,000 ranges, 5,000 launches in
+// one window are decoded twice while the application runs (a full image before launches 2,001 and
+// 4,001) and once at exit: 3 decodes and 3 host evaluations of 2,000, 2,000 and 1,000 ranges,
+// not one per launch.
+TEST_F(FakeSessionTest, DefaultImagesDecodeTwoThousandLaunchesAtOnce) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.flush_ms = 60000;  // no decode from the flush thread
+    if (o.max_ranges_per_image != 2000) std::_Exit(6);  // the default this test is about
+    if (!collector::start_session(o)) std::_Exit(3);
+    launches_on(create_context(1), 5000);
+    std::fprintf(stderr, "decodes=%llu\n", static_cast<unsigned long long>(calls("cuptiRangeProfilerDecodeData")));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("decodes=2\n"), std::string::npos) << c.err;
+  const Trace t = read_trace(trace_);
+  EXPECT_EQ(range_ids(t), launch_ids(t));
+  ASSERT_EQ(range_ids(t).size(), 5000u);
+  std::map<uint64_t, size_t> per_index;  // range_index restarts with each image
+  for (const auto& rc : t.all<trace::RangeCounters>()) ++per_index[rc.range_index];
+  EXPECT_EQ(per_index.size(), 2000u);
+  EXPECT_EQ(per_index[0], 3u);     // three images
+  EXPECT_EQ(per_index[999], 3u);
+  EXPECT_EQ(per_index[1000], 2u);  // the last holds 1,000 ranges
+  EXPECT_EQ(per_index[1999], 2u);
+  expect_values_of_their_launch(t);
 }
 
 TEST_F(FakeSessionTest, EachWindowsRangesAreDecodedAtItsClose) {
