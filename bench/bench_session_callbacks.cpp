@@ -4,7 +4,8 @@
 // calls the subscribed callback directly, with the fake driver loaded (tests/collector/
 // fake_libcuda.cpp: the current context, stream capture). So this is rfprof's cost per launch in timing mode,
 // above CUPTI (bench_launch_path times LaunchLog and the writer alone, without the session's
-// dispatch, filters and thread-local launch state). Results: bench/README.md.
+// dispatch, filters and thread-local launch state). BM_SessionNvtxPushPop: an NVTX push/pop
+// range through the session's NVTX callback. Results: bench/README.md.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -59,6 +60,22 @@ void BM_SessionLaunchCallbacks(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_SessionLaunchCallbacks)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
+
+/// nvtxRangePushA + nvtxRangePop through the session's NVTX callback (no filter: the range-style
+/// bookkeeping alone), as PyTorch's emit_nvtx makes around every operator.
+void BM_SessionNvtxPushPop(benchmark::State& state) {
+  fake::DirectNvtx nvtx;
+  if (!nvtx.ok()) {
+    state.SkipWithError("no session");
+    return;
+  }
+  for (auto _ : state) {
+    nvtx.push("aten::mm");
+    nvtx.pop();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SessionNvtxPushPop)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
 }  // namespace
 
