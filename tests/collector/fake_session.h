@@ -3,6 +3,7 @@
 // and never deleted, so each scenario gets a process of its own.
 #pragma once
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -183,6 +184,21 @@ class FakeSessionTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_, trace_;
+};
+
+/// For tests that load the fake driver (fake_libcuda.cpp) in their child: it must be the only
+/// libcuda.so.1 the session can find (its shim asks the loader for one by that name). Where a
+/// real driver is already loaded into the test process (a GPU machine whose libcupti loaded it),
+/// these tests are skipped rather than mixing the two.
+class FakeDriverTest : public FakeSessionTest {
+ protected:
+  void SetUp() override {
+    FakeSessionTest::SetUp();
+    if (void* real = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+      ::dlclose(real);
+      GTEST_SKIP() << "a libcuda.so.1 is already loaded in this process";
+    }
+  }
 };
 
 }  // namespace rf::fake_cupti

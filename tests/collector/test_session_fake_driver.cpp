@@ -17,20 +17,6 @@ namespace {
 
 using trace::CollectionMode;
 
-/// The fake driver must be the only libcuda.so.1 the session can find (its shim asks the loader
-/// for one by that name). Where a real driver is already loaded into the test process (a GPU
-/// machine whose libcupti loaded it), these tests are skipped rather than mixing the two.
-class FakeDriverTest : public FakeSessionTest {
- protected:
-  void SetUp() override {
-    FakeSessionTest::SetUp();
-    if (void* real = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
-      ::dlclose(real);
-      GTEST_SKIP() << "a libcuda.so.1 is already loaded in this process";
-    }
-  }
-};
-
 /// Loads the fake driver in the child, or ends the child with status 4.
 void with_fake_driver() {
   if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);

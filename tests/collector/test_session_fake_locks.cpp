@@ -7,8 +7,6 @@
 // two launching threads is shared; the writer's hand-over of a full 64 KiB thread buffer (about
 // 700 launches) is the one shared lock the design allows, so shared locks must stay under one per
 // 200 launches; a lock taken at every launch gives one per launch.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -98,14 +96,27 @@ LockReport parse(const std::string& err) {
   return r;
 }
 
-class FakeLocksTest : public FakeSessionTest {
+/// The session with options `o` in a child with the fake driver loaded; launch_from_threads(`outer`,
+/// `per_launch`) there; then the checks: the threads' own locks seen at every launch (the
+/// instrument saw the path), shared ones under one per 200 launches, every launch in the trace.
+/// `property`: the test property that records what was measured.
+class FakeLocksTest : public FakeDriverTest {
  protected:
-  void SetUp() override {
-    FakeSessionTest::SetUp();
-    if (void* real = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
-      ::dlclose(real);
-      GTEST_SKIP() << "a libcuda.so.1 is already loaded in this process";
-    }
+  void expect_no_shared_lock(const collector::SessionOptions& o, const char* outer, const char* per_launch,
+                             const char* property) {
+    std::filesystem::remove(trace_);
+    const Child c = run_child([&] {
+      if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
+      if (!collector::start_session(o)) std::_Exit(3);
+      launch_from_threads(create_context(1), outer, per_launch);
+    });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    const LockReport r = parse(c.err);
+    RecordProperty(property, c.err.substr(0, c.err.find('\n')));
+    EXPECT_GE(r.own_min, uint64_t{kMeasured}) << property << ": " << c.err;
+    EXPECT_LE(r.shared_max, uint64_t{kMeasured / 200}) << property << ": " << c.err;
+    EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), size_t{kThreads * (kWarmUp + kMeasured)})
+        << property;
   }
 };
 
@@ -131,59 +142,24 @@ TEST(LockCounter, AMutexTwoThreadsLockIsShared) {
 }
 
 TEST_F(FakeLocksTest, TimingModeLaunchCallbacksShareNoLockBetweenThreads) {
-  const Child c = run_child([&] {
-    if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
-    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
-    launch_from_threads(create_context(1));
-  });
-  ASSERT_TRUE(c.exited_zero()) << c.err;
-  const LockReport r = parse(c.err);
-  RecordProperty("launch_path_locks", c.err.substr(0, c.err.find('\n')));
-  // Each launch writes its record under its thread's own buffer lock: the instrument saw the path.
-  EXPECT_GE(r.own_min, uint64_t{kMeasured}) << c.err;
-  EXPECT_LE(r.shared_max, uint64_t{kMeasured / 200}) << c.err;
-  EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), size_t{kThreads * (kWarmUp + kMeasured)});
+  expect_no_shared_lock(options(CollectionMode::kTiming), nullptr, nullptr, "launch_path_locks");
 }
 
 TEST_F(FakeLocksTest, TimingModeLaunchCallbacksWithFiltersShareNoLockBetweenThreads) {
-  const Child c = run_child([&] {
-    if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
-    auto o = options(CollectionMode::kTiming);
-    o.filter.kernel_name = "regex:gemm|relu";
-    o.filter.nvtx_include = {"forward/"};
-    if (!collector::start_session(o)) std::_Exit(3);
-    launch_from_threads(create_context(1), "forward");
-  });
-  ASSERT_TRUE(c.exited_zero()) << c.err;
-  const LockReport r = parse(c.err);
-  RecordProperty("launch_path_locks", c.err.substr(0, c.err.find('\n')));
-  EXPECT_GE(r.own_min, uint64_t{kMeasured}) << c.err;
-  EXPECT_LE(r.shared_max, uint64_t{kMeasured / 200}) << c.err;
-  EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), size_t{kThreads * (kWarmUp + kMeasured)});
+  auto o = options(CollectionMode::kTiming);
+  o.filter.kernel_name = "regex:gemm|relu";
+  o.filter.nvtx_include = {"forward/"};
+  expect_no_shared_lock(o, "forward", nullptr, "launch_path_locks_filters");
 }
 
 // An NVTX push/pop range around every launch (PyTorch's emit_nvtx, one per operator): the NVTX
 // callbacks share no lock either. Before 2026-11-28 each push took the session's activity mutex
 // (to count pushes for the range style, nvtx_style.h): 20,000 shared locks per thread here.
 TEST_F(FakeLocksTest, APushPopRangeAroundEveryLaunchSharesNoLockBetweenThreads) {
-  for (const bool filter : {false, true}) {
-    std::filesystem::remove(trace_);
-    const Child c = run_child([&] {
-      if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
-      auto o = options(CollectionMode::kTiming);
-      if (filter) o.filter.nvtx_include = {"forward/aten::mm/"};
-      if (!collector::start_session(o)) std::_Exit(3);
-      launch_from_threads(create_context(1), "forward", "aten::mm");
-    });
-    ASSERT_TRUE(c.exited_zero()) << c.err;
-    const LockReport r = parse(c.err);
-    RecordProperty(filter ? "launch_path_locks_nvtx_filter" : "launch_path_locks_nvtx",
-                   c.err.substr(0, c.err.find('\n')));
-    EXPECT_GE(r.own_min, uint64_t{kMeasured}) << "filter " << filter << ": " << c.err;
-    EXPECT_LE(r.shared_max, uint64_t{kMeasured / 200}) << "filter " << filter << ": " << c.err;
-    EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), size_t{kThreads * (kWarmUp + kMeasured)})
-        << "filter " << filter;
-  }
+  expect_no_shared_lock(options(CollectionMode::kTiming), "forward", "aten::mm", "launch_path_locks_nvtx");
+  auto o = options(CollectionMode::kTiming);
+  o.filter.nvtx_include = {"forward/aten::mm/"};
+  expect_no_shared_lock(o, "forward", "aten::mm", "launch_path_locks_nvtx_filter");
 }
 
 }  // namespace
