@@ -160,7 +160,7 @@ PrintedTraces read_printed_traces(const std::vector<std::filesystem::path>& trac
   }
   std::vector<std::string>& columns = out.columns;
   for (const auto& t : traces) {
-    out.contexts.push_back(read_context(t));
+    out.contexts.push_back(read_context(t, RecordChecks::kEveryRecord));  // errors before printing
     if (out.contexts.back().truncated && warnings)
       *warnings << warning_prefix << t.string() << " is truncated at byte " << out.contexts.back().truncated_at
                 << " (its process was killed?); printing the launches before it\n";

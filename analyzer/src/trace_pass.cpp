@@ -11,7 +11,9 @@
 
 namespace rf::analyzer {
 
-TraceContext read_context(const std::filesystem::path& path) {
+namespace {
+
+TraceContext read_context_records(const std::filesystem::path& path, RecordChecks checks) {
   TraceContext ctx;
   ctx.path = path;
   trace::Reader reader(path);
@@ -22,14 +24,16 @@ TraceContext read_context(const std::filesystem::path& path) {
   while (reader.next_raw(raw)) {
     // Launch, kernel and counter records (all but a few hundred of a trace's records) are read
     // in pass 2; here only the end time stamp of launches and kernels, without decoding them.
-    if (const std::optional<uint64_t> end_ns = trace::peek_end_ns(raw)) {
-      ++ctx.records;
-      ctx.last_event_ns = std::max(ctx.last_event_ns, *end_ns);
-      continue;
-    }
-    if (raw.type == static_cast<uint16_t>(trace::RecordType::kCounters)) {
-      ++ctx.records;
-      continue;
+    if (checks == RecordChecks::kSkimLaunches) {
+      if (const std::optional<uint64_t> end_ns = trace::peek_end_ns(raw)) {
+        ++ctx.records;
+        ctx.last_event_ns = std::max(ctx.last_event_ns, *end_ns);
+        continue;
+      }
+      if (raw.type == static_cast<uint16_t>(trace::RecordType::kCounters)) {
+        ++ctx.records;
+        continue;
+      }
     }
     if (!reader.decode(raw, rec)) continue;  // a newer writer's record
     ++ctx.records;
@@ -51,6 +55,10 @@ TraceContext read_context(const std::filesystem::path& path) {
             MetricLayout layout(names);
             ctx.configs.erase(r.config_id);
             ctx.configs.emplace(r.config_id, MetricList{std::move(names), layout, r.num_passes});
+          } else if constexpr (std::is_same_v<T, trace::LaunchApi>) {  // RecordChecks::kEveryRecord
+            ctx.last_event_ns = std::max(ctx.last_event_ns, r.api_end_ns);
+          } else if constexpr (std::is_same_v<T, trace::KernelActivity>) {
+            ctx.last_event_ns = std::max(ctx.last_event_ns, r.end_ns);
           } else if constexpr (std::is_same_v<T, trace::ProfilingWindow>) {
             ctx.last_event_ns = std::max(ctx.last_event_ns, r.timestamp_ns);
           } else if constexpr (std::is_same_v<T, trace::NvtxEvent>) {
@@ -80,6 +88,22 @@ TraceContext read_context(const std::filesystem::path& path) {
   ctx.nvtx.finalize();
   ctx.memory.finalize();
   return ctx;
+}
+
+}  // namespace
+
+TraceContext read_context(const std::filesystem::path& path, RecordChecks checks) {
+  try {
+    return read_context_records(path, checks);
+  } catch (const trace::TraceError&) {
+    if (checks == RecordChecks::kEveryRecord) throw;
+    // A skimmed record before this one may be corrupt too: report the first bad byte, as a read
+    // that decodes every record does (only for a corrupt trace: a second read, to the error).
+    trace::Reader full(path);
+    for (trace::Record r; full.next(r);) {
+    }
+    throw;
+  }
 }
 
 namespace {

@@ -12,6 +12,7 @@
 
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/trace_pass.h"
+#include "rfprof/trace/reader.h"
 
 namespace rf::analyzer {
 namespace {
@@ -146,6 +147,36 @@ TEST(RunAnalysis, ACorruptLaunchRecordIsReportedAtItsOffsetByTheSecondPass) {
                        std::to_string(domain_at) + "\n");
   EXPECT_FALSE(fs::exists(out / "kernels.csv"));
   EXPECT_FALSE(fs::exists(out / "kernels.csv.partial"));
+}
+
+// A corrupt launch record and, after it, a corrupt NVTX event: pass 1 meets the NVTX event first
+// (it does not decode launches), yet the error is the launch's, the first bad byte of the file.
+TEST(RunAnalysis, TheFirstBadByteIsReportedWhenASkimmedRecordIsCorrupt) {
+  TempDir dir;
+  const fs::path p = dir.path / "t.rftrace";
+  {
+    testing::TraceBuilder t(p);
+    t.process(777, trace::CollectionMode::kTiming);
+    t.launch(10, 0, 5, 1000);
+    t.kernel(10, 1020, 1070);
+    t.push(1, 5, 1100, "step");
+    t.finish();
+  }
+  std::string bytes = testing::slurp(p);
+  const size_t launch = first_record_of(bytes, trace::RecordType::kLaunch);
+  const size_t nvtx = first_record_of(bytes, trace::RecordType::kNvtx);
+  ASSERT_NE(launch, 0u);
+  ASSERT_GT(nvtx, launch);
+  bytes[launch + 8 + 8] = 9;  // launch.domain: 0 or 1
+  bytes[nvtx + 8 + 8] = 7;    // nvtx.kind: 0 to 2
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+  try {
+    read_context(p);
+    ADD_FAILURE() << "the corrupt records were not reported";
+  } catch (const trace::TraceError& e) {
+    EXPECT_EQ(e.offset(), launch + 16) << e.what();
+    EXPECT_NE(std::string(e.what()).find("launch.domain"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RunAnalysis, TheSummaryGoesToTheGivenStream) {

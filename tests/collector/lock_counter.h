@@ -1,8 +1,9 @@
-// Records the mutexes a thread locks while armed: replaces pthread_mutex_lock and
-// pthread_mutex_trylock in the executable that includes it (std::mutex, std::lock_guard and
-// std::unique_lock of the code linked into it call these), forwarding to the C library's, found
-// with dlsym(RTLD_NEXT). Include it in exactly one file of an executable. Records without
-// allocating or locking: a fixed table per thread.
+// Records the mutexes and rwlocks a thread locks while armed: replaces pthread_mutex_lock,
+// _trylock, _timedlock, _clocklock and pthread_rwlock_rdlock, _wrlock, _tryrdlock, _trywrlock in
+// the executable that includes it (what std::mutex, std::timed_mutex and std::shared_mutex of the
+// code linked into it call), forwarding to the C library's, found with dlsym(RTLD_NEXT). Include it
+// in exactly one file of an executable, never under a sanitizer (it would replace the sanitizer's
+// own interceptors). Records without allocating or locking: a fixed table per thread.
 #pragma once
 
 #include <dlfcn.h>
@@ -11,23 +12,27 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
 
 namespace rf::test {
 
-using MutexFn = int (*)(pthread_mutex_t*);
-
-/// The C library's `name` (pthread_mutex_lock or pthread_mutex_trylock), resolved once into
-/// `slot` (constant-initialized: no guard, no lock).
-inline MutexFn next_mutex_fn(std::atomic<MutexFn>& slot, const char* name) {
-  MutexFn f = slot.load(std::memory_order_acquire);
+/// The C library's function `name`, of type F, resolved once into `slot` (constant-initialized:
+/// no guard, no lock). Aborts with a message when the C library has none.
+template <typename F>
+F next_fn(std::atomic<F>& slot, const char* name) {
+  F f = slot.load(std::memory_order_acquire);
   if (!f) {
-    f = reinterpret_cast<MutexFn>(::dlsym(RTLD_NEXT, name));
+    f = reinterpret_cast<F>(::dlsym(RTLD_NEXT, name));
+    if (!f) {
+      std::fprintf(stderr, "lock_counter.h: dlsym(RTLD_NEXT, %s) found nothing\n", name);
+      std::abort();
+    }
     slot.store(f, std::memory_order_release);
   }
   return f;
 }
-inline std::atomic<MutexFn> g_next_lock{nullptr};
-inline std::atomic<MutexFn> g_next_trylock{nullptr};
 
 /// The mutexes one thread locked while armed, with how many times each (try_lock included).
 struct LockTable {
@@ -81,11 +86,25 @@ LockTable locks_during(F&& f) {
 
 }  // namespace rf::test
 
-extern "C" int pthread_mutex_lock(pthread_mutex_t* m) {
-  if (rf::test::t_locks_armed) rf::test::t_locks.add(m);
-  return rf::test::next_mutex_fn(rf::test::g_next_lock, "pthread_mutex_lock")(m);
-}
-extern "C" int pthread_mutex_trylock(pthread_mutex_t* m) {
-  if (rf::test::t_locks_armed) rf::test::t_locks.add(m);
-  return rf::test::next_mutex_fn(rf::test::g_next_trylock, "pthread_mutex_trylock")(m);
-}
+// Each replacement records the lock (when armed) and calls the C library's own. Mutexes
+// (std::mutex, std::timed_mutex, std::recursive_mutex: lock, try_lock, try_lock_for/until) and
+// rwlocks (std::shared_mutex); not spinlocks, and not the re-locking inside pthread_cond_wait.
+#define RF_LOCK_COUNTER_REPLACE(name, ret, params, args, object)               \
+  extern "C" ret name params {                                                \
+    using Fn = ret(*) params;                                                 \
+    static std::atomic<Fn> next{nullptr};                                     \
+    if (rf::test::t_locks_armed) rf::test::t_locks.add(object);               \
+    return rf::test::next_fn(next, #name) args;                               \
+  }
+
+RF_LOCK_COUNTER_REPLACE(pthread_mutex_lock, int, (pthread_mutex_t * m), (m), m)
+RF_LOCK_COUNTER_REPLACE(pthread_mutex_trylock, int, (pthread_mutex_t * m), (m), m)
+RF_LOCK_COUNTER_REPLACE(pthread_mutex_timedlock, int, (pthread_mutex_t * m, const struct timespec* t), (m, t), m)
+RF_LOCK_COUNTER_REPLACE(pthread_mutex_clocklock, int, (pthread_mutex_t * m, clockid_t c, const struct timespec* t),
+                        (m, c, t), m)
+RF_LOCK_COUNTER_REPLACE(pthread_rwlock_rdlock, int, (pthread_rwlock_t * l), (l), l)
+RF_LOCK_COUNTER_REPLACE(pthread_rwlock_wrlock, int, (pthread_rwlock_t * l), (l), l)
+RF_LOCK_COUNTER_REPLACE(pthread_rwlock_tryrdlock, int, (pthread_rwlock_t * l), (l), l)
+RF_LOCK_COUNTER_REPLACE(pthread_rwlock_trywrlock, int, (pthread_rwlock_t * l), (l), l)
+
+#undef RF_LOCK_COUNTER_REPLACE

@@ -8,9 +8,11 @@
 // 700 launches) is the one shared lock the design allows, so shared locks must stay under one per
 // 200 launches; a lock taken at every launch gives one per launch.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 #include <vector>
 
@@ -85,7 +87,7 @@ void launch_from_threads(CUcontext ctx, const char* outer = nullptr, const char*
 
 /// The numbers launch_from_threads printed.
 LockReport parse(const std::string& err) {
-  LockReport r;
+  LockReport r{UINT64_MAX, 0};  // no line printed: fails both checks
   const size_t at = err.find("shared=");
   if (at == std::string::npos) return r;
   unsigned long long shared = 0, own = 0;
@@ -120,9 +122,12 @@ class FakeLocksTest : public FakeDriverTest {
   }
 };
 
-// The instrument: a mutex two threads lock while armed is seen as shared, with its count.
+// The instrument: a mutex, timed mutex or shared mutex two threads lock while armed is seen as
+// shared, with its count.
 TEST(LockCounter, AMutexTwoThreadsLockIsShared) {
   std::mutex m;
+  std::timed_mutex timed;
+  std::shared_mutex shared;
   LockTable tables[kThreads];
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
@@ -133,11 +138,15 @@ TEST(LockCounter, AMutexTwoThreadsLockIsShared) {
           std::lock_guard a(m);
           std::lock_guard b(own);
         }
+        for (int i = 0; i < 10; ++i) {  // the other kinds the replacements see
+          if (timed.try_lock_for(std::chrono::seconds(5))) timed.unlock();
+          std::shared_lock reader(shared);
+        }
       });
     });
   for (auto& th : threads) th.join();
   const LockReport r = report(tables);
-  EXPECT_EQ(r.shared_max, 100u);
+  EXPECT_EQ(r.shared_max, 120u);  // m, then 10 of `timed` and 10 of `shared`
   EXPECT_EQ(r.own_min, 100u);
 }
 

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "../analyzer/analyzer_samples.h"
+#include "rfprof/trace/reader.h"
 
 namespace rf::analyzer {
 namespace {
@@ -421,6 +423,40 @@ TEST(NcuCsv, ATruncatedTraceIsSaidOnceWithThePrefix) {
 }
 
 // A graph launch whose kernels never came has no grid or block: empty cells, not (0, 0, 0).
+// rfanalyze's first pass does not decode launch records (trace_pass.h); the pages do, so that a
+// corrupt one in any trace stops them before anything is printed, as ncu_csv.h promises.
+TEST(NcuCsv, ACorruptLaunchRecordStopsThePagesBeforeAnythingIsPrinted) {
+  TempDir dir;
+  const auto good = dir.path / "good.rftrace", bad = dir.path / "bad.rftrace";
+  write_trace(good);
+  std::string bytes = testing::slurp(good);
+  // The first launch record: after the file header and the first chunk's header, skip records
+  // until tag 5 (docs/trace-format.md).
+  size_t at = 16 + 16;
+  for (;;) {
+    ASSERT_LT(at + 8, bytes.size());
+    uint16_t tag = 0;
+    uint32_t size = 0;
+    std::memcpy(&tag, bytes.data() + at, 2);
+    std::memcpy(&size, bytes.data() + at + 4, 4);
+    if (tag == static_cast<uint16_t>(trace::RecordType::kLaunch)) break;
+    at += 8 + size;
+  }
+  bytes[at + 8 + 8] = 9;  // the launch's API domain: 0 or 1
+  std::ofstream(bad, std::ios::binary) << bytes;
+  const std::string expected = "invalid launch.domain 9 (at byte " + std::to_string(at + 16) + ")";
+  std::ostringstream printed;
+  try {
+    write_ncu_csv(printed, {good, bad}, "raw", NcuFilter{});  // the good trace first
+    ADD_FAILURE() << "the corrupt launch was not reported";
+  } catch (const trace::TraceError& e) {
+    EXPECT_EQ(std::string(e.what()), expected);
+  }
+  EXPECT_EQ(printed.str(), "");
+  EXPECT_THROW(write_ncu_text(printed, {good, bad}, NcuFilter{}), trace::TraceError);
+  EXPECT_EQ(printed.str(), "");
+}
+
 TEST(NcuCsv, ALaunchWithoutGridOrBlockHasEmptyCells) {
   TempDir dir;
   {

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <set>
+#include <tuple>
 
 #include "rfprof/trace/reader.h"
 #include "trace_samples.h"
@@ -111,35 +112,44 @@ TEST(Skim, PeekEndNsIsTheDecodedEndOfLaunchesAndKernelsOnly) {
   EXPECT_EQ(kernels, 6);
 }
 
-TEST(Skim, PeekEndNsOnAShortPayloadIsTypedAtTheField) {
+// A payload too short for its time stamp gives the error a full decode gives: the same kind, byte
+// and message, so rfanalyze's first pass reports a short record as a full read does.
+TEST(Skim, PeekEndNsOnAShortPayloadFailsAsTheFullDecode) {
   LaunchApi l;
   l.api_end_ns = 77;
-  const std::string payload = payload_of(l);
-  RawRecord raw{static_cast<uint16_t>(RecordType::kLaunch), std::string_view(payload).substr(0, 36), 1000};
-  try {
-    peek_end_ns(raw);
-    FAIL() << "36 bytes hold no api_end_ns (bytes 29 to 37)";
-  } catch (const TraceError& e) {
-    EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
-    EXPECT_EQ(e.offset(), 1000u + 8u + 29u);  // record header, then the field
-    EXPECT_NE(std::string(e.what()).find("launch.api_end_ns"), std::string::npos) << e.what();
-  }
-  raw.payload = std::string_view(payload).substr(0, 37);
-  EXPECT_EQ(peek_end_ns(raw), 77u);
-
+  l.domain = ApiDomain::kRuntime;
   KernelActivity k;
   k.end_ns = 99;
-  const std::string kp = payload_of(k);
-  RawRecord kraw{static_cast<uint16_t>(RecordType::kKernel), std::string_view(kp).substr(0, 10), 0};
-  try {
-    peek_end_ns(kraw);
-    FAIL() << "10 bytes hold no kernel start_ns";
-  } catch (const TraceError& e) {
-    EXPECT_EQ(e.offset(), 8u);
-    EXPECT_NE(std::string(e.what()).find("kernel.start_ns"), std::string::npos) << e.what();
+  for (const auto& [type, payload, end] : {std::tuple{RecordType::kLaunch, payload_of(l), uint64_t{77}},
+                                           std::tuple{RecordType::kKernel, payload_of(k), uint64_t{99}}}) {
+    const auto tag = static_cast<uint16_t>(type);
+    size_t fitting = payload.size();  // the shortest prefix whose time stamp peek_end_ns reads
+    for (size_t n = 0; n < payload.size(); ++n) {
+      const std::string_view cut = std::string_view(payload).substr(0, n);
+      const std::optional<TraceError> full = testing::decode_error(type, cut, 1000 + 8);
+      try {
+        const std::optional<uint64_t> end_ns = peek_end_ns(RawRecord{tag, cut, 1000});
+        ASSERT_TRUE(end_ns) << n;
+        EXPECT_EQ(*end_ns, end) << n;
+        fitting = std::min(fitting, n);
+      } catch (const TraceError& e) {
+        ASSERT_TRUE(full) << "type " << tag << ", " << n << " bytes: " << e.what();
+        EXPECT_EQ(e.kind(), full->kind()) << n;
+        EXPECT_EQ(e.offset(), full->offset()) << n;
+        EXPECT_STREQ(e.what(), full->what()) << n;
+      }
+    }
+    EXPECT_EQ(fitting, type == RecordType::kLaunch ? 37u : 32u);  // the time stamp's end
   }
-  kraw.payload = kp;
-  EXPECT_EQ(peek_end_ns(kraw), 99u);
+  // The byte and field of the first missing one, as the reader has always reported them.
+  const std::string kp = payload_of(k);
+  try {
+    peek_end_ns(RawRecord{static_cast<uint16_t>(RecordType::kKernel), std::string_view(kp).substr(0, 10), 0});
+    FAIL() << "10 bytes hold no kernel end_ns";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.offset(), 8u + 8u);  // record header, then correlation and device ids
+    EXPECT_NE(std::string(e.what()).find("kernel.context_id"), std::string::npos) << e.what();
+  }
 }
 
 // A launch record with an invalid API domain passes next_raw (its payload is not read) and is
@@ -176,6 +186,35 @@ TEST(Skim, ACorruptPayloadIsFoundByDecodeNotByNextRaw) {
     EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
     EXPECT_EQ(e.offset(), domain_at);
     EXPECT_NE(std::string(e.what()).find("launch.domain"), std::string::npos) << e.what();
+  }
+}
+
+// A TraceEnd too short for its fields is an error from next_raw, not a clean end of the trace.
+TEST(Skim, ACorruptTraceEndIsAnErrorNotAnEnd) {
+  TempDir dir;
+  const auto full = dir.path / "t.rftrace", bad = dir.path / "bad.rftrace";
+  {
+    Writer w(full);
+    testing::write_sample(w, 2);
+    w.finish();
+  }
+  std::vector<char> bytes = slurp(full);
+  const auto end = first_record_of(bytes, RecordType::kEnd);
+  ASSERT_TRUE(end);
+  ASSERT_EQ(end->size, 24u);
+  const uint32_t shorter = 16;  // its dropped_records no longer inside it; 8 bytes left in the chunk
+  std::memcpy(bytes.data() + end->offset + 4, &shorter, 4);
+  spit(bad, bytes);
+  Reader r(bad);
+  RawRecord raw;
+  try {
+    while (r.next_raw(raw)) {
+    }
+    FAIL() << "the short TraceEnd ended the trace cleanly";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
+    EXPECT_EQ(e.offset(), end->offset + 8 + 16);
+    EXPECT_NE(std::string(e.what()).find("end.dropped_records"), std::string::npos) << e.what();
   }
 }
 

@@ -135,17 +135,18 @@ std::optional<Record> decode_record(uint16_t type, std::string_view payload, uin
 }
 
 std::optional<uint64_t> peek_end_ns(const RawRecord& raw) {
-  wire::In in(raw.payload, raw.offset + wire::kRecordHeaderBytes);
+  size_t at = 0;  // where the time stamp is
   switch (static_cast<RecordType>(raw.type)) {
-    case RecordType::kLaunch:  // correlation ids, domain, cbid, thread, api_start_ns: 29 bytes
-      in.get_bytes(4 + 4 + 1 + 4 + 8 + 8, "launch.api_start_ns");
-      return in.get<uint64_t>("launch.api_end_ns");
-    case RecordType::kKernel:  // correlation, device, context, stream ids, start_ns: 24 bytes
-      in.get_bytes(4 + 4 + 4 + 4 + 8, "kernel.start_ns");
-      return in.get<uint64_t>("kernel.end_ns");
-    default:
-      return std::nullopt;
+    case RecordType::kLaunch: at = 4 + 4 + 1 + 4 + 8 + 8; break;  // correlation ids, domain, cbid, thread, api_start_ns
+    case RecordType::kKernel: at = 4 + 4 + 4 + 4 + 8; break;      // correlation, device, context, stream, start_ns
+    default: return std::nullopt;
   }
+  const uint64_t base = raw.offset + wire::kRecordHeaderBytes;
+  // Too short: decoding the whole record throws the error a full read gives, at the same byte.
+  if (raw.payload.size() < at + sizeof(uint64_t)) (void)decode_record(raw.type, raw.payload, base);
+  wire::In in(raw.payload, base);
+  in.get_bytes(at, "record.fields");
+  return in.get<uint64_t>("record.end_ns");
 }
 
 bool decode_record_into(uint16_t type, std::string_view payload, uint64_t base_offset, Record& out) {

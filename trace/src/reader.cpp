@@ -131,7 +131,11 @@ bool Reader::next_raw(RawRecord& out) {
     pos_ += wire::kRecordHeaderBytes + size;
     --chunk_records_left_;
     if (type == static_cast<uint16_t>(RecordType::kString)) add_string(out);
-    if (type == static_cast<uint16_t>(RecordType::kEnd)) ended_ = true;
+    if (type == static_cast<uint16_t>(RecordType::kEnd)) {
+      // Checked before the trace counts as ended: a corrupt TraceEnd must not read as a clean end.
+      (void)decode_record(out.type, out.payload, out.offset + wire::kRecordHeaderBytes);
+      ended_ = true;
+    }
     return true;
   }
   return false;
@@ -155,6 +159,10 @@ void Reader::add_string(const RawRecord& raw) {
 bool Reader::decode(const RawRecord& raw, Record& out) {
   // Counter records alternate with launch and kernel records: keep the memory of the last one's
   // values for the next (decode_record_into reuses what `out` holds).
+  // The tags are 1 to N in the order of Record's alternatives (records.h, record_type).
+  static_assert(static_cast<size_t>(RecordType::kOverhead) == std::variant_size_v<Record>);
+  if (raw.type == 0 || raw.type > std::variant_size_v<Record>)
+    return false;  // unknown tag from a newer writer: `out` untouched
   const bool counters = raw.type == static_cast<uint16_t>(RecordType::kCounters);
   if (auto* before = std::get_if<RangeCounters>(&out)) {
     if (!counters) spare_values_ = std::move(before->values);
@@ -162,7 +170,7 @@ bool Reader::decode(const RawRecord& raw, Record& out) {
     out.emplace<RangeCounters>().values = std::move(spare_values_);
   }
   if (!decode_record_into(raw.type, raw.payload, raw.offset + wire::kRecordHeaderBytes, out))
-    return false;  // unknown tag from a newer writer
+    return false;
   if (raw.type != static_cast<uint16_t>(RecordType::kString))
     for_each_string_id(out, [&](StringId id) {
       if (id != 0 && !find_string(id))

@@ -81,10 +81,21 @@ struct TraceContext {
   }
 };
 
-/// Pass 1. Launch, kernel and counter records are not decoded here (only the end time stamp of
-/// launches and kernels is read, trace::peek_end_ns): a corrupt one is found by pass 2, which
-/// decodes every record. Throws trace::TraceError for an unreadable or corrupt trace.
-TraceContext read_context(const std::filesystem::path& path);
+/// What pass 1 checks of a trace's records.
+enum class RecordChecks {
+  /// Launch, kernel and counter records are framed but not decoded (only the end time stamp of
+  /// launches and kernels is read, trace::peek_end_ns): a corrupt one that pass 1 does not meet
+  /// as the first error is found by pass 2, which decodes every record.
+  kSkimLaunches,
+  /// Every record decoded and checked: for callers that print rows during pass 2 and promise to
+  /// throw before printing anything (ncu_csv.h).
+  kEveryRecord,
+};
+
+/// Pass 1. Throws trace::TraceError for an unreadable or corrupt trace, at the first bad byte of
+/// the file whichever `checks` (with kSkimLaunches, an error met after a skimmed record is
+/// reported from a second read that decodes every record, up to the first error).
+TraceContext read_context(const std::filesystem::path& path, RecordChecks checks = RecordChecks::kSkimLaunches);
 
 /// CollectorError records of one trace with the same code and message.
 struct CollectorErrorRecord {

@@ -46,7 +46,8 @@ struct RawRecord {
   uint64_t offset = 0;        ///< file offset of the record header (bytes)
 };
 
-/// Streaming reader. Memory is bounded by one chunk plus the string table.
+/// Streaming reader. Memory is bounded by one chunk plus the string table, plus the values of the
+/// largest counter record decoded (kept for reuse; a record is at most one chunk).
 class Reader {
  public:
   /// Opens `path` and checks the file header. Throws TraceError (kIo, kBadMagic, kBadVersion).
