@@ -1,6 +1,6 @@
 // The fake CUPTI of fake_cupti.h, the tests' side: contexts, launches, windows and NVTX ranges
 // made through the subscribed callbacks, and the fake's state (fake_cupti_state.h). The CUPTI
-// functions themselves are in fake_cupti_api.cpp.
+// functions themselves are in fake_cupti_api.cpp, the direct callers in fake_cupti_direct.cpp.
 #include "fake_cupti.h"
 #include "fake_cupti_state.h"
 
@@ -77,6 +77,12 @@ uint32_t record_thread_id() {
   return g.system_thread_ids ? static_cast<uint32_t>(::gettid()) : static_cast<uint32_t>(::pthread_self());
 }
 
+uint32_t context_uid(CUcontext ctx) {
+  std::lock_guard lock(g.m);
+  auto it = g.contexts.find(ctx);
+  return it == g.contexts.end() ? 0 : it->second.index;
+}
+
 }  // namespace detail
 
 using namespace detail;
@@ -98,12 +104,6 @@ void callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* da
     user = g.userdata;
   }
   if (f) f(user, domain, cbid, data);  // no fake lock held: the session calls back into CUPTI
-}
-
-uint32_t context_uid(CUcontext ctx) {
-  std::lock_guard lock(g.m);
-  auto it = g.contexts.find(ctx);
-  return it == g.contexts.end() ? 0 : it->second.index;
 }
 
 CUpti_CallbackData api_data(CUpti_ApiCallbackSite site, const char* function, const void* params,
@@ -483,51 +483,6 @@ uint32_t launch(const Launch& l) {
     callback(CUPTI_CB_DOMAIN_RUNTIME_API, rt, &d);
   }
   return driver_c;
-}
-
-DirectLaunch::DirectLaunch(CUcontext ctx, const char* kernel, unsigned grid_x, unsigned block_x) {
-  std::tie(fn_, user_) = subscriber();
-  params_.gridDimX = grid_x;
-  params_.gridDimY = params_.gridDimZ = 1;
-  params_.blockDimX = block_x;
-  params_.blockDimY = params_.blockDimZ = 1;
-  runtime_.functionName = "cudaLaunchKernel";
-  runtime_.functionReturnValue = &runtime_result_;
-  runtime_.symbolName = kernel;
-  runtime_.context = ctx;
-  runtime_.contextUid = context_uid(ctx);
-  driver_ = runtime_;
-  driver_.functionName = "cuLaunchKernel";
-  driver_.functionParams = &params_;
-  driver_.functionReturnValue = &driver_result_;
-}
-
-void DirectLaunch::operator()(uint32_t id) {
-  runtime_.correlationId = id;
-  driver_.correlationId = id;
-  runtime_.callbackSite = driver_.callbackSite = CUPTI_API_ENTER;
-  fn_(user_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &runtime_);
-  fn_(user_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &driver_);
-  runtime_.callbackSite = driver_.callbackSite = CUPTI_API_EXIT;
-  fn_(user_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &driver_);
-  fn_(user_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &runtime_);
-}
-
-DirectNvtx::DirectNvtx() { std::tie(fn_, user_) = subscriber(); }
-
-void DirectNvtx::push(const char* message) {
-  nvtxRangePushA_params p{};
-  p.message = message;
-  int level = 0;
-  CUpti_NvtxData d{"nvtxRangePushA", &p, &level};
-  fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushA, &d);
-}
-
-void DirectNvtx::pop() {
-  nvtxRangePop_params p{};
-  int level = 0;
-  CUpti_NvtxData d{"nvtxRangePop", &p, &level};
-  fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePop, &d);
 }
 
 namespace {

@@ -107,6 +107,8 @@ uint32_t stream_id(CUstream stream, bool per_thread);
 const char* keep(const std::string& s);
 /// A marker record's thread id, of the type cuptiSetThreadIdType chose. Caller holds g.m.
 uint32_t record_thread_id();
+/// The fake's unique id of context `ctx` (CUpti_CallbackData::contextUid); 0 for an unknown one.
+uint32_t context_uid(CUcontext ctx);
 
 template <typename R>
 void push_record(const R& r) {  // caller holds g.m

@@ -1,0 +1,60 @@
+// The fake CUPTI's direct callers (fake_cupti.h): DirectLaunch and DirectNvtx call the subscribed
+// callback exactly as CUPTI would, with none of the fake's own work (no records, no ranges, no
+// lock), for measuring what the session's callbacks cost (time, allocations, locks).
+#include <generated_nvtx_meta.h>
+
+#include <tuple>
+
+#include "fake_cupti.h"
+#include "fake_cupti_state.h"
+
+namespace rf::fake_cupti {
+
+using detail::context_uid;
+
+DirectLaunch::DirectLaunch(CUcontext ctx, const char* kernel, unsigned grid_x, unsigned block_x) {
+  std::tie(fn_, user_) = subscriber();
+  params_.gridDimX = grid_x;
+  params_.gridDimY = params_.gridDimZ = 1;
+  params_.blockDimX = block_x;
+  params_.blockDimY = params_.blockDimZ = 1;
+  runtime_.functionName = "cudaLaunchKernel";
+  runtime_.functionReturnValue = &runtime_result_;
+  runtime_.symbolName = kernel;
+  runtime_.context = ctx;
+  runtime_.contextUid = context_uid(ctx);
+  driver_ = runtime_;
+  driver_.functionName = "cuLaunchKernel";
+  driver_.functionParams = &params_;
+  driver_.functionReturnValue = &driver_result_;
+}
+
+void DirectLaunch::operator()(uint32_t id) {
+  runtime_.correlationId = id;
+  driver_.correlationId = id;
+  runtime_.callbackSite = driver_.callbackSite = CUPTI_API_ENTER;
+  fn_(user_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &runtime_);
+  fn_(user_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &driver_);
+  runtime_.callbackSite = driver_.callbackSite = CUPTI_API_EXIT;
+  fn_(user_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &driver_);
+  fn_(user_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &runtime_);
+}
+
+DirectNvtx::DirectNvtx() { std::tie(fn_, user_) = subscriber(); }
+
+void DirectNvtx::push(const char* message) {
+  nvtxRangePushA_params p{};
+  p.message = message;
+  int level = 0;
+  CUpti_NvtxData d{"nvtxRangePushA", &p, &level};
+  fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushA, &d);
+}
+
+void DirectNvtx::pop() {
+  nvtxRangePop_params p{};
+  int level = 0;
+  CUpti_NvtxData d{"nvtxRangePop", &p, &level};
+  fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePop, &d);
+}
+
+}  // namespace rf::fake_cupti
