@@ -141,15 +141,16 @@ std::optional<uint64_t> peek_end_ns(const RawRecord& raw) {
     case RecordType::kKernel: at = 4 + 4 + 4 + 4 + 8; break;      // correlation, device, context, stream, start_ns
     default: return std::nullopt;
   }
-  const uint64_t base = raw.offset + wire::kRecordHeaderBytes;
   // Too short: decoding the whole record throws the error a full read gives, at the same byte.
-  if (raw.payload.size() < at + sizeof(uint64_t)) (void)decode_record(raw.type, raw.payload, base);
-  wire::In in(raw.payload, base);
-  in.get_bytes(at, "record.fields");
-  return in.get<uint64_t>("record.end_ns");
+  if (raw.payload.size() < at + sizeof(uint64_t))
+    (void)decode_record(raw.type, raw.payload, raw.offset + wire::kRecordHeaderBytes);
+  uint64_t end_ns = 0;
+  std::memcpy(&end_ns, raw.payload.data() + at, sizeof end_ns);  // little-endian, as wire::In reads
+  return end_ns;
 }
 
-bool decode_record_into(uint16_t type, std::string_view payload, uint64_t base_offset, Record& out) {
+bool decode_record_into(uint16_t type, std::string_view payload, uint64_t base_offset, Record& out,
+                        std::vector<double>* value_memory) {
   wire::In in(payload, base_offset);
   switch (static_cast<RecordType>(type)) {
     case RecordType::kString: {
@@ -243,8 +244,8 @@ bool decode_record_into(uint16_t type, std::string_view payload, uint64_t base_o
       return true;
     }
     case RecordType::kCounters: {
-      std::vector<double> values;  // reuse the memory of the record `out` held before
-      if (auto* before = std::get_if<RangeCounters>(&out)) values = std::move(before->values);
+      std::vector<double> values;
+      if (value_memory) values = std::move(*value_memory);
       auto& r = out.emplace<RangeCounters>();
       r.values = std::move(values);
       r.values.clear();

@@ -157,19 +157,14 @@ void Reader::add_string(const RawRecord& raw) {
 }
 
 bool Reader::decode(const RawRecord& raw, Record& out) {
-  // Counter records alternate with launch and kernel records: keep the memory of the last one's
-  // values for the next (decode_record_into reuses what `out` holds).
   // The tags are 1 to N in the order of Record's alternatives (records.h, record_type).
   static_assert(static_cast<size_t>(RecordType::kOverhead) == std::variant_size_v<Record>);
   if (raw.type == 0 || raw.type > std::variant_size_v<Record>)
     return false;  // unknown tag from a newer writer: `out` untouched
-  const bool counters = raw.type == static_cast<uint16_t>(RecordType::kCounters);
-  if (auto* before = std::get_if<RangeCounters>(&out)) {
-    if (!counters) spare_values_ = std::move(before->values);
-  } else if (counters && spare_values_.capacity() != 0) {
-    out.emplace<RangeCounters>().values = std::move(spare_values_);
-  }
-  if (!decode_record_into(raw.type, raw.payload, raw.offset + wire::kRecordHeaderBytes, out))
+  // Counter records alternate with launch and kernel records: the memory of the last one's values
+  // is kept for the next.
+  if (auto* before = std::get_if<RangeCounters>(&out)) spare_values_ = std::move(before->values);
+  if (!decode_record_into(raw.type, raw.payload, raw.offset + wire::kRecordHeaderBytes, out, &spare_values_))
     return false;
   if (raw.type != static_cast<uint16_t>(RecordType::kString))
     for_each_string_id(out, [&](StringId id) {

@@ -114,9 +114,11 @@ class Reader {
 /// `base_offset` + the position of the bad field when the payload is too short or inconsistent.
 std::optional<Record> decode_record(uint16_t type, std::string_view payload, uint64_t base_offset);
 
-/// As decode_record, into `out`: returns false for an unknown tag (`out` untouched). When `out`
-/// already holds a RangeCounters, its value vector's memory is reused (no allocation per record).
-bool decode_record_into(uint16_t type, std::string_view payload, uint64_t base_offset, Record& out);
+/// As decode_record, into `out`: returns false for an unknown tag (`out` untouched). A RangeCounters'
+/// values go into the memory of `*value_memory` when given (taken, left empty): no allocation per
+/// record for a caller that hands the last record's values back.
+bool decode_record_into(uint16_t type, std::string_view payload, uint64_t base_offset, Record& out,
+                        std::vector<double>* value_memory = nullptr);
 
 /// The time stamp a launch or kernel record ends at (ns, CUPTI clock): LaunchApi::api_end_ns or
 /// KernelActivity::end_ns, read from its fixed place in the payload without decoding the rest;
