@@ -19,6 +19,18 @@ using testing::slurp;
 using testing::spit;
 using testing::TempDir;
 
+/// A finished trace of write_sample with `launches` launches, written in `dir`.
+std::filesystem::path sample_file(const TempDir& dir, int launches) {
+  const auto p = dir.path / "sample.rftrace";
+  Writer w(p);
+  testing::write_sample(w, launches);
+  w.finish();
+  return p;
+}
+
+/// The bytes of sample_file(dir, launches).
+std::vector<char> sample_bytes(const TempDir& dir, int launches) { return slurp(sample_file(dir, launches)); }
+
 bool skimmed(uint16_t type) {
   return type == static_cast<uint16_t>(RecordType::kLaunch) ||
          type == static_cast<uint16_t>(RecordType::kKernel) ||
@@ -81,13 +93,7 @@ TEST(Skim, SkippedRecordsLoseNoStringAndTheRecordCountMatchesNext) {
 
 TEST(Skim, PeekEndNsIsTheDecodedEndOfLaunchesAndKernelsOnly) {
   TempDir dir;
-  const auto p = dir.path / "t.rftrace";
-  {
-    Writer w(p);
-    testing::write_sample(w, 6);
-    w.finish();
-  }
-  Reader r(p);
+  Reader r(sample_file(dir, 6));
   RawRecord raw;
   Record rec;
   int launches = 0, kernels = 0;
@@ -156,13 +162,8 @@ TEST(Skim, PeekEndNsOnAShortPayloadFailsAsTheFullDecode) {
 // reported by decode, at the domain's byte.
 TEST(Skim, ACorruptPayloadIsFoundByDecodeNotByNextRaw) {
   TempDir dir;
-  const auto full = dir.path / "t.rftrace", bad = dir.path / "bad.rftrace";
-  {
-    Writer w(full);
-    testing::write_sample(w, 3);
-    w.finish();
-  }
-  std::vector<char> bytes = slurp(full);
+  const auto bad = dir.path / "bad.rftrace";
+  std::vector<char> bytes = sample_bytes(dir, 3);
   const auto launch = first_record_of(bytes, RecordType::kLaunch);
   ASSERT_TRUE(launch);
   const size_t domain_at = launch->offset + 8 + 8;  // header, the two correlation ids
@@ -176,29 +177,18 @@ TEST(Skim, ACorruptPayloadIsFoundByDecodeNotByNextRaw) {
   EXPECT_FALSE(skim.truncated());
   EXPECT_GT(n, 10u);
 
-  Reader r(bad);
-  Record rec;
-  try {
-    while (r.next(rec)) {
-    }
-    FAIL() << "the launch's domain 7 was not reported";
-  } catch (const TraceError& e) {
-    EXPECT_EQ(e.kind(), TraceErrorKind::kBadRecord);
-    EXPECT_EQ(e.offset(), domain_at);
-    EXPECT_NE(std::string(e.what()).find("launch.domain"), std::string::npos) << e.what();
-  }
+  const testing::ReadOutcome decoded = testing::read_whole(bad);
+  ASSERT_TRUE(decoded.error) << "the launch's domain 7 was not reported";
+  EXPECT_EQ(*decoded.error, TraceErrorKind::kBadRecord);
+  EXPECT_EQ(decoded.error_offset, domain_at);
+  EXPECT_NE(decoded.message.find("launch.domain"), std::string::npos) << decoded.message;
 }
 
 // A TraceEnd too short for its fields is an error from next_raw, not a clean end of the trace.
 TEST(Skim, ACorruptTraceEndIsAnErrorNotAnEnd) {
   TempDir dir;
-  const auto full = dir.path / "t.rftrace", bad = dir.path / "bad.rftrace";
-  {
-    Writer w(full);
-    testing::write_sample(w, 2);
-    w.finish();
-  }
-  std::vector<char> bytes = slurp(full);
+  const auto bad = dir.path / "bad.rftrace";
+  std::vector<char> bytes = sample_bytes(dir, 2);
   const auto end = first_record_of(bytes, RecordType::kEnd);
   ASSERT_TRUE(end);
   ASSERT_EQ(end->size, 24u);
