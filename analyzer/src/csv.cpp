@@ -31,48 +31,60 @@ std::string csv_escape(std::string_view field) {
   return out;
 }
 
-std::string format_number(double value) {
-  if (!std::isfinite(value)) return "";
+void append_number(std::string& out, double value) {
+  if (!std::isfinite(value)) return;
   char buf[64];
   constexpr double kTwo63 = 9223372036854775808.0;
-  if (value == std::trunc(value) && std::fabs(value) < kTwo63) {
-    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(value));
-    return std::string(buf, r.ptr);
-  }
-  auto r = std::to_chars(buf, buf + sizeof buf, value);
-  if (r.ec != std::errc()) return "";
-  return std::string(buf, r.ptr);
+  std::to_chars_result r;
+  if (value == std::trunc(value) && std::fabs(value) < kTwo63)
+    r = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(value));
+  else
+    r = std::to_chars(buf, buf + sizeof buf, value);
+  if (r.ec == std::errc()) out.append(buf, r.ptr);
+}
+
+std::string format_number(double value) {
+  std::string out;
+  append_number(out, value);
+  return out;
 }
 
 std::string format_optional(const std::optional<double>& value) {
   return value ? format_number(*value) : std::string();
 }
 
-void write_csv_field(std::ostream& out, std::string_view field) {
+void append_csv_field(std::string& out, std::string_view field) {
   if (!needs_quotes(field)) {
-    out.write(field.data(), static_cast<std::streamsize>(field.size()));
+    out.append(field);
     return;
   }
-  out.put('"');
+  out.push_back('"');
   for (size_t start = 0;;) {
     const size_t quote = field.find('"', start);
     const size_t end = quote == std::string_view::npos ? field.size() : quote + 1;
-    out.write(field.data() + start, static_cast<std::streamsize>(end - start));
+    out.append(field.substr(start, end - start));
     if (quote == std::string_view::npos) break;
-    out.put('"');  // the doubled quote
+    out.push_back('"');  // the doubled quote
     start = end;
   }
-  out.put('"');
+  out.push_back('"');
+}
+
+void append_csv_row(std::string& out, const std::vector<std::string>& fields) {
+  bool first = true;
+  for (const auto& f : fields) {
+    if (!first) out.push_back(',');
+    first = false;
+    append_csv_field(out, f);
+  }
+  out.push_back('\n');
 }
 
 void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
-  bool first = true;
-  for (const auto& f : fields) {
-    if (!first) out.put(',');
-    first = false;
-    write_csv_field(out, f);
-  }
-  out.put('\n');
+  thread_local std::string line;  // one stream write per row; its memory is reused row after row
+  line.clear();
+  append_csv_row(line, fields);
+  out.write(line.data(), static_cast<std::streamsize>(line.size()));
 }
 
 void write_ncu_csv_row(std::ostream& out, const std::vector<std::string>& fields) {

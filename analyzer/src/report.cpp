@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <sstream>
 #include <string_view>
 
 #include "rfprof/analyzer/csv.h"
@@ -20,6 +19,7 @@ Report::Report(CeilingSources sources, std::ostream& kernels_csv, std::ostream& 
 
 void Report::begin_trace(const TraceContext& ctx) {
   current_devices_.clear();
+  escaped_names_for_ = nullptr;  // the last trace's metric lists are gone; another may take their address
   current_totals_ = Aggregate{};
   current_launches_ = 0;
   current_path_ = ctx.path.string();
@@ -49,7 +49,8 @@ void Report::add_launch(const LaunchOutput& launch) {
   if (!ceilings && forced_ceilings_) ceilings = &*forced_ceilings_;  // no DeviceInfo, --device given
   std::optional<RoofCheck> roof;
   if (ceilings) roof = check_roof(row.metrics, row.duration_ns, *ceilings);
-  write_csv_row(kernels_, row.csv_fields(roof ? &*roof : nullptr));
+  row.csv_fields(roof ? &*roof : nullptr, kernel_fields_);
+  write_csv_row(kernels_, kernel_fields_);
   const std::string_view bound = roof ? roof->bound() : "";
   size_t bound_index = 0;
   while (bound_index + 1 < kBoundNames.size() && bound != kBoundNames[bound_index]) ++bound_index;  // "" -> unknown
@@ -59,19 +60,29 @@ void Report::add_launch(const LaunchOutput& launch) {
   if (launch.metric_names && launch.metric_values) {
     const auto& names = *launch.metric_names;
     const auto& values = *launch.metric_values;
-    // One row per metric: "id,kernel,metric,value" (the id and kernel fields are built once).
-    std::ostringstream prefix;
-    prefix << row.id << ',';
-    write_csv_field(prefix, row.kernel);
-    prefix << ',';
-    const std::string head = prefix.str();
-    for (size_t i = 0; i < names.size(); ++i) {
-      counters_.write(head.data(), static_cast<std::streamsize>(head.size()));
-      write_csv_field(counters_, names[i]);
-      counters_.put(',');
-      if (i < values.size()) counters_ << format_number(values[i]);
-      counters_.put('\n');
+    // One row per metric, "id,kernel,metric,value" (the id and kernel fields built once), all
+    // written with one stream write.
+    std::string& head = counter_head_;
+    head.assign(std::to_string(row.id)).push_back(',');
+    append_csv_field(head, row.kernel);
+    head.push_back(',');
+    if (escaped_names_for_ != &names) {  // a metric list's names escaped once, not per launch
+      escaped_names_for_ = &names;
+      escaped_names_.clear();
+      for (const auto& name : names) {
+        append_csv_field(escaped_names_.emplace_back(), name);
+        escaped_names_.back().push_back(',');
+      }
     }
+    std::string& text = counter_rows_;
+    text.clear();
+    for (size_t i = 0; i < names.size(); ++i) {
+      text.append(head);
+      text.append(escaped_names_[i]);
+      if (i < values.size()) append_number(text, values[i]);
+      text.push_back('\n');
+    }
+    counters_.write(text.data(), static_cast<std::streamsize>(text.size()));
   }
   ++current_launches_;
   totals_.add(row);

@@ -10,16 +10,6 @@
 namespace rf::analyzer {
 namespace {
 
-std::string dims(const std::optional<std::array<int32_t, 3>>& d) {
-  if (!d) return "";
-  return std::to_string((*d)[0]) + "," + std::to_string((*d)[1]) + "," + std::to_string((*d)[2]);
-}
-
-template <typename T>
-std::string opt_int(const std::optional<T>& v) {
-  return v ? std::to_string(*v) : std::string();
-}
-
 /// The tensor and cache-level column names, in order: tensor_<p>_flop (tensor_int8_ops) dense,
 /// then tensor_<p>_sparse_flop (tensor_int8_sparse_ops), then l2_bytes, l1_bytes.
 std::vector<std::string> level_columns() {
@@ -80,33 +70,61 @@ std::optional<double> KernelRow::flop_per_s() const {
 }
 
 std::vector<std::string> KernelRow::csv_fields(const RoofCheck* roof) const {
-  std::vector<std::string> f = {std::to_string(id),
-          std::to_string(pid),
-          opt_int(device),
-          opt_int(stream),
-          kernel,
-          dims(grid),
-          dims(block),
-          opt_int(duration_ns),
-          format_optional(metrics.fp64_flop),
-          format_optional(metrics.fp32_flop),
-          format_optional(metrics.fp16_flop),
-          format_optional(metrics.dram_read_bytes),
-          format_optional(metrics.dram_write_bytes)};
+  std::vector<std::string> f;
+  csv_fields(roof, f);
+  return f;
+}
+
+void KernelRow::csv_fields(const RoofCheck* roof, std::vector<std::string>& f) const {
+  size_t n = 0;
+  auto next = [&]() -> std::string& {  // the next field, emptied
+    if (n == f.size()) f.emplace_back();
+    std::string& s = f[n++];
+    s.clear();
+    return s;
+  };
+  auto text = [&](std::string_view v) { next().append(v); };
+  auto integer = [&](const auto& v) {  // an optional or plain integer
+    std::string& s = next();
+    if constexpr (requires { v.has_value(); }) {
+      if (v) s.append(std::to_string(*v));
+    } else {
+      s.append(std::to_string(v));
+    }
+  };
+  auto number = [&](const std::optional<double>& v) {
+    std::string& s = next();
+    if (v) append_number(s, *v);
+  };
+  auto dims = [&](const std::optional<std::array<int32_t, 3>>& d) {
+    std::string& s = next();
+    if (d) s.append(std::to_string((*d)[0])).append(",").append(std::to_string((*d)[1])).append(",").append(std::to_string((*d)[2]));
+  };
+  integer(id);
+  integer(pid);
+  integer(device);
+  integer(stream);
+  text(kernel);
+  dims(grid);
+  dims(block);
+  integer(duration_ns);
+  for (const auto* v : {&metrics.fp64_flop, &metrics.fp32_flop, &metrics.fp16_flop, &metrics.dram_read_bytes,
+                        &metrics.dram_write_bytes})
+    number(*v);
   for (const auto* terms : {&metrics.tensor_dense, &metrics.tensor_sparse})
-    for (const auto& t : *terms) f.push_back(format_optional(t));
-  f.push_back(format_optional(metrics.l2_bytes));
-  f.push_back(format_optional(metrics.l1_bytes));
+    for (const auto& t : *terms) number(t);
+  number(metrics.l2_bytes);
+  number(metrics.l1_bytes);
   const auto flop = metrics.total_flop();
   for (auto v : {arithmetic_intensity(), rf::analyzer::arithmetic_intensity(flop, metrics.l2_bytes),
                  rf::analyzer::arithmetic_intensity(flop, metrics.l1_bytes), flop_per_s()})
-    f.push_back(format_optional(v));
-  f.push_back(nvtx);
-  f.push_back(phase);
-  f.push_back(roof ? roof->bound() : "");
-  f.push_back(format_optional(roof ? roof->attainable_flop_per_s : std::nullopt));
-  f.push_back(format_optional(roof ? roof->roof_fraction() : std::nullopt));
-  return f;
+    number(v);
+  text(nvtx);
+  text(phase);
+  text(roof ? roof->bound() : "");
+  number(roof ? roof->attainable_flop_per_s : std::nullopt);
+  number(roof ? roof->roof_fraction() : std::nullopt);
+  f.resize(n);
 }
 
 void Aggregate::add(const KernelRow& row) {

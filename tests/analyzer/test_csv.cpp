@@ -31,12 +31,27 @@ TEST(CsvEscape, RowJoinsEscapedFields) {
   EXPECT_EQ(out.str(), "1,\"ffma_loop(float*, int)\",,\"x\"\"y\"\n");
 }
 
-TEST(CsvEscape, StreamedFieldEqualsEscapedString) {
+TEST(CsvEscape, AppendedFieldEqualsEscapedString) {
   for (const char* f : {"", "plain", "\"", "\"\"", "a\"", "\"a", "a,b", "x\"y\"z", "a\nb\"", "\r"}) {
-    std::ostringstream out;
-    write_csv_field(out, f);
-    EXPECT_EQ(out.str(), csv_escape(f)) << "field: " << f;
+    std::string out = "kept,";
+    append_csv_field(out, f);
+    EXPECT_EQ(out, "kept," + csv_escape(f)) << "field: " << f;
   }
+}
+
+TEST(CsvEscape, RowsWrittenOneAfterAnotherKeepNothingOfTheLast) {
+  std::ostringstream out;
+  write_csv_row(out, {"a long first row, quoted", "x"});
+  write_csv_row(out, {"2"});
+  EXPECT_EQ(out.str(), "\"a long first row, quoted\",x\n2\n");
+}
+
+TEST(FormatNumber, AppendsToWhatIsThereAndNothingForNaN) {
+  std::string out = "id,";
+  append_number(out, 0.5);
+  append_number(out, std::nan(""));
+  append_number(out, -3.0);
+  EXPECT_EQ(out, "id,0.5-3");
 }
 
 TEST(FormatNumber, IntegralValuesAreIntegers) {

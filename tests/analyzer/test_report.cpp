@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "analyzer_samples.h"
@@ -180,6 +181,36 @@ TEST(ReportTraces, CountersCsvLeavesMissingValuesEmpty) {
   EXPECT_EQ(c.cell(2, "value"), "5");
   EXPECT_EQ(c.cell(3, "metric"), metrics[3]);
   EXPECT_EQ(c.cell(3, "value"), "");
+}
+
+// Report writes a metric list's names escaped once, then per launch. The next trace's list may
+// live where the last one's did: the same vector, refilled, must give the new names.
+TEST(ReportTraces, CountersCsvNamesTheNextTracesMetricsAtTheSameAddress) {
+  std::ostringstream kernels, counters;
+  CeilingSources sources;
+  sources.datasheet = &CeilingDb::builtin();
+  Report report(sources, kernels, counters);
+  std::vector<std::string> names = {"a.sum", "needs,quotes"};
+  const std::vector<double> values = {1, 2};
+  TraceContext ctx;
+  LaunchOutput l;
+  l.row.kernel = "k";
+  l.metric_names = &names;
+  l.metric_values = &values;
+  report.begin_trace(ctx);
+  l.row.id = 1;
+  report.add_launch(l);
+  l.row.id = 2;
+  report.add_launch(l);
+  names = {"b.sum", "c.max"};
+  report.begin_trace(ctx);
+  l.row.id = 3;
+  report.add_launch(l);
+  EXPECT_EQ(counters.str(),
+            "id,kernel,metric,value\n"
+            "1,k,a.sum,1\n1,k,\"needs,quotes\",2\n"
+            "2,k,a.sum,1\n2,k,\"needs,quotes\",2\n"
+            "3,k,b.sum,1\n3,k,c.max,2\n");
 }
 
 // Memory in use: 4 GiB from t=100; 2 GiB more during the first "forward" (6 GiB); 1 GiB more at

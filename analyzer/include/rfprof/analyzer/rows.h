@@ -67,6 +67,9 @@ struct KernelRow {
   /// (`bound`, `attainable_flop_per_s`, `roof_fraction`) from `roof`, the launch placed under its
   /// device's ceilings (check_roof), empty when null (no ceilings for the device).
   std::vector<std::string> csv_fields(const RoofCheck* roof = nullptr) const;
+  /// csv_fields into `fields`, whose strings are overwritten and their memory reused (Report
+  /// writes a row per launch: no allocation once the strings are long enough).
+  void csv_fields(const RoofCheck* roof, std::vector<std::string>& fields) const;
 };
 
 /// Sum of one optional column over many launches: present once one launch had a value.
