@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "rfprof/analyzer/ceilings.h"
+#include "rfprof/analyzer/batch_thread.h"
 #include "rfprof/analyzer/chrome_trace.h"
 #include "rfprof/analyzer/csv.h"
 #include "rfprof/analyzer/memory.h"
@@ -151,6 +152,10 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
     std::ostream& counters_csv = out.open("counters.csv");
     Report report(sources, kernels_csv, counters_csv);
     ChromeTrace timeline(out.open("trace.json"));
+    // trace.json's events are serialized on a thread of their own, while this one writes the CSV
+    // outputs (bench/README.md: nlohmann::json's dump was 55% of a run's instructions). Drained
+    // after each trace, so begin_trace and finish() find it idle.
+    BatchThread<KernelRow> timeline_thread([&](const KernelRow& row) { timeline.add_launch(row); });
     std::ostream& memory_csv = out.open("memory.csv");
     write_csv_row(memory_csv, memory_csv_header());
     ReportPage page;
@@ -170,9 +175,10 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
         page.begin_trace(ctx);
         StreamStats stats = stream_launches(ctx, *phases, [&](const LaunchOutput& l) {
           report.add_launch(l);
-          timeline.add_launch(l.row);
+          timeline_thread.add(l.row);
           page.add_launch(l.row);
         });
+        timeline_thread.drain();
         report.end_trace(ctx, stats);
         write_memory_rows(memory_csv, ctx.pid(), ctx.memory);
       } catch (const trace::TraceError& e) {
