@@ -376,5 +376,50 @@ TEST(ChromeTrace, TwoTracesShareOneTimeAxisAndKeepTheirOwnTracks) {
   EXPECT_TRUE(named_threads.count({20, 100}));
 }
 
+// rfanalyze serializes trace.json on a thread of its own, in batches of 1,024 launches
+// (batch_thread.h). Two traces of 2,500 launches each (partial batches at each trace's end): every
+// launch once, in order, and the second trace's track names after the first trace's last kernel.
+TEST(ChromeTrace, ManyLaunchesOfTwoTracesStayInOrderAndApart) {
+  constexpr uint32_t kLaunches = 2500;
+  TempDir dir;
+  for (const uint32_t pid : {10u, 20u}) {
+    TraceBuilder t(dir.path / (std::to_string(pid) + ".rftrace"));
+    t.process(pid, trace::CollectionMode::kTiming, 1000);
+    for (uint32_t i = 1; i <= kLaunches; ++i) {
+      t.launch(i, 0, 100, 2000 + 100 * uint64_t{i});
+      t.kernel(i, 2050 + 100 * uint64_t{i}, 2090 + 100 * uint64_t{i});
+    }
+    t.finish();
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "10.rftrace", dir.path / "20.rftrace"}, dir.path / "out");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const json doc = json::parse(std::ifstream(dir.path / "out" / "trace.json"));
+  std::vector<std::pair<int64_t, int64_t>> kernels;  // (launching pid, correlation id) in file order
+  std::map<int64_t, int64_t> track_pid;  // GPU track -> launching pid, from its process_name
+  size_t last_kernel_of_10 = 0, first_name_of_20 = 0, index = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    ++index;
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      const std::string name = e["args"]["name"];
+      const int64_t pid = name.find("(pid 20)") != std::string::npos ? 20 : 10;
+      track_pid[e["pid"].get<int64_t>()] = pid;
+      if (pid == 20 && first_name_of_20 == 0) first_name_of_20 = index;
+    }
+    if (e["ph"] == "X" && e.value("cat", "") == "kernel") {
+      const int64_t pid = track_pid.at(e["pid"].get<int64_t>());
+      kernels.emplace_back(pid, e["args"]["id"].get<int64_t>());
+      if (pid == 10) last_kernel_of_10 = index;
+    }
+  }
+  ASSERT_EQ(kernels.size(), 2 * size_t{kLaunches});
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const int64_t pid = i < kLaunches ? 10 : 20;
+    const auto id = static_cast<int64_t>(i % kLaunches + 1);
+    ASSERT_EQ(kernels[i], std::make_pair(pid, id)) << "kernel event " << i;
+  }
+  EXPECT_LT(last_kernel_of_10, first_name_of_20);
+  EXPECT_EQ(events(doc, "X", "cuda_api").size(), 2 * size_t{kLaunches});
+}
+
 }  // namespace
 }  // namespace rf::analyzer
