@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -25,6 +26,19 @@ bool eventually(F done) {
   }
   return done();
 }
+
+/// A consumer held at its first item until `release`: counts the items it consumed.
+struct HeldConsumer {
+  std::atomic<bool> held{false}, release{false};
+  std::atomic<int> consumed{0};
+  std::function<void(const int&)> consume() {
+    return [this](const int&) {
+      held = true;
+      while (!release) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      consumed.fetch_add(1);
+    };
+  }
+};
 
 TEST(BatchThread, ItemsAreConsumedInOrderOnAThreadOfTheirOwn) {
   for (size_t batch : {1, 2, 7, 1024}) {
@@ -72,15 +86,8 @@ TEST(BatchThread, DrainReturnsOnlyOnceEveryItemIsConsumed) {
 // Batches of 2, 3 batches: while the consumer is held on the first item, the first batch is being
 // consumed, the second and third are queued, and the sixth add() waits for a free batch.
 TEST(BatchThread, AddWaitsWhileEveryBatchIsInUse) {
-  std::atomic<bool> held{false}, release{false};
-  std::atomic<int> consumed{0};
-  BatchThread<int> t(
-      [&](const int&) {
-        held = true;
-        while (!release) std::this_thread::sleep_for(100us);
-        consumed.fetch_add(1);
-      },
-      2, 3);
+  HeldConsumer c;
+  BatchThread<int> t(c.consume(), 2, 3);
   std::atomic<int> returned{0};
   std::thread adder([&] {
     for (int i = 0; i < 20; ++i) {
@@ -89,15 +96,15 @@ TEST(BatchThread, AddWaitsWhileEveryBatchIsInUse) {
     }
   });
   // EXPECT, not ASSERT: the adder must be released and joined whatever happens.
-  EXPECT_TRUE(eventually([&] { return held && returned >= 5; }));
+  EXPECT_TRUE(eventually([&] { return c.held && returned >= 5; }));
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(returned.load(), 5) << "add() went on with every batch in use";
-  EXPECT_EQ(consumed.load(), 0);
-  release = true;
+  EXPECT_EQ(c.consumed.load(), 0);
+  c.release = true;
   adder.join();
   EXPECT_EQ(returned.load(), 20);
   t.drain();  // the owner changed threads once the adder was joined
-  EXPECT_EQ(consumed.load(), 20);
+  EXPECT_EQ(c.consumed.load(), 20);
 }
 
 TEST(BatchThread, AConsumersExceptionIsRethrownByDrainAndTheItemsAfterItAreDropped) {
@@ -122,27 +129,20 @@ TEST(BatchThread, AConsumersExceptionIsRethrownByDrainAndTheItemsAfterItAreDropp
 }
 
 TEST(BatchThread, TheDestructorStopsAfterTheBatchBeingConsumed) {
-  std::atomic<bool> held{false}, release{false};
-  std::atomic<int> consumed{0};
+  HeldConsumer c;
   std::thread releaser;
   {
-    BatchThread<int> t(
-        [&](const int&) {
-          held = true;
-          while (!release) std::this_thread::sleep_for(100us);
-          consumed.fetch_add(1);
-        },
-        2, 3);
+    BatchThread<int> t(c.consume(), 2, 3);
     for (int i = 0; i < 5; ++i) t.add(i);  // batch {0,1} consumed, {2,3} queued, 4 filling
-    ASSERT_TRUE(eventually([&] { return held.load(); }));
+    EXPECT_TRUE(eventually([&] { return c.held.load(); }));  // EXPECT: the releaser must start
     // Released once the destructor below has asked the thread to stop (it does so at once).
     releaser = std::thread([&] {
       std::this_thread::sleep_for(200ms);
-      release = true;
+      c.release = true;
     });
   }  // joins once {0,1} is done; {2,3} and 4 are dropped
   releaser.join();
-  EXPECT_EQ(consumed.load(), 2);
+  EXPECT_EQ(c.consumed.load(), 2);
 }
 
 }  // namespace
