@@ -175,7 +175,10 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
         page.begin_trace(ctx);
         StreamStats stats = stream_launches(ctx, *phases, [&](const LaunchOutput& l) {
           report.add_launch(l);
-          timeline_thread.add(l.row);
+          timeline_thread.add_by([&](KernelRow& slot) {
+            slot = l.row;
+            slot.mangled = {};  // a view into the trace reader, gone before the thread reads it
+          });
           page.add_launch(l.row);
         });
         timeline_thread.drain();

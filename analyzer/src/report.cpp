@@ -66,7 +66,7 @@ void Report::add_launch(const LaunchOutput& launch) {
     head.assign(std::to_string(row.id)).push_back(',');
     append_csv_field(head, row.kernel);
     head.push_back(',');
-    if (escaped_names_for_ != &names) {  // a metric list's names escaped once, not per launch
+    if (escaped_names_for_ != &names || escaped_names_.size() != names.size()) {  // escaped once per list
       escaped_names_for_ = &names;
       escaped_names_.clear();
       for (const auto& name : names) {

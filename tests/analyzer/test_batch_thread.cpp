@@ -145,5 +145,56 @@ TEST(BatchThread, TheDestructorStopsAfterTheBatchBeingConsumed) {
   EXPECT_EQ(c.consumed.load(), 2);
 }
 
+// Without a thread (none could be started; here asked for): add() consumes at once, on the
+// caller's thread, and a consumer's exception comes out of add().
+TEST(BatchThread, InlineModeConsumesInAddAndThrowsFromIt) {
+  std::vector<int> seen;
+  std::thread::id consumer;
+  BatchThread<int> t(
+      [&](const int& i) {
+        if (i < 0) throw std::runtime_error("bad item");
+        seen.push_back(i);
+        consumer = std::this_thread::get_id();
+      },
+      4, 3, /*threaded=*/false);
+  EXPECT_FALSE(t.threaded());
+  t.add(1);
+  EXPECT_EQ(seen, std::vector<int>{1});  // before any batch is full
+  EXPECT_EQ(consumer, std::this_thread::get_id());
+  t.add_by([](int& slot) { slot = 2; });
+  EXPECT_THROW(t.add(-1), std::runtime_error);
+  t.drain();
+  EXPECT_EQ(seen, (std::vector<int>{1, 2}));
+}
+
+// add_by fills the batch's slot itself: what it leaves out never reaches the consumer, also in a
+// slot reused from an earlier batch.
+TEST(BatchThread, AddByFillsTheSlotAsItsCallerSays) {
+  struct Row {
+    std::string name;
+    std::string scratch;  // the caller's, not for the consumer
+  };
+  std::vector<std::string> names, scratches;
+  BatchThread<Row> t(
+      [&](const Row& r) {
+        names.push_back(r.name);
+        scratches.push_back(r.scratch);
+      },
+      2, 2);
+  for (int i = 0; i < 7; ++i) {
+    const Row given{"row" + std::to_string(i), "scratch" + std::to_string(i)};
+    if (i < 2)
+      t.add(given);  // the first batch: whole copies, later reused by add_by
+    else
+      t.add_by([&](Row& slot) {
+        slot.name = given.name;
+        slot.scratch.clear();
+      });
+  }
+  t.drain();
+  EXPECT_EQ(names, (std::vector<std::string>{"row0", "row1", "row2", "row3", "row4", "row5", "row6"}));
+  EXPECT_EQ(scratches, (std::vector<std::string>{"scratch0", "scratch1", "", "", "", "", ""}));
+}
+
 }  // namespace
 }  // namespace rf::analyzer

@@ -213,6 +213,32 @@ TEST(ReportTraces, CountersCsvNamesTheNextTracesMetricsAtTheSameAddress) {
             "3,k,b.sum,1\n3,k,c.max,2\n");
 }
 
+// Launches of two metric lists in one trace, in turn (two MetricConfigs): each row names its own.
+TEST(ReportTraces, CountersCsvNamesEachLaunchsOwnMetricListInOneTrace) {
+  std::ostringstream kernels, counters;
+  CeilingSources sources;
+  sources.datasheet = &CeilingDb::builtin();
+  Report report(sources, kernels, counters);
+  const std::vector<std::string> a = {"a.sum"}, b = {"b.sum", "b.max"};
+  const std::vector<double> values = {7, 8};
+  TraceContext ctx;
+  report.begin_trace(ctx);
+  uint32_t id = 0;
+  for (const auto* names : {&a, &b, &a}) {
+    LaunchOutput l;
+    l.row.id = ++id;
+    l.row.kernel = "k";
+    l.metric_names = names;
+    l.metric_values = &values;
+    report.add_launch(l);
+  }
+  EXPECT_EQ(counters.str(),
+            "id,kernel,metric,value\n"
+            "1,k,a.sum,7\n"
+            "2,k,b.sum,7\n2,k,b.max,8\n"
+            "3,k,a.sum,7\n");
+}
+
 // Memory in use: 4 GiB from t=100; 2 GiB more during the first "forward" (6 GiB); 1 GiB more at
 // 600 (5 GiB). A range's peak is the highest of its occurrences, a phase's the highest of its
 // paths; a range never ended lasts to the last memory event ("open", 5 GiB), or, started after it,

@@ -19,8 +19,8 @@ namespace rf::analyzer {
 /// Calls `consume` for every item given to add(), in the order given, on one thread of its own.
 /// Items are copied into batches of `batch_items`; at most `batches` batches exist (one filling,
 /// the others queued or being consumed), so memory is bounded by batches x batch_items items and
-/// add() waits while they are all in use. When no thread can be started (std::system_error),
-/// add() calls `consume` itself.
+/// add() waits while they are all in use. When no thread can be started (std::system_error), or
+/// `threaded` is false, add() calls `consume` itself.
 ///
 /// An exception thrown by `consume` is kept: the items after it are dropped, and drain() rethrows
 /// it. The destructor stops the thread after the batch it is consuming and drops the rest (a
@@ -28,9 +28,11 @@ namespace rf::analyzer {
 template <typename Item>
 class BatchThread {
  public:
-  explicit BatchThread(std::function<void(const Item&)> consume, size_t batch_items = 1024, size_t batches = 3)
+  explicit BatchThread(std::function<void(const Item&)> consume, size_t batch_items = 1024, size_t batches = 3,
+                       bool threaded = true)
       : consume_(std::move(consume)), batch_items_(std::max<size_t>(batch_items, 1)) {
     for (size_t i = 1; i < std::max<size_t>(batches, 2); ++i) free_.emplace_back();
+    if (!threaded) return;  // tests: the inline mode, as when no thread can be started
     try {
       worker_ = std::thread([this] { run(); });
     } catch (const std::system_error&) {
@@ -51,14 +53,21 @@ class BatchThread {
   /// Copies `item` into the batch being filled (assignment, reusing the memory of the item that
   /// was there); hands the batch to the thread when full, waiting for a free one if needed.
   void add(const Item& item) {
+    add_by([&](Item& slot) { slot = item; });
+  }
+  /// add() with the batch's slot filled by `assign(Item&)` (e.g. a copy without the fields the
+  /// consumer must not see, such as views into memory the caller reuses). Inline mode: `assign`
+  /// fills a fresh Item, then consumed; an exception from `consume` comes out of here.
+  template <typename Assign>
+  void add_by(Assign&& assign) {
     if (!worker_.joinable()) {
+      Item item{};
+      assign(item);
       consume_(item);
       return;
     }
-    if (filling_.size < filling_.items.size())
-      filling_.items[filling_.size] = item;
-    else
-      filling_.items.push_back(item);
+    if (filling_.size == filling_.items.size()) filling_.items.emplace_back();
+    assign(filling_.items[filling_.size]);
     if (++filling_.size == batch_items_) submit();
   }
 

@@ -36,6 +36,8 @@ class ChromeTrace {
   /// the call is an "X" event (cat "cuda_api", named e.g. "cuLaunchKernel") on its thread's track,
   /// once per call (a graph launch's kernels share one), and a flow ("s" at the call's start,
   /// "f" with "bp": "e" at the kernel's start, cat "ac2g" as Kineto names it) joins the two.
+  /// rfanalyze calls it on a thread of its own (BatchThread), with copies of the rows whose
+  /// `mangled` view is cleared: it must read no memory of the trace pass but the row's.
   void add_launch(const KernelRow& row);
   /// Writes the closing of the document. Call once, after the last trace.
   void finish();

@@ -160,11 +160,12 @@ class Report {
   std::ostream& counters_;
   std::vector<std::string> kernel_fields_;  // a launch's kernels.csv fields, memory reused per launch
   std::string counter_head_;  // a launch's "id,kernel," in counters.csv, memory reused per launch
-  std::string counter_rows_;
+  std::string counter_rows_;  // a launch's counters.csv rows, memory reused per launch
   /// The names of the metric list at escaped_names_for_ (a LaunchOutput::metric_names of the
-  /// current trace), each escaped for counters.csv and followed by its comma.
+  /// current trace), each escaped for counters.csv and followed by its comma: escaped again when
+  /// a launch has another list (or a trace begins), not per launch.
   const std::vector<std::string>* escaped_names_for_ = nullptr;
-  std::vector<std::string> escaped_names_;  // a launch's counters.csv rows, memory reused per launch
+  std::vector<std::string> escaped_names_;
   std::vector<TraceSummary> traces_;
   std::vector<DeviceSummary> devices_;
   std::map<uint32_t, size_t> current_devices_;  // device id -> index in devices_ (current trace)
