@@ -87,19 +87,30 @@ void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
   out.write(line.data(), static_cast<std::streamsize>(line.size()));
 }
 
-void write_ncu_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
+void append_ncu_csv_row(std::string& out, const std::vector<std::string>& fields) {
   bool first = true;
   for (const auto& f : fields) {
-    if (!first) out.put(',');
+    if (!first) out.push_back(',');
     first = false;
-    out.put('"');
-    for (char c : f) {
-      if (c == '"') out.put('"');
-      out.put(c);
+    out.push_back('"');
+    for (size_t start = 0;;) {
+      const size_t quote = f.find('"', start);
+      const size_t end = quote == std::string::npos ? f.size() : quote + 1;
+      out.append(f, start, end - start);
+      if (quote == std::string::npos) break;
+      out.push_back('"');  // the doubled quote
+      start = end;
     }
-    out.put('"');
+    out.push_back('"');
   }
-  out.put('\n');
+  out.push_back('\n');
+}
+
+void write_ncu_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
+  thread_local std::string line;  // one stream write per row, as write_csv_row
+  line.clear();
+  append_ncu_csv_row(line, fields);
+  out.write(line.data(), static_cast<std::streamsize>(line.size()));
 }
 
 }  // namespace rf::analyzer

@@ -27,13 +27,17 @@ std::string dim3(const std::optional<std::array<int32_t, 3>>& d) {
   return "(" + std::to_string((*d)[0]) + ", " + std::to_string((*d)[1]) + ", " + std::to_string((*d)[2]) + ")";
 }
 
-std::string with_separators(const std::string& digits) {
+/// `text` with a comma between every three digits of its integer part, counted from the right:
+/// the digits of [first, last) of `text` (its sign and fraction, outside, are copied as they are).
+std::string with_separators(std::string_view text, size_t first, size_t last) {
   std::string out;
-  const size_t n = digits.size();
-  for (size_t i = 0; i < n; ++i) {
-    out += digits[i];
-    if ((n - 1 - i) % 3 == 0 && i + 1 < n) out += ',';
+  out.reserve(text.size() + (last - first) / 3);
+  out.append(text.substr(0, first));
+  for (size_t i = first; i < last; ++i) {
+    out.push_back(text[i]);
+    if ((last - 1 - i) % 3 == 0 && i + 1 < last) out.push_back(',');
   }
+  out.append(text.substr(last));
   return out;
 }
 
@@ -75,21 +79,18 @@ bool NcuFilter::prints_metric(std::string_view metric) const {
 }
 
 std::string ncu_number(double value) {
-  if (!std::isfinite(value)) return "";
-  std::string s = format_number(value);  // shortest round trip, integers as integers
-  if (s.find('e') != std::string::npos || s.find('E') != std::string::npos) return s;
-  std::string sign;
-  if (!s.empty() && s[0] == '-') {
-    sign = "-";
-    s = s.substr(1);
-  }
+  std::string s;
+  append_number(s, value);  // shortest round trip, integers as integers; "" for NaN and infinities
+  if (s.find_first_of("eE") != std::string::npos) return s;
+  const size_t first = !s.empty() && s[0] == '-' ? 1 : 0;  // the sign is not a digit to group
   const size_t dot = s.find('.');
-  const std::string integer = dot == std::string::npos ? s : s.substr(0, dot);
-  const std::string fraction = dot == std::string::npos ? "" : s.substr(dot);
-  return sign + with_separators(integer) + fraction;
+  return with_separators(s, first, dot == std::string::npos ? s.size() : dot);
 }
 
-std::string ncu_whole_number(uint64_t value) { return with_separators(std::to_string(value)); }
+std::string ncu_whole_number(uint64_t value) {
+  const std::string digits = std::to_string(value);
+  return with_separators(digits, 0, digits.size());
+}
 
 std::string ncu_unit(const std::string& m) {
   auto has = [&](const char* x) { return m.find(x) != std::string::npos; };

@@ -54,6 +54,16 @@ TEST(FormatNumber, AppendsToWhatIsThereAndNothingForNaN) {
   EXPECT_EQ(out, "id,0.5-3");
 }
 
+TEST(CsvEscape, NcuRowsQuoteEveryFieldAndDoubleQuotesInside) {
+  std::ostringstream out;
+  write_ncu_csv_row(out, {"ID", "", "say \"hi\"", "\"", "a,b\nc"});
+  write_ncu_csv_row(out, {"1"});
+  EXPECT_EQ(out.str(), R"("ID","","say ""hi""","""","a,b)" "\n" R"(c")" "\n" R"("1")" "\n");
+  std::string appended = "kept\n";
+  append_ncu_csv_row(appended, {"x\"y"});
+  EXPECT_EQ(appended, "kept\n\"x\"\"y\"\n");
+}
+
 TEST(FormatNumber, IntegralValuesAreIntegers) {
   EXPECT_EQ(format_number(2000.0), "2000");
   EXPECT_EQ(format_number(0.0), "0");

@@ -32,8 +32,11 @@ void append_csv_row(std::string& out, const std::vector<std::string>& fields);
 /// Writes the row append_csv_row builds with one stream write (a write per field cost more than
 /// the formatting: ostream::write's sentry and virtual xsputn, about 40 fields per launch).
 void write_csv_row(std::ostream& out, const std::vector<std::string>& fields);
-/// Writes `fields` as Nsight Compute's --csv writes them: every field in double quotes (a double
+/// Appends `fields` as Nsight Compute's --csv writes them: every field in double quotes (a double
 /// quote inside doubled), separated by commas, then "\n".
+void append_ncu_csv_row(std::string& out, const std::vector<std::string>& fields);
+/// Writes the row append_ncu_csv_row builds with one stream write (rfprof prints to std::cout,
+/// which, synchronized with stdio, cost a putc per character before).
 void write_ncu_csv_row(std::ostream& out, const std::vector<std::string>& fields);
 
 }  // namespace rf::analyzer
