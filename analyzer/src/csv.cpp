@@ -16,6 +16,40 @@ bool needs_quotes(std::string_view field) noexcept {
   return false;
 }
 
+/// `field` in double quotes, each double quote inside doubled (RFC 4180).
+void append_quoted(std::string& out, std::string_view field) {
+  out.push_back('"');
+  for (size_t start = 0;;) {
+    const size_t quote = field.find('"', start);
+    const size_t end = quote == std::string_view::npos ? field.size() : quote + 1;
+    out.append(field.substr(start, end - start));
+    if (quote == std::string_view::npos) break;
+    out.push_back('"');  // the doubled quote
+    start = end;
+  }
+  out.push_back('"');
+}
+
+/// `fields`, each appended by `field`, separated by commas, then "\n".
+void append_row(std::string& out, const std::vector<std::string>& fields, void (*field)(std::string&, std::string_view)) {
+  bool first = true;
+  for (const auto& f : fields) {
+    if (!first) out.push_back(',');
+    first = false;
+    field(out, f);
+  }
+  out.push_back('\n');
+}
+
+/// The row `append` builds, written with one stream write; its memory is reused row after row.
+void write_row(std::ostream& out, const std::vector<std::string>& fields,
+               void (*append)(std::string&, const std::vector<std::string>&)) {
+  thread_local std::string line;
+  line.clear();
+  append(line, fields);
+  out.write(line.data(), static_cast<std::streamsize>(line.size()));
+}
+
 }  // namespace
 
 std::string csv_escape(std::string_view field) {
@@ -54,63 +88,26 @@ std::string format_optional(const std::optional<double>& value) {
 }
 
 void append_csv_field(std::string& out, std::string_view field) {
-  if (!needs_quotes(field)) {
+  if (needs_quotes(field))
+    append_quoted(out, field);
+  else
     out.append(field);
-    return;
-  }
-  out.push_back('"');
-  for (size_t start = 0;;) {
-    const size_t quote = field.find('"', start);
-    const size_t end = quote == std::string_view::npos ? field.size() : quote + 1;
-    out.append(field.substr(start, end - start));
-    if (quote == std::string_view::npos) break;
-    out.push_back('"');  // the doubled quote
-    start = end;
-  }
-  out.push_back('"');
 }
 
 void append_csv_row(std::string& out, const std::vector<std::string>& fields) {
-  bool first = true;
-  for (const auto& f : fields) {
-    if (!first) out.push_back(',');
-    first = false;
-    append_csv_field(out, f);
-  }
-  out.push_back('\n');
+  append_row(out, fields, append_csv_field);
 }
 
 void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
-  thread_local std::string line;  // one stream write per row; its memory is reused row after row
-  line.clear();
-  append_csv_row(line, fields);
-  out.write(line.data(), static_cast<std::streamsize>(line.size()));
+  write_row(out, fields, append_csv_row);
 }
 
 void append_ncu_csv_row(std::string& out, const std::vector<std::string>& fields) {
-  bool first = true;
-  for (const auto& f : fields) {
-    if (!first) out.push_back(',');
-    first = false;
-    out.push_back('"');
-    for (size_t start = 0;;) {
-      const size_t quote = f.find('"', start);
-      const size_t end = quote == std::string::npos ? f.size() : quote + 1;
-      out.append(f, start, end - start);
-      if (quote == std::string::npos) break;
-      out.push_back('"');  // the doubled quote
-      start = end;
-    }
-    out.push_back('"');
-  }
-  out.push_back('\n');
+  append_row(out, fields, append_quoted);
 }
 
 void write_ncu_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
-  thread_local std::string line;  // one stream write per row, as write_csv_row
-  line.clear();
-  append_ncu_csv_row(line, fields);
-  out.write(line.data(), static_cast<std::streamsize>(line.size()));
+  write_row(out, fields, append_ncu_csv_row);
 }
 
 }  // namespace rf::analyzer
