@@ -4,8 +4,8 @@
 // calls the subscribed callback directly, with the fake driver loaded (tests/collector/
 // fake_libcuda.cpp: the current context, stream capture). So this is rfprof's cost per launch in timing mode,
 // above CUPTI (bench_launch_path times LaunchLog and the writer alone, without the session's
-// dispatch, filters and thread-local launch state). BM_SessionNvtxPushPop: an NVTX push/pop
-// range through the session's NVTX callback. Results: bench/README.md.
+// dispatch, filters and thread-local launch state). BM_SessionNvtxPushPop and
+// BM_SessionNvtxDomainPushPop: an NVTX push/pop range through the session's NVTX callback. Results: bench/README.md.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -14,6 +14,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "fake_cupti.h"
 #include "rfprof/collector/session.h"
@@ -22,8 +25,10 @@ namespace {
 
 namespace fake = rf::fake_cupti;
 
-/// One session for the whole process (a session is never stopped), timing mode, the trace in
-/// TMPDIR; `kernel_filter` sets -k for the filter benchmark's process only (see main()).
+/// One session for the whole process (a session is never stopped), the trace in TMPDIR. The
+/// process's options (main()): timing mode, or with `replay_range` replay across steps with that
+/// NVTX range as the window (RFPROF_REPLAY_RANGE); `kernel_filter` sets -k and `nvtx_include`
+/// --nvtx-include.
 std::filesystem::path g_trace;
 
 /// Registered before the session starts, so it runs after the session's exit handler.
@@ -32,19 +37,36 @@ void remove_trace() {
   std::filesystem::remove(g_trace, ec);
 }
 
+/// The settings of one benchmark process (main()'s flags).
+struct ProcessOptions {
+  std::string kernel_filter, nvtx_include, replay_range, open_range;
+};
+
 struct Process {
   CUcontext ctx = nullptr;
+  nvtxDomainHandle_t domain = nullptr;  // "bench", created after the session started
   std::atomic<uint32_t> next{1};
-  explicit Process(const std::string& kernel_filter) {
+  explicit Process(const ProcessOptions& p) {
     if (!fake::load_fake_driver(RF_FAKE_LIBCUDA)) std::fprintf(stderr, "bench_session_callbacks: no fake driver\n");
     rf::collector::SessionOptions o;
     g_trace = std::filesystem::temp_directory_path() / ("rfbench-session-" + std::to_string(::getpid()) + ".rftrace");
     std::atexit(remove_trace);
     o.output = g_trace;
     o.mode = rf::trace::CollectionMode::kTiming;
-    o.filter.kernel_name = kernel_filter;
+    o.filter.kernel_name = p.kernel_filter;
+    if (!p.nvtx_include.empty()) o.filter.nvtx_include = {p.nvtx_include};
+    if (!p.replay_range.empty()) {
+      o.mode = rf::trace::CollectionMode::kCounters;
+      o.profile_from_start = false;
+      o.replay_across_steps = true;
+      o.replay_range = p.replay_range;
+    }
     if (!rf::collector::start_session(o)) std::fprintf(stderr, "bench_session_callbacks: no session\n");
     ctx = fake::create_context(1);
+    domain = fake::nvtx_domain_create("bench");
+    // Pushed on the main thread and never popped: with replay_range, the window stays open (no
+    // context is current here, so it is a window recorded without counters).
+    if (!p.open_range.empty()) fake::nvtx_push(p.open_range);
   }
 };
 
@@ -61,8 +83,8 @@ void BM_SessionLaunchCallbacks(benchmark::State& state) {
 }
 BENCHMARK(BM_SessionLaunchCallbacks)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
-/// nvtxRangePushA + nvtxRangePop through the session's NVTX callback (no filter: the range-style
-/// bookkeeping alone), as PyTorch's emit_nvtx makes around every operator.
+/// nvtxRangePushA + nvtxRangePop through the session's NVTX callback, as PyTorch's emit_nvtx makes
+/// around every operator. Without filter or replay range: the range-style bookkeeping alone.
 void BM_SessionNvtxPushPop(benchmark::State& state) {
   fake::DirectNvtx nvtx;
   if (!nvtx.ok()) {
@@ -77,19 +99,41 @@ void BM_SessionNvtxPushPop(benchmark::State& state) {
 }
 BENCHMARK(BM_SessionNvtxPushPop)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
+/// The same in the NVTX domain "bench" (nvtxDomainRangePushEx + nvtxDomainRangePop).
+void BM_SessionNvtxDomainPushPop(benchmark::State& state) {
+  fake::DirectNvtx nvtx(g_process->domain);
+  if (!nvtx.ok()) {
+    state.SkipWithError("no session");
+    return;
+  }
+  for (auto _ : state) {
+    nvtx.push("aten::mm");
+    nvtx.pop();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SessionNvtxDomainPushPop)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
+
 }  // namespace
 
-/// `--kernel-filter=EXPR` (before Google Benchmark's flags): the session's -k, for one process.
+/// The process's own flags (before Google Benchmark's, which are passed on):
+/// `--kernel-filter EXPR` (-k), `--nvtx-include RULE`, `--replay-range RULE` (replay across steps
+/// with NVTX-range windows), `--open-range NAME` (an NVTX range pushed before the benchmarks run).
 int main(int argc, char** argv) {
-  std::string filter;
-  if (argc > 1 && std::string(argv[1]).rfind("--kernel-filter=", 0) == 0) {
-    filter = std::string(argv[1]).substr(16);
-    argv[1] = argv[0];
-    ++argv;
-    --argc;
-  }
-  g_process = new Process(filter);  // never deleted, as the session it started
-  benchmark::Initialize(&argc, argv);
+  CLI::App app("bench_session_callbacks: rfprof's session callbacks on the fake CUPTI");
+  app.allow_extras();
+  ProcessOptions p;
+  app.add_option("--kernel-filter", p.kernel_filter, "-k for this process");
+  app.add_option("--nvtx-include", p.nvtx_include, "--nvtx-include for this process");
+  app.add_option("--replay-range", p.replay_range, "replay across steps, this NVTX range as the window");
+  app.add_option("--open-range", p.open_range, "an NVTX range pushed on the main thread first");
+  CLI11_PARSE(app, argc, argv);
+  std::vector<std::string> rest = app.remaining();
+  std::vector<char*> args{argv[0]};
+  for (auto& r : rest) args.push_back(r.data());
+  int n = static_cast<int>(args.size());
+  g_process = new Process(p);  // never deleted, as the session it started
+  benchmark::Initialize(&n, args.data());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -17,7 +17,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -37,6 +39,7 @@
 #include "rfprof/collector/step_range_windows.h"
 #include "rfprof/collector/step_replay_collector.h"
 #include "rfprof/collector/trace_owner.h"
+#include "rfprof/trace/per_thread.h"
 #include "rfprof/trace/writer.h"
 
 namespace rf::collector {
@@ -250,8 +253,20 @@ class Session {
   std::unique_ptr<LaunchSelection> selection_;
   std::unique_ptr<LaunchFilter> kernel_id_names_;  // the kernel id's NAME, matched as -k (null: any)
   bool filters_set_ = false;  // a launch filter or -s/-c: in-window launches may be refused
+  // NVTX domain names for the filter's rules (nvtxDomainCreateA): the session's table, and each
+  // thread's copy of the names it asked for, refilled when a domain is created (the generation
+  // changes), so that a range in a domain takes no lock shared between threads.
   std::mutex nvtx_domains_mutex_;
   std::unordered_map<const void*, std::string> nvtx_domains_;  // nvtxDomainHandle_t -> name
+  std::atomic<uint64_t> nvtx_domains_generation_{0};           // domains created so far
+  struct NvtxDomainNames {
+    uint64_t generation = 0;
+    std::vector<std::pair<const void*, std::string>> names;  // "" for a handle not created
+  };
+  trace::PerThread<NvtxDomainNames> nvtx_domain_names_;
+  /// The name of NVTX domain `domain` ("" for the default domain or one never created), valid
+  /// until the calling thread's next call. No shared lock once the thread has asked for it.
+  std::string_view nvtx_domain_name(const void* domain);
 
   // Activity conversion state (activity_mutex_).
   std::mutex activity_mutex_;
@@ -273,8 +288,7 @@ class Session {
   std::atomic<bool> waiting_decodes_off_{false};  // a decode on the flush thread failed once
 
   // Replay across steps. Lock order: step_cp_->mutex(), then step_mutex_.
-  std::unique_ptr<StepRangeWindows> step_range_;     // RFPROF_REPLAY_RANGE: NVTX-range windows
-  std::mutex step_range_mutex_;
+  std::unique_ptr<StepRangeWindows> step_range_;     // RFPROF_REPLAY_RANGE: NVTX-range windows (thread-safe)
   std::mutex step_mutex_;
   std::unique_ptr<StepReplayCollector> step_;        // created at the first window
   std::shared_ptr<ContextProfiler> step_cp_;         // the context whose kernels form the step
@@ -291,7 +305,7 @@ class Session {
   uint64_t step_mismatched_ = 0;
   std::string step_first_mismatch_;
   std::atomic<uint64_t> step_windows_opened_{0};     // window-opening callbacks seen (2 per runtime start)
-  std::atomic<uint64_t> nvtx_calls_seen_{0};         // NVTX push/start calls (RFPROF_REPLAY_RANGE)
+  std::atomic<uint64_t> nvtx_calls_seen_{0};         // NVTX push/start calls before any window opened (RFPROF_REPLAY_RANGE)
 
   // Flush thread.
   std::thread flush_thread_;

@@ -30,6 +30,9 @@ std::string_view message_of(const nvtxEventAttributes_t* a) {
 
 std::string_view text(const char* s) { return s ? std::string_view(s) : std::string_view(); }
 
+/// Most NVTX domain names a thread keeps (a process has a handful of domains).
+constexpr size_t kMaxCachedDomains = 64;
+
 }  // namespace
 
 void Session::enable_nvtx_filter_callbacks() {
@@ -97,6 +100,33 @@ NvtxCall decode(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
 
 }  // namespace
 
+std::string_view Session::nvtx_domain_name(const void* domain) {
+  if (!domain) return {};
+  NvtxDomainNames& t = nvtx_domain_names_.local();
+  const uint64_t generation = nvtx_domains_generation_.load(std::memory_order_acquire);
+  if (t.generation != generation) {  // a domain was created since: its handle may be one cached
+    t.names.clear();
+    t.generation = generation;
+  }
+  for (const auto& [handle, name] : t.names)
+    if (handle == domain) return name;
+  std::string name;
+  uint64_t now = 0;
+  {
+    std::lock_guard lock(nvtx_domains_mutex_);
+    auto it = nvtx_domains_.find(domain);
+    if (it != nvtx_domains_.end()) name = it->second;
+    now = nvtx_domains_generation_.load(std::memory_order_relaxed);  // the table as read here
+  }
+  // A domain created since the check above: the names cached before it may be stale.
+  if (now != t.generation || t.names.size() >= kMaxCachedDomains) {
+    t.names.clear();
+    t.generation = now;
+  }
+  t.names.emplace_back(domain, std::move(name));
+  return t.names.back().second;
+}
+
 void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
   const bool filter = launch_filter_ && launch_filter_->uses_nvtx();
   if ((!filter && !step_range_) || !n) return;
@@ -105,6 +135,7 @@ void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
       const char* name = static_cast<const nvtxDomainCreateA_params*>(n->functionParams)->name;
       std::lock_guard lock(nvtx_domains_mutex_);
       nvtx_domains_[*static_cast<const nvtxDomainHandle_t*>(n->functionReturnValue)] = name ? name : "";
+      nvtx_domains_generation_.fetch_add(1, std::memory_order_release);  // under the lock: in order
     }
     return;
   }
@@ -112,33 +143,28 @@ void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
   if (c.kind == NvtxCall::kNone) return;
   const uint64_t thread = current_thread_id();
   if (filter) {
-    auto domain_name = [&]() -> std::string {
-      if (!c.domain) return std::string();
-      std::lock_guard lock(nvtx_domains_mutex_);
-      auto it = nvtx_domains_.find(c.domain);
-      return it == nvtx_domains_.end() ? std::string() : it->second;
-    };
     NvtxState& state = launch_filter_->nvtx();
     switch (c.kind) {
-      case NvtxCall::kPush: state.push(thread, domain_name(), c.name); break;
-      case NvtxCall::kPop: state.pop(thread, domain_name()); break;
-      case NvtxCall::kStart: state.start(c.id, domain_name(), c.name); break;
+      case NvtxCall::kPush: state.push(thread, nvtx_domain_name(c.domain), c.name); break;
+      case NvtxCall::kPop: state.pop(thread, nvtx_domain_name(c.domain)); break;
+      case NvtxCall::kStart: state.start(c.id, nvtx_domain_name(c.domain), c.name); break;
       case NvtxCall::kEnd: state.end(c.id); break;
       default: break;
     }
   }
   if (step_range_) {
-    if (c.kind == NvtxCall::kPush || c.kind == NvtxCall::kStart) nvtx_calls_seen_.fetch_add(1, std::memory_order_relaxed);
+    // Said only when no window ever opened (step_no_counters_line), so counted only until one does:
+    // an increment of one shared counter at every range would make the threads' ranges wait.
+    if ((c.kind == NvtxCall::kPush || c.kind == NvtxCall::kStart) &&
+        step_windows_opened_.load(std::memory_order_relaxed) == 0)
+      nvtx_calls_seen_.fetch_add(1, std::memory_order_relaxed);
     StepRangeEvent e = StepRangeEvent::kNone;
-    {
-      std::lock_guard lock(step_range_mutex_);
-      switch (c.kind) {
-        case NvtxCall::kPush: e = step_range_->push(thread, c.name, reinterpret_cast<uintptr_t>(c.domain)); break;
-        case NvtxCall::kPop: e = step_range_->pop(thread, reinterpret_cast<uintptr_t>(c.domain)); break;
-        case NvtxCall::kStart: e = step_range_->start(c.id, c.name); break;
-        case NvtxCall::kEnd: e = step_range_->end(c.id); break;
-        default: break;
-      }
+    switch (c.kind) {  // thread-safe; a range that neither opens nor closes the window locks nothing
+      case NvtxCall::kPush: e = step_range_->push(thread, c.name, reinterpret_cast<uintptr_t>(c.domain)); break;
+      case NvtxCall::kPop: e = step_range_->pop(thread, reinterpret_cast<uintptr_t>(c.domain)); break;
+      case NvtxCall::kStart: e = step_range_->start(c.id, c.name); break;
+      case NvtxCall::kEnd: e = step_range_->end(c.id); break;
+      default: break;
     }
     // The step range is the window (replay across steps, RFPROF_REPLAY_RANGE).
     if (e != StepRangeEvent::kNone) release_this_threads_stale_launch_lock();  // as at cudaProfilerStart/Stop

@@ -29,39 +29,70 @@ bool StepRangeWindows::matches(std::string_view name) const {
 }
 
 StepRangeEvent StepRangeWindows::push(uint64_t thread, std::string_view name, uint64_t domain) {
-  const uint32_t depth = ++depth_[{thread, domain}];
-  if (open_ || !matches(name)) return StepRangeEvent::kNone;
-  open_ = true;
-  by_id_ = false;
-  owner_ = thread;
-  owner_domain_ = domain;
-  owner_depth_ = depth;
+  auto& by_domain = depths_.of_key(thread).by_domain;
+  uint32_t depth = 0;
+  for (auto& [d, n] : by_domain)
+    if (d == domain) {
+      depth = ++n;
+      break;
+    }
+  if (depth == 0) {  // kept when it drops back to 0: the thread will push again
+    by_domain.emplace_back(domain, 1);
+    depth = 1;
+  }
+  if (open_.load(std::memory_order_acquire) || !matches(name)) return StepRangeEvent::kNone;
+  std::lock_guard lock(mutex_);
+  if (open_.load(std::memory_order_relaxed)) return StepRangeEvent::kNone;  // another thread's, meanwhile
+  by_id_.store(false, std::memory_order_relaxed);
+  owner_.store(thread, std::memory_order_relaxed);
+  owner_domain_.store(domain, std::memory_order_relaxed);
+  owner_depth_.store(depth, std::memory_order_relaxed);
+  open_.store(true, std::memory_order_release);
   return StepRangeEvent::kOpen;
 }
 
 StepRangeEvent StepRangeWindows::pop(uint64_t thread, uint64_t domain) {
-  auto it = depth_.find({thread, domain});
-  if (it == depth_.end()) return StepRangeEvent::kNone;
-  const uint32_t depth = it->second--;
-  if (it->second == 0) depth_.erase(it);  // threads come and go in a long run
-  if (open_ && !by_id_ && owner_ == thread && owner_domain_ == domain && owner_depth_ == depth) {
-    open_ = false;
-    return StepRangeEvent::kClose;
-  }
-  return StepRangeEvent::kNone;
+  uint32_t depth = 0;  // before the pop
+  for (auto& [d, n] : depths_.of_key(thread).by_domain)
+    if (d == domain) {
+      if (n == 0) return StepRangeEvent::kNone;  // a pop without a push
+      depth = n--;
+      break;
+    }
+  if (depth == 0) return StepRangeEvent::kNone;
+  // Only the pop of the window's own range can close a push/pop window: every other stops here.
+  auto closes = [&] {
+    return open_.load(std::memory_order_acquire) && !by_id_.load(std::memory_order_relaxed) &&
+           owner_.load(std::memory_order_relaxed) == thread &&
+           owner_domain_.load(std::memory_order_relaxed) == domain &&
+           owner_depth_.load(std::memory_order_relaxed) == depth;
+  };
+  if (!closes()) return StepRangeEvent::kNone;
+  std::lock_guard lock(mutex_);
+  if (!closes()) return StepRangeEvent::kNone;  // read again: another window may have opened
+  open_.store(false, std::memory_order_release);
+  return StepRangeEvent::kClose;
 }
 
 StepRangeEvent StepRangeWindows::start(uint64_t id, std::string_view name) {
-  if (open_ || !matches(name)) return StepRangeEvent::kNone;
-  open_ = true;
-  by_id_ = true;
-  owner_ = id;
+  if (open_.load(std::memory_order_acquire) || !matches(name)) return StepRangeEvent::kNone;
+  std::lock_guard lock(mutex_);
+  if (open_.load(std::memory_order_relaxed)) return StepRangeEvent::kNone;
+  by_id_.store(true, std::memory_order_relaxed);
+  owner_.store(id, std::memory_order_relaxed);
+  open_.store(true, std::memory_order_release);
   return StepRangeEvent::kOpen;
 }
 
 StepRangeEvent StepRangeWindows::end(uint64_t id) {
-  if (!open_ || !by_id_ || owner_ != id) return StepRangeEvent::kNone;
-  open_ = false;
+  if (!open_.load(std::memory_order_acquire) || !by_id_.load(std::memory_order_relaxed) ||
+      owner_.load(std::memory_order_relaxed) != id)
+    return StepRangeEvent::kNone;
+  std::lock_guard lock(mutex_);
+  if (!open_.load(std::memory_order_relaxed) || !by_id_.load(std::memory_order_relaxed) ||
+      owner_.load(std::memory_order_relaxed) != id)
+    return StepRangeEvent::kNone;
+  open_.store(false, std::memory_order_release);
   return StepRangeEvent::kClose;
 }
 

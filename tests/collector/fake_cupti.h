@@ -168,15 +168,18 @@ class DirectLaunch {
 /// callbacks cost. Not thread-safe: one per thread.
 class DirectNvtx {
  public:
-  DirectNvtx();
+  /// Ranges in `domain` (nvtxDomainRangePushEx / nvtxDomainRangePop; from nvtx_domain_create),
+  /// or, null, in the default domain (nvtxRangePushA / nvtxRangePop).
+  explicit DirectNvtx(nvtxDomainHandle_t domain = nullptr);
   bool ok() const noexcept { return fn_ != nullptr; }
-  /// nvtxRangePushA(`message`); `message` must outlive the call.
+  /// Pushes a range named `message`, which must outlive the call.
   void push(const char* message);
   void pop();
 
  private:
   CUpti_CallbackFunc fn_ = nullptr;
   void* user_ = nullptr;
+  nvtxDomainHandle_t domain_ = nullptr;
 };
 
 /// cudaProfilerStart / cudaProfilerStop on `ctx` (each enclosing the driver call it makes).

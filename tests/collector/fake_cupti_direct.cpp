@@ -40,19 +40,39 @@ void DirectLaunch::operator()(uint32_t id) {
   fn_(user_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &runtime_);
 }
 
-DirectNvtx::DirectNvtx() { std::tie(fn_, user_) = subscriber(); }
+DirectNvtx::DirectNvtx(nvtxDomainHandle_t domain) : domain_(domain) { std::tie(fn_, user_) = subscriber(); }
 
 void DirectNvtx::push(const char* message) {
+  int level = 0;
+  if (domain_) {
+    nvtxEventAttributes_t a{};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = message;
+    nvtxDomainRangePushEx_params p{};
+    p.domain = domain_;
+    p.core.eventAttrib = &a;
+    CUpti_NvtxData d{"nvtxDomainRangePushEx", &p, &level};
+    fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &d);
+    return;
+  }
   nvtxRangePushA_params p{};
   p.message = message;
-  int level = 0;
   CUpti_NvtxData d{"nvtxRangePushA", &p, &level};
   fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushA, &d);
 }
 
 void DirectNvtx::pop() {
-  nvtxRangePop_params p{};
   int level = 0;
+  if (domain_) {
+    nvtxDomainRangePop_params p{};
+    p.domain = domain_;
+    CUpti_NvtxData d{"nvtxDomainRangePop", &p, &level};
+    fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangePop, &d);
+    return;
+  }
+  nvtxRangePop_params p{};
   CUpti_NvtxData d{"nvtxRangePop", &p, &level};
   fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePop, &d);
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fake_session.h"
+#include "fake_steps.h"
 #include "lock_counter.h"
 
 namespace rf::fake_cupti {
@@ -85,6 +86,33 @@ void launch_from_threads(CUcontext ctx, const char* outer = nullptr, const char*
                static_cast<unsigned long long>(r.own_min));
 }
 
+/// In the child: kThreads threads push and pop "aten::mm" at once (in `domain`, or the default
+/// domain when null), kWarmUp pairs each and then kMeasured armed, with no launch; prints
+/// "shared=N own=M" (LockReport) to stderr.
+void nvtx_from_threads(nvtxDomainHandle_t domain) {
+  LockTable tables[kThreads];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      DirectNvtx nvtx(domain);
+      if (!nvtx.ok()) std::_Exit(5);
+      for (int i = 0; i < kWarmUp; ++i) {
+        nvtx.push("aten::mm");
+        nvtx.pop();
+      }
+      tables[t] = locks_during([&] {
+        for (int i = 0; i < kMeasured; ++i) {
+          nvtx.push("aten::mm");
+          nvtx.pop();
+        }
+      });
+    });
+  for (auto& th : threads) th.join();
+  const LockReport r = report(tables);
+  std::fprintf(stderr, "shared=%llu own=%llu\n", static_cast<unsigned long long>(r.shared_max),
+               static_cast<unsigned long long>(r.own_min));
+}
+
 /// The numbers launch_from_threads printed.
 LockReport parse(const std::string& err) {
   LockReport r{UINT64_MAX, 0};  // no line printed: fails both checks
@@ -119,6 +147,27 @@ class FakeLocksTest : public FakeDriverTest {
     EXPECT_LE(r.shared_max, uint64_t{kMeasured / 200}) << property << ": " << c.err;
     EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), size_t{kThreads * (kWarmUp + kMeasured)})
         << property;
+  }
+
+  /// The session with options `o` in a child with the fake driver loaded and the NVTX domain
+  /// "bench" created; `open_range` pushed first on the main thread when given (no context is
+  /// current there: with a replay range it opens a window recorded without counters); then
+  /// nvtx_from_threads (in "bench" when `in_domain`). Checks that the threads share under one
+  /// lock per 200 ranges.
+  void expect_nvtx_shares_no_lock(const collector::SessionOptions& o, const char* open_range, bool in_domain,
+                                  const char* property) {
+    std::filesystem::remove(trace_);
+    const Child c = run_child([&] {
+      if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
+      if (!collector::start_session(o)) std::_Exit(3);
+      const nvtxDomainHandle_t domain = nvtx_domain_create("bench");
+      if (open_range) nvtx_push(open_range);
+      nvtx_from_threads(in_domain ? domain : nullptr);
+    });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    const LockReport r = parse(c.err);
+    RecordProperty(property, c.err.substr(0, c.err.find('\n')));
+    EXPECT_LE(r.shared_max, uint64_t{kMeasured / 200}) << property << ": " << c.err;
   }
 };
 
@@ -169,6 +218,22 @@ TEST_F(FakeLocksTest, APushPopRangeAroundEveryLaunchSharesNoLockBetweenThreads) 
   auto o = options(CollectionMode::kTiming);
   o.filter.nvtx_include = {"forward/aten::mm/"};
   expect_no_shared_lock(o, "forward", "aten::mm", "launch_path_locks_nvtx_filter");
+}
+
+// The NVTX callbacks alone, where they do more than count: the step range of replay across steps
+// (RFPROF_REPLAY_RANGE) with its window open and with none open (the rule searched in each name),
+// and an NVTX filter rule when the ranges are in a named domain (its name looked up at each
+// range). Before 2026-11-28 every range took the session's step-range lock, or its NVTX-domain
+// lock: 40,000 shared locks per thread here.
+TEST_F(FakeLocksTest, NvtxRangesWithAStepRangeOrADomainRuleShareNoLockBetweenThreads) {
+  collector::SessionOptions step = nvtx_step_options(trace_);
+  step.replay_range = "regex:^step ";
+  expect_nvtx_shares_no_lock(step, "step 0", false, "nvtx_locks_step_window_open");
+  expect_nvtx_shares_no_lock(step, "step 0", true, "nvtx_locks_step_window_open_domain");
+  expect_nvtx_shares_no_lock(step, nullptr, false, "nvtx_locks_step_window_closed");
+  auto o = options(CollectionMode::kTiming);
+  o.filter.nvtx_include = {"bench@forward/aten::mm/"};
+  expect_nvtx_shares_no_lock(o, nullptr, true, "nvtx_locks_domain_filter");
 }
 
 }  // namespace

@@ -38,6 +38,26 @@ TEST_F(FakeSessionTest, NvtxIncludeInANamedDomainFollowsThatDomainsStack) {
   EXPECT_EQ(names, (std::vector<std::string>{"_Z6insidev"}));
 }
 
+// Each thread keeps the names of the domains it used (no shared lock per range); a domain created
+// afterwards makes it read them again. The fake has 16 domain handles: the 17th domain created,
+// "Dom", gets the handle of the first, "Other", which this thread has used, and the range pushed
+// in it afterwards is Dom's "forward".
+TEST_F(FakeSessionTest, NvtxIncludeSeesADomainCreatedAfterTheThreadUsedItsHandle) {
+  const auto names = included(this, options(CollectionMode::kTiming), "Dom@forward/", [](CUcontext ctx) {
+    nvtxDomainHandle_t other = nvtx_domain_create("Other");
+    for (int i = 0; i < 15; ++i) nvtx_domain_create("Filler");
+    nvtx_domain_push(other, "forward");
+    launch({ctx, "_Z5otherv"});
+    nvtx_domain_pop(other);
+    nvtxDomainHandle_t dom = nvtx_domain_create("Dom");
+    if (dom != other) std::_Exit(7);
+    nvtx_domain_push(dom, "forward");
+    launch({ctx, "_Z6insidev"});
+    nvtx_domain_pop(dom);
+  });
+  EXPECT_EQ(names, (std::vector<std::string>{"_Z6insidev"}));
+}
+
 // The Ex calls of the default domain (a message in event attributes): NVTX's C++ API
 // (nvtx3::scoped_range) and many libraries name their ranges so.
 TEST_F(FakeSessionTest, NvtxIncludeReadsTheMessageOfTheExCalls) {

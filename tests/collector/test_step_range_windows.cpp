@@ -4,7 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 namespace rf::collector {
 namespace {
@@ -105,6 +111,85 @@ TEST(StepRangeWindows, NameRule) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("not a valid regular expression"), std::string::npos);
   }
+}
+
+// PyTorch's emit_nvtx: the training thread's step range, and ranges around every operator on other
+// threads (the autograd engine's) at the same time, in the default domain and another, with
+// start/end ranges too. Only the step range opens and closes the window; the other threads' ranges
+// never do, however they interleave (also run under ThreadSanitizer: scripts/run-tests).
+TEST(StepRangeWindows, OtherThreadsRangesNeverOpenOrCloseTheWindowWhileTheyRunAtOnce) {
+  StepRangeWindows w("step");
+  constexpr int kSteps = 300, kOps = 3000, kOthers = 3;
+  std::atomic<int> others_events{0};
+  std::vector<std::thread> others;
+  for (int t = 0; t < kOthers; ++t)
+    others.emplace_back([&, t] {
+      const uint64_t thread = 100 + t, domain = t % 2 ? 0x99 : 0;
+      int events = 0;
+      for (int i = 0; i < kOps; ++i) {
+        events += w.push(thread, "aten::mm", domain) != E::kNone;
+        events += w.push(thread, "aten::add", domain) != E::kNone;
+        events += w.pop(thread, domain) != E::kNone;
+        events += w.start(1000000 * (t + 1) + i, "prefetch") != E::kNone;
+        events += w.pop(thread, domain) != E::kNone;
+        events += w.end(1000000 * (t + 1) + i) != E::kNone;
+        events += w.pop(thread, domain) != E::kNone;  // a pop without a push
+      }
+      others_events += events;
+    });
+  int opens = 0, closes = 0, nested = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    opens += w.push(1, "step 1") == E::kOpen;  // not the rule's name
+    (void)w.pop(1);
+    opens += w.push(1, "step") == E::kOpen;
+    nested += w.push(1, "forward") != E::kNone;
+    nested += w.pop(1) != E::kNone;
+    closes += w.pop(1) == E::kClose;
+  }
+  for (auto& t : others) t.join();
+  EXPECT_EQ(opens, kSteps);
+  EXPECT_EQ(closes, kSteps);
+  EXPECT_EQ(nested, 0);
+  EXPECT_EQ(others_events.load(), 0);
+  EXPECT_FALSE(w.open());
+}
+
+// Several threads push the step range at once: one window at a time, and the thread whose push
+// opened it is the one whose pop closes it. Each window's [after open, before close] ticket
+// interval lies inside the real window, so two windows open at once would show as overlapping
+// intervals.
+TEST(StepRangeWindows, ThreadsPushingTheStepAtOnceGetOneWindowAtATime) {
+  StepRangeWindows w("regex:^step");
+  constexpr int kThreads = 4, kIterations = 2000;
+  std::atomic<uint64_t> ticket{0};
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> windows(kThreads);
+  std::vector<int> mismatched(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      const uint64_t thread = 10 + t;
+      for (int i = 0; i < kIterations; ++i) {
+        const bool opened = w.push(thread, "step") == E::kOpen;
+        const uint64_t from = opened ? ticket.fetch_add(1) : 0;
+        mismatched[t] += w.push(thread, "inner") != E::kNone;
+        mismatched[t] += w.pop(thread) != E::kNone;
+        const uint64_t to = opened ? ticket.fetch_add(1) : 0;
+        const bool closed = w.pop(thread) == E::kClose;
+        mismatched[t] += opened != closed;
+        if (opened) windows[t].emplace_back(from, to);
+      }
+    });
+  for (auto& t : threads) t.join();
+  std::vector<std::pair<uint64_t, uint64_t>> all;
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(mismatched[t], 0) << "thread " << t;
+    all.insert(all.end(), windows[t].begin(), windows[t].end());
+  }
+  ASSERT_FALSE(all.empty());
+  std::sort(all.begin(), all.end());
+  for (size_t i = 1; i < all.size(); ++i)
+    EXPECT_LT(all[i - 1].second, all[i].first) << "two windows open at once";
+  EXPECT_FALSE(w.open());
 }
 
 }  // namespace

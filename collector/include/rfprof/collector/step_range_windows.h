@@ -4,13 +4,17 @@
 // cudaProfilerStart/Stop. docs/collector.md, "Replay across steps".
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <map>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#include "rfprof/trace/per_thread.h"
 
 namespace rf::collector {
 
@@ -19,8 +23,16 @@ enum class StepRangeEvent { kNone, kOpen, kClose };
 
 /// Follows NVTX push/pop ranges per thread and domain (NVTX keeps one push/pop stack per domain
 /// and thread) and start/end ranges by id, and says when the range that delimits a step opens and
-/// closes the window. Only one window is open at a time: a matching
-/// range inside the open one does nothing. Not thread-safe: the session serializes calls.
+/// closes the window. Only one window is open at a time: a matching range inside the open one
+/// does nothing.
+///
+/// Thread-safe. The `thread` of push() and pop() is the caller's id for its own thread (the
+/// session's gettid()): one thread at a time per id. A range that neither opens nor closes the
+/// window takes no lock shared between threads and allocates nothing once its thread has used its
+/// domain (PyTorch's emit_nvtx pushes one around every operator, from several threads): the depths
+/// are per thread (trace::PerThread), the open window is an atomic, and the lock is taken only by
+/// a range whose name matches while no window is open, or by the pop or end that closes it.
+/// While no window is open, each push and start searches the rule in the name.
 class StepRangeWindows {
  public:
   /// `rule`: the range's name exactly, or "regex:EXPR" (ECMAScript) searched in the name. Throws
@@ -28,7 +40,7 @@ class StepRangeWindows {
   explicit StepRangeWindows(const std::string& rule);
 
   /// nvtxRangePush (nvtxDomainRangePushEx: in `domain`, 0 for the default domain) on `thread`
-  /// with message `name`.
+  /// with message `name`. May throw std::bad_alloc on a thread's first range in a domain.
   StepRangeEvent push(uint64_t thread, std::string_view name, uint64_t domain = 0);
   /// nvtxRangePop (nvtxDomainRangePop of `domain`) on `thread` (a pop without a push is ignored).
   StepRangeEvent pop(uint64_t thread, uint64_t domain = 0);
@@ -37,19 +49,28 @@ class StepRangeWindows {
   /// nvtxRangeEnd of `id`.
   StepRangeEvent end(uint64_t id);
 
-  bool open() const noexcept { return open_; }
+  bool open() const noexcept { return open_.load(std::memory_order_acquire); }
   /// True when `name` is a step range's name.
   bool matches(std::string_view name) const;
 
  private:
+  /// One thread's push depth per domain (> 0 or not listed); touched only by that thread.
+  struct Depths {
+    std::vector<std::pair<uint64_t, uint32_t>> by_domain;  // (domain, depth), a handful at most
+  };
+
   std::string exact_;
   std::optional<std::regex> regex_;
-  bool open_ = false;
-  bool by_id_ = false;        // the open window is a start/end range (else push/pop)
-  uint64_t owner_ = 0;        // its thread (push/pop) or range id (start/end)
-  uint64_t owner_domain_ = 0; // its domain (push/pop)
-  uint32_t owner_depth_ = 0;  // push depth of the window's range on its thread, in its domain
-  std::map<std::pair<uint64_t, uint64_t>, uint32_t> depth_;  // push depth per (thread, domain), > 0
+  trace::PerThread<Depths> depths_;  // keyed by the caller's thread id
+
+  // The open window. Written under mutex_; the atomics are read without it to skip the ranges
+  // that cannot open or close it, and read again under it before deciding.
+  std::mutex mutex_;
+  std::atomic<bool> open_{false};
+  std::atomic<bool> by_id_{false};         // the open window is a start/end range (else push/pop)
+  std::atomic<uint64_t> owner_{0};         // its thread (push/pop) or range id (start/end)
+  std::atomic<uint64_t> owner_domain_{0};  // its domain (push/pop)
+  std::atomic<uint32_t> owner_depth_{0};   // push depth of its range on its thread, in its domain
 };
 
 }  // namespace rf::collector
