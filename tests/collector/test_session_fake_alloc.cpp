@@ -9,6 +9,7 @@
 // is replaced here (alloc_counter.h) and counts what the launching thread allocates while armed.
 #include "alloc_counter.h"
 #include "fake_session.h"
+#include "fake_steps.h"
 
 namespace rf::fake_cupti {
 namespace {
@@ -81,6 +82,37 @@ TEST_F(FakeSessionTest, TimingModeLaunchCallbacksWithFiltersAllocateNothing) {
   ASSERT_TRUE(c.exited_zero()) << c.err;
   EXPECT_NE(c.err.find("allocations=0\n"), std::string::npos) << c.err;
   EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), 24000u);
+}
+
+// NVTX ranges around every operator with replay across NVTX ranges (RFPROF_REPLAY_RANGE), the
+// step's window open: in the default domain, and in a named domain where each range takes the
+// thread's depth from 0 to 1 (until 2026-11-28 a std::map node then, one allocation per range).
+TEST_F(FakeSessionTest, NvtxRangesUnderAReplayRangeAllocateNothing) {
+  const Child c = run_child([&] {
+    collector::SessionOptions o = nvtx_step_options(trace_);
+    o.replay_range = "regex:^step ";
+    if (!collector::start_session(o)) std::_Exit(3);
+    DirectNvtx plain, in_domain(nvtx_domain_create("bench"));
+    if (!plain.ok() || !in_domain.ok()) std::_Exit(5);
+    nvtx_push("step 0");  // opens the window (recorded without counters: no context is current)
+    auto ranges = [&](int n) {
+      for (int i = 0; i < n; ++i) {
+        plain.push("aten::mm");
+        plain.pop();
+        in_domain.push("aten::mm");
+        in_domain.pop();
+      }
+    };
+    ranges(100);
+    t_allocations = 0;
+    t_armed = true;
+    ranges(10000);
+    t_armed = false;
+    std::fprintf(stderr, "allocations=%llu\n", static_cast<unsigned long long>(t_allocations));
+    nvtx_pop();
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("allocations=0\n"), std::string::npos) << c.err;
 }
 
 }  // namespace
