@@ -60,15 +60,22 @@ void NvtxState::push(uint64_t thread, std::string_view domain, std::string_view 
   auto it = t.domains.find(domain);
   if (it == t.domains.end())
     it = t.domains.emplace(std::string(domain), DomainStack{regex_matches_of(domain, kDomainUse), {}}).first;
-  it->second.ranges.push_back({std::string(name), bits});
+  DomainStack& d = it->second;
+  if (d.depth < d.ranges.size()) {
+    d.ranges[d.depth].name.assign(name.data(), name.size());  // the string's memory reused
+    d.ranges[d.depth].regex_matches = bits;
+  } else {
+    d.ranges.push_back({std::string(name), bits});
+  }
+  ++d.depth;
 }
 
 void NvtxState::pop(uint64_t thread, std::string_view domain) {
   ThreadStacks& t = stacks_.of_key(thread);
   std::lock_guard lock(t.mutex);
   auto it = t.domains.find(domain);
-  if (it == t.domains.end() || it->second.ranges.empty()) return;
-  it->second.ranges.pop_back();  // an empty stack is kept: the thread will push again
+  if (it == t.domains.end() || it->second.depth == 0) return;
+  --it->second.depth;  // the entry is kept for the next push; an empty stack too
 }
 
 int NvtxState::watch(const NvtxName& domain, const NvtxName& name) {
@@ -112,23 +119,22 @@ std::vector<std::string> NvtxState::stack(uint64_t thread, std::string_view doma
   std::lock_guard lock(t.mutex);
   std::vector<std::string> names;
   if (auto it = t.domains.find(domain); it != t.domains.end())
-    for (const auto& r : it->second.ranges) names.push_back(r.name);
+    for (const auto& r : it->second.stack()) names.push_back(r.name);
   return names;
 }
 
 bool NvtxState::stack_matches(uint64_t thread, const NvtxName& domain, const std::vector<NvtxElement>& pattern,
                               bool bottom, bool top) const {
-  static const std::vector<NvtxStackEntry> kEmpty;
   ThreadStacks& t = stacks_.of_key(thread);
   std::lock_guard lock(t.mutex);  // this thread's own: taken by another thread only in stack()
   if (domain.literal()) {
-    const std::vector<NvtxStackEntry>* stack = &kEmpty;
-    if (auto it = t.domains.find(domain.text); it != t.domains.end()) stack = &it->second.ranges;
-    return rf::collector::stack_matches(pattern, bottom, top, *stack);
+    std::span<const NvtxStackEntry> stack;  // empty: a domain the thread never pushed in
+    if (auto it = t.domains.find(domain.text); it != t.domains.end()) stack = it->second.stack();
+    return rf::collector::stack_matches(pattern, bottom, top, stack);
   }
   for (const auto& [name, d] : t.domains) {
     const bool domain_matches = domain.slot >= 0 ? ((d.regex_matches >> domain.slot) & 1u) : domain.matches(name);
-    if (domain_matches && rf::collector::stack_matches(pattern, bottom, top, d.ranges)) return true;
+    if (domain_matches && rf::collector::stack_matches(pattern, bottom, top, d.stack())) return true;
   }
   return false;
 }

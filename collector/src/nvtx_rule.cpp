@@ -58,7 +58,7 @@ NvtxName name_of(std::string_view text, const Chars& chars, bool regex, const ch
 /// Does `pattern[p..]` match `stack[s..]`, to the end of the stack when `to_top`, else ending
 /// anywhere? `*` spans any number of ranges (none included), `+` exactly one.
 template <class Entry>
-bool match_from(const std::vector<NvtxElement>& pattern, size_t p, const std::vector<Entry>& stack, size_t s,
+bool match_from(const std::vector<NvtxElement>& pattern, size_t p, std::span<const Entry> stack, size_t s,
                 bool to_top) {
   if (p == pattern.size()) return !to_top || s == stack.size();
   const NvtxElement& e = pattern[p];
@@ -92,7 +92,7 @@ namespace {
 
 template <class Entry>
 bool stack_matches_any_start(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
-                             const std::vector<Entry>& stack) {
+                             std::span<const Entry> stack) {
   // An unanchored bottom: the pattern may start at any depth; an unanchored top: it may end below
   // the top (match_from with `to_top` false accepts leftover stack entries).
   for (size_t start = 0; start <= (bottom ? 0 : stack.size()); ++start)
@@ -104,11 +104,11 @@ bool stack_matches_any_start(const std::vector<NvtxElement>& pattern, bool botto
 
 bool stack_matches(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
                    const std::vector<std::string>& stack) {
-  return stack_matches_any_start(pattern, bottom, top, stack);
+  return stack_matches_any_start(pattern, bottom, top, std::span<const std::string>(stack));
 }
 
 bool stack_matches(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
-                   const std::vector<NvtxStackEntry>& stack) {
+                   std::span<const NvtxStackEntry> stack) {
   return stack_matches_any_start(pattern, bottom, top, stack);
 }
 

@@ -115,5 +115,37 @@ TEST_F(FakeSessionTest, NvtxRangesUnderAReplayRangeAllocateNothing) {
   EXPECT_NE(c.err.find("allocations=0\n"), std::string::npos) << c.err;
 }
 
+// The same with an NVTX filter rule (--nvtx-include), whose per-thread stacks keep each pushed
+// name: an entry's string is reused by the next push at its depth (until 2026-11-28 each push of a
+// name longer than the string's 15 inline bytes allocated, 20,000 of 20,000 here), and a named
+// domain's name comes from the thread's copy.
+TEST_F(FakeSessionTest, NvtxRangesUnderAFilterRuleAllocateNothing) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kTiming);
+    o.filter.nvtx_include = {"bench@forward/aten::convolution_backward/"};
+    if (!collector::start_session(o)) std::_Exit(3);
+    DirectNvtx plain, in_domain(nvtx_domain_create("bench"));
+    if (!plain.ok() || !in_domain.ok()) std::_Exit(5);
+    in_domain.push("forward");
+    auto ranges = [&](int n) {
+      for (int i = 0; i < n; ++i) {
+        plain.push(i % 2 ? "aten::convolution_backward" : "aten::cudnn_convolution_transpose_backward");
+        plain.pop();
+        in_domain.push(i % 2 ? "aten::convolution_backward" : "aten::cudnn_convolution_transpose_backward");
+        in_domain.pop();
+      }
+    };
+    ranges(100);
+    t_allocations = 0;
+    t_armed = true;
+    ranges(10000);
+    t_armed = false;
+    std::fprintf(stderr, "allocations=%llu\n", static_cast<unsigned long long>(t_allocations));
+    in_domain.pop();
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("allocations=0\n"), std::string::npos) << c.err;
+}
+
 }  // namespace
 }  // namespace rf::fake_cupti

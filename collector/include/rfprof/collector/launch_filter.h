@@ -12,6 +12,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -70,10 +71,14 @@ class NvtxState {
   bool start_end_open(const NvtxName& domain, const NvtxName& name) const;
 
  private:
-  /// One domain's stack on one thread, and which watched regexes match the domain's name.
+  /// One domain's stack on one thread, and which watched regexes match the domain's name. The
+  /// stack is the first `depth` entries of `ranges`; the entries above are kept, so that a push
+  /// reuses an entry's string instead of allocating one (a range around every operator).
   struct DomainStack {
     uint64_t regex_matches = 0;
     std::vector<NvtxStackEntry> ranges;
+    size_t depth = 0;
+    std::span<const NvtxStackEntry> stack() const noexcept { return {ranges.data(), depth}; }
   };
   using DomainStacks = std::map<std::string, DomainStack, std::less<>>;
   /// One thread's stacks; its lock is taken by other threads only to read them (stack()).

@@ -7,6 +7,7 @@
 #include <memory>
 #include <regex>
 #include <stdexcept>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,8 +88,8 @@ struct NvtxRule {
 /// pattern may start at any depth and end below the top. No allocation.
 bool stack_matches(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
                    const std::vector<std::string>& stack);
-/// The same on a stack as NvtxState keeps it (regex slots read from the entries).
+/// The same on a stack as NvtxState keeps it (outermost first; regex slots read from the entries).
 bool stack_matches(const std::vector<NvtxElement>& pattern, bool bottom, bool top,
-                   const std::vector<NvtxStackEntry>& stack);
+                   std::span<const NvtxStackEntry> stack);
 
 }  // namespace rf::collector
