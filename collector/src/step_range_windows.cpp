@@ -1,6 +1,7 @@
 // NVTX-range windows for replay across steps (rfprof/collector/step_range_windows.h).
 #include "rfprof/collector/step_range_windows.h"
 
+#include <functional>
 #include <stdexcept>
 
 #include "rfprof/collector/regex_subject.h"
@@ -28,8 +29,20 @@ bool StepRangeWindows::matches(std::string_view name) const {
   return name == exact_;
 }
 
+bool StepRangeWindows::matches_cached(Depths& t, std::string_view name) const {
+  if (!regex_) return name == exact_;  // as cheap as the cache
+  if (!t.names) t.names = std::make_unique<std::array<CachedName, kNameCacheSlots>>();
+  CachedName& slot = (*t.names)[std::hash<std::string_view>{}(name) % kNameCacheSlots];
+  if (slot.used && slot.name == name) return slot.matches;
+  slot.matches = matches(name);
+  slot.name.assign(name.data(), name.size());
+  slot.used = true;
+  return slot.matches;
+}
+
 StepRangeEvent StepRangeWindows::push(uint64_t thread, std::string_view name, uint64_t domain) {
-  auto& by_domain = depths_.of_key(thread).by_domain;
+  Depths& t = depths_.of_key(thread);
+  auto& by_domain = t.by_domain;
   uint32_t depth = 0;
   for (auto& [d, n] : by_domain)
     if (d == domain) {
@@ -40,7 +53,7 @@ StepRangeEvent StepRangeWindows::push(uint64_t thread, std::string_view name, ui
     by_domain.emplace_back(domain, 1);
     depth = 1;
   }
-  if (open_.load(std::memory_order_acquire) || !matches(name)) return StepRangeEvent::kNone;
+  if (open_.load(std::memory_order_acquire) || !matches_cached(t, name)) return StepRangeEvent::kNone;
   std::lock_guard lock(mutex_);
   if (open_.load(std::memory_order_relaxed)) return StepRangeEvent::kNone;  // another thread's, meanwhile
   by_id_.store(false, std::memory_order_relaxed);

@@ -113,6 +113,30 @@ TEST(StepRangeWindows, NameRule) {
   }
 }
 
+// While no window is open, a thread answers a name it searched before from its cache: over 300
+// names, more than the cache has slots (so names share slots and evict each other), in three
+// rounds, every push opens a window exactly when the rule matches the name.
+TEST(StepRangeWindows, CachedAnswersAreTheRulesWhateverTheOrderOfNames) {
+  StepRangeWindows w("regex:^step [0-9]+$");
+  std::vector<std::string> names;
+  for (int i = 0; i < 100; ++i) {
+    names.push_back("step " + std::to_string(i));
+    names.push_back("substep " + std::to_string(i));
+    names.push_back("step " + std::to_string(i) + " of the epoch");
+  }
+  ASSERT_GT(names.size(), StepRangeWindows::kNameCacheSlots * 4);
+  int opened = 0;
+  for (int round = 0; round < 3; ++round)
+    for (size_t k = 0; k < names.size(); ++k) {
+      const std::string& name = names[(k * 7 + round) % names.size()];
+      const bool match = w.matches(name);
+      ASSERT_EQ(w.push(3, name) == E::kOpen, match) << name << " in round " << round;
+      ASSERT_EQ(w.pop(3) == E::kClose, match) << name;
+      opened += match;
+    }
+  EXPECT_EQ(opened, 300);
+}
+
 // PyTorch's emit_nvtx: the training thread's step range, and ranges around every operator on other
 // threads (the autograd engine's) at the same time, in the default domain and another, with
 // start/end ranges too. Only the step range opens and closes the window; the other threads' ranges

@@ -4,8 +4,10 @@
 // cudaProfilerStart/Stop. docs/collector.md, "Replay across steps".
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <regex>
@@ -32,7 +34,11 @@ enum class StepRangeEvent { kNone, kOpen, kClose };
 /// domain (PyTorch's emit_nvtx pushes one around every operator, from several threads): the depths
 /// are per thread (trace::PerThread), the open window is an atomic, and the lock is taken only by
 /// a range whose name matches while no window is open, or by the pop or end that closes it.
-/// While no window is open, each push and start searches the rule in the name.
+/// While no window is open, a push looks its name up in the thread's cache of the last names it
+/// searched (kNameCacheSlots), and searches a `regex:` rule only in a name not there; a start
+/// searches it each time (start/end ranges are rarely one per operator).
+/// Memory: per thread id that ever pushed, its domains' depths and, once it searched, the cache
+/// (some 3 KiB with short names); kept for the run, as the threads of a long run are few.
 class StepRangeWindows {
  public:
   /// `rule`: the range's name exactly, or "regex:EXPR" (ECMAScript) searched in the name. Throws
@@ -53,11 +59,25 @@ class StepRangeWindows {
   /// True when `name` is a step range's name.
   bool matches(std::string_view name) const;
 
+  /// Slots of a thread's cache of searched names (direct-mapped by the name's hash).
+  static constexpr size_t kNameCacheSlots = 64;
+
  private:
-  /// One thread's push depth per domain (> 0 or not listed); touched only by that thread.
+  /// A name searched by a thread, and the answer; the string's memory is reused by the next name
+  /// in its slot.
+  struct CachedName {
+    std::string name;
+    bool matches = false;
+    bool used = false;
+  };
+  /// One thread's push depth per domain (kept when it drops to 0) and its cache of searched names
+  /// (a `regex:` rule only; created at its first search); touched only by that thread.
   struct Depths {
     std::vector<std::pair<uint64_t, uint32_t>> by_domain;  // (domain, depth), a handful at most
+    std::unique_ptr<std::array<CachedName, kNameCacheSlots>> names;
   };
+  /// matches(), answered from `t`'s cache when it holds `name`.
+  bool matches_cached(Depths& t, std::string_view name) const;
 
   std::string exact_;
   std::optional<std::regex> regex_;
