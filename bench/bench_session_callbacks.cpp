@@ -83,10 +83,10 @@ void BM_SessionLaunchCallbacks(benchmark::State& state) {
 }
 BENCHMARK(BM_SessionLaunchCallbacks)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
-/// nvtxRangePushA + nvtxRangePop through the session's NVTX callback, as PyTorch's emit_nvtx makes
-/// around every operator. Without filter or replay range: the range-style bookkeeping alone.
-void BM_SessionNvtxPushPop(benchmark::State& state) {
-  fake::DirectNvtx nvtx;
+/// Push/pop ranges named "aten::mm" in `domain` (null: the default domain) through the session's
+/// NVTX callback, one pair per iteration.
+void push_pop_ranges(benchmark::State& state, nvtxDomainHandle_t domain) {
+  fake::DirectNvtx nvtx(domain);
   if (!nvtx.ok()) {
     state.SkipWithError("no session");
     return;
@@ -97,21 +97,14 @@ void BM_SessionNvtxPushPop(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
+
+/// nvtxRangePushA + nvtxRangePop, as PyTorch's emit_nvtx makes around every operator. Without
+/// filter or replay range: the range-style bookkeeping alone.
+void BM_SessionNvtxPushPop(benchmark::State& state) { push_pop_ranges(state, nullptr); }
 BENCHMARK(BM_SessionNvtxPushPop)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
 /// The same in the NVTX domain "bench" (nvtxDomainRangePushEx + nvtxDomainRangePop).
-void BM_SessionNvtxDomainPushPop(benchmark::State& state) {
-  fake::DirectNvtx nvtx(g_process->domain);
-  if (!nvtx.ok()) {
-    state.SkipWithError("no session");
-    return;
-  }
-  for (auto _ : state) {
-    nvtx.push("aten::mm");
-    nvtx.pop();
-  }
-  state.SetItemsProcessed(state.iterations());
-}
+void BM_SessionNvtxDomainPushPop(benchmark::State& state) { push_pop_ranges(state, g_process->domain); }
 BENCHMARK(BM_SessionNvtxDomainPushPop)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
 }  // namespace
