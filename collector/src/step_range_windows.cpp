@@ -34,10 +34,12 @@ bool StepRangeWindows::matches_cached(Depths& t, std::string_view name) const {
   if (!t.names) t.names = std::make_unique<std::array<CachedName, kNameCacheSlots>>();
   CachedName& slot = (*t.names)[std::hash<std::string_view>{}(name) % kNameCacheSlots];
   if (slot.used && slot.name == name) return slot.matches;
-  slot.matches = matches(name);
+  const bool match = matches(name);
+  slot.used = false;  // an assign that throws std::bad_alloc leaves no name with another's answer
   slot.name.assign(name.data(), name.size());
+  slot.matches = match;
   slot.used = true;
-  return slot.matches;
+  return match;
 }
 
 StepRangeEvent StepRangeWindows::push(uint64_t thread, std::string_view name, uint64_t domain) {

@@ -7,9 +7,13 @@
 // 4,096 launches and the thread applies it to the kernel-record filter itself, whose first
 // interval allocated (now reserved: CorrelationFilter::kReservedIntervals). Global operator new
 // is replaced here (alloc_counter.h) and counts what the launching thread allocates while armed.
+#include <functional>
+#include <string_view>
+
 #include "alloc_counter.h"
 #include "fake_session.h"
 #include "fake_steps.h"
+#include "rfprof/collector/step_range_windows.h"
 
 namespace rf::fake_cupti {
 namespace {
@@ -96,11 +100,19 @@ TEST_F(FakeSessionTest, NvtxRangesUnderAReplayRangeAllocateNothing) {
     if (!collector::start_session(o)) std::_Exit(3);
     DirectNvtx plain, in_domain(nvtx_domain_create("bench"));
     if (!plain.ok() || !in_domain.ok()) std::_Exit(5);
+    // Two names in different slots of the thread's cache of names (two in one slot would evict
+    // each other and be searched at every push, by design).
+    const char* a = "aten::mm";
+    const char* b = nullptr;
+    auto slot = [](std::string_view s) { return std::hash<std::string_view>{}(s) % collector::StepRangeWindows::kNameCacheSlots; };
+    for (const char* name : {"aten::cudnn_convolution_transpose_backward", "aten::convolution_backward", "aten::addmm_"})
+      if (!b && slot(name) != slot(a)) b = name;
+    if (!b) std::_Exit(6);
     auto ranges = [&](int n) {
       for (int i = 0; i < n; ++i) {
-        plain.push(i % 2 ? "aten::mm" : "aten::cudnn_convolution_transpose_backward");
+        plain.push(i % 2 ? a : b);
         plain.pop();
-        in_domain.push("aten::mm");
+        in_domain.push(a);
         in_domain.pop();
       }
     };

@@ -30,8 +30,8 @@ enum class StepRangeEvent { kNone, kOpen, kClose };
 ///
 /// Thread-safe. The `thread` of push() and pop() is the caller's id for its own thread (the
 /// session's gettid()): one thread at a time per id. A range that neither opens nor closes the
-/// window takes no lock shared between threads and allocates nothing once its thread has used its
-/// domain (PyTorch's emit_nvtx pushes one around every operator, from several threads): the depths
+/// window takes no lock shared between threads, and allocates nothing once its thread has used its
+/// domain, except to search a `regex:` rule in a name not in the thread's cache (below) (PyTorch's emit_nvtx pushes one around every operator, from several threads): the depths
 /// are per thread (trace::PerThread), the open window is an atomic, and the lock is taken only by
 /// a range whose name matches while no window is open, or by the pop or end that closes it.
 /// While no window is open, a push looks its name up in the thread's cache of the last names it
@@ -46,7 +46,8 @@ class StepRangeWindows {
   explicit StepRangeWindows(const std::string& rule);
 
   /// nvtxRangePush (nvtxDomainRangePushEx: in `domain`, 0 for the default domain) on `thread`
-  /// with message `name`. May throw std::bad_alloc on a thread's first range in a domain.
+  /// with message `name`. May throw std::bad_alloc on a thread's first range in a domain, or when
+  /// a `regex:` rule is searched in a name not in the thread's cache.
   StepRangeEvent push(uint64_t thread, std::string_view name, uint64_t domain = 0);
   /// nvtxRangePop (nvtxDomainRangePop of `domain`) on `thread` (a pop without a push is ignored).
   StepRangeEvent pop(uint64_t thread, uint64_t domain = 0);
