@@ -29,11 +29,12 @@ enum class StepRangeEvent { kNone, kOpen, kClose };
 /// does nothing.
 ///
 /// Thread-safe. The `thread` of push() and pop() is the caller's id for its own thread (the
-/// session's gettid()): one thread at a time per id. A range that neither opens nor closes the
-/// window takes no lock shared between threads, and allocates nothing once its thread has used its
-/// domain, except to search a `regex:` rule in a name not in the thread's cache (below) (PyTorch's emit_nvtx pushes one around every operator, from several threads): the depths
-/// are per thread (trace::PerThread), the open window is an atomic, and the lock is taken only by
-/// a range whose name matches while no window is open, or by the pop or end that closes it.
+/// session's gettid()): one thread at a time per id. PyTorch's emit_nvtx pushes a range around
+/// every operator, from several threads: a range that neither opens nor closes the window takes
+/// no lock shared between threads, and allocates nothing once its thread has used its domain,
+/// except to search a `regex:` rule in a name not in the thread's cache (below). The depths are
+/// per thread (trace::PerThread), the open window is an atomic, and the lock is taken only by a
+/// range whose name matches while no window is open, or by the pop or end that closes it.
 /// While no window is open, a push looks its name up in the thread's cache of the last names it
 /// searched (kNameCacheSlots), and searches a `regex:` rule only in a name not there; a start
 /// searches it each time (start/end ranges are rarely one per operator).
