@@ -35,8 +35,11 @@ Event make_event(json doc, std::initializer_list<const char*> paths) {
 
 }  // namespace
 
-ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) {
-  out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+ChromeTrace::ChromeTrace(std::ostream& out)
+    : out_(out),
+      serializer_(std::make_unique<Serializer>(nlohmann::detail::output_adapter<char, std::string>(text_), ' ',
+                                               json::error_handler_t::replace)) {
+  text_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   call_ = make_event<Event>({{"ph", "X"}, {"cat", "cuda_api"}},
                             {"name", "pid", "tid", "ts", "dur", "args", "args/correlation"});
   kernel_ = make_event<Event>({{"ph", "X"}, {"cat", "kernel"}},
@@ -48,11 +51,19 @@ ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) {
     *text = std::string();  // filled with get_ref<std::string&>, which needs a string
 }
 
+ChromeTrace::~ChromeTrace() = default;
+
 void ChromeTrace::write_event(const json& event) {
-  if (!first_) out_ << ",\n";
+  if (!first_) text_ += ",\n";
   first_ = false;
-  out_ << event.dump(-1, ' ', false, json::error_handler_t::replace);
+  serializer_->dump(event, false, false, 0);  // as event.dump(-1, ' ', false, replace)
   ++events_;
+  if (text_.size() >= kFlushBytes) flush_text();
+}
+
+void ChromeTrace::flush_text() {
+  out_.write(text_.data(), static_cast<std::streamsize>(text_.size()));
+  text_.clear();
 }
 
 double ChromeTrace::us(uint64_t ns) const {
@@ -189,6 +200,9 @@ void ChromeTrace::add_launch(const KernelRow& row) {
   }
 }
 
-void ChromeTrace::finish() { out_ << "\n]}\n"; }
+void ChromeTrace::finish() {
+  text_ += "\n]}\n";
+  flush_text();
+}
 
 }  // namespace rf::analyzer

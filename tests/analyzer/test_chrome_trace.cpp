@@ -11,6 +11,7 @@
 
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/chrome_trace.h"
 
 namespace rf::analyzer {
 namespace {
@@ -419,6 +420,54 @@ TEST(ChromeTrace, ManyLaunchesOfTwoTracesStayInOrderAndApart) {
   }
   EXPECT_LT(last_kernel_of_10, first_name_of_20);
   EXPECT_EQ(events(doc, "X", "cuda_api").size(), 2 * size_t{kLaunches});
+}
+
+}  // namespace
+}  // namespace rf::analyzer
+
+namespace rf::analyzer {
+namespace {
+
+// Events are serialized into a buffer that reaches the stream in blocks (chrome_trace.h): a
+// document of many blocks holds every event once, in order, and names that are not UTF-8 come out
+// with U+FFFD, as nlohmann::json's dump(..., replace) writes them.
+TEST(ChromeTrace, ADocumentOfManyWriteBlocksHoldsEveryEventOnceInOrder) {
+  std::ostringstream out;
+  TraceContext ctx;
+  ctx.process = trace::ProcessInfo{};
+  ctx.process->pid = 77;
+  const uint32_t launches = 3000;  // 4 events each, hundreds of bytes: many 64 KiB blocks
+  {
+    ChromeTrace t(out);
+    t.begin_trace(ctx);
+    for (uint32_t i = 1; i <= launches; ++i) {
+      KernelRow row;
+      row.id = i;
+      row.kernel = i % 2 ? "gemm<" + std::to_string(i) + ">" : std::string("bad\xff\xfename");
+      row.start_ns = 10'000 + 1'000ull * i;
+      row.duration_ns = 500;
+      row.thread_id = 5;
+      row.launch_start_ns = 1'000ull * i;
+      row.launch_end_ns = 1'000ull * i + 200;
+      row.nvtx = "step/forward";
+      row.phase = "forward";
+      t.add_launch(row);
+    }
+    t.finish();
+    EXPECT_GT(t.events(), 4u * launches);
+  }
+  ASSERT_GT(out.str().size(), 10u * (size_t{1} << 16)) << "too small to span many blocks";
+  const json doc = json::parse(out.str());  // throws, failing the test, on a torn document
+  const auto kernels = events(doc, "X", "kernel");
+  ASSERT_EQ(kernels.size(), launches);
+  for (uint32_t i = 1; i <= launches; ++i) {
+    const json& k = kernels[i - 1];
+    ASSERT_EQ(k["args"]["id"], i);
+    EXPECT_EQ(k["name"], i % 2 ? "gemm<" + std::to_string(i) + ">" : std::string("bad\xEF\xBF\xBD\xEF\xBF\xBDname"));
+  }
+  EXPECT_EQ(events(doc, "X", "cuda_api").size(), launches);
+  EXPECT_EQ(events(doc, "s").size(), launches);
+  EXPECT_EQ(events(doc, "f").size(), launches);
 }
 
 }  // namespace

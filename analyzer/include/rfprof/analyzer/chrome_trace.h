@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -25,8 +26,12 @@ namespace rf::analyzer {
 /// process start (or its first NVTX range when the trace has no ProcessInfo).
 class ChromeTrace {
  public:
-  /// Writes the document's opening to `out`.
+  /// Writes the document's opening to `out`. Events reach `out` in blocks of about
+  /// kFlushBytes, the last ones at finish(): `out` holds the whole document only after it.
   explicit ChromeTrace(std::ostream& out);
+  ~ChromeTrace();
+  ChromeTrace(const ChromeTrace&) = delete;
+  ChromeTrace& operator=(const ChromeTrace&) = delete;
   /// Starts a trace: names its process and thread tracks, writes its NVTX ranges (ranges never
   /// ended last until the trace's last timestamp seen so far, their "args" say so).
   void begin_trace(const TraceContext& ctx);
@@ -39,13 +44,17 @@ class ChromeTrace {
   /// rfanalyze calls it on a thread of its own (BatchThread), with copies of the rows whose
   /// `mangled` view is cleared: it must read no memory of the trace pass but the row's.
   void add_launch(const KernelRow& row);
-  /// Writes the closing of the document. Call once, after the last trace.
+  /// Writes the closing of the document and every event not yet written. Call once, after the
+  /// last trace.
   void finish();
   uint64_t events() const noexcept { return events_; }
   uint64_t skipped() const noexcept { return skipped_; }
 
  private:
+  /// Serializes `event` into text_, as nlohmann::json::dump(-1, ' ', false, replace) would (invalid
+  /// UTF-8 replaced by U+FFFD), writing text_ to out_ once it holds kFlushBytes.
   void write_event(const nlohmann::json& event);
+  void flush_text();
   double us(uint64_t ns) const;
   int64_t gpu_pid(uint32_t device);
   void name_thread(uint64_t thread_id);
@@ -54,6 +63,14 @@ class ChromeTrace {
   void add_launch_call(const KernelRow& row);
 
   std::ostream& out_;
+  // Events are serialized into text_ by one nlohmann serializer kept for the run: json::dump
+  // builds a serializer, a shared output adapter and a growing string per event, which made
+  // trace.json's thread the slower of rfanalyze's two (bench/README.md). The serializer is the
+  // one json::dump uses (nlohmann/detail/output/serializer.hpp, nlohmann_json 3.x).
+  using Serializer = nlohmann::detail::serializer<nlohmann::json>;
+  static constexpr size_t kFlushBytes = size_t{1} << 16;
+  std::string text_;
+  std::unique_ptr<Serializer> serializer_;  // writes into text_
   bool first_ = true;
   bool have_base_ = false;
   uint64_t base_ns_ = 0;
