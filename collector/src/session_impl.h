@@ -305,7 +305,6 @@ class Session {
   uint64_t step_mismatched_ = 0;
   std::string step_first_mismatch_;
   std::atomic<uint64_t> step_windows_opened_{0};     // window-opening callbacks seen (2 per runtime start)
-  std::atomic<uint64_t> nvtx_calls_seen_{0};         // NVTX push/start calls before any window opened (RFPROF_REPLAY_RANGE)
 
   // Flush thread.
   std::thread flush_thread_;

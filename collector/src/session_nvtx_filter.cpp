@@ -153,11 +153,6 @@ void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
     }
   }
   if (step_range_) {
-    // Said only when no window ever opened (step_no_counters_line), so counted only until one does:
-    // an increment of one shared counter at every range would make the threads' ranges wait.
-    if ((c.kind == NvtxCall::kPush || c.kind == NvtxCall::kStart) &&
-        step_windows_opened_.load(std::memory_order_relaxed) == 0)
-      nvtx_calls_seen_.fetch_add(1, std::memory_order_relaxed);
     StepRangeEvent e = StepRangeEvent::kNone;
     switch (c.kind) {  // thread-safe; a range that neither opens nor closes the window locks nothing
       case NvtxCall::kPush: e = step_range_->push(thread, c.name, reinterpret_cast<uintptr_t>(c.domain)); break;

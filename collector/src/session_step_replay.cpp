@@ -333,7 +333,7 @@ void Session::step_finish() noexcept {
     StepEndState end;
     end.windows_opened = step_windows_opened_.load();
     end.replay_range = step_range_ ? options_.replay_range : std::string();
-    end.nvtx_calls_seen = nvtx_calls_seen_.load();
+    end.nvtx_calls_seen = step_range_ ? step_range_->ranges_seen() : 0;
     if (step_) end.group = StepEndState::Group{step_->replay().passes(), step_->replay().discarded()};
     else if (end.windows_opened > 0 && counters_message_printed_.load()) return;  // counters_unavailable said why
     const std::string line = step_no_counters_line(end);

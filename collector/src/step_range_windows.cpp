@@ -44,6 +44,7 @@ bool StepRangeWindows::matches_cached(Depths& t, std::string_view name) const {
 
 StepRangeEvent StepRangeWindows::push(uint64_t thread, std::string_view name, uint64_t domain) {
   Depths& t = depths_.of_key(thread);
+  t.pushes.store(t.pushes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // one writer
   auto& by_domain = t.by_domain;
   uint32_t depth = 0;
   for (auto& [d, n] : by_domain)
@@ -90,6 +91,7 @@ StepRangeEvent StepRangeWindows::pop(uint64_t thread, uint64_t domain) {
 }
 
 StepRangeEvent StepRangeWindows::start(uint64_t id, std::string_view name) {
+  starts_.fetch_add(1, std::memory_order_relaxed);
   if (open_.load(std::memory_order_acquire) || !matches(name)) return StepRangeEvent::kNone;
   std::lock_guard lock(mutex_);
   if (open_.load(std::memory_order_relaxed)) return StepRangeEvent::kNone;
@@ -109,6 +111,12 @@ StepRangeEvent StepRangeWindows::end(uint64_t id) {
     return StepRangeEvent::kNone;
   open_.store(false, std::memory_order_release);
   return StepRangeEvent::kClose;
+}
+
+uint64_t StepRangeWindows::ranges_seen() {
+  uint64_t n = starts_.load(std::memory_order_relaxed);
+  depths_.for_each([&](Depths& t) { n += t.pushes.load(std::memory_order_relaxed); });
+  return n;
 }
 
 }  // namespace rf::collector

@@ -216,5 +216,28 @@ TEST(StepRangeWindows, ThreadsPushingTheStepAtOnceGetOneWindowAtATime) {
   EXPECT_FALSE(w.open());
 }
 
+// The count that "none matching it" gives: every push and start of every thread, counted in the
+// thread's own state, whether a window is open or not.
+TEST(StepRangeWindows, RangesSeenCountsEveryThreadsPushesAndStarts) {
+  StepRangeWindows w("regex:^step ");
+  EXPECT_EQ(w.ranges_seen(), 0u);
+  constexpr int kThreads = 3, kRanges = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      const uint64_t thread = 10 + t;
+      for (int i = 0; i < kRanges; ++i) {
+        (void)w.push(thread, i % 7 ? "aten::mm" : "step 3", t % 2 ? 0x42 : 0);  // opens a window now and then
+        (void)w.pop(thread, t % 2 ? 0x42 : 0);
+        (void)w.start(uint64_t(t) << 32 | i, "prefetch");
+        (void)w.end(uint64_t(t) << 32 | i);
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(w.ranges_seen(), uint64_t{2} * kThreads * kRanges);
+  (void)w.push(10, "step 4");  // a thread seen before: its count goes on
+  EXPECT_EQ(w.ranges_seen(), uint64_t{2} * kThreads * kRanges + 1);
+}
+
 }  // namespace
 }  // namespace rf::collector

@@ -38,6 +38,7 @@ enum class StepRangeEvent { kNone, kOpen, kClose };
 /// While no window is open, a push looks its name up in the thread's cache of the last names it
 /// searched (kNameCacheSlots), and searches a `regex:` rule only in a name not there; a start
 /// searches it each time (start/end ranges are rarely one per operator).
+/// Pushes are counted in the pushing thread's state, starts in one shared counter.
 /// Memory: per thread id that ever pushed, its domains' depths and, once it searched, the cache
 /// (some 3 KiB with short names); kept for the run, as the threads of a long run are few.
 class StepRangeWindows {
@@ -58,6 +59,10 @@ class StepRangeWindows {
   StepRangeEvent end(uint64_t id);
 
   bool open() const noexcept { return open_.load(std::memory_order_acquire); }
+  /// NVTX ranges pushed or started so far, all threads together (the "none matching it" count
+  /// of a run whose rule matched nothing). Each thread counts its pushes in its own state, which
+  /// this sums under the per-thread registry's lock: a push made meanwhile may be missed.
+  uint64_t ranges_seen();
   /// True when `name` is a step range's name.
   bool matches(std::string_view name) const;
 
@@ -77,6 +82,7 @@ class StepRangeWindows {
   struct Depths {
     std::vector<std::pair<uint64_t, uint32_t>> by_domain;  // (domain, depth), a handful at most
     std::unique_ptr<std::array<CachedName, kNameCacheSlots>> names;
+    std::atomic<uint64_t> pushes{0};  // written by its thread only; read by ranges_seen()
   };
   /// matches(), answered from `t`'s cache when it holds `name`.
   bool matches_cached(Depths& t, std::string_view name) const;
@@ -93,6 +99,7 @@ class StepRangeWindows {
   std::atomic<uint64_t> owner_{0};         // its thread (push/pop) or range id (start/end)
   std::atomic<uint64_t> owner_domain_{0};  // its domain (push/pop)
   std::atomic<uint32_t> owner_depth_{0};   // push depth of its range on its thread, in its domain
+  std::atomic<uint64_t> starts_{0};        // start() calls (start/end ranges are rare: shared)
 };
 
 }  // namespace rf::collector
