@@ -453,11 +453,29 @@ TEST(ChromeTrace, ADocumentOfManyWriteBlocksHoldsEveryEventOnceInOrder) {
       row.phase = "forward";
       t.add_launch(row);
     }
+    const size_t before_finish = out.str().size();
+    EXPECT_GT(before_finish, 0u) << "nothing written before finish(): no blocks";
     t.finish();
-    EXPECT_GT(t.events(), 4u * launches);
+    EXPECT_GT(out.str().size(), before_finish);
+    // + names and sort index: the process, its thread, the GPU track and its stream
+    EXPECT_EQ(t.events(), 4u * launches + 5);
   }
   ASSERT_GT(out.str().size(), 10u * (size_t{1} << 16)) << "too small to span many blocks";
   const json doc = json::parse(out.str());  // throws, failing the test, on a torn document
+  // Each event's text is what json::dump writes for it (compact, UTF-8 not escaped to \u).
+  const std::string text = out.str();
+  const std::string open = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", close = "\n]}\n";
+  ASSERT_EQ(text.substr(0, open.size()), open);
+  ASSERT_EQ(text.substr(text.size() - close.size()), close);
+  size_t texts = 0;
+  for (size_t at = open.size(), end = text.size() - close.size(); at < end; ++texts) {
+    size_t next = text.find(",\n", at);  // JSON strings escape line feeds: only between events
+    if (next == std::string::npos || next > end) next = end;
+    const std::string event = text.substr(at, next - at);
+    ASSERT_EQ(event, json::parse(event).dump(-1, ' ', false, json::error_handler_t::replace));
+    at = next + 2;
+  }
+  EXPECT_EQ(texts, doc["traceEvents"].size());
   const auto kernels = events(doc, "X", "kernel");
   ASSERT_EQ(kernels.size(), launches);
   for (uint32_t i = 1; i <= launches; ++i) {

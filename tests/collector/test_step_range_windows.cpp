@@ -233,6 +233,13 @@ TEST(StepRangeWindows, RangesSeenCountsEveryThreadsPushesAndStarts) {
         (void)w.end(uint64_t(t) << 32 | i);
       }
     });
+  // Read while the threads push (as a finish may): never more than pushed, never going back.
+  for (uint64_t last = 0, i = 0; i < 200; ++i) {
+    const uint64_t now = w.ranges_seen();
+    EXPECT_GE(now, last);
+    EXPECT_LE(now, uint64_t{2} * kThreads * kRanges);
+    last = now;
+  }
   for (auto& t : threads) t.join();
   EXPECT_EQ(w.ranges_seen(), uint64_t{2} * kThreads * kRanges);
   (void)w.push(10, "step 4");  // a thread seen before: its count goes on

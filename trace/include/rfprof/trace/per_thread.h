@@ -56,6 +56,15 @@ class PerThread {
     for (auto& e : entries_) f(e->value);
   }
 
+  /// Calls `f(T&)` for every T whose thread's first call has returned, without the registry lock:
+  /// for a caller that must not wait on a thread stopped inside its first call (the session's
+  /// finish, while a signal handler holds the interrupted thread). A T added meanwhile may be
+  /// missed. The T's own synchronization is the caller's.
+  template <typename F>
+  void for_each_without_lock(F&& f) {
+    for (Entry* e = head_.load(std::memory_order_acquire); e; e = e->next) f(e->value);
+  }
+
  private:
   struct Key {
     std::thread::id thread;  // local()
@@ -66,6 +75,7 @@ class PerThread {
     explicit Entry(Key k) : key(k) {}
     Key key;
     T value{};
+    Entry* next = nullptr;  // the entry added before this one (for_each_without_lock)
   };
   struct Cache {
     uint64_t instance = 0;
@@ -82,12 +92,16 @@ class PerThread {
     for (auto& e : entries_)
       if (e->key == key) return e->value;
     entries_.push_back(std::make_unique<Entry>(key));
-    return entries_.back()->value;
+    Entry* added = entries_.back().get();
+    added->next = head_.load(std::memory_order_relaxed);
+    head_.store(added, std::memory_order_release);  // published whole, T constructed
+    return added->value;
   }
 
   const uint64_t instance_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<Entry>> entries_;
+  std::atomic<Entry*> head_{nullptr};  // the last entry added; each links to the one before
 };
 
 }  // namespace rf::trace
