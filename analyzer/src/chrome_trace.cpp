@@ -35,10 +35,7 @@ Event make_event(json doc, std::initializer_list<const char*> paths) {
 
 }  // namespace
 
-ChromeTrace::ChromeTrace(std::ostream& out)
-    : out_(out),
-      serializer_(std::make_unique<Serializer>(nlohmann::detail::output_adapter<char, std::string>(text_), ' ',
-                                               json::error_handler_t::replace)) {
+ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) {
   text_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   call_ = make_event<Event>({{"ph", "X"}, {"cat", "cuda_api"}},
                             {"name", "pid", "tid", "ts", "dur", "args", "args/correlation"});
@@ -51,12 +48,10 @@ ChromeTrace::ChromeTrace(std::ostream& out)
     *text = std::string();  // filled with get_ref<std::string&>, which needs a string
 }
 
-ChromeTrace::~ChromeTrace() = default;
-
 void ChromeTrace::write_event(const json& event) {
   if (!first_) text_ += ",\n";
   first_ = false;
-  serializer_->dump(event, false, false, 0);  // as event.dump(-1, ' ', false, replace)
+  serializer_.dump(event, false, false, 0);  // as event.dump(-1, ' ', false, replace)
   ++events_;
   if (text_.size() >= kFlushBytes) flush_text();
 }

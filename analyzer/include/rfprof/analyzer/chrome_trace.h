@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -29,9 +28,6 @@ class ChromeTrace {
   /// Writes the document's opening to `out`. Events reach `out` in blocks of about
   /// kFlushBytes, the last ones at finish(): `out` holds the whole document only after it.
   explicit ChromeTrace(std::ostream& out);
-  ~ChromeTrace();
-  ChromeTrace(const ChromeTrace&) = delete;
-  ChromeTrace& operator=(const ChromeTrace&) = delete;
   /// Starts a trace: names its process and thread tracks, writes its NVTX ranges (ranges never
   /// ended last until the trace's last timestamp seen so far, their "args" say so).
   void begin_trace(const TraceContext& ctx);
@@ -70,7 +66,8 @@ class ChromeTrace {
   using Serializer = nlohmann::detail::serializer<nlohmann::json>;
   static constexpr size_t kFlushBytes = size_t{1} << 16;
   std::string text_;
-  std::unique_ptr<Serializer> serializer_;  // writes into text_
+  Serializer serializer_{nlohmann::detail::output_adapter<char, std::string>(text_), ' ',
+                         nlohmann::json::error_handler_t::replace};  // writes into text_
   bool first_ = true;
   bool have_base_ = false;
   uint64_t base_ns_ = 0;
