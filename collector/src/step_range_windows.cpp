@@ -115,9 +115,9 @@ StepRangeEvent StepRangeWindows::end(uint64_t id) {
 
 uint64_t StepRangeWindows::ranges_seen() {
   uint64_t n = starts_.load(std::memory_order_relaxed);
-  // Without the registry's lock: the session's finish calls this, and a thread a signal stopped
+  // PerThread::for_each takes no lock: the session's finish calls this, and a thread a signal stopped
   // in its first push would hold that lock until the signal's timeout.
-  depths_.for_each_without_lock([&](Depths& t) { n += t.pushes.load(std::memory_order_relaxed); });
+  depths_.for_each([&](Depths& t) { n += t.pushes.load(std::memory_order_relaxed); });
   return n;
 }
 

@@ -35,7 +35,7 @@ TEST(PerThread, WalkWithoutLockDoesNotWaitForAThreadInsideItsFirstCall) {
 
   auto walk = std::async(std::launch::async, [&] {
     int sum = 0, count = 0;
-    per_thread.for_each_without_lock([&](Gate& g) {
+    per_thread.for_each([&](Gate& g) {
       sum += g.value;
       ++count;
     });
@@ -48,7 +48,7 @@ TEST(PerThread, WalkWithoutLockDoesNotWaitForAThreadInsideItsFirstCall) {
   EXPECT_EQ(walk.get(), std::make_pair(1, 1));  // the entry being added is not seen
 
   int count = 0, sum = 0;
-  per_thread.for_each_without_lock([&](Gate& g) {
+  per_thread.for_each([&](Gate& g) {
     sum += g.value;
     ++count;
   });
@@ -69,14 +69,14 @@ TEST(PerThread, WalkWithoutLockSeesEveryEntryAddedBeforeItWhileThreadsAdd) {
   for (int seen_before = 0; seen_before < kThreads;) {  // walks while the threads add
     const int done = added.load();
     int seen = 0;
-    per_thread.for_each_without_lock([&](std::atomic<int>&) { ++seen; });
+    per_thread.for_each([&](std::atomic<int>&) { ++seen; });
     EXPECT_GE(seen, done);  // every entry whose first call returned before the walk
     EXPECT_LE(seen, kThreads);
     seen_before = done;
   }
   for (auto& t : threads) t.join();
   int ones = 0;
-  per_thread.for_each_without_lock([&](std::atomic<int>& v) { ones += v.load(); });
+  per_thread.for_each([&](std::atomic<int>& v) { ones += v.load(); });
   EXPECT_EQ(ones, kThreads);
 }
 

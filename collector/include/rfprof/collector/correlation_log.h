@@ -54,7 +54,7 @@ class CorrelationLog {
   /// Applies every ring; caller holds apply_mutex_.
   void apply_all_locked();
 
-  std::mutex apply_mutex_;       // the asking side; taken before the rings' registry lock
+  std::mutex apply_mutex_;       // the asking side (the rings are walked without a lock)
   CorrelationFilter filter_;     // (apply_mutex_)
   trace::PerThread<Ring> rings_;
 };

@@ -61,7 +61,7 @@ class StepRangeWindows {
   bool open() const noexcept { return open_.load(std::memory_order_acquire); }
   /// NVTX ranges pushed or started so far, all threads together (the "none matching it" count
   /// of a run whose rule matched nothing). Each thread counts its pushes in its own state, which
-  /// this sums without a lock (PerThread::for_each_without_lock): a push made meanwhile, or the
+  /// this sums without a lock (PerThread::for_each): a push made meanwhile, or the
   /// first push of a thread still inside it, may be missed. Never waits.
   uint64_t ranges_seen();
   /// True when `name` is a step range's name.

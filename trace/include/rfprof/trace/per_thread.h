@@ -48,21 +48,15 @@ class PerThread {
     return value;
   }
 
-  /// Calls `f(T&)` for every T, under the registry lock (which local() and of_key() take only on
-  /// a thread's first call). The T's own synchronization is the caller's.
+  /// Calls `f(T&)` for every T whose thread's first call has returned, in the order they were
+  /// added, without the registry lock (which local() and of_key() take on a thread's first call):
+  /// a caller never waits on a thread stopped inside its first call, as the session's finish
+  /// after a signal must not (the handler holds the interrupted thread). A T added meanwhile may
+  /// be missed; its thread had not used it yet. The T's own synchronization is the caller's.
   template <typename F>
   void for_each(F&& f) {
-    std::lock_guard lock(mutex_);
-    for (auto& e : entries_) f(e->value);
-  }
-
-  /// Calls `f(T&)` for every T whose thread's first call has returned, without the registry lock:
-  /// for a caller that must not wait on a thread stopped inside its first call (the session's
-  /// finish, while a signal handler holds the interrupted thread). A T added meanwhile may be
-  /// missed. The T's own synchronization is the caller's.
-  template <typename F>
-  void for_each_without_lock(F&& f) {
-    for (Entry* e = head_.load(std::memory_order_acquire); e; e = e->next) f(e->value);
+    for (Entry* e = first_.load(std::memory_order_acquire); e; e = e->next.load(std::memory_order_acquire))
+      f(e->value);
   }
 
  private:
@@ -75,7 +69,7 @@ class PerThread {
     explicit Entry(Key k) : key(k) {}
     Key key;
     T value{};
-    Entry* next = nullptr;  // the entry added before this one (for_each_without_lock)
+    std::atomic<Entry*> next{nullptr};  // the entry added after this one (for_each)
   };
   struct Cache {
     uint64_t instance = 0;
@@ -93,15 +87,15 @@ class PerThread {
       if (e->key == key) return e->value;
     entries_.push_back(std::make_unique<Entry>(key));
     Entry* added = entries_.back().get();
-    added->next = head_.load(std::memory_order_relaxed);
-    head_.store(added, std::memory_order_release);  // published whole, T constructed
+    // Published whole, its T constructed, at the end of the list for_each walks.
+    (entries_.size() == 1 ? first_ : entries_[entries_.size() - 2]->next).store(added, std::memory_order_release);
     return added->value;
   }
 
   const uint64_t instance_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<Entry>> entries_;
-  std::atomic<Entry*> head_{nullptr};  // the last entry added; each links to the one before
+  std::atomic<Entry*> first_{nullptr};  // the first entry added; each links to the next
 };
 
 }  // namespace rf::trace

@@ -217,7 +217,7 @@ class Writer {
   uint64_t dropped_after_failure_ = 0;
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
   std::vector<std::vector<uint8_t>> spares_;  // (mutex_) written chunk bodies kept for reuse
-  PerThread<ThreadBuffer> buffers_;  // its registry lock is taken before a buffer's mutex
+  PerThread<ThreadBuffer> buffers_;  // walked (for_each) without its registry lock
 };
 
 }  // namespace rf::trace
