@@ -4,6 +4,7 @@
 //                     attribution, phases) with a sink that drops the rows; heap_peak_MB: the
 //                     most heap the analysis held above what the process held before it
 //   BM_RunAnalysis:   the whole rfanalyze run, CSVs and summary.json written to a temp directory
+//   BM_RunAnalysisWithoutPerLaunchOutputs: the same with --skip kernels.csv,counters.csv,trace.json
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "rfprof/analyzer/analyze.h"
@@ -83,18 +85,27 @@ void BM_ParseAndJoin(benchmark::State& state) {
   state.counters["heap_peak_MB"] = static_cast<double>(peak - before) / 1e6;
 }
 
-void BM_RunAnalysis(benchmark::State& state) {
+/// The whole run; `skip`: outputs not written (rfanalyze --skip).
+void run_analysis_bench(benchmark::State& state, const std::set<std::string>& skip) {
   const fs::path& path = trace_with(static_cast<uint64_t>(state.range(0)));
   const fs::path out = fs::temp_directory_path() / ("rfprof-bench-out-" + std::to_string(::getpid()));
   rf::analyzer::AnalyzeOptions options;
   options.traces = {path};
   options.output_dir = out;
+  options.skip = skip;
   for (auto _ : state) {
     std::ostringstream err;
     if (rf::analyzer::run_analysis(options, err) != rf::analyzer::kExitOk) state.SkipWithError(err.str().c_str());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
   fs::remove_all(out);
+}
+
+void BM_RunAnalysis(benchmark::State& state) { run_analysis_bench(state, {}); }
+
+/// rfanalyze --skip kernels.csv,counters.csv,trace.json: every output whose size is not per launch.
+void BM_RunAnalysisWithoutPerLaunchOutputs(benchmark::State& state) {
+  run_analysis_bench(state, {"kernels.csv", "counters.csv", "trace.json"});
 }
 
 }  // namespace
@@ -105,5 +116,6 @@ BENCHMARK(BM_ParseAndJoin)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRe
 // of the two shows what grows with the run.
 BENCHMARK(BM_ParseAndJoin)->Arg(250'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RunAnalysis)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RunAnalysisWithoutPerLaunchOutputs)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -2,8 +2,12 @@
 #include "rfprof/analyzer/analyze.h"
 #include "rfprof/analyzer/terminal_summary.h"
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <set>
+#include <streambuf>
 #include <system_error>
 
 #include "rfprof/analyzer/ceilings.h"
@@ -44,20 +48,32 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A stream buffer that takes every byte and keeps none: the stream of a skipped output, which stays
+/// good, so a writer that checks its stream sees no error.
+class DiscardBuffer : public std::streambuf {
+ protected:
+  int_type overflow(int_type c) override { return traits_type::not_eof(c); }
+  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
+};
+
 /// The output files of a run, each open under a temporary name ("NAME.partial") until commit();
 /// a run that fails before commit() removes them all, so it leaves no partial outputs behind.
+/// An output in `skip` is not created: open() gives a stream that discards what it is given.
 class Outputs {
  public:
-  explicit Outputs(fs::path dir) : dir_(std::move(dir)) {}
+  Outputs(fs::path dir, const std::set<std::string>& skip) : dir_(std::move(dir)), skip_(skip) {}
   ~Outputs() {
     if (committed_) return;
     for (auto& f : files_) f.stream.reset();
     std::error_code ec;
     for (const auto& f : files_) fs::remove(partial(f.name), ec);
   }
+  /// Whether output `name` is written (not skipped).
+  bool written(const std::string& name) const { return !skip_.contains(name); }
   /// Opens output `name` (a file name inside the output directory). Throws OutputError when it
   /// cannot be created.
   std::ostream& open(const std::string& name) {
+    if (skip_.contains(name)) return discard_;
     auto s = std::make_unique<std::ofstream>(partial(name), std::ios::binary | std::ios::trunc);
     if (!*s) throw OutputError("cannot create " + partial(name).string());
     files_.push_back({name, std::move(s)});
@@ -85,15 +101,36 @@ class Outputs {
   };
   fs::path partial(const std::string& name) const { return dir_ / (name + ".partial"); }
   fs::path dir_;
+  const std::set<std::string>& skip_;
+  DiscardBuffer discard_buffer_;
+  std::ostream discard_{&discard_buffer_};
   std::vector<File> files_;
   bool committed_ = false;
 };
 
 }  // namespace
 
+const std::vector<std::string>& output_names() {
+  static const std::vector<std::string> names{
+      "kernels.csv",  "counters.csv",          "trace.json",             "memory.csv",
+      "ranges.csv",   "phases.csv",            "processes.csv",          "profiler_overhead.csv",
+      "ops.csv",      "layers.csv",            "callsites_time.folded",  "callsites_flop.folded",
+      "callsites.csv", "summary.json",         "roofline.svg",           "scaling.csv",
+      "report.html"};
+  return names;
+}
+
 int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream* summary) {
   if (options.traces.empty() && options.import_ncu.empty()) {
     err << "rfanalyze: no trace given (expected one or more .rftrace files, or --import-ncu FILE.csv)\n";
+    return kExitBadInput;
+  }
+  for (const auto& name : options.skip) {
+    const auto& names = output_names();
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    std::string expected;
+    for (const auto& n : names) expected += (expected.empty() ? "" : ", ") + n;
+    err << "rfanalyze: --skip/--outputs: \"" << name << "\" is not an output (expected one of: " << expected << ")\n";
     return kExitBadInput;
   }
   for (const auto& t : options.import_ncu) {
@@ -147,15 +184,18 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
 
   nlohmann::ordered_json page_data;  // report.html's data, then the stdout summary's
   try {
-    Outputs out(options.output_dir);
+    Outputs out(options.output_dir, options.skip);
     std::ostream& kernels_csv = out.open("kernels.csv");
     std::ostream& counters_csv = out.open("counters.csv");
-    Report report(sources, kernels_csv, counters_csv);
-    ChromeTrace timeline(out.open("trace.json"));
+    Report report(sources, out.written("kernels.csv") ? &kernels_csv : nullptr,
+                  out.written("counters.csv") ? &counters_csv : nullptr);
+    std::optional<ChromeTrace> timeline;
+    if (out.written("trace.json")) timeline.emplace(out.open("trace.json"));
     // trace.json's events are serialized on a thread of their own, while this one writes the CSV
     // outputs (bench/README.md: nlohmann::json's dump was 55% of a run's instructions). Drained
-    // after each trace, so begin_trace and finish() find it idle.
-    BatchThread<KernelRow> timeline_thread([&](const KernelRow& row) { timeline.add_launch(row); });
+    // after each trace, so begin_trace and finish() find it idle. No thread without trace.json.
+    std::optional<BatchThread<KernelRow>> timeline_thread;
+    if (timeline) timeline_thread.emplace([&](const KernelRow& row) { timeline->add_launch(row); });
     std::ostream& memory_csv = out.open("memory.csv");
     write_csv_row(memory_csv, memory_csv_header());
     ReportPage page;
@@ -171,17 +211,18 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
           err << "rfanalyze: " << path.string() << " is truncated at byte " << ctx.truncated_at
               << "; analyzing the complete part\n";
         report.begin_trace(ctx);
-        timeline.begin_trace(ctx);
+        if (timeline) timeline->begin_trace(ctx);
         page.begin_trace(ctx);
         StreamStats stats = stream_launches(ctx, *phases, [&](const LaunchOutput& l) {
           report.add_launch(l);
-          timeline_thread.add_by([&](KernelRow& slot) {
-            slot = l.row;
-            slot.mangled = {};  // a view into the trace reader, gone before the thread reads it
-          });
+          if (timeline_thread)
+            timeline_thread->add_by([&](KernelRow& slot) {
+              slot = l.row;
+              slot.mangled = {};  // a view into the trace reader, gone before the thread reads it
+            });
           page.add_launch(l.row);
         });
-        timeline_thread.drain();
+        if (timeline_thread) timeline_thread->drain();
         report.end_trace(ctx, stats);
         write_memory_rows(memory_csv, ctx.pid(), ctx.memory);
       } catch (const trace::TraceError& e) {
@@ -227,7 +268,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
       }
       report.end_trace(ctx, StreamStats{});
     }
-    timeline.finish();
+    if (timeline) timeline->finish();
     report.write_aggregates(out.open("ranges.csv"), out.open("phases.csv"));
     report.write_processes(out.open("processes.csv"));
     report.write_overhead(out.open("profiler_overhead.csv"));
@@ -242,6 +283,15 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
     page_data = page.data(report);
     write_report_html(out.open("report.html"), page_data);
     out.commit();
+    std::string stale;  // skipped outputs an earlier run left in the folder: kept, but said
+    for (const auto& name : output_names()) {
+      std::error_code exists_ec;
+      if (!out.written(name) && fs::exists(options.output_dir / name, exists_ec))
+        stale += (stale.empty() ? "" : ", ") + name;
+    }
+    if (!stale.empty())
+      err << "rfanalyze: note: " << options.output_dir.string()
+          << " holds outputs this run skipped, left from an earlier run: " << stale << "\n";
     const uint64_t errors = report.above_roof_errors();
     const uint64_t near_measured = report.above_roof_count() - errors;
     if (errors > 0)
@@ -265,7 +315,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
   // After the outputs are committed: a failure here must not say they were not written.
   if (summary) {
     try {
-      print_terminal_summary(*summary, page_data, options.output_dir);
+      print_terminal_summary(*summary, page_data, options.output_dir, 10, options.skip);
     } catch (const std::exception& e) {
       err << "rfanalyze: the outputs are written, but the summary could not be printed: " << e.what() << "\n";
     }

@@ -1,6 +1,7 @@
 // rfanalyze: rfprof traces -> roofline CSVs, roofline.svg and summary.json (docs/analyzer.md);
 // `rfanalyze ceilings`: one chip's ceilings and rooflines alone (docs/ceilings.md).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <string>
 
@@ -41,6 +42,18 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "use this ceilings entry (e.g. \"H100 SXM5\") for every device");
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "print no summary on stdout (messages still go to stderr)");
+  std::vector<std::string> skip, only;
+  const auto& names = rf::analyzer::output_names();
+  CLI::Option* skip_option =
+      app.add_option("--skip", skip,
+                     "outputs not to write, comma-separated; e.g. kernels.csv,counters.csv,trace.json "
+                     "(a row or events per launch: most of the time and bytes of a long run)")
+          ->delimiter(',')
+          ->check(CLI::IsMember(names));
+  app.add_option("--outputs", only, "the only outputs to write, comma-separated (e.g. ranges.csv,phases.csv,summary.json)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(names))
+      ->excludes(skip_option);
 
   rf::analyzer::CeilingsOptions copts;
   std::string c_device, c_ceilings, c_output = ".";
@@ -73,6 +86,10 @@ int main(int argc, char** argv) {
   if (!phase_map.empty()) options.phase_map = phase_map;
   if (!ceilings.empty()) options.ceilings = ceilings;
   if (!device.empty()) options.device = device;
+  options.skip.insert(skip.begin(), skip.end());
+  if (!only.empty())
+    for (const auto& name : names)
+      if (std::find(only.begin(), only.end(), name) == only.end()) options.skip.insert(name);
   try {
     return rf::analyzer::run_analysis(options, std::cerr, quiet ? nullptr : &std::cout);
   } catch (const std::exception& e) {

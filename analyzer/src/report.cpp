@@ -10,11 +10,11 @@
 
 namespace rf::analyzer {
 
-Report::Report(CeilingSources sources, std::ostream& kernels_csv, std::ostream& counters_csv)
+Report::Report(CeilingSources sources, std::ostream* kernels_csv, std::ostream* counters_csv)
     : sources_(std::move(sources)), kernels_(kernels_csv), counters_(counters_csv) {
   if (sources_.forced) forced_ceilings_ = resolve_ceilings("", "", 0, sources_);
-  write_csv_row(kernels_, kernels_csv_header());
-  write_csv_row(counters_, counters_csv_header());
+  if (kernels_) write_csv_row(*kernels_, kernels_csv_header());
+  if (counters_) write_csv_row(*counters_, counters_csv_header());
 }
 
 void Report::begin_trace(const TraceContext& ctx) {
@@ -49,15 +49,17 @@ void Report::add_launch(const LaunchOutput& launch) {
   if (!ceilings && forced_ceilings_) ceilings = &*forced_ceilings_;  // no DeviceInfo, --device given
   std::optional<RoofCheck> roof;
   if (ceilings) roof = check_roof(row.metrics, row.duration_ns, *ceilings);
-  row.csv_fields(roof ? &*roof : nullptr, kernel_fields_);
-  write_csv_row(kernels_, kernel_fields_);
+  if (kernels_) {
+    row.csv_fields(roof ? &*roof : nullptr, kernel_fields_);
+    write_csv_row(*kernels_, kernel_fields_);
+  }
   const std::string_view bound = roof ? roof->bound() : "";
   size_t bound_index = 0;
   while (bound_index + 1 < kBoundNames.size() && bound != kBoundNames[bound_index]) ++bound_index;  // "" -> unknown
   const uint64_t ns = row.duration_ns.value_or(0);
   ++bound_shares_[bound_index].launches;
   bound_shares_[bound_index].duration_ns += ns;
-  if (launch.metric_names && launch.metric_values) {
+  if (counters_ && launch.metric_names && launch.metric_values) {
     const auto& names = *launch.metric_names;
     const auto& values = *launch.metric_values;
     // One row per metric, "id,kernel,metric,value" (the id and kernel fields built once), all
@@ -82,7 +84,7 @@ void Report::add_launch(const LaunchOutput& launch) {
       if (i < values.size()) append_number(text, values[i]);
       text.push_back('\n');
     }
-    counters_.write(text.data(), static_cast<std::streamsize>(text.size()));
+    counters_->write(text.data(), static_cast<std::streamsize>(text.size()));
   }
   ++current_launches_;
   totals_.add(row);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace rf::analyzer {
@@ -118,7 +119,8 @@ std::string fold_kernel_name(std::string_view name, size_t max_chars) {
 }
 
 void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& data,
-                            const std::filesystem::path& output_dir, size_t top) {
+                            const std::filesystem::path& output_dir, size_t top,
+                            const std::set<std::string>& skipped) {
   using json = nlohmann::ordered_json;
   const json empty = json::object();
   auto field = [&](const json& o, const char* key) -> const json& {
@@ -210,8 +212,17 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
     }
   }
   const std::string dir = output_dir.string();
-  out << "\noutputs in " << printable(dir) << "/: report.html (open it first), kernels.csv, ranges.csv, phases.csv, "
-      << "roofline.svg, trace.json (ui.perfetto.dev), summary.json\n";
+  out << "\noutputs in " << printable(dir) << "/";
+  const char* separator = ": ";
+  for (const auto& [name, note] : {std::pair<std::string, std::string_view>{"report.html", " (open it first)"},
+                                   {"kernels.csv", ""}, {"ranges.csv", ""}, {"phases.csv", ""},
+                                   {"roofline.svg", ""}, {"trace.json", " (ui.perfetto.dev)"},
+                                   {"summary.json", ""}}) {
+    if (skipped.contains(name)) continue;
+    out << separator << name << note;
+    separator = ", ";
+  }
+  out << "\n";
 }
 
 }  // namespace rf::analyzer

@@ -293,6 +293,25 @@ TEST(TerminalSummary, FourSignificantDigitsAndUnnamedPhases) {
       << out.str();
 }
 
+// rfanalyze --skip / --outputs: the outputs line names only the files the run wrote.
+TEST(TerminalSummary, SkippedOutputsAreNotListed) {
+  std::ostringstream some;
+  print_terminal_summary(some, page_data(), "d", 2, {"kernels.csv", "trace.json", "counters.csv"});
+  EXPECT_NE(some.str().find("\noutputs in d/: report.html (open it first), ranges.csv, phases.csv, roofline.svg, "
+                            "summary.json\n"),
+            std::string::npos)
+      << some.str();
+  std::ostringstream first_skipped;
+  print_terminal_summary(first_skipped, page_data(), "d", 2, {"report.html"});
+  EXPECT_NE(first_skipped.str().find("\noutputs in d/: kernels.csv, ranges.csv,"), std::string::npos)
+      << first_skipped.str();
+  std::ostringstream none_listed;
+  print_terminal_summary(none_listed, page_data(), "d", 2,
+                         {"report.html", "kernels.csv", "ranges.csv", "phases.csv", "roofline.svg", "trace.json",
+                          "summary.json"});
+  EXPECT_EQ(none_listed.str().substr(none_listed.str().size() - 15), "\noutputs in d/\n") << none_listed.str();
+}
+
 TEST(TerminalSummary, MissingOrMistypedFieldsPrintADash) {
   std::ostringstream out;
   nlohmann::ordered_json d = {{"totals", {{"launches", "many"}}}, {"phases", 3}, {"points", {{{"kernel", 7}}}}};

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,23 @@ struct AnalyzeOptions {
   std::optional<std::filesystem::path> phase_map;  ///< --phase-map FILE (replaces default rules)
   std::optional<std::filesystem::path> ceilings;   ///< --ceilings FILE (overrides the datasheet)
   std::optional<std::string> device;               ///< --device NAME (entry used for every device)
+  /// Outputs not written (--skip, or every one not in --outputs): names from output_names().
+  /// kernels.csv, counters.csv and trace.json hold a row or events per launch; skipping them
+  /// skips formatting them too, which is most of a run's time (bench/README.md).
+  std::set<std::string> skip;
 };
 
+/// Every output file of a run, in the order they are opened: kernels.csv, counters.csv,
+/// trace.json, memory.csv, ranges.csv, phases.csv, processes.csv, profiler_overhead.csv, ops.csv,
+/// layers.csv, callsites_time.folded, callsites_flop.folded, callsites.csv, summary.json,
+/// roofline.svg, scaling.csv, report.html.
+const std::vector<std::string>& output_names();
+
 /// Streams every trace (two passes each) and writes kernels.csv, counters.csv, ranges.csv,
-/// phases.csv, summary.json, scaling.csv and report.html into `output_dir` (created if needed). Files are written under
+/// phases.csv, summary.json, scaling.csv and report.html (output_names(), less options.skip) into
+/// `output_dir` (created if needed). A name in options.skip that is no output is bad input
+/// (kExitBadInput, the names expected listed). A skipped output's file left in `output_dir` by an
+/// earlier run is kept, and one note line names it. Files are written under
 /// temporary names and renamed at the end, so a failed run leaves no partial outputs behind.
 /// Messages go to `err`, one line each, prefixed "rfanalyze: ": a truncated trace is analyzed as
 /// far as it is readable (exit 0); a missing or corrupt trace fails the run (kExitBadInput).

@@ -93,7 +93,11 @@ struct KernelGroupKey {
 /// written by the constructor); everything else is kept for write_aggregates() and summary().
 class Report {
  public:
-  Report(CeilingSources sources, std::ostream& kernels_csv, std::ostream& counters_csv);
+  Report(CeilingSources sources, std::ostream& kernels_csv, std::ostream& counters_csv)
+      : Report(std::move(sources), &kernels_csv, &counters_csv) {}
+  /// As above; a null stream is an output not written (rfanalyze --skip): its rows are not even
+  /// formatted, which is most of a launch's cost (bench/README.md). Every sum is the same.
+  Report(CeilingSources sources, std::ostream* kernels_csv, std::ostream* counters_csv);
 
   /// Starts a trace: records its devices and resolves their ceilings.
   void begin_trace(const TraceContext& ctx);
@@ -156,8 +160,8 @@ class Report {
 
  private:
   CeilingSources sources_;
-  std::ostream& kernels_;
-  std::ostream& counters_;
+  std::ostream* kernels_;   // null: kernels.csv not written
+  std::ostream* counters_;  // null: counters.csv not written
   std::vector<std::string> kernel_fields_;  // a launch's kernels.csv fields, memory reused per launch
   std::string counter_head_;  // a launch's "id,kernel," in counters.csv, memory reused per launch
   std::string counter_rows_;  // a launch's counters.csv rows, memory reused per launch

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <ostream>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -28,12 +29,14 @@ std::string fold_kernel_name(std::string_view name, size_t max_chars = 120);
 /// summed over phases, ranges and devices (share of GPU time, GPU time, launches, FLOP/s,
 /// FLOP/byte, the bound with the most GPU time, achieved / attainable FLOP/s of the points
 /// weighted by GPU time as "of roof", name folded to 120 characters), and the output files
-/// under `output_dir`. Units:
+/// under `output_dir` (report.html, kernels.csv, ranges.csv, phases.csv, roofline.svg, trace.json,
+/// summary.json, less those in `skipped`; "outputs in DIR/" alone when that leaves none). Units:
 /// time in ms, FLOP/s with an SI prefix. Names are printed as valid UTF-8 with control
 /// characters as '?' (a hostile name cannot send escape sequences to the terminal). The bound
 /// shares are left out when no launch has a bound (a timing trace). Missing fields print as "-".
 /// Never throws for missing or mistyped fields.
 void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& data,
-                            const std::filesystem::path& output_dir, size_t top = 10);
+                            const std::filesystem::path& output_dir, size_t top = 10,
+                            const std::set<std::string>& skipped = {});
 
 }  // namespace rf::analyzer
