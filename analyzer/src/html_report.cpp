@@ -84,7 +84,8 @@ std::string_view step_range_name(std::string_view path) {
 
 void ReportPage::add_launch(const KernelRow& row) {
   if (traces_.empty()) throw std::logic_error("ReportPage::add_launch before begin_trace");
-  traces_.back().totals.add(row);
+  const LaunchTotals sums = LaunchTotals::of(row.metrics);
+  traces_.back().totals.add(row, sums);
   if (const std::string_view step = step_range_name(row.nvtx); !step.empty()) {
     auto& steps = traces_.back().steps;
     if (steps.find(step) == steps.end()) steps.emplace(step);
@@ -93,7 +94,7 @@ void ReportPage::add_launch(const KernelRow& row) {
   auto it = points_.find(key);
   if (it == points_.end())
     it = points_.emplace(PointKey{key.trace, key.device, row.kernel, row.phase, row.nvtx}, Aggregate{}).first;
-  it->second.add(row);
+  it->second.add(row, sums);
 }
 
 std::vector<ScalingRow> ReportPage::scaling_rows() const {

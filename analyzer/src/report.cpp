@@ -87,11 +87,12 @@ void Report::add_launch(const LaunchOutput& launch) {
     counters_->write(text.data(), static_cast<std::streamsize>(text.size()));
   }
   ++current_launches_;
-  totals_.add(row);
-  current_totals_.add(row);
+  const LaunchTotals sums = LaunchTotals::of(row.metrics);
+  totals_.add(row, sums);
+  current_totals_.add(row, sums);
   if (launch.nvtx_path) ops_.add(row, *launch.nvtx_path);
   for (Aggregate* a : {&ranges_[row.nvtx], &phases_[row.phase]}) {
-    a->add(row);
+    a->add(row, sums);
     if (bound_index == 0) a->memory_bound_ns += ns;
     if (bound_index == 1) a->compute_bound_ns += ns;
   }
@@ -99,7 +100,7 @@ void Report::add_launch(const LaunchOutput& launch) {
   if (current_has_memory_ && !row.nvtx.empty() && !path_phases_.contains(row.nvtx))
     path_phases_.emplace(row.nvtx, row.phase);
 
-  kernel_groups_[KernelGroupKey{device_index, row.kernel, row.phase}].add(row);
+  kernel_groups_[KernelGroupKey{device_index, row.kernel, row.phase}].add(row, sums);
   if (!roof) {
     ++launches_without_ceilings_;
     return;

@@ -127,7 +127,7 @@ void KernelRow::csv_fields(const RoofCheck* roof, std::vector<std::string>& f) c
   f.resize(n);
 }
 
-void Aggregate::add(const KernelRow& row) {
+void Aggregate::add(const KernelRow& row, const LaunchTotals& totals) {
   ++launches;
   if (row.duration_ns) {
     duration_ns += *row.duration_ns;
@@ -144,9 +144,10 @@ void Aggregate::add(const KernelRow& row) {
   }
   l2_bytes.add(row.metrics.l2_bytes);
   l1_bytes.add(row.metrics.l1_bytes);
-  auto flop = row.metrics.total_flop();
+  const auto& flop = totals.flop;
+  const auto& bytes = totals.dram_bytes;
   total_flop.add(flop);
-  dram_bytes.add(row.metrics.dram_bytes());
+  dram_bytes.add(bytes);
   if (flop && row.metrics.l2_bytes) {
     l2_ai_flop += *flop;
     l2_ai_bytes += *row.metrics.l2_bytes;
@@ -157,7 +158,6 @@ void Aggregate::add(const KernelRow& row) {
     l1_ai_bytes += *row.metrics.l1_bytes;
     ++l1_counted;
   }
-  auto bytes = row.metrics.dram_bytes();
   if (flop && bytes) {
     ++counted_launches;
     ai_flop += *flop;

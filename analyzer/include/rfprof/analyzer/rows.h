@@ -94,6 +94,14 @@ struct OptionalSum {
 /// Each FLOP and byte column sums the launches that have it. Arithmetic intensity is computed over
 /// the launches that have total FLOP and DRAM bytes, FLOP/s over those that have total FLOP and a
 /// duration, so that a launch without counters never dilutes a ratio.
+/// A launch's total FLOP and DRAM bytes (LaunchMetrics::total_flop(), dram_bytes()), computed once
+/// for the several sums one launch is added to (Report, ReportPage: seven per launch).
+struct LaunchTotals {
+  std::optional<double> flop;        ///< FLOP; absent as total_flop() is
+  std::optional<double> dram_bytes;  ///< bytes; absent as dram_bytes() is
+  static LaunchTotals of(const LaunchMetrics& m) { return {m.total_flop(), m.dram_bytes()}; }
+};
+
 struct Aggregate {
   uint64_t launches = 0;
   uint64_t duration_ns = 0;         ///< sum of kernel durations (ns)
@@ -114,7 +122,9 @@ struct Aggregate {
   uint64_t memory_bound_ns = 0, compute_bound_ns = 0;
 
   /// Adds one launch: its counts to each column it has, to the ratios' sums as the struct comment says.
-  void add(const KernelRow& row);
+  void add(const KernelRow& row) { add(row, LaunchTotals::of(row.metrics)); }
+  /// add(row), given `totals` == LaunchTotals::of(row.metrics) computed once by the caller.
+  void add(const KernelRow& row, const LaunchTotals& totals);
   /// Adds the launches summed in `other` (the same result as adding each of them here).
   void merge(const Aggregate& other);
   /// total FLOP / DRAM bytes over the counted launches (FLOP/byte); absent when bytes are 0.
