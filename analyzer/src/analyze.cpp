@@ -120,19 +120,24 @@ const std::vector<std::string>& output_names() {
   return names;
 }
 
+std::optional<std::string> output_name_problem(std::string_view option, std::string_view name) {
+  const auto& names = output_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return std::nullopt;
+  std::string m = "rfanalyze: " + std::string(option) + ": \"" + std::string(name) + "\" is not an output (expected one of: ";
+  for (size_t i = 0; i < names.size(); ++i) m += (i ? ", " : "") + names[i];
+  return m + ")";
+}
+
 int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream* summary) {
   if (options.traces.empty() && options.import_ncu.empty()) {
     err << "rfanalyze: no trace given (expected one or more .rftrace files, or --import-ncu FILE.csv)\n";
     return kExitBadInput;
   }
-  for (const auto& name : options.skip) {
-    const auto& names = output_names();
-    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
-    std::string expected;
-    for (const auto& n : names) expected += (expected.empty() ? "" : ", ") + n;
-    err << "rfanalyze: --skip/--outputs: \"" << name << "\" is not an output (expected one of: " << expected << ")\n";
-    return kExitBadInput;
-  }
+  for (const auto& name : options.skip)
+    if (auto problem = output_name_problem("--skip/--outputs", name)) {
+      err << *problem << "\n";
+      return kExitBadInput;
+    }
   for (const auto& t : options.import_ncu) {
     std::error_code ec;
     if (!fs::is_regular_file(t, ec)) {
@@ -292,18 +297,22 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
     if (!stale.empty())
       err << "rfanalyze: note: " << options.output_dir.string()
           << " holds outputs this run skipped, left from an earlier run: " << stale << "\n";
+    // Where the launches above their roof are listed: summary.json, unless this run skipped it.
+    const std::string see_above_roof =
+        out.written("summary.json") ? "; see above_roof in " + (options.output_dir / "summary.json").string()
+                                    : " (listed in summary.json, which this run skipped)";
     const uint64_t errors = report.above_roof_errors();
     const uint64_t near_measured = report.above_roof_count() - errors;
     if (errors > 0)
       err << "rfanalyze: warning: " << errors
           << " kernel launch(es) lie above their roof (attainable = min(peak FLOP/s, AI * DRAM "
-             "bandwidth)): a measurement or formula error; see above_roof in "
-          << (options.output_dir / "summary.json").string() << "\n";
+             "bandwidth)): a measurement or formula error"
+          << see_above_roof << "\n";
     if (near_measured > 0)
       err << "rfanalyze: note: " << near_measured
           << " kernel launch(es) lie slightly above measured ceilings (at most 10 %): rfbench "
-             "did not reach the hardware's peak there; see above_roof in "
-          << (options.output_dir / "summary.json").string() << "\n";
+             "did not reach the hardware's peak there"
+          << see_above_roof << "\n";
   } catch (const OutputError& e) {
     err << "rfanalyze: " << e.what() << "\n";
     return kExitOutputError;

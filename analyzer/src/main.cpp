@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iostream>
 #include <string>
+#include <utility>
 
 #ifndef RFPROF_VERSION
 #define RFPROF_VERSION "unknown"
@@ -43,16 +44,21 @@ int main(int argc, char** argv) {
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "print no summary on stdout (messages still go to stderr)");
   std::vector<std::string> skip, only;
-  const auto& names = rf::analyzer::output_names();
+  // One comma-separated list per use (repeat the option for more): traces after it stay traces.
+  // The names are checked below, with run_analysis's message.
   CLI::Option* skip_option =
       app.add_option("--skip", skip,
                      "outputs not to write, comma-separated; e.g. kernels.csv,counters.csv,trace.json "
                      "(a row or events per launch: most of the time and bytes of a long run)")
           ->delimiter(',')
-          ->check(CLI::IsMember(names));
+          ->expected(1)
+          ->allow_extra_args(false)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--outputs", only, "the only outputs to write, comma-separated (e.g. ranges.csv,phases.csv,summary.json)")
       ->delimiter(',')
-      ->check(CLI::IsMember(names))
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->excludes(skip_option);
 
   rf::analyzer::CeilingsOptions copts;
@@ -86,9 +92,15 @@ int main(int argc, char** argv) {
   if (!phase_map.empty()) options.phase_map = phase_map;
   if (!ceilings.empty()) options.ceilings = ceilings;
   if (!device.empty()) options.device = device;
+  for (const auto& [option, list] : {std::pair{"--skip", &skip}, std::pair{"--outputs", &only}})
+    for (const auto& name : *list)
+      if (auto problem = rf::analyzer::output_name_problem(option, name)) {
+        std::cerr << *problem << "\n";
+        return rf::analyzer::kExitBadInput;
+      }
   options.skip.insert(skip.begin(), skip.end());
   if (!only.empty())
-    for (const auto& name : names)
+    for (const auto& name : rf::analyzer::output_names())
       if (std::find(only.begin(), only.end(), name) == only.end()) options.skip.insert(name);
   try {
     return rf::analyzer::run_analysis(options, std::cerr, quiet ? nullptr : &std::cout);

@@ -349,6 +349,19 @@ TEST(EndToEnd, PointAboveTheRoofIsAnError) {
   EXPECT_EQ(a["severity"], "error");
   EXPECT_DOUBLE_EQ(a["flop_per_s"].get<double>(), 2e9 / 10e-9);
   EXPECT_LT(a["attainable_flop_per_s"].get<double>(), a["flop_per_s"].get<double>());
+  EXPECT_NE(r.err.find("error; see above_roof in " + (dir.path / "report" / "summary.json").string() + "\n"),
+            std::string::npos)
+      << r.err;
+  // With summary.json skipped (--skip), the warning does not send the user to a file not written.
+  AnalyzeOptions no_summary;
+  no_summary.skip = {"summary.json"};
+  AnalysisRun skipped = analyze({dir.path / "t.rftrace"}, dir.path / "report3", no_summary);
+  ASSERT_EQ(skipped.status, kExitOk) << skipped.err;
+  EXPECT_NE(skipped.err.find("1 kernel launch(es) lie above their roof (attainable = min(peak FLOP/s, AI * DRAM "
+                             "bandwidth)): a measurement or formula error (listed in summary.json, which this run "
+                             "skipped)\n"),
+            std::string::npos)
+      << skipped.err;
 
   // The same trace against a user ceiling high enough: nothing above the roof.
   auto ceil = dir.path / "ceilings.json";

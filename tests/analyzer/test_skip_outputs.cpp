@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/analyze.h"
@@ -29,14 +30,25 @@ std::set<std::string> all_but(const std::set<std::string>& kept) {
   return skip;
 }
 
+const fs::path kNcuCsv = fs::path(RFPROF_ANALYZER_DATA) / "ncu_auto_units.csv";
+
+/// Two traces (the shipped one twice, so trace.json's thread serves several) and an ncu CSV.
+AnalyzeOptions inputs() {
+  AnalyzeOptions opts;
+  opts.import_ncu = {kNcuCsv};
+  return opts;
+}
+
 TEST(SkipOutputs, SkippedOutputsAreNotWrittenAndTheOthersAreTheFullRunsBytes) {
   TempDir dir;
-  ASSERT_EQ(analyze({testing::shipped_trace()}, dir.path / "full").status, kExitOk);
-  for (const auto& skip : {kPerLaunch, all_but({"ranges.csv"}), all_but({"kernels.csv", "report.html"})}) {
+  const std::vector<fs::path> traces{testing::shipped_trace(), testing::shipped_trace()};
+  ASSERT_EQ(analyze(traces, dir.path / "full", inputs()).status, kExitOk);
+  for (const auto& skip : {kPerLaunch, all_but({"ranges.csv"}), all_but({"kernels.csv", "report.html"}),
+                           std::set<std::string>{"trace.json", "summary.json"}}) {
     const fs::path out = dir.path / ("skip" + std::to_string(skip.size()));
-    AnalyzeOptions opts;
+    AnalyzeOptions opts = inputs();
     opts.skip = skip;
-    const auto run = analyze({testing::shipped_trace()}, out, opts);
+    const auto run = analyze(traces, out, opts);
     ASSERT_EQ(run.status, kExitOk) << run.err;
     EXPECT_EQ(run.err, "");  // a fresh folder: nothing left from an earlier run to name
     size_t written = 0;
@@ -71,6 +83,19 @@ TEST(SkipOutputs, AnUnknownNameIsBadInputThatListsTheOutputs) {
       << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   EXPECT_FALSE(fs::exists(dir.path / "r"));  // refused before anything is created
+}
+
+TEST(SkipOutputs, AFailedRunThatSkipsLeavesNothingEither) {
+  TempDir dir;
+  const fs::path bad = dir.path / "bad.rftrace";
+  std::ofstream(bad) << "not a trace at all";
+  AnalyzeOptions opts;
+  opts.skip = kPerLaunch;
+  const auto run = analyze({testing::shipped_trace(), bad}, dir.path / "r", opts);
+  EXPECT_EQ(run.status, kExitBadInput);
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path / "r")) ++files;
+  EXPECT_EQ(files, 0u) << run.err;
 }
 
 TEST(SkipOutputs, AFileAnEarlierRunLeftIsKeptAndNamedOnce) {
@@ -129,10 +154,25 @@ TEST(SkipOutputs, TheCommandLineTakesCommaSeparatedNamesAndRefusesBadOnes) {
   EXPECT_FALSE(fs::exists(skipped / "trace.json"));
   EXPECT_TRUE(fs::exists(skipped / "report.html"));
 
+  // One list per use: a trace after the option is a trace, not a name.
+  const fs::path after = dir.path / "after";
+  const ExeRun before = run_exe("-q --skip trace.json,kernels.csv " + trace + " -o " + after.string(), dir.path);
+  ASSERT_EQ(before.status, 0) << before.err;
+  EXPECT_FALSE(fs::exists(after / "trace.json"));
+  EXPECT_FALSE(fs::exists(after / "kernels.csv"));
+  EXPECT_TRUE(fs::exists(after / "counters.csv"));
+
   const ExeRun unknown = run_exe(trace + " --skip kernels.csv,tracejson -o " + (dir.path / "u").string(), dir.path);
   EXPECT_EQ(unknown.status, 2);
-  EXPECT_EQ(unknown.err.rfind("rfanalyze: --skip: tracejson not in {kernels.csv,", 0), 0u) << unknown.err;
+  EXPECT_EQ(unknown.err, "rfanalyze: --skip: \"tracejson\" is not an output (expected one of: kernels.csv, "
+                         "counters.csv, trace.json, memory.csv, ranges.csv, phases.csv, processes.csv, "
+                         "profiler_overhead.csv, ops.csv, layers.csv, callsites_time.folded, callsites_flop.folded, "
+                         "callsites.csv, summary.json, roofline.svg, scaling.csv, report.html)\n");
   EXPECT_FALSE(fs::exists(dir.path / "u"));
+  const ExeRun empty = run_exe(trace + " --outputs '' -o " + (dir.path / "e").string(), dir.path);
+  EXPECT_EQ(empty.status, 2);
+  EXPECT_EQ(empty.err.rfind("rfanalyze: --outputs: \"\" is not an output (expected one of: ", 0), 0u) << empty.err;
+  EXPECT_FALSE(fs::exists(dir.path / "e"));
 
   const ExeRun both = run_exe(trace + " --skip trace.json --outputs ranges.csv -o " + (dir.path / "b").string(),
                               dir.path);

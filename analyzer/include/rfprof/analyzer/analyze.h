@@ -6,6 +6,7 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rf::analyzer {
@@ -35,6 +36,10 @@ struct AnalyzeOptions {
 /// layers.csv, callsites_time.folded, callsites_flop.folded, callsites.csv, summary.json,
 /// roofline.svg, scaling.csv, report.html.
 const std::vector<std::string>& output_names();
+
+/// nullopt when `name` is one of output_names(); otherwise the one-line message (no newline)
+/// "rfanalyze: OPTION: \"NAME\" is not an output (expected one of: kernels.csv, ...)".
+std::optional<std::string> output_name_problem(std::string_view option, std::string_view name);
 
 /// Streams every trace (two passes each) and writes kernels.csv, counters.csv, ranges.csv,
 /// phases.csv, summary.json, scaling.csv and report.html (output_names(), less options.skip) into
