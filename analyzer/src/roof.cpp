@@ -5,8 +5,10 @@
 
 namespace rf::analyzer {
 
-std::optional<double> mix_peak_flop_per_s(const LaunchMetrics& m, const DeviceCeilings& c) {
-  auto total = m.total_flop();
+namespace {
+
+/// mix_peak_flop_per_s(m, c), given `total` == m.total_flop().
+std::optional<double> mix_peak(const LaunchMetrics& m, const std::optional<double>& total, const DeviceCeilings& c) {
   if (!total || *total <= 0.0) return std::nullopt;
   double seconds_at_peak = 0.0;
   // Tensor terms at their dense peak; sparse terms at twice it (NVIDIA's 2:4 sparse peaks).
@@ -25,6 +27,12 @@ std::optional<double> mix_peak_flop_per_s(const LaunchMetrics& m, const DeviceCe
     seconds_at_peak += *flop / *peak;
   }
   return *total / seconds_at_peak;
+}
+
+}  // namespace
+
+std::optional<double> mix_peak_flop_per_s(const LaunchMetrics& m, const DeviceCeilings& c) {
+  return mix_peak(m, m.total_flop(), c);
 }
 
 namespace {
@@ -48,11 +56,12 @@ bool mix_ceilings_measured(const LaunchMetrics& m, const DeviceCeilings& c) {
 RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& duration_ns,
                      const DeviceCeilings& c) {
   RoofCheck r;
-  r.compute_peak_flop_per_s = mix_peak_flop_per_s(m, c);
+  const std::optional<double> total = m.total_flop(), bytes = m.dram_bytes();  // once per launch
+  r.compute_peak_flop_per_s = mix_peak(m, total, c);
   r.dram_bandwidth = c.dram.value;
   r.tensor_flop_measured = m.tensor_flop().has_value();
-  r.no_dram_bytes = m.dram_bytes() && *m.dram_bytes() == 0.0;
-  if (auto ai = arithmetic_intensity(m.total_flop(), m.dram_bytes()); ai && c.dram.value)
+  r.no_dram_bytes = bytes && *bytes == 0.0;
+  if (auto ai = arithmetic_intensity(total, bytes); ai && c.dram.value)
     r.memory_roof_flop_per_s = *ai * *c.dram.value;
   const std::optional<double>& memory_roof = r.memory_roof_flop_per_s;
   if (r.compute_peak_flop_per_s && memory_roof)
@@ -64,8 +73,8 @@ RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& dura
 
   if (!duration_ns || *duration_ns == 0) return r;
   const double seconds = static_cast<double>(*duration_ns) * 1e-9;
-  r.achieved_flop_per_s = flop_per_s(m.total_flop(), duration_ns);
-  if (auto bytes = m.dram_bytes()) r.dram_bytes_per_s = *bytes / seconds;
+  r.achieved_flop_per_s = flop_per_s(total, duration_ns);
+  if (bytes) r.dram_bytes_per_s = *bytes / seconds;
 
   r.above_compute = r.achieved_flop_per_s && r.compute_peak_flop_per_s &&
                     *r.achieved_flop_per_s > *r.compute_peak_flop_per_s;
