@@ -2,7 +2,8 @@
 //   BM_ReadRecords:   trace reader alone (records decoded per second)
 //   BM_ParseAndJoin:  pass 1 (read_context) + pass 2 (stream_launches: join, FLOP formulas, NVTX
 //                     attribution, phases) with a sink that drops the rows; heap_peak_MB: the
-//                     most heap the analysis held above what the process held before it
+//                     most heap the analysis held above what the process held before it;
+//                     /LAUNCHES/1: an operator NVTX range around each launch (emit_nvtx)
 //   BM_RunAnalysis:   the whole rfanalyze run, CSVs and summary.json written to a temp directory
 //   BM_RunAnalysisWithoutPerLaunchOutputs: the same with --skip kernels.csv,counters.csv,trace.json
 #include <benchmark/benchmark.h>
@@ -13,6 +14,7 @@
 
 #include <filesystem>
 #include <map>
+#include <utility>
 #include <set>
 #include <sstream>
 
@@ -27,25 +29,27 @@ namespace fs = std::filesystem;
 
 /// Trace files written by this process, removed at exit (each is ~330 MB per 1M launches).
 struct TempTraces {
-  std::map<uint64_t, fs::path> paths;
+  std::map<std::pair<uint64_t, bool>, fs::path> paths;  // by (launches, op_ranges)
   ~TempTraces() {
     std::error_code ec;
     for (const auto& [n, p] : paths) fs::remove(p, ec);
   }
 };
 
-/// The synthetic trace with `launches` launches, written once per process into the temp dir.
-const fs::path& trace_with(uint64_t launches) {
+/// The synthetic trace with `launches` launches (and, with `op_ranges`, an operator NVTX range
+/// around each, as emit_nvtx records), written once per process into the temp dir.
+const fs::path& trace_with(uint64_t launches, bool op_ranges = false) {
   static TempTraces temp;
   auto& paths = temp.paths;
-  auto it = paths.find(launches);
+  auto it = paths.find({launches, op_ranges});
   if (it != paths.end()) return it->second;
-  fs::path p = fs::temp_directory_path() /
-               ("rfprof-bench-" + std::to_string(::getpid()) + "-" + std::to_string(launches) + ".rftrace");
+  fs::path p = fs::temp_directory_path() / ("rfprof-bench-" + std::to_string(::getpid()) + "-" +
+                                            std::to_string(launches) + (op_ranges ? "-ops" : "") + ".rftrace");
   rf::bench::SyntheticShape shape;
   shape.launches = launches;
+  shape.op_ranges = op_ranges;
   rf::bench::write_synthetic_trace(p, shape);
-  return paths.emplace(launches, p).first->second;
+  return paths.emplace(std::pair{launches, op_ranges}, p).first->second;
 }
 
 void BM_ReadRecords(benchmark::State& state) {
@@ -66,8 +70,9 @@ size_t heap_in_use() {
   return m.uordblks + m.hblkhd;
 }
 
+/// Pass 1 and pass 2; state.range(1) != 0: the trace with an operator range per launch.
 void BM_ParseAndJoin(benchmark::State& state) {
-  const fs::path& path = trace_with(static_cast<uint64_t>(state.range(0)));
+  const fs::path& path = trace_with(static_cast<uint64_t>(state.range(0)), state.range(1) != 0);
   const auto phases = rf::analyzer::PhaseMap::defaults();
   uint64_t launches = 0;
   const size_t before = heap_in_use();
@@ -111,10 +116,13 @@ void BM_RunAnalysisWithoutPerLaunchOutputs(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_ReadRecords)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ParseAndJoin)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ParseAndJoin)->Args({1'000'000, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
 // The same with a quarter of the launches (same 200 kernels, 100 launches a step): heap_peak_MB
 // of the two shows what grows with the run.
-BENCHMARK(BM_ParseAndJoin)->Arg(250'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ParseAndJoin)->Args({250'000, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+// With an operator range around each launch (torch.autograd.profiler.emit_nvtx's shape): the NVTX
+// index holds one range instance per launch more; heap_peak_MB over the two above shows its cost.
+BENCHMARK(BM_ParseAndJoin)->Args({250'000, 1})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RunAnalysis)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RunAnalysisWithoutPerLaunchOutputs)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   app.add_flag("--no-counters", no_counters,
                "a counters-mode run whose counters were unavailable: launches without counters and "
                "one CollectorError");
+  app.add_flag("--op-ranges", shape.op_ranges,
+               "each launch inside an operator's NVTX push/pop range, as torch.autograd.profiler.emit_nvtx records");
   CLI11_PARSE(app, argc, argv);
   shape.counters = !no_counters;
   try {

@@ -51,6 +51,8 @@ uint64_t write_synthetic_trace(const std::filesystem::path& path, const Syntheti
     kernels.push_back(w.intern("_Z" + std::to_string(7 + std::to_string(k).size()) + "kernel_" +
                                std::to_string(k) + "Pfi"));  // kernel_<k>(float*, int)
   const StringId phase_names[3] = {w.intern("forward"), w.intern("backward"), w.intern("optimizer")};
+  std::vector<StringId> op_names;
+  for (int op = 0; op < 40; ++op) op_names.push_back(w.intern("aten::op_" + std::to_string(op)));
   const uint64_t main_tid = 100, autograd_tid = 101;
 
   uint64_t t = 10'000, nvtx_id = 1, launched = 0;
@@ -65,9 +67,15 @@ uint64_t write_synthetic_trace(const std::filesystem::path& path, const Syntheti
                          .timestamp_ns = t, .thread_id = main_tid, .domain = 0, .name = phase_names[ph]});
       for (uint32_t i = 0; i < counts[ph] && launched < shape.launches; ++i, ++launched) {
         t += 1000;
+        const uint64_t launch_tid = ph == 1 ? autograd_tid : main_tid;
+        const uint64_t op_range = shape.op_ranges ? nvtx_id++ : 0;
+        if (op_range)
+          w.append(NvtxEvent{.id = op_range, .kind = NvtxEventKind::kStart, .style = NvtxRangeStyle::kPushPop,
+                             .timestamp_ns = t - 100, .thread_id = launch_tid, .domain = 0,
+                             .name = op_names[launched % op_names.size()]});
         LaunchApi l;
         l.correlation_id = corr;
-        l.thread_id = ph == 1 ? autograd_tid : main_tid;
+        l.thread_id = launch_tid;
         l.api_start_ns = t;
         l.api_end_ns = t + 400;
         l.launch_index = launched;
@@ -75,6 +83,9 @@ uint64_t write_synthetic_trace(const std::filesystem::path& path, const Syntheti
         l.grid[0] = 1024; l.grid[1] = l.grid[2] = 1;
         l.block[0] = 256; l.block[1] = l.block[2] = 1;
         w.append(l);
+        if (op_range)
+          w.append(NvtxEvent{.id = op_range, .kind = NvtxEventKind::kEnd, .style = NvtxRangeStyle::kPushPop,
+                             .timestamp_ns = t + 600, .thread_id = launch_tid});
         KernelActivity k;
         k.correlation_id = corr;
         k.start_ns = t + 2000;

@@ -3,7 +3,8 @@
 // on a second thread, as PyTorch's autograd does), each launch with its LaunchApi, KernelActivity
 // and RangeCounters (the default roofline metric list), from `distinct_kernels` kernel names.
 // With `counters` false it is the trace of a counters-mode run whose counters were unavailable:
-// no MetricConfig or RangeCounters, one CollectorError (kCountersUnavailable) instead.
+// no MetricConfig or RangeCounters, one CollectorError (kCountersUnavailable) instead. With
+// `op_ranges`, every launch also has an operator range around it (emit_nvtx's shape).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,9 @@ struct SyntheticShape {
   uint32_t distinct_kernels = 200;    ///< distinct kernel names
   uint32_t launches_per_iteration = 100;
   bool counters = true;               ///< false: counters mode, but no counters were collected
+  /// Each launch inside an operator's NVTX push/pop range ("aten::op_<n>", 40 names) on its
+  /// launching thread, as torch.autograd.profiler.emit_nvtx records: one range per launch more.
+  bool op_ranges = false;
 };
 
 /// Writes the trace to `path` (overwriting it). Throws rf::trace::WriteError on I/O failure.

@@ -83,25 +83,26 @@ void ChromeTrace::begin_trace(const TraceContext& ctx) {
   pid_ = ctx.pid();
   device_names_.clear();
   for (const auto& [id, d] : ctx.devices) device_names_[id] = d.name;
-  const auto ranges = ctx.nvtx.ranges();
   if (!have_base_) {
     if (ctx.process) {
       base_ns_ = ctx.process->start_ns;
       have_base_ = true;
     }
-    for (const auto& r : ranges)
+    ctx.nvtx.for_each_range([this](const NvtxRange& r) {
       if (!have_base_ || r.start_ns < base_ns_) {
         base_ns_ = r.start_ns;
         have_base_ = true;
       }
+    });
   }
   std::string pname = ctx.process_name.empty() ? "process" : ctx.process_name;
   write_event({{"ph", "M"}, {"name", "process_name"}, {"pid", pid_}, {"args", {{"name", pname + " (pid " + std::to_string(pid_) + ")"}}}});
   uint64_t last = 0;
-  for (const auto& r : ranges)
+  ctx.nvtx.for_each_range([&last](const NvtxRange& r) {
     if (r.end_ns != std::numeric_limits<uint64_t>::max()) last = std::max(last, r.end_ns);
+  });
   graph_calls_.clear();
-  for (const auto& r : ranges) {
+  ctx.nvtx.for_each_range([&](const NvtxRange& r) {
     name_thread(r.thread_id);
     const bool open = r.end_ns == std::numeric_limits<uint64_t>::max();
     const uint64_t end = open ? std::max(last, r.start_ns) : r.end_ns;
@@ -109,7 +110,7 @@ void ChromeTrace::begin_trace(const TraceContext& ctx) {
               {"ts", us(r.start_ns)}, {"dur", static_cast<double>(end - r.start_ns) / 1000.0}};
     if (open) e["args"] = {{"never_ended", true}};
     write_event(e);
-  }
+  });
   // GPU memory in use (RFPROF_MEMORY): a counter track of the process, one sample per event.
   for (const auto& p : ctx.memory.points())
     write_event({{"ph", "C"}, {"name", "GPU memory in use (bytes)"}, {"pid", pid_},

@@ -13,7 +13,7 @@ NvtxIndex::NvtxIndex() {
 }
 
 uint32_t NvtxIndex::intern_name(std::string_view name) {
-  auto it = name_ids_.find(std::string(name));
+  auto it = name_ids_.find(name);
   if (it != name_ids_.end()) return it->second;
   auto id = static_cast<uint32_t>(names_.size());
   names_.emplace_back(name);
@@ -96,29 +96,32 @@ void NvtxIndex::finalize() {
                  std::span<const Range>(ranges_.data() + begin, end - begin));
     begin = end;
   }
-  ranges_.shrink_to_fit();  // kept for ranges() (trace.json): one Range per NVTX range
+  // ranges_ is kept for ranges() (trace.json), as it is: shrink_to_fit would copy it into a new
+  // block while the old one is held, the peak of pass 1 (massif, docs/analyzer.md *Memory*).
 }
 
 std::vector<NvtxRange> NvtxIndex::ranges() const {
   std::vector<NvtxRange> out;
   out.reserve(ranges_.size());
-  for (const auto& r : ranges_) out.push_back({r.thread_id, r.start_ns, r.end_ns, names_[r.name]});
+  for_each_range([&out](const NvtxRange& r) { out.push_back(r); });
   return out;
 }
 
 void NvtxIndex::build_thread(uint64_t thread_id, std::span<const Range> ranges) {
-  // Events: (time, is_start, index into ranges). All events at one time are applied together.
+  // Events: (time, is_start, index into ranges), 16 bytes. All events at one time are applied
+  // together. A thread has fewer than 2^32 ranges (pass 1 would need over 128 GB for them).
   struct Event {
     uint64_t time;
+    uint32_t range;
     bool start;
-    size_t range;
   };
   std::vector<Event> events;
   events.reserve(ranges.size() * 2);
   for (size_t i = 0; i < ranges.size(); ++i) {
-    events.push_back({ranges[i].start_ns, true, i});
+    const auto index = static_cast<uint32_t>(i);
+    events.push_back({ranges[i].start_ns, index, true});
     if (ranges[i].end_ns != std::numeric_limits<uint64_t>::max())
-      events.push_back({ranges[i].end_ns, false, i});
+      events.push_back({ranges[i].end_ns, index, false});
   }
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.time < b.time; });
 
@@ -129,6 +132,7 @@ void NvtxIndex::build_thread(uint64_t thread_id, std::span<const Range> ranges) 
                                                     : ranges[a].seq < ranges[b].seq;
   };
   std::vector<Transition>& timeline = timelines_[thread_id];
+  timeline.reserve(events.size());  // at most one transition per event: no growth, no slack to double
   std::vector<uint32_t> names;
   size_t i = 0;
   while (i < events.size()) {
@@ -150,6 +154,8 @@ void NvtxIndex::build_thread(uint64_t thread_id, std::span<const Range> ranges) 
       continue;  // nothing visible changed (a zero-length range)
     timeline.push_back(tr);
   }
+  std::vector<Event>().swap(events);  // freed before the timeline is trimmed: the two never peak together
+  if (timeline.capacity() - timeline.size() > timeline.size() / 4) timeline.shrink_to_fit();
 }
 
 const NvtxIndex::Transition* NvtxIndex::state_at(const std::vector<Transition>& timeline,

@@ -153,15 +153,15 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
     // Each range occurrence: its path (on its own thread, at its start, itself innermost) and the
     // peak in use while it was open; a range never ended lasts to the last memory event.
     const uint64_t last = ctx.memory.points().back().event.timestamp_ns;
-    for (const auto& r : ctx.nvtx.ranges()) {
+    ctx.nvtx.for_each_range([&](const NvtxRange& r) {
       const std::string& path = ctx.nvtx.path(ctx.nvtx.attribute(r.thread_id, r.start_ns)).joined;
-      if (path.empty()) continue;
+      if (path.empty()) return;
       const uint64_t end = r.end_ns == UINT64_MAX ? std::max(last, r.start_ns) : r.end_ns;
       if (auto peak = ctx.memory.peak_between(r.start_ns, end)) {
         uint64_t& p = range_peaks_[path];
         p = std::max(p, *peak);
       }
-    }
+    });
   }
   traces_.push_back(std::move(t));
 

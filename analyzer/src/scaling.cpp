@@ -71,12 +71,11 @@ bool is_step_range_name(std::string_view name) {
 
 StepRanges step_ranges(const NvtxIndex& nvtx) {
   StepRanges s;
-  for (const auto& r : nvtx.ranges()) {
-    if (r.end_ns == std::numeric_limits<uint64_t>::max()) continue;
-    if (!is_step_range_name(r.name)) continue;
+  nvtx.for_each_range([&s](const NvtxRange& r) {
+    if (r.end_ns == std::numeric_limits<uint64_t>::max() || !is_step_range_name(r.name)) return;
     ++s.count;
     s.wall_ns += r.end_ns - r.start_ns;
-  }
+  });
   return s;
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -72,6 +73,12 @@ class NvtxIndex {
 
   /// Every range (complete or never ended), ordered by thread, then start order. After finalize().
   std::vector<NvtxRange> ranges() const;
+  /// Calls `f(const NvtxRange&)` for each range, in ranges()' order, without building the vector
+  /// (40 bytes a range, which was the peak of a run with a range per operator).
+  template <typename F>
+  void for_each_range(F&& f) const {
+    for (const auto& r : ranges_) f(NvtxRange{r.thread_id, r.start_ns, r.end_ns, names_[r.name]});
+  }
   /// Ranges with a kStart (complete or still open at the end of the trace).
   uint64_t range_count() const noexcept { return range_count_; }
   /// kEnd events whose kStart never came (known after finalize()).
@@ -81,11 +88,12 @@ class NvtxIndex {
   uint64_t backwards_ranges() const noexcept { return backwards_ranges_; }
 
  private:
+  // 32 bytes: pass 1 holds one per NVTX range instance (docs/analyzer.md, *Memory*).
   struct Range {
     uint64_t thread_id;
     uint64_t start_ns;
     uint64_t end_ns;  // UINT64_MAX: never ended
-    uint64_t seq;     // order of the kStart in the trace
+    uint32_t seq;     // order of the kStart in the trace (modulo 2^32: a tie-break only)
     uint32_t name;    // index into names_
   };
   /// State of one thread from `time_ns` until the next transition.
@@ -102,12 +110,17 @@ class NvtxIndex {
   /// The transition of `timeline` in effect at `time_ns`, or nullptr before the first.
   static const Transition* state_at(const std::vector<Transition>& timeline, uint64_t time_ns);
 
+  /// Transparent hash: intern_name() looks a name up without building a std::string.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<std::string> names_;
-  std::unordered_map<std::string, uint32_t> name_ids_;
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> name_ids_;
   std::unordered_map<uint64_t, Range> open_;  // by NVTX id, while filling
   std::unordered_map<uint64_t, uint64_t> early_ends_;  // NVTX id -> end time, kEnd before kStart
   std::vector<Range> ranges_;                 // while filling
-  uint64_t seq_ = 0;
+  uint32_t seq_ = 0;
   std::map<std::vector<uint32_t>, uint32_t> path_ids_;
   std::vector<RangePath> paths_;
   std::vector<std::vector<uint32_t>> path_names_;  // by path id: name ids, outermost first
