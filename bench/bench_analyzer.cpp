@@ -2,7 +2,8 @@
 //   BM_ReadRecords:   trace reader alone (records decoded per second)
 //   BM_ParseAndJoin:  pass 1 (read_context) + pass 2 (stream_launches: join, FLOP formulas, NVTX
 //                     attribution, phases) with a sink that drops the rows; heap_peak_MB: the
-//                     most heap the analysis held above what the process held before it;
+//                     most heap above what the process held before, sampled after pass 1 and
+//                     every 65,536 launches (pass 1's own peak inside finalize() is not seen);
 //                     /LAUNCHES/1: an operator NVTX range around each launch (emit_nvtx)
 //   BM_RunAnalysis:   the whole rfanalyze run, CSVs and summary.json written to a temp directory
 //   BM_RunAnalysisWithoutPerLaunchOutputs: the same with --skip kernels.csv,counters.csv,trace.json

@@ -110,7 +110,7 @@ uint64_t write_synthetic_trace(const std::filesystem::path& path, const Syntheti
         w.append(rc);
         ++corr;
       }
-      t += 500;
+      t += shape.op_ranges ? 700 : 500;  // after the last op range's end (t + 600): pops nest
       w.append(NvtxEvent{.id = range, .kind = NvtxEventKind::kEnd, .style = NvtxRangeStyle::kPushPop,
                          .timestamp_ns = t, .thread_id = main_tid});
     }

@@ -84,6 +84,9 @@ void NvtxIndex::finalize() {
   early_ends_.clear();
   for (auto& [id, r] : open_) ranges_.push_back(r);  // never ended: open to the end of the trace
   open_.clear();
+  // Trimmed now, before any timeline exists, so that the copy is not added to build_thread's peak;
+  // kept otherwise (up to a quarter unused).
+  if (ranges_.capacity() - ranges_.size() > ranges_.size() / 4) ranges_.shrink_to_fit();
   range_count_ = ranges_.size();
   std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) {
     return a.thread_id != b.thread_id ? a.thread_id < b.thread_id : a.seq < b.seq;
@@ -96,8 +99,7 @@ void NvtxIndex::finalize() {
                  std::span<const Range>(ranges_.data() + begin, end - begin));
     begin = end;
   }
-  // ranges_ is kept for ranges() (trace.json), as it is: shrink_to_fit would copy it into a new
-  // block while the old one is held, the peak of pass 1 (massif, docs/analyzer.md *Memory*).
+  // ranges_ is kept for ranges() and for_each_range() (trace.json, step counts, memory peaks).
 }
 
 std::vector<NvtxRange> NvtxIndex::ranges() const {
@@ -123,7 +125,10 @@ void NvtxIndex::build_thread(uint64_t thread_id, std::span<const Range> ranges) 
     if (ranges[i].end_ns != std::numeric_limits<uint64_t>::max())
       events.push_back({ranges[i].end_ns, index, false});
   }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.time < b.time; });
+  // Starts before ends at one time: a zero-length range's end must find it open (std::sort keeps
+  // no order among equal times, and an end applied first left the range open for good).
+  std::sort(events.begin(), events.end(),
+            [](const Event& a, const Event& b) { return a.time != b.time ? a.time < b.time : a.start > b.start; });
 
   // Open ranges ordered outermost first: by start time, then by order in the trace.
   std::vector<size_t> open;

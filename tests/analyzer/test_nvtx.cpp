@@ -186,6 +186,23 @@ TEST(NvtxAttribution, AZeroLengthRangeChangesNothingVisible) {
   EXPECT_EQ(x.call(200, 120, 200), "outer_b");
 }
 
+// Many zero-length ranges (a push and pop within one clock tick) among others: each is closed at
+// its own time stamp, whatever order the sort of more than 16 events leaves its start and end in.
+TEST(NvtxAttribution, ZeroLengthRangesAmongManyEventsNeverStayOpen) {
+  Index x;
+  uint64_t id = 1;
+  for (uint64_t t = 1000; t < 1000 + 40 * 100; t += 100) {
+    x.range(id++, 100, t, t, "tick");           // zero length
+    x.range(id++, 100, t + 10, t + 60, "op");   // an ordinary range after it
+  }
+  x.nvtx.finalize();
+  for (uint64_t t = 1000; t < 1000 + 40 * 100; t += 100) {
+    EXPECT_EQ(x.at(100, t + 5), "") << t;     // between the tick and the op: nothing open
+    EXPECT_EQ(x.at(100, t + 30), "op") << t;  // not "tick/op"
+    EXPECT_EQ(x.at(100, t + 80), "") << t;
+  }
+}
+
 TEST(NvtxAttribution, OfThreadsWhoseRangesChangeTheLowestThreadIdGivesTheCommonPrefix) {
   Index x;
   x.range(1, 100, 0, 10000, "train");

@@ -93,7 +93,8 @@ class NvtxIndex {
     uint64_t thread_id;
     uint64_t start_ns;
     uint64_t end_ns;  // UINT64_MAX: never ended
-    uint32_t seq;     // order of the kStart in the trace (modulo 2^32: a tie-break only)
+    uint32_t seq;     // order of the kStart in the trace, modulo 2^32: past 2^32 starts in one
+                      // trace, ranges() order and same-nanosecond nesting may differ from the trace's
     uint32_t name;    // index into names_
   };
   /// State of one thread from `time_ns` until the next transition.
