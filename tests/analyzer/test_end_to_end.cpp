@@ -1,7 +1,6 @@
-// End to end: traces written with rf::trace::Writer, analyzed by run_analysis and by the rfanalyze
-// executable; checks the rows, sums, summary.json, above-roof errors, truncated and corrupt traces.
+// End to end: traces written with rf::trace::Writer, analyzed by run_analysis; checks the rows, sums,
+// summary.json, above-roof errors, truncated and corrupt traces (the executable: test_rfanalyze_exe.cpp).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 #include <sstream>
 
 #include "analyzer_samples.h"
+#include "training_traces.h"
 #include "rfprof/analyzer/analyze.h"
 #include "rfprof/analyzer/csv.h"
 #include "rfprof/analyzer/rows.h"
@@ -29,78 +29,12 @@ using testing::TempDir;
 using testing::TraceBuilder;
 using trace::CollectionMode;
 using trace::ErrorCode;
-
-constexpr uint64_t kMain = 100, kAutograd = 200;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-const std::string kReduce = "reduce_kernel<float, 2>(float const*, float*)";
-
-/// A counters-mode trace of pid 4242 on an H100 whose records come in adversarial order:
-/// counters first, then kernels, then launches, NVTX last.
-void write_training_trace(const fs::path& path) {
-  TraceBuilder t(path, 512);
-  t.process(4242, CollectionMode::kCounters);
-  t.device(0, "NVIDIA H100 80GB HBM3", "GH100", 3352320000ull);
-  t.config(1, testing::roofline_metrics());
-  Counts c101;
-  c101.ffma = 1000;
-  c101.read = 600;
-  c101.write = 400;
-  Counts c102;
-  c102.fadd = 100;
-  c102.ffma = 500;
-  c102.dfma = 10;
-  c102.hfma = 5;
-  c102.read = 1000;
-  c102.write = 100;
-  Counts c103;  // 2e9 FP32 FLOP in 10 ns: far above any roof
-  c103.ffma = 1e9;
-  c103.read = 1;
-  c103.write = 1;
-  std::vector<double> v104(12, kNaN);
-  v104[9] = 64;  // only dram__bytes_read.sum is available
-  t.counters(1, 101, c101.values());
-  t.counters(1, 102, c102.values());
-  t.counters(1, 103, c103.values());
-  t.counters(1, 104, v104);
-  t.kernel(1101, 20000, 21000);  // launched through the runtime: carries the runtime id
-  t.kernel(102, 30000, 32000, kReduce);
-  t.launch(101, 1101, kMain, 2000);
-  t.launch(102, 0, kAutograd, 6000);  // autograd thread, no range of its own
-  t.launch(103, 0, kMain, 10000);
-  t.launch(104, 0, kMain, 200000);   // outside every range
-  t.push(1, kMain, 1000, "iteration");
-  t.push(2, kMain, 1000, "forward");
-  t.pop(2, kMain, 5000);
-  t.push(3, kMain, 5000, "backward");
-  t.pop(3, kMain, 9000);
-  t.push(4, kMain, 9000, "optimizer");
-  t.pop(4, kMain, 12000);
-  t.pop(1, kMain, 100000);
-  t.kernel(103, 40000, 40010);
-  t.kernel(104, 50000, 50500);
-  t.kernel(999, 60000, 60300, "orphan()");  // its launch is not in the trace
-  t.window(0, false, 300000);
-  t.error(ErrorCode::kRangeLaunchMismatch, "2 ranges for 3 launches");
-  t.error(ErrorCode::kRangeLaunchMismatch, "2 ranges for 3 launches");
-  t.error(ErrorCode::kDroppedRecords, "CUPTI dropped 5 records");
-  t.finish();
-}
-
-/// A timing-mode trace of pid 777 with `launches` launches, each inside a "forward" range.
-void write_timing_trace(const fs::path& path, int launches, uint32_t chunk_bytes = 1u << 20) {
-  TraceBuilder t(path, chunk_bytes);
-  t.process(777, CollectionMode::kTiming);
-  t.device(0, "NVIDIA A100-SXM4-80GB", "GA100");
-  for (int i = 0; i < launches; ++i) {
-    auto corr = static_cast<uint32_t>(10 + i);
-    uint64_t at = 1000 + 100 * static_cast<uint64_t>(i);
-    t.push(static_cast<uint64_t>(i + 1), 5, at, "forward");
-    t.launch(corr, 0, 5, at + 10);
-    t.pop(static_cast<uint64_t>(i + 1), 5, at + 50);
-    t.kernel(corr, at + 20, at + 70);
-  }
-  t.finish();
-}
+using testing::kAutograd;
+using testing::kMain;
+using testing::kNaN;
+using testing::kReduce;
+using testing::write_timing_trace;
+using testing::write_training_trace;
 
 TEST(EndToEnd, KernelRowsJoinCountersAndNvtx) {
   TempDir dir;
@@ -557,140 +491,6 @@ TEST(EndToEnd, SeveralTracesAndCustomPhases) {
   EXPECT_EQ(s["devices"][1]["ceilings"]["datasheet_entry"], "A100 SXM4 80GB");
 }
 
-#ifdef RFANALYZE_PATH
-/// Runs rfanalyze with `args`; returns its exit status and stderr.
-AnalysisRun run_exe(const std::string& args, const fs::path& dir) {
-  const fs::path err = dir / "stderr.txt";
-  std::string cmd = std::string(RFANALYZE_PATH) + " " + args + " 2>" + err.string() + " >/dev/null";
-  int raw = std::system(cmd.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, testing::slurp(err)};
-}
-
-TEST(RfanalyzeExecutable, WritesTheReportAndExitCodes) {
-  TempDir dir;
-  write_training_trace(dir.path / "t.rftrace");
-  const std::string trace = (dir.path / "t.rftrace").string();
-  const fs::path out = dir.path / "report";
-  AnalysisRun ok = run_exe(trace + " -o " + out.string(), dir.path);
-  EXPECT_EQ(ok.status, 0) << ok.err;
-  for (const char* f : {"kernels.csv", "counters.csv", "ranges.csv", "phases.csv", "summary.json"})
-    EXPECT_TRUE(fs::exists(out / f)) << f;
-  EXPECT_EQ(lines_of(out / "kernels.csv").size(), 6u);
-
-  AnalysisRun forced = run_exe(trace + " -o " + (dir.path / "r2").string() + " --device 'V100 SXM2'", dir.path);
-  EXPECT_EQ(forced.status, 0) << forced.err;
-  std::ifstream in(dir.path / "r2" / "summary.json");
-  EXPECT_EQ(nlohmann::json::parse(in)["devices"][0]["ceilings"]["datasheet_entry"], "V100 SXM2");
-
-  AnalysisRun unknown = run_exe(trace + " -o " + (dir.path / "r3").string() + " --device 'Z9000'", dir.path);
-  EXPECT_EQ(unknown.status, 2);
-  EXPECT_NE(unknown.err.find("--device \"Z9000\": no such ceilings entry"), std::string::npos) << unknown.err;
-
-  AnalysisRun missing = run_exe((dir.path / "nope.rftrace").string(), dir.path);
-  EXPECT_EQ(missing.status, 2);
-  EXPECT_NE(missing.err.find("nope.rftrace: no such file"), std::string::npos) << missing.err;
-
-  AnalysisRun no_args = run_exe("", dir.path);
-  EXPECT_EQ(no_args.status, 2);
-
-  std::ofstream(dir.path / "bad_map.json") << "{}";
-  AnalysisRun bad_map = run_exe(trace + " --phase-map " + (dir.path / "bad_map.json").string(), dir.path);
-  EXPECT_EQ(bad_map.status, 2);
-  EXPECT_NE(bad_map.err.find("bad_map.json"), std::string::npos) << bad_map.err;
-}
-
-TEST(RfanalyzeExecutable, CommandLineErrorsVersionAndRepeatedImports) {
-  TempDir dir;
-  write_training_trace(dir.path / "t.rftrace");
-  const std::string trace = (dir.path / "t.rftrace").string();
-  // CLI11's errors read as every other message: one line, "rfanalyze: ...".
-  AnalysisRun bogus = run_exe(trace + " --bogus", dir.path);
-  EXPECT_EQ(bogus.status, 2);
-  EXPECT_EQ(bogus.err.rfind("rfanalyze: ", 0), 0u) << bogus.err;
-  EXPECT_EQ(std::count(bogus.err.begin(), bogus.err.end(), '\n'), 1) << bogus.err;
-  EXPECT_NE(bogus.err.find("--bogus"), std::string::npos) << bogus.err;
-
-  const std::string version_cmd = std::string(RFANALYZE_PATH) + " --version";
-  FILE* p = ::popen(version_cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char line[128] = {};
-  ASSERT_NE(std::fgets(line, sizeof line, p), nullptr);
-  EXPECT_EQ(WEXITSTATUS(::pclose(p)), 0);
-  EXPECT_EQ(std::string(line).rfind("rfanalyze 0.", 0), 0u) << line;
-
-  // --import-ncu takes one file: a trace after it is a trace (it once took every path that followed).
-  const fs::path csv = dir.path / "k.csv";
-  std::ofstream(csv) << "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
-                        "\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\"\n"
-                        ",,,,,,,,,,,\"nsecond\"\n"
-                        "\"0\",\"777\",\"app\",\"h\",\"k\",\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"100\"\n";
-  AnalysisRun both = run_exe("--import-ncu " + csv.string() + " " + trace + " -o " + (dir.path / "r").string(), dir.path);
-  ASSERT_EQ(both.status, 0) << both.err;
-  EXPECT_EQ(lines_of(dir.path / "r" / "kernels.csv").size(), 6u + 1u);  // the trace's 5, the CSV's 1
-  AnalysisRun twice = run_exe("--import-ncu " + csv.string() + " --import-ncu " + csv.string() + " -o " +
-                              (dir.path / "r2").string(), dir.path);
-  ASSERT_EQ(twice.status, 0) << twice.err;
-  EXPECT_EQ(lines_of(dir.path / "r2" / "kernels.csv").size(), 3u);
-}
-
-// The summary goes to stdout once the outputs are written; --quiet prints none; messages stay
-// on stderr.
-TEST(RfanalyzeExecutable, PrintsASummaryUnlessQuiet) {
-  TempDir dir;
-  write_training_trace(dir.path / "t.rftrace");
-  const std::string base = std::string(RFANALYZE_PATH) + " " + (dir.path / "t.rftrace").string() + " -o " +
-                           (dir.path / "r").string();
-  auto stdout_of = [&](const std::string& cmd) {
-    const fs::path out = dir.path / "stdout.txt";
-    EXPECT_EQ(std::system((cmd + " >" + out.string() + " 2>/dev/null").c_str()), 0) << cmd;
-    return testing::slurp(out);
-  };
-  const std::string summary = stdout_of(base);
-  EXPECT_EQ(summary.rfind("rfanalyze: 1 trace(s), 5 launches, ", 0), 0u) << summary;
-  EXPECT_NE(summary.find(" kernels by GPU time\n"), std::string::npos) << summary;
-  EXPECT_NE(summary.find("forward"), std::string::npos) << summary;
-  EXPECT_NE(summary.find("outputs in " + (dir.path / "r").string() + "/: report.html"), std::string::npos) << summary;
-  EXPECT_EQ(stdout_of(base + " --quiet"), "");
-  EXPECT_EQ(stdout_of(base + " -q"), "");
-}
-
-// `rfanalyze ceilings` passes its --device, --ceilings and -o on; `rfanalyze TRACE --ceilings` its
-// file: a user entry named in both is what each prints and what summary.json names.
-TEST(RfanalyzeExecutable, CeilingsFilesDevicesAndFoldersReachBothCommands) {
-  TempDir dir;
-  const fs::path user = dir.path / "lab.json";
-  std::ofstream(user) << R"({"devices": [{"name": "Lab Board", "chip": null, "patterns": ["h100 80gb"],
-                             "fp32_flop_per_s": 2.0e13, "dram_bytes_per_s": 1.0e12}]})";
-  auto stdout_of = [&](const std::string& args) {
-    const fs::path out = dir.path / "stdout.txt";
-    const std::string cmd = std::string(RFANALYZE_PATH) + " " + args + " >" + out.string() + " 2>&1";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << testing::slurp(out);
-    return testing::slurp(out);
-  };
-  const std::string v100 = stdout_of("ceilings --device 'V100 SXM2' -o " + (dir.path / "svg").string());
-  EXPECT_EQ(v100.rfind("ceilings of V100 SXM2\n", 0), 0u) << v100;
-  EXPECT_TRUE(fs::exists(dir.path / "svg" / "roofline-V100-SXM2.svg"));
-  const std::string lab = stdout_of("ceilings --ceilings " + user.string() + " --device 'Lab Board' -o " +
-                                    (dir.path / "lab").string());
-  EXPECT_EQ(lab.rfind("ceilings of Lab Board\n", 0), 0u) << lab;
-  EXPECT_NE(lab.find("\nfp32,2e+13,FLOP/s,20,"), std::string::npos) << lab;  // ridge: 2e13 / 1e12
-  EXPECT_TRUE(fs::exists(dir.path / "lab" / "roofline-Lab-Board.svg"));
-
-  write_training_trace(dir.path / "t.rftrace");
-  stdout_of((dir.path / "t.rftrace").string() + " -q --ceilings " + user.string() + " -o " + (dir.path / "r").string());
-  const auto s = nlohmann::json::parse(std::ifstream(dir.path / "r" / "summary.json"));
-  EXPECT_EQ(s["devices"][0]["ceilings"]["user_entry"], "Lab Board");
-  EXPECT_EQ(s["devices"][0]["ceilings"]["dram_bytes_per_s"]["value"], 1.0e12);
-}
-
-TEST(RfanalyzeExecutable, DefaultOutputDirectoryIsRfprofReportInCwd) {
-  TempDir dir;
-  write_timing_trace(dir.path / "t.rftrace", 2);
-  std::string cmd = "cd " + dir.path.string() + " && " + RFANALYZE_PATH + " t.rftrace 2>/dev/null";
-  EXPECT_EQ(std::system(cmd.c_str()), 0);
-  EXPECT_EQ(lines_of(dir.path / "rfprof-report" / "kernels.csv").size(), 3u);
-}
-#endif
 
 #ifdef RFPROF_PYTHON
 TEST(EndToEnd, PandasReadsTheCsvFiles) {

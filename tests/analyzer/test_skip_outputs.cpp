@@ -1,9 +1,8 @@
 // rfanalyze --skip / --outputs (AnalyzeOptions::skip): a skipped output is not written, every
-// other one is byte for byte what a full run writes, and bad names are refused.
+// other one is byte for byte what a full run writes, and bad names are refused (the command line:
+// test_rfanalyze_exe.cpp).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
@@ -117,70 +116,6 @@ TEST(SkipOutputs, AFileAnEarlierRunLeftIsKeptAndNamedOnce) {
   EXPECT_TRUE(fs::exists(out / "ranges.csv"));
 }
 
-#ifdef RFANALYZE_PATH
-struct ExeRun {
-  int status;
-  std::string out, err;
-};
-
-ExeRun run_exe(const std::string& args, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  std::string cmd = RFANALYZE_PATH;  // appended, not a chain of +, which gcc 12 warns about (-Warray-bounds)
-  for (const std::string& part : {std::string(" "), args, std::string(" >"), out.string(), std::string(" 2>"), err.string()})
-    cmd += part;
-  const int raw = std::system(cmd.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
-}
-
-TEST(SkipOutputs, TheCommandLineTakesCommaSeparatedNamesAndRefusesBadOnes) {
-  TempDir dir;
-  const std::string trace = testing::shipped_trace().string();
-  const fs::path only = dir.path / "only";
-  const ExeRun outputs = run_exe(trace + " --outputs ranges.csv,summary.json -o " + only.string(), dir.path);
-  ASSERT_EQ(outputs.status, 0) << outputs.err;
-  std::set<std::string> files;
-  for (const auto& e : fs::directory_iterator(only)) files.insert(e.path().filename().string());
-  EXPECT_EQ(files, (std::set<std::string>{"ranges.csv", "summary.json"}));
-  // The summary lists the outputs written, not the ones skipped.
-  EXPECT_NE(outputs.out.find("\noutputs in " + only.string() + "/: ranges.csv, summary.json\n"), std::string::npos)
-      << outputs.out;
-
-  const fs::path skipped = dir.path / "skipped";
-  const ExeRun skip = run_exe(trace + " -q --skip kernels.csv,counters.csv --skip trace.json -o " + skipped.string(),
-                              dir.path);
-  ASSERT_EQ(skip.status, 0) << skip.err;
-  EXPECT_EQ(skip.out, "");
-  EXPECT_FALSE(fs::exists(skipped / "kernels.csv"));
-  EXPECT_FALSE(fs::exists(skipped / "trace.json"));
-  EXPECT_TRUE(fs::exists(skipped / "report.html"));
-
-  // One list per use: a trace after the option is a trace, not a name.
-  const fs::path after = dir.path / "after";
-  const ExeRun before = run_exe("-q --skip trace.json,kernels.csv " + trace + " -o " + after.string(), dir.path);
-  ASSERT_EQ(before.status, 0) << before.err;
-  EXPECT_FALSE(fs::exists(after / "trace.json"));
-  EXPECT_FALSE(fs::exists(after / "kernels.csv"));
-  EXPECT_TRUE(fs::exists(after / "counters.csv"));
-
-  const ExeRun unknown = run_exe(trace + " --skip kernels.csv,tracejson -o " + (dir.path / "u").string(), dir.path);
-  EXPECT_EQ(unknown.status, 2);
-  EXPECT_EQ(unknown.err, "rfanalyze: --skip: \"tracejson\" is not an output (expected one of: kernels.csv, "
-                         "counters.csv, trace.json, memory.csv, ranges.csv, phases.csv, processes.csv, "
-                         "profiler_overhead.csv, ops.csv, layers.csv, callsites_time.folded, callsites_flop.folded, "
-                         "callsites.csv, summary.json, roofline.svg, scaling.csv, report.html)\n");
-  EXPECT_FALSE(fs::exists(dir.path / "u"));
-  const ExeRun empty = run_exe(trace + " --outputs '' -o " + (dir.path / "e").string(), dir.path);
-  EXPECT_EQ(empty.status, 2);
-  EXPECT_EQ(empty.err.rfind("rfanalyze: --outputs: \"\" is not an output (expected one of: ", 0), 0u) << empty.err;
-  EXPECT_FALSE(fs::exists(dir.path / "e"));
-
-  const ExeRun both = run_exe(trace + " --skip trace.json --outputs ranges.csv -o " + (dir.path / "b").string(),
-                              dir.path);
-  EXPECT_EQ(both.status, 2);
-  EXPECT_NE(both.err.find("--skip excludes --outputs"), std::string::npos) << both.err;
-  EXPECT_FALSE(fs::exists(dir.path / "b"));
-}
-#endif
 
 }  // namespace
 }  // namespace rf::analyzer
