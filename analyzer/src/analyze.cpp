@@ -70,6 +70,8 @@ class Outputs {
   }
   /// Whether output `name` is written (not skipped).
   bool written(const std::string& name) const { return !skip_.contains(name); }
+  /// open(name), or nullptr for a skipped output: for a writer that then skips its work too.
+  std::ostream* open_if_written(const std::string& name) { return written(name) ? &open(name) : nullptr; }
   /// Opens output `name` (a file name inside the output directory). Throws OutputError when it
   /// cannot be created.
   std::ostream& open(const std::string& name) {
@@ -190,12 +192,9 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
   nlohmann::ordered_json page_data;  // report.html's data, then the stdout summary's
   try {
     Outputs out(options.output_dir, options.skip);
-    std::ostream& kernels_csv = out.open("kernels.csv");
-    std::ostream& counters_csv = out.open("counters.csv");
-    Report report(sources, out.written("kernels.csv") ? &kernels_csv : nullptr,
-                  out.written("counters.csv") ? &counters_csv : nullptr);
+    Report report(sources, out.open_if_written("kernels.csv"), out.open_if_written("counters.csv"));
     std::optional<ChromeTrace> timeline;
-    if (out.written("trace.json")) timeline.emplace(out.open("trace.json"));
+    if (std::ostream* json = out.open_if_written("trace.json")) timeline.emplace(*json);
     // trace.json's events are serialized on a thread of their own, while this one writes the CSV
     // outputs (bench/README.md: nlohmann::json's dump was 55% of a run's instructions). Drained
     // after each trace, so begin_trace and finish() find it idle. No thread without trace.json.

@@ -90,10 +90,6 @@ struct OptionalSum {
   std::optional<double> value() const { return count ? std::optional<double>(sum) : std::nullopt; }
 };
 
-/// Sums of launches sharing a key (an NVTX path, a phase, or all launches).
-/// Each FLOP and byte column sums the launches that have it. Arithmetic intensity is computed over
-/// the launches that have total FLOP and DRAM bytes, FLOP/s over those that have total FLOP and a
-/// duration, so that a launch without counters never dilutes a ratio.
 /// A launch's total FLOP and DRAM bytes (LaunchMetrics::total_flop(), dram_bytes()), computed once
 /// for the several sums one launch is added to (Report, ReportPage: seven per launch).
 struct LaunchTotals {
@@ -102,6 +98,10 @@ struct LaunchTotals {
   static LaunchTotals of(const LaunchMetrics& m) { return {m.total_flop(), m.dram_bytes()}; }
 };
 
+/// Sums of launches sharing a key (an NVTX path, a phase, or all launches).
+/// Each FLOP and byte column sums the launches that have it. Arithmetic intensity is computed over
+/// the launches that have total FLOP and DRAM bytes, FLOP/s over those that have total FLOP and a
+/// duration, so that a launch without counters never dilutes a ratio.
 struct Aggregate {
   uint64_t launches = 0;
   uint64_t duration_ns = 0;         ///< sum of kernel durations (ns)
