@@ -133,17 +133,20 @@ std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx, bool&
     return nullptr;
   }
   if (role == WindowRole::kPass && !cp->started()) {
-    const std::string where = "cuptiRangeProfilerStart on device " + std::to_string(cp->device_id()) + " (" + cp->chip() + "): ";
+    // Built only on failure: the pass starts in a launch callback, which allocates nothing.
+    auto where = [&] {
+      return "cuptiRangeProfilerStart on device " + std::to_string(cp->device_id()) + " (" + cp->chip() + "): ";
+    };
     step_wait_for_unlocked_launches();
     try {
       cp->start(0);  // in the launch's entry callback: its context is current
     } catch (const CuptiError& e) {
       cp->mutex().unlock();
-      step_failed(where + detail_of(e), static_cast<int>(e.result()));
+      step_failed(where() + detail_of(e), static_cast<int>(e.result()));
       return nullptr;
     } catch (const std::exception& e) {
       cp->mutex().unlock();
-      step_failed(where + detail_of(e), 0);
+      step_failed(where() + detail_of(e), 0);
       return nullptr;
     }
   }
@@ -250,7 +253,7 @@ void Session::step_close_window(uint32_t cbid) {
       std::string why;
       // Read before counters_decoded, which restarts the group (and forgets its launches) on a
       // mismatch: the record's expected = launches, actual = ranges, as for kernel replay.
-      const size_t launches = step_->replay().reference().size();
+      const size_t launches = step_->replay().reference_size();
       size_t ranges = 0;
       if (all_submitted.value_or(false)) {
         DecodedImage image = cp->decode_passes(/*prepare_next=*/false);
@@ -288,7 +291,7 @@ void Session::step_close_window(uint32_t cbid) {
         " window was discarded: " + closed.verdict.message;
     if (!closed.verdict.empty && step_mismatched_++ == 0) step_first_mismatch_ = what;  // end-of-run line
     write_error(trace::ErrorCode::kRangeLaunchMismatch, timing_window.value_or(0),
-                step_->replay().reference().size(), 0, "replay across steps on " + device + ": " + what);
+                step_->replay().reference_size(), 0, "replay across steps on " + device + ": " + what);
   }
   if (!closed.give_up.empty()) step_failed(closed.give_up, 0);
   for (StepRangeCounters& c : closed.counters) {

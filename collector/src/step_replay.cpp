@@ -10,7 +10,23 @@ std::string describe(const LaunchIdentity& l) {
   auto dim = [](const std::array<int32_t, 3>& d) {
     return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + ")";
   };
-  return l.kernel + "<<<" + dim(l.grid) + "," + dim(l.block) + ">>>";
+  return std::string(l.kernel) + "<<<" + dim(l.grid) + "," + dim(l.block) + ">>>";
+}
+
+KernelNameIds::KernelNameIds() { (void)id(kGraphLaunchName); }
+
+uint32_t KernelNameIds::id(std::string_view name) {
+  Slot& slot = slots_[(reinterpret_cast<uintptr_t>(name.data()) >> 4) % kSlots];
+  // The bytes are compared, not only the address: a module unloaded and another loaded may put a
+  // different name where this one was.
+  if (slot.data == name.data() && *names_[slot.id] == name) return slot.id;
+  auto it = ids_.find(name);
+  if (it == ids_.end()) {
+    it = ids_.emplace(std::string(name), static_cast<uint32_t>(names_.size())).first;
+    names_.push_back(&it->first);
+  }
+  slot = Slot{name.data(), it->second};
+  return it->second;
 }
 
 StepReplay::StepReplay(uint32_t passes, uint32_t groups) : passes_(passes), planned_(passes), groups_(groups) {
@@ -25,6 +41,7 @@ WindowRole StepReplay::begin() {
   }
   open_ = true;
   current_.clear();
+  current_.reserve(reference_.size());  // a window like the reference allocates nothing per launch
   role_ = WindowRole{};
   if (done()) return role_;  // kDone
   role_.group = groups_done_;
@@ -39,14 +56,27 @@ WindowRole StepReplay::begin() {
 
 void StepReplay::on_launch(const LaunchIdentity& launch) {
   if (!open_ || role_.kind == WindowRole::kDone) return;
-  current_.push_back(launch);
+  current_.push_back(Launch{names_.id(launch.kernel), launch.grid, launch.block});
 }
 
-std::string StepReplay::difference(const std::vector<LaunchIdentity>& seq) const {
+std::vector<LaunchIdentity> StepReplay::reference() const {
+  std::vector<LaunchIdentity> out;
+  out.reserve(reference_.size());
+  for (const Launch& l : reference_) out.push_back(identity(l));
+  return out;
+}
+
+bool StepReplay::reference_has_graph_launch() const noexcept {
+  const uint32_t graph = 0;  // KernelNameIds' id of kGraphLaunchName
+  return std::any_of(reference_.begin(), reference_.end(), [&](const Launch& l) { return l.kernel == graph; });
+}
+
+std::string StepReplay::difference(const std::vector<Launch>& seq) const {
   const size_t n = std::min(seq.size(), reference_.size());
   for (size_t i = 0; i < n; ++i)
     if (!(seq[i] == reference_[i]))
-      return "launch " + std::to_string(i) + ": expected " + describe(reference_[i]) + ", got " + describe(seq[i]);
+      return "launch " + std::to_string(i) + ": expected " + describe(identity(reference_[i])) + ", got " +
+             describe(identity(seq[i]));
   if (seq.size() != reference_.size())
     return std::to_string(seq.size()) + " launches, expected " + std::to_string(reference_.size());
   return "";
@@ -68,7 +98,7 @@ WindowVerdict StepReplay::end(std::optional<bool> all_passes_submitted) {
       v.message = "window launched no kernel";
       return v;
     }
-    reference_ = std::move(current_);
+    reference_.swap(current_);  // current_ keeps a capacity for the next windows
     current_.clear();
   } else if (std::string d = difference(current_); !d.empty()) {
     ++discarded_;

@@ -44,6 +44,7 @@ WindowRole StepReplayCollector::open_window() {
   role_ = replay_.begin();
   open_ = true;
   timing_correlation_ids_.clear();
+  if (role_.kind == WindowRole::kTiming) timing_correlation_ids_.reserve(replay_.reference_size());
   first_thread_ = 0;
   other_thread_launches_ = 0;
   launches_in_window_ = 0;
@@ -88,10 +89,9 @@ StepWindowClosed StepReplayCollector::close_window(std::optional<bool> all_passe
         break;
     }
     if (role.pass == 0 && c.verdict.kind != WindowVerdict::kDiscarded && c.give_up.empty()) {
-      const auto& ref = replay_.reference();
-      if (std::any_of(ref.begin(), ref.end(), [](const LaunchIdentity& l) { return l.kernel == kGraphLaunchName; }))
+      if (replay_.reference_has_graph_launch())
         c.give_up = "a window launches a CUDA graph, whose kernels cannot be matched to ranges";
-      else if (ref.size() > max_ranges_)
+      else if (replay_.reference_size() > max_ranges_)
         c.give_up = "a window launches " + std::to_string(launches_in_window_) + " kernels, more than the " +
                     std::to_string(max_ranges_) + " ranges a pass holds (raise RFPROF_MAX_RANGES)";
     }
@@ -125,7 +125,7 @@ std::string StepReplayCollector::give_up_reason() const {
 std::string StepReplayCollector::counters_decoded(std::vector<RangeValues> ranges, bool all_passes_submitted,
                                                   uint64_t dropped_ranges) {
   std::string why;
-  const size_t launches = replay_.reference().size();
+  const size_t launches = replay_.reference_size();
   if (!all_passes_submitted) {
     why = "cuptiRangeProfilerStop reports that not all passes were submitted";
   } else if (ranges.size() != launches) {

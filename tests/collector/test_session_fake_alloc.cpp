@@ -88,6 +88,47 @@ TEST_F(FakeSessionTest, TimingModeLaunchCallbacksWithFiltersAllocateNothing) {
   EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), 24000u);
 }
 
+// Replay across steps (RFPROF_REPLAY=step): a pass window's launches allocate nothing once the
+// group's first window has given the reference, with PyTorch's long mangled names (until
+// 2026-11-29 each launch copied its name twice, into its identity and into the window's sequence:
+// 2 allocations per launch, and the sequence's growth in every window).
+TEST_F(FakeSessionTest, StepReplayLaunchCallbacksAllocateNothingAfterTheFirstWindow) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(step_options(trace_))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    const char* names[] = {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_",
+                           "sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize64x128x32_warpgroupsize1x1x1"};
+    DirectLaunch a(ctx, names[0], 1, 128), b(ctx, names[1], 1, 128);
+    if (!a.ok() || !b.ok()) std::_Exit(5);
+    uint32_t next = 1000;
+    uint64_t n = 0;
+    for (int window = 0; window < 2; ++window) {
+      profiler_start(ctx);
+      t_allocations = 0;
+      for (int i = 0; i < 1000; ++i) {
+        // The window's first launch starts the pass (cuptiRangeProfilerStart: CUPTI's allocations,
+        // here the fake's, are not rfprof's); the first window makes the reference, its names
+        // copied once.
+        t_armed = window > 0 && i > 0;
+        (i % 3 ? a : b)(next++);
+      }
+      t_armed = false;
+      n += t_allocations;
+      profiler_stop(ctx);
+    }
+    std::fprintf(stderr, "allocations=%llu\n", static_cast<unsigned long long>(n));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("allocations=0\n"), std::string::npos) << c.err;
+  // The windows' launches reached the replay: the group's last pass was checked against their
+  // 1000 (the fake's Range Profiler saw no kernel through the direct calls: 0 ranges, the group
+  // restarts).
+  const auto mismatches = errors_with(read_trace(trace_), trace::ErrorCode::kRangeLaunchMismatch);
+  ASSERT_EQ(mismatches.size(), 1u);
+  EXPECT_EQ(mismatches[0].expected, 1000u);
+  EXPECT_EQ(mismatches[0].actual, 0u);
+}
+
 // NVTX ranges around every operator with replay across NVTX ranges (RFPROF_REPLAY_RANGE): in the
 // default domain, and in a named domain where each range takes the thread's depth from 0 to 1
 // (until 2026-11-28 a std::map node then, one allocation per range); with no window open (the

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 namespace rf::collector {
 namespace {
 
-LaunchIdentity k(const std::string& name, int32_t gx = 1024, int32_t bx = 256) {
+LaunchIdentity k(std::string_view name, int32_t gx = 1024, int32_t bx = 256) {
   return {name, {gx, 1, 1}, {bx, 1, 1}};
 }
 
@@ -208,6 +210,63 @@ TEST(StepReplay, LaunchesOutsideWindowsAndEndWithoutBeginAreIgnored) {
   EXPECT_EQ(r.end().kind, WindowVerdict::kIgnored);
   EXPECT_EQ(window(r, kStep).second.kind, WindowVerdict::kGroupCounters);
   EXPECT_EQ(r.reference(), kStep);
+}
+
+// A launch's name is a view of CUPTI's symbolName, read only during on_launch: the replay keeps
+// its own copy. Here each name lives in a buffer that is overwritten right after its launch, and
+// later windows spell the same names from other buffers.
+TEST(StepReplay, NamesAreKeptNotViewed) {
+  StepReplay r(2, 1);
+  std::string buffer;
+  auto launch_from_buffer = [&](const char* name) {
+    buffer = name;
+    r.on_launch({buffer, {1, 1, 1}, {32, 1, 1}});
+    buffer.assign(buffer.size(), 'x');  // the same address, other bytes
+  };
+  r.begin();
+  launch_from_buffer("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_");
+  launch_from_buffer("_Z4reluPf");
+  EXPECT_EQ(r.end().kind, WindowVerdict::kKept);
+  const std::string other_copy[] = {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_",
+                                    "_Z4reluPf"};
+  auto [role, v] = window(r, {{other_copy[0], {1, 1, 1}, {32, 1, 1}}, {other_copy[1], {1, 1, 1}, {32, 1, 1}}});
+  EXPECT_EQ(v.kind, WindowVerdict::kGroupCounters) << v.message;
+  ASSERT_EQ(r.reference_size(), 2u);
+  EXPECT_EQ(r.reference()[1].kernel, "_Z4reluPf");
+  // The buffer's address with another name is another kernel, not the one last seen there.
+  r.begin();
+  launch_from_buffer("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_");
+  launch_from_buffer("_Z4geluPf");
+  const WindowVerdict timing = r.end();
+  EXPECT_EQ(timing.kind, WindowVerdict::kDiscarded);
+  EXPECT_EQ(timing.message, "its kernels differ from the first window's: launch 1: expected "
+                            "_Z4reluPf<<<(1,1,1),(32,1,1)>>>, got _Z4geluPf<<<(1,1,1),(32,1,1)>>>");
+}
+
+TEST(KernelNameIds, EachDistinctNameHasOneIdWhereverItIsSpelled) {
+  KernelNameIds ids;
+  EXPECT_EQ(ids.id(kGraphLaunchName), 0u);
+  EXPECT_EQ(ids.size(), 1u);
+  std::string a = "_Z4gemmPKfS0_Pf", a2 = a, b = "_Z4reluPf";
+  const uint32_t ia = ids.id(a);
+  EXPECT_EQ(ids.id(a), ia);   // the same address: found without hashing
+  EXPECT_EQ(ids.id(a2), ia);  // another address, the same bytes
+  const uint32_t ib = ids.id(b);
+  EXPECT_NE(ib, ia);
+  EXPECT_EQ(ids.size(), 3u);
+  a = "_Z4geluPf";  // short: the same inline buffer, other bytes
+  const uint32_t ic = ids.id(a);
+  EXPECT_NE(ic, ia);
+  EXPECT_NE(ic, ib);
+  EXPECT_EQ(ids.name(ia), "_Z4gemmPKfS0_Pf");
+  EXPECT_EQ(ids.name(ic), "_Z4geluPf");
+  EXPECT_EQ(ids.id("_Z4geluPf"), ic);
+  // A name that is a prefix of another at the same address is not taken for it.
+  std::string p = "_Z4gemmPKfS0_Pf";
+  const uint32_t ip = ids.id(p);
+  EXPECT_EQ(ids.id(std::string_view(p).substr(0, 6)), ids.id("_Z4gem"));
+  EXPECT_NE(ids.id(std::string_view(p).substr(0, 6)), ip);
+  EXPECT_THROW((void)ids.name(1000), std::out_of_range);
 }
 
 TEST(StepReplay, ZeroPassesOrGroupsAreRejected) {

@@ -7,7 +7,7 @@
 namespace rf::collector {
 namespace {
 
-LaunchIdentity k(const std::string& name, int32_t gx = 1024) { return {name, {gx, 1, 1}, {256, 1, 1}}; }
+LaunchIdentity k(std::string_view name, int32_t gx = 1024) { return {name, {gx, 1, 1}, {256, 1, 1}}; }
 
 const std::vector<LaunchIdentity> kStep = {k("conv"), k("relu"), k("gemm", 64)};
 

@@ -19,8 +19,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace rf::collector {
@@ -28,12 +31,45 @@ namespace rf::collector {
 /// LaunchIdentity::kernel of a CUDA graph launch (one call, an unknown number of kernels).
 inline constexpr const char* kGraphLaunchName = "[CUDA graph]";
 
-/// What identifies a launch across steps.
+/// What identifies a launch across steps. `kernel` is a view: of CUPTI's symbolName in the
+/// launch callback, read only during the call it is passed to (StepReplay keeps its own copy of
+/// each distinct name, so that a launch allocates nothing).
 struct LaunchIdentity {
-  std::string kernel;  ///< mangled kernel name
+  std::string_view kernel;  ///< mangled kernel name
   std::array<int32_t, 3> grid{};
   std::array<int32_t, 3> block{};
   bool operator==(const LaunchIdentity&) const = default;
+};
+
+/// The distinct kernel names of a run, each kept once and numbered 0, 1, ... in order of first
+/// sight (id 0: kGraphLaunchName). Not thread-safe. Memory: the distinct names, never per launch.
+class KernelNameIds {
+ public:
+  KernelNameIds();
+  /// The id of `name`, added at its first sight (which allocates; later sights do not). A name
+  /// seen at the same address as the last time it was looked up there is found by one comparison
+  /// of its bytes, without hashing: CUPTI hands the same symbolName pointer for each launch of a
+  /// kernel. Throws std::bad_alloc.
+  uint32_t id(std::string_view name);
+  /// The name of `id` (from id()); valid while this object lives.
+  std::string_view name(uint32_t id) const { return *names_.at(id); }
+  /// Distinct names kept, kGraphLaunchName included.
+  size_t size() const noexcept { return names_.size(); }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  /// Last id found for a name at this address (the slot is chosen by the address).
+  struct Slot {
+    const char* data = nullptr;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kSlots = 256;
+  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;
+  std::vector<const std::string*> names_;  // by id: the keys of ids_ (stable node addresses)
+  std::array<Slot, kSlots> slots_{};
 };
 
 /// What a window is for, decided when it opens.
@@ -73,7 +109,9 @@ class StepReplay {
   /// A profiling window opens. Returns its role. Calling begin() twice without end() ends the
   /// first window as discarded ("window not closed") and opens a new one.
   WindowRole begin();
-  /// A kernel launch inside the open window (ignored outside one or in a kDone window).
+  /// A kernel launch inside the open window (ignored outside one or in a kDone window). Allocates
+  /// nothing but at the first sight of a kernel name and while the window holds more launches
+  /// than the group's reference (begin() reserves that many). Throws std::bad_alloc.
   void on_launch(const LaunchIdentity& launch);
   /// The open window closes. Returns the verdict; the next begin() continues accordingly.
   /// `all_passes_submitted`: for a pass window, what cuptiRangeProfilerStop said
@@ -90,8 +128,13 @@ class StepReplay {
   /// range count differs from the reference's); counts as a discarded window.
   void restart_group();
 
-  /// The reference kernel sequence of the current group (the first kept window's).
-  const std::vector<LaunchIdentity>& reference() const noexcept { return reference_; }
+  /// The reference kernel sequence of the current group (the first kept window's). Built on each
+  /// call: its names are views valid while this StepReplay lives.
+  std::vector<LaunchIdentity> reference() const;
+  /// reference().size(), without building it.
+  size_t reference_size() const noexcept { return reference_.size(); }
+  /// Whether the reference holds a CUDA graph launch (kGraphLaunchName).
+  bool reference_has_graph_launch() const noexcept;
   /// Passes of a group: the host API's plan, or CUPTI's count once a group told it.
   uint32_t passes() const noexcept { return passes_; }
   /// The host API's planned pass count (the constructor's `passes`).
@@ -104,8 +147,16 @@ class StepReplay {
   bool done() const noexcept { return groups_done_ >= groups_; }
 
  private:
+  /// A launch as kept (28 bytes): its kernel name is names_' id, the name itself kept once.
+  struct Launch {
+    uint32_t kernel = 0;
+    std::array<int32_t, 3> grid{};
+    std::array<int32_t, 3> block{};
+    bool operator==(const Launch&) const = default;
+  };
+  LaunchIdentity identity(const Launch& l) const { return {names_.name(l.kernel), l.grid, l.block}; }
   /// "" when `seq` equals the reference, else the first difference.
-  std::string difference(const std::vector<LaunchIdentity>& seq) const;
+  std::string difference(const std::vector<Launch>& seq) const;
 
   uint32_t passes_;
   uint32_t planned_;
@@ -114,8 +165,9 @@ class StepReplay {
   uint32_t next_pass_ = 0;  // pass of the next instrumented window; == passes_: timing window next
   bool open_ = false;
   WindowRole role_;
-  std::vector<LaunchIdentity> reference_;
-  std::vector<LaunchIdentity> current_;
+  KernelNameIds names_;
+  std::vector<Launch> reference_;
+  std::vector<Launch> current_;
   uint64_t discarded_ = 0;
 };
 
