@@ -2,8 +2,8 @@
 // real launch sequence of one ResNet-18 training step recorded on an H100
 // (examples/traces/resnet18-h100.rftrace: 374 launches of 59 kernels, mangled names of 151 bytes
 // on average). Each launch's identity is built as the session's launch exit callback builds it
-// (Session::on_launch_exit: the kernel's name from CUPTI's symbolName, grid, block) and handed to
-// StepReplay::on_launch; each window is compared with its group's first when it closes. The
+// (Session::on_launch_exit: the kernel's name from CUPTI's symbolName, one address per kernel;
+// grid, block) and handed to StepReplay::on_launch; each window is compared with its group's first when it closes. The
 // windows cycle as in a run: pass 0, pass 1 (compared), timing (compared), for ever. What CUPTI
 // and the session's locks cost is not here (bench_session_callbacks). Results: bench/README.md.
 #include <benchmark/benchmark.h>
@@ -11,6 +11,8 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,9 +31,11 @@ struct RecordedLaunch {
   std::array<int32_t, 3> grid{}, block{};
 };
 
-/// The recorded step's launches, in launch order; their names live in `names`.
+/// The recorded step's launches, in launch order; their names live in `names`, one string per
+/// distinct kernel, so that every launch of a kernel hands the same address, as CUPTI's symbolName
+/// normally does.
 struct RecordedStep {
-  std::vector<std::string> names;  // one per launch; never resized after load()
+  std::deque<std::string> names;
   std::vector<RecordedLaunch> launches;
 };
 
@@ -41,15 +45,14 @@ RecordedStep load(const char* path) {
   try {
     rf::trace::Reader reader(path);
     rf::trace::Record rec;
-    std::vector<rf::trace::LaunchApi> api;
+    std::map<std::string, const char*> by_name;
     while (reader.next(rec))
       if (const auto* l = std::get_if<rf::trace::LaunchApi>(&rec); l && !l->is_graph) {
-        api.push_back(*l);
-        s.names.push_back(reader.string(l->kernel_name));
+        const std::string name = reader.string(l->kernel_name);
+        auto it = by_name.find(name);
+        if (it == by_name.end()) it = by_name.emplace(name, s.names.emplace_back(name).c_str()).first;
+        s.launches.push_back({it->second, {l->grid[0], l->grid[1], l->grid[2]}, {l->block[0], l->block[1], l->block[2]}});
       }
-    for (size_t i = 0; i < api.size(); ++i)
-      s.launches.push_back({s.names[i].c_str(), {api[i].grid[0], api[i].grid[1], api[i].grid[2]},
-                            {api[i].block[0], api[i].block[1], api[i].block[2]}});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_step_replay: %s: %s\n", path, e.what());
     std::exit(2);
@@ -85,6 +88,7 @@ void BM_StepReplayWindows(benchmark::State& state) {
   if (discarded > 0) state.SkipWithError("a window was discarded: the windows differ");
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(s.launches.size()));
   state.counters["launches_per_window"] = static_cast<double>(s.launches.size());
+  state.counters["kernels"] = static_cast<double>(s.names.size());
 }
 BENCHMARK(BM_StepReplayWindows);
 

@@ -22,6 +22,9 @@ uint32_t KernelNameIds::id(std::string_view name) {
   if (slot.data == name.data() && *names_[slot.id] == name) return slot.id;
   auto it = ids_.find(name);
   if (it == ids_.end()) {
+    // Room first, so that push_back cannot throw after the name entered ids_ (a bad_alloc leaves
+    // both as they were).
+    if (names_.size() == names_.capacity()) names_.reserve(2 * names_.size() + 16);
     it = ids_.emplace(std::string(name), static_cast<uint32_t>(names_.size())).first;
     names_.push_back(&it->first);
   }

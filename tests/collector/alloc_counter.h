@@ -14,6 +14,9 @@ namespace rf::test {
 /// While true, this thread's allocations are counted in t_allocations.
 inline thread_local bool t_armed = false;
 inline thread_local uint64_t t_allocations = 0;
+/// While armed: the allocation with this 0-based number (counted in t_allocations) throws
+/// std::bad_alloc instead; -1: none does.
+inline thread_local int64_t t_fail_at = -1;
 
 /// The allocations this thread makes while `f` runs.
 template <typename F>
@@ -29,7 +32,9 @@ uint64_t allocations_during(F&& f) {
 /// default). Throws std::bad_alloc.
 inline void* counted_allocation(std::size_t n, std::size_t align) {
   if (t_armed) {
+    const bool fail = t_fail_at >= 0 && t_allocations == static_cast<uint64_t>(t_fail_at);
     ++t_allocations;
+    if (fail) throw std::bad_alloc();
     if (std::getenv("RFPROF_TEST_TRAP_ALLOCATION")) __builtin_trap();  // to see it in gdb
   }
   if (n == 0) n = 1;

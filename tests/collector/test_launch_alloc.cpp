@@ -17,6 +17,7 @@
 #include "rfprof/collector/call_stacks.h"
 #include "rfprof/collector/launch_filter.h"
 #include "rfprof/collector/launch_log.h"
+#include "rfprof/collector/step_replay.h"
 #include "rfprof/trace/reader.h"
 #include "rfprof/trace/writer.h"
 
@@ -190,6 +191,52 @@ TEST(LaunchAlloc, AKnownCallStackAllocatesNothing) {
   ASSERT_EQ(ids.size(), 1u);
   EXPECT_NE(*ids.begin(), 0u);
   EXPECT_EQ(n, 0u);
+}
+
+// Replay across steps' kernel names (step_replay.h): a launch of a known kernel allocates nothing,
+// and an allocation that fails while a new name is added (each of them in turn) leaves the ids as
+// they were: the name is not half added, and two names never share an id.
+TEST(LaunchAlloc, KernelNameIdsStayConsistentWhenAnAllocationFails) {
+  const std::string known = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_";
+  const std::string fresh = "sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize64x128x32";
+  bool some_failed = false;
+  for (int64_t fail_at = 0; fail_at < 8; ++fail_at) {
+    KernelNameIds ids;
+    // 15 names so far: the next new one finds names_ full (16 reserved at the first name added),
+    // so that adding it allocates the map's node, its string and names_' new storage.
+    std::vector<std::string> others;
+    for (int i = 0; i < 14; ++i) others.push_back("_Z6kernelILi" + std::to_string(i) + "EEvPfPKf_padded_past_sso");
+    for (const auto& o : others) (void)ids.id(o);
+    const uint32_t known_id = ids.id(known);
+    EXPECT_EQ(allocations_during([&] { EXPECT_EQ(ids.id(known), known_id); }), 0u);
+    const size_t before = ids.size();
+    test::t_fail_at = fail_at;
+    bool failed = false;
+    uint32_t fresh_id = 0;
+    t_allocations = 0;
+    t_armed = true;
+    try {
+      fresh_id = ids.id(fresh);
+    } catch (const std::bad_alloc&) {
+      failed = true;
+    }
+    t_armed = false;
+    test::t_fail_at = -1;
+    some_failed |= failed;
+    if (failed) {
+      EXPECT_EQ(ids.size(), before) << "allocation " << fail_at;
+      fresh_id = ids.id(fresh);  // added now, whole
+    }
+    EXPECT_EQ(ids.size(), before + 1) << "allocation " << fail_at;
+    EXPECT_EQ(ids.name(fresh_id), fresh) << "allocation " << fail_at;
+    EXPECT_EQ(ids.id(fresh), fresh_id);
+    EXPECT_EQ(ids.id(known), known_id);
+    const uint32_t third = ids.id("_Z5thirdv");
+    EXPECT_NE(third, fresh_id) << "allocation " << fail_at;
+    EXPECT_EQ(ids.name(third), "_Z5thirdv");
+    EXPECT_EQ(ids.name(known_id), known);
+  }
+  EXPECT_TRUE(some_failed);  // the injection reached the adding of a name
 }
 
 }  // namespace

@@ -46,10 +46,14 @@ struct LaunchIdentity {
 class KernelNameIds {
  public:
   KernelNameIds();
+  KernelNameIds(const KernelNameIds&) = delete;  // names_ and slots_ point into ids_
+  KernelNameIds& operator=(const KernelNameIds&) = delete;
+  KernelNameIds(KernelNameIds&&) = default;  // map nodes move with the map
+  KernelNameIds& operator=(KernelNameIds&&) = default;
   /// The id of `name`, added at its first sight (which allocates; later sights do not). A name
-  /// seen at the same address as the last time it was looked up there is found by one comparison
-  /// of its bytes, without hashing: CUPTI hands the same symbolName pointer for each launch of a
-  /// kernel. Throws std::bad_alloc.
+  /// found at the address where it was last looked up (its slot's) takes one comparison of its
+  /// bytes, no hash: CUPTI normally hands the same symbolName pointer for every launch of a kernel.
+  /// Any other lookup hashes the name. Throws std::bad_alloc, leaving the ids as they were.
   uint32_t id(std::string_view name);
   /// The name of `id` (from id()); valid while this object lives.
   std::string_view name(uint32_t id) const { return *names_.at(id); }
@@ -154,6 +158,7 @@ class StepReplay {
     std::array<int32_t, 3> block{};
     bool operator==(const Launch&) const = default;
   };
+  static_assert(sizeof(Launch) == 28);
   LaunchIdentity identity(const Launch& l) const { return {names_.name(l.kernel), l.grid, l.block}; }
   /// "" when `seq` equals the reference, else the first difference.
   std::string difference(const std::vector<Launch>& seq) const;
