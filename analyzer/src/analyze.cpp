@@ -242,35 +242,37 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
         err << "rfanalyze: " << e.what() << "\n";
         return kExitBadInput;
       }
-      TraceContext ctx;
-      ctx.path = path;
-      ctx.process = trace::ProcessInfo{};
-      ctx.process->pid = imp.pid;
-      ctx.process->mode = trace::CollectionMode::kCounters;
-      ctx.process_name = imp.process_name;
-      ctx.hostname = imp.host_name;
-      for (const auto& [id, d] : imp.devices) {  // ceilings by name, or --device for all
-        DeviceRecord rec;
-        rec.info.device_id = id;
-        rec.info.cc_major = d.cc_major;
-        rec.info.cc_minor = d.cc_minor;
-        rec.name = d.name;
-        ctx.devices.emplace(id, std::move(rec));
+      for (const NcuImport::Process& p : imp.processes) {  // a trace each, as rfprof writes them
+        TraceContext ctx;
+        ctx.path = path;
+        ctx.process = trace::ProcessInfo{};
+        ctx.process->pid = p.pid;
+        ctx.process->mode = trace::CollectionMode::kCounters;
+        ctx.process_name = p.name;
+        ctx.hostname = p.host;
+        for (const auto& [id, d] : p.devices) {  // ceilings by name, or --device for all
+          DeviceRecord rec;
+          rec.info.device_id = id;
+          rec.info.cc_major = d.cc_major;
+          rec.info.cc_minor = d.cc_minor;
+          rec.name = d.name;
+          ctx.devices.emplace(id, std::move(rec));
+        }
+        ctx.nvtx.finalize();
+        report.begin_trace(ctx);
+        page.begin_trace(ctx);
+        const std::string phase = phases->phase_of({});
+        for (const size_t i : p.rows) {
+          LaunchOutput l;
+          l.row = imp.rows[i];
+          l.row.phase = phase;
+          l.metric_names = &imp.metric_names;
+          l.metric_values = &imp.values[i];
+          report.add_launch(l);
+          page.add_launch(l.row);
+        }
+        report.end_trace(ctx, StreamStats{});
       }
-      ctx.nvtx.finalize();
-      report.begin_trace(ctx);
-      page.begin_trace(ctx);
-      const std::string phase = phases->phase_of({});
-      for (size_t i = 0; i < imp.rows.size(); ++i) {
-        LaunchOutput l;
-        l.row = imp.rows[i];
-        l.row.phase = phase;
-        l.metric_names = &imp.metric_names;
-        l.metric_values = &imp.values[i];
-        report.add_launch(l);
-        page.add_launch(l.row);
-      }
-      report.end_trace(ctx, StreamStats{});
     }
     if (timeline) timeline->finish();
     report.write_aggregates(out.open("ranges.csv"), out.open("phases.csv"));

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "rfprof/analyzer/flops.h"
 
@@ -38,17 +39,78 @@ std::optional<std::array<int32_t, 3>> dims(const std::string& s) {
   return d;
 }
 
+bool digit(char c) { return c >= '0' && c <= '9'; }
+
+/// `s` without its thousands separators when it is a number as ncu writes it in the C locale:
+/// [sign] digits, either plain or grouped "1,234,567" (',' before each group of three), then
+/// optionally '.' and digits, then optionally an exponent ("1.5e3"); nullopt otherwise.
+std::optional<std::string> c_locale_number(std::string_view s) {
+  std::string out;
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    if (s[i] == '-') out += '-';  // from_chars takes no '+'
+    ++i;
+  }
+  const size_t first = i;
+  while (i < s.size() && digit(s[i])) out += s[i++];
+  if (i == first) return std::nullopt;
+  if (i < s.size() && s[i] == ',') {
+    if (i - first > 3) return std::nullopt;
+    while (i < s.size() && s[i] == ',') {
+      if (i + 4 > s.size() || !digit(s[i + 1]) || !digit(s[i + 2]) || !digit(s[i + 3])) return std::nullopt;
+      out.append(s.substr(i + 1, 3));
+      i += 4;
+    }
+    if (i < s.size() && digit(s[i])) return std::nullopt;  // a group of four or more digits
+  }
+  if (i < s.size() && s[i] == '.') {
+    out += s[i++];
+    const size_t decimals = i;
+    while (i < s.size() && digit(s[i])) out += s[i++];
+    if (i == decimals) return std::nullopt;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    out += s[i++];
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) out += s[i++];  // from_chars takes an exponent's '+'
+    const size_t exponent = i;
+    while (i < s.size() && digit(s[i])) out += s[i++];
+    if (i == exponent) return std::nullopt;
+  }
+  if (i != s.size()) return std::nullopt;
+  return out;
+}
+
 std::optional<uint32_t> uint_field(const std::string& s) {
-  std::string t;
-  for (char c : s)
-    if (c != ',') t += c;
+  const std::optional<std::string> t = c_locale_number(s);
+  if (!t) return std::nullopt;
   uint32_t v = 0;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (t.empty() || ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
+  auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), v);
+  if (ec != std::errc() || p != t->data() + t->size()) return std::nullopt;
   return v;
 }
 
 }  // namespace
+
+bool other_locale_number(std::string_view cell) {
+  size_t i = 0;
+  if (i < cell.size() && (cell[i] == '+' || cell[i] == '-')) ++i;
+  const std::string_view s = cell.substr(i);
+  if (s.empty() || !digit(s.front()) || c_locale_number(s)) return false;
+  for (char c : s)
+    if (!digit(c) && c != '.' && c != ',') return false;
+  const size_t comma = s.rfind(',');
+  const size_t dot = s.rfind('.');
+  if (comma != std::string_view::npos)  // a decimal comma: once, after every '.', digits after it
+    return s.find(',') == comma && (dot == std::string_view::npos || dot < comma) && comma + 1 < s.size();
+  // '.' between groups: 1 to 3 digits, then two or more ".ddd"
+  size_t lead = 0;
+  while (lead < s.size() && digit(s[lead])) ++lead;
+  if (lead == 0 || lead > 3) return false;
+  size_t groups = 0;
+  for (size_t j = lead; j < s.size(); j += 4, ++groups)
+    if (s[j] != '.' || j + 4 > s.size() || !digit(s[j + 1]) || !digit(s[j + 2]) || !digit(s[j + 3])) return false;
+  return groups >= 2;
+}
 
 std::vector<std::string> split_csv_record(std::string_view line, const std::string& where) {
   std::vector<std::string> out(1);
@@ -82,12 +144,12 @@ std::vector<std::string> split_csv_record(std::string_view line, const std::stri
 
 std::optional<double> ncu_cell_value(const std::string& cell, const std::string& unit, const std::string& where) {
   if (cell.empty() || cell == "n/a" || cell == "N/A") return std::nullopt;
-  std::string t;
-  for (char c : cell)
-    if (c != ',') t += c;
+  // inf and nan as from_chars reads them (a hostile file's; the callers judge the value).
+  const std::string t = c_locale_number(cell).value_or(cell);
   double v = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || p != t.data() + t.size()) throw NcuImportError(where + ": \"" + cell + "\" is not a number");
+  if (ec != std::errc() || p != t.data() + t.size() || (std::isfinite(v) && !c_locale_number(cell)))
+    throw NcuImportError(where + ": \"" + cell + "\" is not a number");
   static const std::map<std::string, double> scale = {
       {"", 1},          {"byte", 1},       {"Kbyte", 1e3},    {"Mbyte", 1e6},   {"Gbyte", 1e9},
       {"Tbyte", 1e12},  {"nsecond", 1},    {"usecond", 1e3},  {"msecond", 1e6}, {"second", 1e9},
@@ -101,95 +163,216 @@ std::optional<double> ncu_cell_value(const std::string& cell, const std::string&
   return v * it->second;
 }
 
-NcuImport read_ncu_csv(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw NcuImportError(path.string() + ":0:0: cannot be opened");
-  NcuImport out;
-  std::vector<std::string> units;
-  std::string line;
-  size_t lineno = 0;
-  bool have_header = false;
-  std::optional<MetricLayout> layout;
-  std::optional<size_t> time_col, name_col;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string where = path.string() + ":" + std::to_string(lineno);
-    if (!have_header) {
-      if (line.rfind("\"ID\",", 0) != 0) continue;  // ==PROF== lines and application output before it
-      auto h = split_csv_record(line, where);
-      if (h.size() < kIdentColumns || h[4] != "Kernel Name" || h[10] != "CC")
-        throw NcuImportError(where + ":1: not ncu's raw page header (expected \"ID\",...,\"Kernel Name\",...,\"CC\",<metrics>)");
-      out.metric_names.assign(h.begin() + kIdentColumns, h.end());
-      units.assign(out.metric_names.size(), "");
-      layout.emplace(out.metric_names);
-      for (size_t i = 0; i < out.metric_names.size(); ++i) {
-        if (out.metric_names[i] == metric::kGpuTime) time_col = i;
-        if (out.metric_names[i] == "device__attribute_display_name") name_col = i;
-      }
-      have_header = true;
-      continue;
+namespace {
+
+/// What read_ncu_csv builds, launch by launch.
+class ImportBuilder {
+ public:
+  explicit ImportBuilder(NcuImport& out) : out_(out) {}
+
+  /// The metric names are known: the raw page's header, or all of the details page's rows.
+  void set_metrics(std::vector<std::string> names) {
+    out_.metric_names = std::move(names);
+    layout_.emplace(out_.metric_names);
+    time_col_.reset();
+    name_col_.reset();
+    for (size_t i = 0; i < out_.metric_names.size(); ++i) {
+      if (out_.metric_names[i] == metric::kGpuTime) time_col_ = i;
+      if (out_.metric_names[i] == "device__attribute_display_name") name_col_ = i;
     }
-    if (line.empty() || line[0] != '"') continue;  // ==PROF== and application lines between records
-    auto f = split_csv_record(line, where);
-    if (f.size() != kIdentColumns + out.metric_names.size())
-      throw NcuImportError(where + ":1: " + std::to_string(f.size()) + " fields, expected " +
-                           std::to_string(kIdentColumns + out.metric_names.size()) + " as in the header");
-    if (f[0].empty()) {  // the units row
-      units.assign(f.begin() + kIdentColumns, f.end());
-      continue;
-    }
+  }
+  /// Whether a formula uses metric `i` (set_metrics first).
+  bool uses(size_t i) const { return layout_->uses(i); }
+
+  /// One launch: `ident`, the 11 fields "ID" .. "CC"; `values`, one per metric (NaN: none);
+  /// `texts`, the metric cells as written (for the device's name). `where`: FILE:LINE.
+  void add(const std::vector<std::string>& ident, std::vector<double> values,
+           const std::vector<std::string>& texts, const std::string& where) {
     KernelRow r;
-    auto id = uint_field(f[0]);
-    if (!id) throw NcuImportError(where + ":1: ID \"" + f[0] + "\" is not a number");
+    auto id = uint_field(ident[0]);
+    if (!id) throw NcuImportError(where + ":1: ID \"" + ident[0] + "\" is not a number");
     r.id = *id;
-    r.pid = uint_field(f[1]).value_or(0);
-    r.kernel = f[4];
-    r.context = uint_field(f[5]);
-    r.stream = uint_field(f[6]);
-    r.block = dims(f[7]);
-    r.grid = dims(f[8]);
-    r.device = uint_field(f[9]);
-    std::vector<double> values(out.metric_names.size(), std::numeric_limits<double>::quiet_NaN());
-    for (size_t i = 0; i < values.size(); ++i) {
-      const std::string cell_where = where + ":" + std::to_string(kIdentColumns + i + 1);
-      try {
-        if (auto v = ncu_cell_value(f[kIdentColumns + i], units[i], cell_where)) values[i] = *v;
-      } catch (const NcuImportError&) {
-        // ncu's raw page also holds text columns (device__attribute_display_name,
-        // device__attribute_confidential_computing_mode "No-CC") and units such as "block" or
-        // "register/thread": only the metrics that enter a formula must be numbers in known units.
-        if (layout->uses(i)) throw;
-      }
-    }
-    if (r.device && !out.devices.count(*r.device)) {
+    r.pid = uint_field(ident[1]).value_or(0);
+    r.kernel = ident[4];
+    r.context = uint_field(ident[5]);
+    r.stream = uint_field(ident[6]);
+    r.block = dims(ident[7]);
+    r.grid = dims(ident[8]);
+    r.device = uint_field(ident[9]);
+    NcuImport::Process& p = process(r.pid, ident[2], ident[3]);
+    if (r.device && !p.devices.count(*r.device)) {
       NcuImport::Device d;
-      if (name_col) d.name = f[kIdentColumns + *name_col];
-      const std::string& cc = f[10];  // "9.0"
+      if (name_col_) d.name = texts[*name_col_];
+      const std::string& cc = ident[10];  // "9.0"
       if (const size_t dot = cc.find('.'); dot != std::string::npos) {
         d.cc_major = static_cast<uint32_t>(uint_field(cc.substr(0, dot)).value_or(0));
         d.cc_minor = static_cast<uint32_t>(uint_field(cc.substr(dot + 1)).value_or(0));
       }
-      out.devices.emplace(*r.device, std::move(d));
+      p.devices.emplace(*r.device, std::move(d));
     }
-    r.metrics = layout->evaluate(values);
+    r.metrics = layout_->evaluate(values);
     // A duration is a finite, non-negative number of ns below 2^63: anything else (a hostile
     // "-5", "inf" or "1e30", which llround cannot represent) leaves the launch untimed.
-    if (time_col) {
-      const double t = values[*time_col];
+    if (time_col_) {
+      const double t = values[*time_col_];
       if (std::isfinite(t) && t >= 0 && t < 9.2e18) r.duration_ns = static_cast<uint64_t>(std::llround(t));
     }
-    if (out.rows.empty()) {
-      out.pid = r.pid;
-      out.process_name = f[2];
-      out.host_name = f[3];
+    p.rows.push_back(out_.rows.size());
+    out_.rows.push_back(std::move(r));
+    out_.values.push_back(std::move(values));
+  }
+
+ private:
+  /// The process of a row, added at its first row (ncu writes a handful: a vector suffices).
+  NcuImport::Process& process(uint32_t pid, const std::string& name, const std::string& host) {
+    for (auto& p : out_.processes)
+      if (p.pid == pid && p.host == host) return p;
+    out_.processes.push_back(NcuImport::Process{pid, name, host, {}, {}});
+    return out_.processes.back();
+  }
+
+  NcuImport& out_;
+  std::optional<MetricLayout> layout_;
+  std::optional<size_t> time_col_, name_col_;
+};
+
+/// One metric cell's value in base units (NaN: none): an error only for the metrics a formula
+/// uses. ncu's raw page also holds text columns (device__attribute_display_name,
+/// device__attribute_confidential_computing_mode "No-CC") and units such as "block" or
+/// "register/thread".
+double metric_value(const std::string& cell, const std::string& unit, bool used, const std::string& where) {
+  try {
+    if (auto v = ncu_cell_value(cell, unit, where)) return *v;
+  } catch (const NcuImportError&) {
+    if (used) throw;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+/// Refuses a cell written in another locale, used by a formula or not: the file's other numbers
+/// would be read wrongly ("156.448" ns as 156.448).
+void check_locale(const std::string& cell, const std::string& where) {
+  if (other_locale_number(cell))
+    throw NcuImportError(where + ": \"" + cell + "\" is a number in another locale's format than ncu's C locale (',' "
+                         "between thousands, '.' before decimals), so this file's other numbers cannot be trusted either; "
+                         "run ncu with LC_ALL=C");
+}
+
+/// A details-page launch: its identifying fields and its rows' metrics, as written.
+struct DetailsLaunch {
+  std::vector<std::string> ident;
+  std::string where;
+  struct Cell {
+    std::string name, unit, value, where;
+  };
+  std::vector<Cell> cells;
+};
+
+}  // namespace
+
+NcuImport read_ncu_csv(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw NcuImportError(path.string() + ":0:0: cannot be opened");
+  NcuImport out;
+  ImportBuilder builder(out);
+  std::vector<std::string> units;  // raw page: per metric column
+  std::string line;
+  size_t lineno = 0;
+  bool have_header = false;
+  size_t fields = 0;  // per record, as in the header
+  // Details page: columns of the metric's name, unit and value; its launches in file order.
+  std::optional<size_t> name_at, unit_at, value_at;
+  std::vector<DetailsLaunch> launches;
+  std::set<std::string> ended;  // IDs of details launches before the current one
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string where = path.string() + ":" + std::to_string(lineno);
+    if (lineno == 1 && line.size() >= 2 && ((line[0] == '\xff' && line[1] == '\xfe') || (line[0] == '\xfe' && line[1] == '\xff')))
+      throw NcuImportError(where + ":1: UTF-16 text (as PowerShell's > writes it); convert it to UTF-8 first, e.g. "
+                           "iconv -f UTF-16 -t UTF-8");
+    if (lineno == 1 && line.rfind("\xef\xbb\xbf", 0) == 0) line.erase(0, 3);  // a UTF-8 byte order mark
+    if (line.rfind("\"ID\",", 0) == 0) {
+      if (have_header)
+        throw NcuImportError(where + ":1: a second ncu header: the file holds more than one ncu run's CSV; give each "
+                             "its own file");
+      auto h = split_csv_record(line, where);
+      if (h.size() < kIdentColumns || h[4] != "Kernel Name" || h[10] != "CC")
+        throw NcuImportError(where + ":1: not ncu's raw or details page header (expected \"ID\",\"Process ID\","
+                             "\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+                             "\"Grid Size\",\"Device\",\"CC\", then metrics or \"Section Name\",\"Metric Name\",...)");
+      fields = h.size();
+      for (size_t i = kIdentColumns; i < h.size(); ++i) {
+        if (h[i] == "Metric Name") name_at = i;
+        if (h[i] == "Metric Unit") unit_at = i;
+        if (h[i] == "Metric Value") value_at = i;
+      }
+      if (!(name_at && unit_at && value_at)) {  // the raw page: a column per metric
+        name_at = unit_at = value_at = std::nullopt;
+        builder.set_metrics(std::vector<std::string>(h.begin() + kIdentColumns, h.end()));
+        units.assign(out.metric_names.size(), "");
+      }
+      have_header = true;
+      continue;
     }
-    out.rows.push_back(std::move(r));
-    out.values.push_back(std::move(values));
+    if (!have_header) continue;                     // ==PROF== lines and application output before it
+    if (line.empty() || line[0] != '"') continue;  // ==PROF== and application lines between records
+    auto f = split_csv_record(line, where);
+    if (f.size() != fields)
+      throw NcuImportError(where + ":1: " + std::to_string(f.size()) + " fields, expected " + std::to_string(fields) +
+                           " as in the header");
+    std::vector<std::string> ident(f.begin(), f.begin() + kIdentColumns);
+    if (value_at) {  // details page: a row per metric, a launch's rows together
+      if (f[*name_at].empty()) continue;  // a rule's row (ncu's "Rule Name" columns)
+      const std::string cell_where = where + ":" + std::to_string(*value_at + 1);
+      check_locale(f[*value_at], cell_where);
+      if (launches.empty() || launches.back().ident[0] != f[0]) {
+        if (!launches.empty()) ended.insert(launches.back().ident[0]);
+        if (ended.count(f[0]))
+          throw NcuImportError(where + ":1: ID \"" + f[0] + "\" again, after other launches: a details page lists "
+                               "each launch's rows together");
+        launches.push_back(DetailsLaunch{std::move(ident), where, {}});
+      }
+      launches.back().cells.push_back({f[*name_at], f[*unit_at], f[*value_at], cell_where});
+      continue;
+    }
+    if (f[0].empty()) {  // the units row
+      units.assign(f.begin() + kIdentColumns, f.end());
+      continue;
+    }
+    const std::vector<std::string> texts(f.begin() + kIdentColumns, f.end());
+    std::vector<double> values(texts.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      const std::string cell_where = where + ":" + std::to_string(kIdentColumns + i + 1);
+      check_locale(texts[i], cell_where);
+      values[i] = metric_value(texts[i], units[i], builder.uses(i), cell_where);
+    }
+    builder.add(ident, std::move(values), texts, where);
   }
   if (!have_header)
-    throw NcuImportError(path.string() + ":" + std::to_string(lineno) + ":1: no ncu raw CSV header (a line starting with \"ID\"); "
-                         "was it written with ncu --csv --page raw?");
+    throw NcuImportError(path.string() + ":" + std::to_string(lineno) + ":1: no ncu CSV header (a line starting with \"ID\"); "
+                         "was it written with ncu --csv (--page raw or details)?");
+  if (value_at) {  // the details page's metrics: every name its rows hold, in order of appearance
+    std::vector<std::string> names;
+    std::map<std::string, size_t, std::less<>> column;
+    for (const auto& l : launches)
+      for (const auto& c : l.cells)
+        if (column.emplace(c.name, names.size()).second) names.push_back(c.name);
+    builder.set_metrics(names);
+    for (const auto& l : launches) {
+      std::vector<double> values(names.size(), std::numeric_limits<double>::quiet_NaN());
+      std::vector<std::string> texts(names.size());
+      std::vector<bool> seen(names.size(), false);
+      for (const auto& c : l.cells) {
+        const size_t i = column.at(c.name);
+        if (seen[i]) continue;  // the same metric in two sections: the first
+        seen[i] = true;
+        texts[i] = c.value;
+        values[i] = metric_value(c.value, c.unit, builder.uses(i), c.where);
+      }
+      builder.add(l.ident, std::move(values), texts, l.where);
+    }
+  }
   return out;
 }
 

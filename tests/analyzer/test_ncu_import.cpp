@@ -58,8 +58,9 @@ TEST(NcuImport, CellValuesInBaseUnits) {
 TEST(NcuImport, AutoUnitsAndProfLinesAreRead) {
   NcuImport imp = read_ncu_csv(kData / "ncu_auto_units.csv");
   ASSERT_EQ(imp.rows.size(), 2u);
-  EXPECT_EQ(imp.pid, 31337u);
-  EXPECT_EQ(imp.process_name, "python3");
+  ASSERT_EQ(imp.processes.size(), 1u);
+  EXPECT_EQ(imp.processes[0].pid, 31337u);
+  EXPECT_EQ(imp.processes[0].name, "python3");
   const KernelRow& a = imp.rows[0];
   EXPECT_EQ(a.kernel, "ffma_loop(float*, int)");
   EXPECT_EQ(a.grid, (std::array<int32_t, 3>{1024, 1, 1}));
@@ -135,8 +136,8 @@ std::string auto_units_with(const std::vector<std::string>& rows) {
 const std::string kValues = R"csv("1.05","2.10","12.29","0","0","0","0","16.78","0","0","0","0")csv";
 
 // Launch attributes as ncu prints them, and what is not: grid and block are "(x, y, z)" with
-// thousands separators, anything else no value; a number with text after it is no number; the
-// process is the first record's; "8.6" is compute capability 8.6.
+// thousands separators, anything else no value; a number with text after it is no number; each
+// process has its rows and devices; "8.6" is compute capability 8.6.
 TEST(NcuImport, LaunchAttributesAreReadOnlyInNcusShape) {
   TempDir dir;
   const auto path = dir.path / "a.csv";
@@ -147,9 +148,16 @@ TEST(NcuImport, LaunchAttributesAreReadOnlyInNcusShape) {
        R"csv("3","32","other","node08","d","1","7","(12,3)","(1, 1, 1)","1","9.0",)csv" + kValues});
   NcuImport imp = read_ncu_csv(path);
   ASSERT_EQ(imp.rows.size(), 4u);
-  EXPECT_EQ(imp.pid, 31u);  // the first record's, not the last's
-  EXPECT_EQ(imp.process_name, "python3");
-  EXPECT_EQ(imp.host_name, "node07");
+  // Two processes, each with its rows and devices, in order of their first row.
+  ASSERT_EQ(imp.processes.size(), 2u);
+  EXPECT_EQ(imp.processes[0].pid, 31u);
+  EXPECT_EQ(imp.processes[0].name, "python3");
+  EXPECT_EQ(imp.processes[0].host, "node07");
+  EXPECT_EQ(imp.processes[0].rows, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(imp.processes[1].pid, 32u);
+  EXPECT_EQ(imp.processes[1].name, "other");
+  EXPECT_EQ(imp.processes[1].host, "node08");
+  EXPECT_EQ(imp.processes[1].rows, (std::vector<size_t>{2, 3}));
   EXPECT_EQ(imp.rows[0].block, (std::array<int32_t, 3>{1024, 2, 3}));
   EXPECT_FALSE(imp.rows[0].grid) << "[256, 1, 1]";
   EXPECT_EQ(imp.rows[0].stream, 7u);
@@ -160,10 +168,11 @@ TEST(NcuImport, LaunchAttributesAreReadOnlyInNcusShape) {
   EXPECT_FALSE(imp.rows[2].grid) << "(256, x, 1)";
   EXPECT_FALSE(imp.rows[3].block) << "(12,3): parts are separated by \", \"";
   EXPECT_EQ(imp.rows[3].grid, (std::array<int32_t, 3>{1, 1, 1}));
-  ASSERT_EQ(imp.devices.size(), 2u);
-  EXPECT_EQ(imp.devices.at(0).cc_major, 8u);
-  EXPECT_EQ(imp.devices.at(0).cc_minor, 6u);
-  EXPECT_EQ(imp.devices.at(1).cc_major, 9u);
+  ASSERT_EQ(imp.processes[0].devices.size(), 1u);
+  EXPECT_EQ(imp.processes[0].devices.at(0).cc_major, 8u);
+  EXPECT_EQ(imp.processes[0].devices.at(0).cc_minor, 6u);
+  ASSERT_EQ(imp.processes[1].devices.size(), 1u);
+  EXPECT_EQ(imp.processes[1].devices.at(1).cc_major, 9u);
 }
 
 // The edges of a record and of a file: a trailing empty field, the column of text after a
@@ -187,7 +196,7 @@ TEST(NcuImport, EdgesOfRecordsAndFiles) {
   EXPECT_EQ(message([&] { read_ncu_csv(dir.path / "missing.csv"); }),
             (dir.path / "missing.csv").string() + ":0:0: cannot be opened");
   std::ofstream(dir.path / "app.log") << "no csv here\nnor here\n";
-  EXPECT_EQ(message([&] { read_ncu_csv(dir.path / "app.log"); }).rfind((dir.path / "app.log").string() + ":2:1: no ncu raw CSV header", 0),
+  EXPECT_EQ(message([&] { read_ncu_csv(dir.path / "app.log"); }).rfind((dir.path / "app.log").string() + ":2:1: no ncu CSV header", 0),
             0u);
 
   std::string csv = auto_units_with({});
@@ -203,7 +212,9 @@ TEST(NcuImport, EdgesOfRecordsAndFiles) {
   EXPECT_EQ(imp.rows[0].context, 1u);  // "Context", not "Stream"
   EXPECT_EQ(imp.rows[0].stream, 7u);
   EXPECT_EQ(imp.rows[2].duration_ns, 3u);  // 2.5 ns rounded, not cut
-  EXPECT_EQ(imp.pid, 0u);  // the first record's, empty
+  ASSERT_EQ(imp.processes.size(), 2u);  // the first record's, with an empty pid, and 31's
+  EXPECT_EQ(imp.processes[0].pid, 0u);
+  EXPECT_EQ(imp.processes[0].rows, (std::vector<size_t>{0}));
   EXPECT_DOUBLE_EQ(*imp.rows[0].metrics.dram_read_bytes, 1.05);  // no units row: base units
   EXPECT_EQ(imp.rows[0].duration_ns, 12u);                       // 12.29 ns, rounded
   EXPECT_EQ(imp.rows[1].duration_ns, 0u);
@@ -238,7 +249,7 @@ TEST(NcuImport, MalformedHeadersAndRecordsAreErrors) {
   };
   expect_error("\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Name\",\"Context\",\"Stream\",\"Block Size\","
                "\"Grid Size\",\"Device\",\"CC\"\n",
-               "x.csv:1:1: not ncu's raw page header");
+               "x.csv:1:1: not ncu's raw or details page header");
   expect_error(auto_units_with({R"csv("0","31","python3","node07","a","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0",)csv" +
                                 kValues + ",\"extra\""}),
                "x.csv:3:1: 24 fields, expected 23 as in the header");
@@ -265,10 +276,12 @@ TEST(NcuImport, RealNcuCsvWithTextAttributeColumns) {
   EXPECT_EQ(*imp.rows[0].metrics.fp32_flop, 2 * ffma);
   EXPECT_GT(*imp.rows[0].duration_ns, 0u);
   // The device: its name from device__attribute_display_name, compute capability from "CC".
-  ASSERT_EQ(imp.devices.size(), 1u);
-  EXPECT_EQ(imp.devices.at(0).name, "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(imp.devices.at(0).cc_major, 9u);
-  EXPECT_EQ(imp.devices.at(0).cc_minor, 0u);
+  ASSERT_EQ(imp.processes.size(), 1u);
+  const auto& devices = imp.processes[0].devices;
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices.at(0).name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(devices.at(0).cc_major, 9u);
+  EXPECT_EQ(devices.at(0).cc_minor, 0u);
 }
 
 // The imported launches get their device's ceilings, from its name or from --device (both were
@@ -290,10 +303,11 @@ TEST(NcuImport, DeviceCeilingsFromTheNameOrFromDevice) {
     // The import is a counters run of its process, on its host, with its device's compute
     // capability; every metric value is in counters.csv and every launch in report.html's tables.
     const NcuImport imp = read_ncu_csv(path);
-    ASSERT_FALSE(imp.host_name.empty());
+    ASSERT_EQ(imp.processes.size(), 1u);
+    ASSERT_FALSE(imp.processes[0].host.empty());
     EXPECT_EQ(s["traces"][0]["mode"], "counters");
     EXPECT_EQ(s["devices"][0]["compute_capability"], "9.0");
-    EXPECT_EQ(CsvTable::read(dir.path / "r" / "processes.csv").cell(0, "hostname"), imp.host_name);
+    EXPECT_EQ(CsvTable::read(dir.path / "r" / "processes.csv").cell(0, "hostname"), imp.processes[0].host);
     EXPECT_EQ(CsvTable::read(dir.path / "r" / "counters.csv").rows.size(), imp.rows.size() * imp.metric_names.size());
     EXPECT_EQ(CsvTable::read(dir.path / "r" / "scaling.csv").cell(0, "launches"), std::to_string(imp.rows.size()));
   }
@@ -371,7 +385,8 @@ TEST(NcuImport, ReadsBackWhatRfprofWrites) {
   EXPECT_EQ(imp.rows[0].metrics.fp32_flop, 2.0 * 1234567);
   EXPECT_EQ(imp.rows[0].metrics.dram_read_bytes, 7654321.0);
   EXPECT_EQ(imp.rows[0].duration_ns, 4096u);
-  EXPECT_EQ(imp.pid, 9u);
+  ASSERT_EQ(imp.processes.size(), 1u);
+  EXPECT_EQ(imp.processes[0].pid, 9u);
 }
 
 }  // namespace

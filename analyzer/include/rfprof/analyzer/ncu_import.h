@@ -1,12 +1,15 @@
-// `rfanalyze --import-ncu FILE.csv`: Nsight Compute's raw CSV (`ncu --csv --page raw`, with or
-// without ==PROF== and application lines mixed in, base or auto units, thousands separators) turned
-// into the launches rfanalyze reports on, so existing ncu logs get rfprof's roofline outputs.
+// `rfanalyze --import-ncu FILE.csv`: Nsight Compute's CSV (`ncu --csv --page raw`, one row per
+// launch, or `ncu --csv` alone, whose details page has one row per launch and metric; with or
+// without ==PROF== and application lines mixed in, base or auto units, thousands separators)
+// turned into the launches rfanalyze reports on, so existing ncu logs get rfprof's roofline
+// outputs.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,22 +29,30 @@ class NcuImportError : public std::runtime_error {
 /// of an unterminated quote or of text after a closing quote.
 std::vector<std::string> split_csv_record(std::string_view line, const std::string& where);
 
-/// Value of one ncu metric cell in base units: thousands separators removed, scaled by the unit
-/// ("Kbyte" 1e3, "Mbyte" 1e6, "Gbyte" 1e9, "Tbyte" 1e12; "usecond" 1e3 and "msecond" 1e6 ns,
-/// "second" 1e9 ns; "Kinst"/"Minst"/"Ginst" likewise; "" and base units 1). Returns nullopt for an
-/// empty cell or "n/a". Throws NcuImportError (naming `where`) for text that is not a number or a
-/// unit it does not know.
+/// Value of one ncu metric cell in base units, scaled by the unit ("Kbyte" 1e3, "Mbyte" 1e6,
+/// "Gbyte" 1e9, "Tbyte" 1e12; "usecond" 1e3 and "msecond" 1e6 ns, "second" 1e9 ns;
+/// "Kinst"/"Minst"/"Ginst" likewise; "" and base units 1). The number is read as ncu writes it in
+/// the C locale: "1,234,567.5" (',' between groups of three digits, '.' before the decimals),
+/// "1.5e3", "inf", "nan". Returns nullopt for an empty cell or "n/a". Throws NcuImportError (naming
+/// `where`) for text that is not such a number ("65,77", "27.595.520": another locale's) or a unit
+/// it does not know.
 std::optional<double> ncu_cell_value(const std::string& cell, const std::string& unit, const std::string& where);
+
+/// Whether `cell` is a number as a locale other than C writes it, which ncu's C-locale CSV never
+/// holds: a ',' after the last '.' that is not a thousands separator ("65,77", "367.084,80"), or
+/// '.' between three or more groups of three digits ("27.595.520"). A single "156.448" cannot be
+/// told from a C-locale decimal and is not one.
+bool other_locale_number(std::string_view cell);
 
 /// One ncu CSV read as launches: their rows (metrics evaluated with rfprof's formulas, nvtx "",
 /// duration from gpu__time_duration.sum when present), metric names and values in base units.
 struct NcuImport {
-  std::vector<std::string> metric_names;             ///< columns after "CC", as in the header
+  /// The raw page's columns after "CC", as in the header; from the details page, the metric
+  /// names of its rows in order of first appearance.
+  std::vector<std::string> metric_names;
   std::vector<KernelRow> rows;                       ///< one per launch, in file order
-  std::vector<std::vector<double>> values;           ///< per row, one per metric (NaN: empty cell)
-  uint32_t pid = 0;                                  ///< "Process ID" of the first row
-  std::string process_name, host_name;
-  /// The devices of the rows, by "Device" id: the name from the column
+  std::vector<std::vector<double>> values;           ///< per row, one per metric (NaN: no value)
+  /// A device of a process's rows, by "Device" id: the name from the column
   /// device__attribute_display_name when the CSV has it ("" when not, e.g. a --metrics list
   /// without it), compute capability from "CC" ("9.0"). (ncu's device__attribute_chip is a
   /// number, e.g. 384 on an H100, not a chip name: not used.)
@@ -49,11 +60,22 @@ struct NcuImport {
     std::string name;
     uint32_t cc_major = 0, cc_minor = 0;
   };
-  std::map<uint32_t, Device> devices;
+  /// One profiled process (ncu profiles every process of the command by default): "Process ID",
+  /// "Process Name" and "Host Name" of its rows, the indexes of its rows in `rows`, its devices.
+  struct Process {
+    uint32_t pid = 0;
+    std::string name, host;
+    std::vector<size_t> rows;
+    std::map<uint32_t, Device> devices;
+  };
+  std::vector<Process> processes;  ///< in order of their first row
 };
 
-/// Reads `path`. Throws NcuImportError for a file without an ncu raw header, a record with the
-/// wrong number of fields, or an unparseable cell (FILE:LINE:COLUMN).
+/// Reads `path`, a raw or a details page. Throws NcuImportError (FILE:LINE:COLUMN: problem) for a
+/// file without an ncu header (UTF-16 and a second header named as such), a record with the wrong
+/// number of fields, a details-page launch whose rows are not together, a metric a formula uses
+/// that is not a number in a known unit, or any cell written in another locale than C
+/// (other_locale_number: its values would be read wrongly).
 NcuImport read_ncu_csv(const std::filesystem::path& path);
 
 }  // namespace rf::analyzer

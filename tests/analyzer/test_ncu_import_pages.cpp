@@ -1,0 +1,227 @@
+// rfanalyze --import-ncu beyond one raw page of one process: ncu's details page (what `ncu --csv`
+// prints without --page raw), numbers written in another locale than C, byte order marks, two
+// runs in one file, and several processes in one CSV (ncu profiles child processes by default).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analyzer_samples.h"
+#include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/ncu_import.h"
+
+namespace rf::analyzer {
+namespace {
+
+using testing::CsvTable;
+using testing::TempDir;
+
+const std::filesystem::path kData = RFPROF_ANALYZER_DATA;
+const std::filesystem::path kFfma = kData / ".." / ".." / "data" / "h100-2026-11-23" / "examples" / "ffma.ncu.csv";
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string join(const std::vector<std::string>& fields) {
+  std::string out;
+  for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + quoted(fields[i]);
+  return out;
+}
+
+/// The details page of the raw page `raw` (header, units row, records; other lines dropped), as
+/// ncu writes it: a row per launch and metric, "Section Name", "Metric Name", "Metric Unit",
+/// "Metric Value" after "CC". With `rules`, each launch ends with a rule's row (no metric name).
+std::string details_of(const std::filesystem::path& raw, bool rules = false) {
+  std::ifstream in(raw);
+  std::string line, out;
+  std::vector<std::string> header, units;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] != '"') continue;
+    std::vector<std::string> f = split_csv_record(line, "raw");
+    if (header.empty()) {
+      header = f;
+      std::vector<std::string> h(f.begin(), f.begin() + 11);
+      for (const char* c : {"Section Name", "Metric Name", "Metric Unit", "Metric Value"}) h.push_back(c);
+      if (rules)
+        for (const char* c : {"Rule Name", "Rule Type", "Rule Description"}) h.push_back(c);
+      out += join(h) + "\n";
+      continue;
+    }
+    if (f[0].empty()) {
+      units = f;
+      continue;
+    }
+    std::vector<std::string> ident(f.begin(), f.begin() + 11);
+    for (size_t i = 11; i < f.size(); ++i) {
+      std::vector<std::string> row = ident;
+      for (const std::string& c : {std::string("Command line profiler metrics"), header[i],
+                                   units.empty() ? std::string() : units[i], f[i]})
+        row.push_back(c);
+      if (rules) row.insert(row.end(), {"", "", ""});
+      out += join(row) + "\n";
+    }
+    if (rules) {
+      std::vector<std::string> row = ident;
+      row.insert(row.end(), {"SpeedOfLight", "", "", "", "SOLBottleneck", "OPT", "This kernel ..."});
+      out += join(row) + "\n";
+    }
+  }
+  return out;
+}
+
+void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+std::string error_of(const std::filesystem::path& p) {
+  try {
+    read_ncu_csv(p);
+  } catch (const NcuImportError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Until 2026-11-29 the details page's header passed as a raw page's, and each metric row became a
+// launch without FLOP, bytes or duration (56 for ffma.ncu.csv's one launch), exit 0.
+TEST(NcuImportPages, TheDetailsPageGivesTheRawPagesLaunches) {
+  TempDir dir;
+  for (const std::filesystem::path& raw : {kFfma, kData / "ncu_auto_units.csv"}) {
+    for (bool rules : {false, true}) {
+      write(dir.path / "details.csv", details_of(raw, rules));
+      const NcuImport a = read_ncu_csv(raw);
+      const NcuImport b = read_ncu_csv(dir.path / "details.csv");
+      ASSERT_EQ(b.rows.size(), a.rows.size()) << raw;
+      EXPECT_EQ(b.metric_names, a.metric_names);  // the rows' names in order of appearance
+      for (size_t i = 0; i < a.rows.size(); ++i) {
+        EXPECT_EQ(b.rows[i].id, a.rows[i].id);
+        EXPECT_EQ(b.rows[i].kernel, a.rows[i].kernel);
+        EXPECT_EQ(b.rows[i].grid, a.rows[i].grid);
+        EXPECT_EQ(b.rows[i].block, a.rows[i].block);
+        EXPECT_EQ(b.rows[i].duration_ns, a.rows[i].duration_ns);
+        EXPECT_EQ(b.rows[i].metrics.fp32_flop, a.rows[i].metrics.fp32_flop);
+        EXPECT_EQ(b.rows[i].metrics.fp64_flop, a.rows[i].metrics.fp64_flop);
+        EXPECT_EQ(b.rows[i].metrics.dram_read_bytes, a.rows[i].metrics.dram_read_bytes);
+        EXPECT_EQ(b.rows[i].metrics.dram_write_bytes, a.rows[i].metrics.dram_write_bytes);
+        ASSERT_EQ(b.values[i].size(), a.values[i].size());
+        for (size_t m = 0; m < a.values[i].size(); ++m)
+          if (!std::isnan(a.values[i][m])) {
+            EXPECT_EQ(b.values[i][m], a.values[i][m]) << a.metric_names[m];
+          }
+      }
+      ASSERT_EQ(b.processes.size(), 1u);
+      EXPECT_EQ(b.processes[0].devices.at(0).name, a.processes[0].devices.at(0).name);
+    }
+  }
+  // The real one's launch has FLOP and a duration, as from the raw page.
+  const NcuImport real = read_ncu_csv(kFfma);
+  ASSERT_TRUE(real.rows[0].duration_ns);
+  EXPECT_GT(*real.rows[0].duration_ns, 0u);
+  EXPECT_GT(real.rows[0].metrics.fp32_flop.value_or(0), 0);
+}
+
+TEST(NcuImportPages, ADetailsLaunchsRowsComeTogether) {
+  TempDir dir;
+  std::string text = details_of(kData / "ncu_auto_units.csv");
+  // Launch 0's first metric row moved after launch 1's rows.
+  std::istringstream lines(text);
+  std::string header, first, line, rest;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  while (std::getline(lines, line)) rest += line + "\n";
+  write(dir.path / "x.csv", header + "\n" + rest + first + "\n");
+  EXPECT_NE(error_of(dir.path / "x.csv").find(":25:1: ID \"0\" again, after other launches"), std::string::npos)
+      << error_of(dir.path / "x.csv");
+}
+
+TEST(NcuImportPages, NumbersAreReadAsNcuWritesThemInTheCLocale) {
+  EXPECT_EQ(ncu_cell_value("1,234,567.5", "byte", "w"), 1234567.5);
+  EXPECT_EQ(ncu_cell_value("-1,234", "byte", "w"), -1234.0);
+  EXPECT_EQ(ncu_cell_value("+5", "byte", "w"), 5.0);
+  EXPECT_EQ(ncu_cell_value("1.5e3", "byte", "w"), 1500.0);
+  EXPECT_EQ(ncu_cell_value("1,024", "Kbyte", "w"), 1024e3);
+  for (const char* bad : {"1,23", "12,3456", "1,2345", "1234,567", "1,234,56", ",123", "1.", ".5", "1e", "1,234.", "--1"})
+    EXPECT_THROW(ncu_cell_value(bad, "byte", "w"), NcuImportError) << bad;
+  for (const char* other : {"65,77", "367.084,80", "27.595.520", "1.287.680", "-3,5", "1.234.567,5"})
+    EXPECT_TRUE(other_locale_number(other)) << other;
+  for (const char* c : {"1,234", "1,234,567.5", "156.448", "535.104.05", "12.4.1", "9.0", "n/a", "NVIDIA", "",
+                        "1.2.3", "(1, 1, 1)", "1234.567.890"})
+    EXPECT_FALSE(other_locale_number(c)) << c;
+}
+
+// A file written in another locale is refused whole, even where the telling cell is in a column no
+// formula uses: its other numbers ("156.448" ns for 156,448) would be read 1000 times too small.
+TEST(NcuImportPages, AFileInAnotherLocaleIsRefused) {
+  TempDir dir;
+  std::ifstream in(kData / "ncu_auto_units.csv");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cell = "\"12.29\"";  // launch 0's gpu__time_duration.sum, in usecond
+  ASSERT_NE(text.find(cell), std::string::npos);
+  text.replace(text.find(cell), cell.size(), "\"12,29\"");
+  write(dir.path / "de.csv", text);
+  const std::string e = error_of(dir.path / "de.csv");
+  EXPECT_NE(e.find("de.csv:6:14: \"12,29\" is a number in another locale's format"), std::string::npos) << e;
+  EXPECT_NE(e.find("LC_ALL=C"), std::string::npos) << e;
+  // In the details page too, and in a metric no formula uses.
+  std::string details = details_of(kData / "ncu_auto_units.csv");
+  const std::string row_end = "\"inst\",\"0\"\n";
+  ASSERT_NE(details.find(row_end), std::string::npos);
+  details.replace(details.find(row_end), row_end.size(), "\"inst\",\"1.287.680\"\n");
+  write(dir.path / "de-details.csv", details);
+  EXPECT_NE(error_of(dir.path / "de-details.csv").find("\"1.287.680\" is a number in another locale's format"),
+            std::string::npos);
+}
+
+TEST(NcuImportPages, ByteOrderMarksAndSecondHeaders) {
+  TempDir dir;
+  std::ifstream in(kData / "ncu_auto_units.csv");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write(dir.path / "bom.csv", "\xef\xbb\xbf" + text.substr(text.find("\"ID\"")));
+  EXPECT_EQ(read_ncu_csv(dir.path / "bom.csv").rows.size(), 2u);
+  write(dir.path / "utf16.csv", std::string("\xff\xfe\"\0I\0D\0\"\0", 10));
+  EXPECT_NE(error_of(dir.path / "utf16.csv").find("utf16.csv:1:1: UTF-16 text"), std::string::npos);
+  write(dir.path / "twice.csv", text + text);
+  EXPECT_NE(error_of(dir.path / "twice.csv").find(":13:1: a second ncu header"), std::string::npos)
+      << error_of(dir.path / "twice.csv");
+}
+
+// ncu profiles every process of the command (--target-processes all): each process is a trace
+// of its own in processes.csv and summary.json, as rfprof's traces are (until 2026-11-29 all its
+// launches were put in the first record's process).
+TEST(NcuImportPages, EachProcessIsATraceOfItsOwn) {
+  TempDir dir;
+  const std::string header =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+      "\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\"\n,,,,,,,,,,,\"nsecond\"\n";
+  auto row = [](int id, int pid, const char* name, int device, const char* cc, int ns) {
+    return "\"" + std::to_string(id) + "\",\"" + std::to_string(pid) + "\",\"" + name + "\",\"node1\",\"k\",\"1\",\"7\","
+           "\"(1, 1, 1)\",\"(1, 1, 1)\",\"" + std::to_string(device) + "\",\"" + cc + "\",\"" + std::to_string(ns) + "\"\n";
+  };
+  write(dir.path / "two.csv", header + row(0, 100, "main", 0, "9.0", 1000) + row(1, 200, "worker", 1, "8.0", 50) +
+                                  row(2, 100, "main", 0, "9.0", 3000) + row(3, 200, "worker", 1, "8.0", 70));
+  AnalyzeOptions o;
+  o.import_ncu = {dir.path / "two.csv"};
+  o.device = "H100 SXM5";
+  const testing::AnalysisRun run = testing::analyze({}, dir.path / "r", o);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const CsvTable p = CsvTable::read(dir.path / "r" / "processes.csv");
+  ASSERT_EQ(p.rows.size(), 2u);
+  EXPECT_EQ(p.cell(0, "pid"), "100");
+  EXPECT_EQ(p.cell(0, "launches"), "2");
+  EXPECT_EQ(p.cell(0, "duration_ns"), "4000");
+  EXPECT_EQ(p.cell(1, "pid"), "200");
+  EXPECT_EQ(p.cell(1, "launches"), "2");
+  EXPECT_EQ(p.cell(1, "duration_ns"), "120");
+  const auto s = nlohmann::json::parse(std::ifstream(dir.path / "r" / "summary.json"));
+  ASSERT_EQ(s["traces"].size(), 2u);
+  EXPECT_EQ(s["traces"][1]["process_name"], "worker");
+  EXPECT_EQ(s["totals"]["launches"], 4);
+  ASSERT_EQ(s["devices"].size(), 2u) << s["devices"];  // each process's own device
+  EXPECT_EQ(s["devices"][1]["compute_capability"], "8.0");
+}
+
+}  // namespace
+}  // namespace rf::analyzer
