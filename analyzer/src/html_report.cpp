@@ -68,7 +68,37 @@ const std::vector<std::string>& scaling_csv_header() {
 }
 
 void ReportPage::begin_trace(const TraceContext& ctx) {
-  traces_.push_back({ctx.path.string(), ctx.command_line, {}, {}});
+  TraceInfo t;
+  t.path = ctx.path.string();
+  t.command_line = ctx.command_line;
+  ctx.nvtx.for_each_range([&t](const NvtxRange& r) {
+    if (is_step_range_name(r.name)) t.step_ranges.push_back({r.start_ns, r.end_ns, std::string(r.name), false});
+  });
+  std::stable_sort(t.step_ranges.begin(), t.step_ranges.end(),
+                   [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  traces_.push_back(std::move(t));
+}
+
+void ReportPage::count_step(TraceInfo& t, std::string_view step, const KernelRow& row) {
+  if (!row.launch_start_ns) {
+    if (t.untimed_steps.find(step) == t.untimed_steps.end()) t.untimed_steps.emplace(step);
+    return;
+  }
+  // The latest-started range of that name open at the launch call: the one attribution chose
+  // (docs/analyzer.md, "NVTX attribution"). Step ranges are few and seldom nested.
+  const uint64_t at = *row.launch_start_ns;
+  auto it = std::upper_bound(t.step_ranges.begin(), t.step_ranges.end(), at,
+                             [](uint64_t v, const TraceInfo::StepRange& r) { return v < r.start_ns; });
+  while (it != t.step_ranges.begin()) {
+    --it;
+    if (it->end_ns > at && it->name == step) {
+      if (!it->has_launch) ++t.steps_with_launches;
+      it->has_launch = true;
+      return;
+    }
+  }
+  // On another thread's range that did not enclose the call (rule 3's prefix): by name.
+  if (t.untimed_steps.find(step) == t.untimed_steps.end()) t.untimed_steps.emplace(step);
 }
 
 std::string_view step_range_name(std::string_view path) {
@@ -86,10 +116,7 @@ void ReportPage::add_launch(const KernelRow& row) {
   if (traces_.empty()) throw std::logic_error("ReportPage::add_launch before begin_trace");
   const LaunchTotals sums = LaunchTotals::of(row.metrics);
   traces_.back().totals.add(row, sums);
-  if (const std::string_view step = step_range_name(row.nvtx); !step.empty()) {
-    auto& steps = traces_.back().steps;
-    if (steps.find(step) == steps.end()) steps.emplace(step);
-  }
+  if (const std::string_view step = step_range_name(row.nvtx); !step.empty()) count_step(traces_.back(), step, row);
   const PointKeyView key{traces_.size() - 1, row.device, row.kernel, row.phase, row.nvtx};
   auto it = points_.find(key);
   if (it == points_.end())
@@ -105,8 +132,8 @@ std::vector<ScalingRow> ReportPage::scaling_rows() const {
     r.batch_size = batch_size_of(t.command_line);
     // The steps whose kernels the trace holds; the command line's count only when the trace has
     // no step ranges (it counts every step of the run, profiled or not).
-    r.iterations = t.steps.empty() ? iterations_of(t.command_line)
-                                   : std::optional<uint64_t>(t.steps.size());
+    const uint64_t steps = t.steps_with_launches + t.untimed_steps.size();
+    r.iterations = steps == 0 ? iterations_of(t.command_line) : std::optional<uint64_t>(steps);
     r.label = trace_label(t.path, r.batch_size);
     r.launches = t.totals.launches;
     r.gpu_time_ns = t.totals.duration_ns;

@@ -25,6 +25,7 @@ void Report::begin_trace(const TraceContext& ctx) {
   current_path_ = ctx.path.string();
   current_has_memory_ = !ctx.memory.empty();
   call_sites_.begin_trace(!ctx.call_stacks.empty());
+  ops_.begin_trace();
   const size_t trace_index = traces_.size();
   for (const auto& [id, dev] : ctx.devices) {
     DeviceSummary d;

@@ -255,6 +255,31 @@ TEST(OpBreakdown, RatiosWithoutASideOrWithAZeroForward) {
   EXPECT_EQ(zero_forward.flop_ratio(), 0.5);
 }
 
+// PyTorch numbers each process's operators from 0: a backward op is matched with its own trace's
+// forward op of that number, never with another trace's (until 2026-11-29 trace b's
+// AddmmBackward0 went to trace a's aten::conv2d and layer conv1).
+TEST(OpBreakdown, BackwardOpsMatchForwardOpsOfTheirOwnTrace) {
+  KernelRow r;
+  r.duration_ns = 100;
+  OpBreakdown b;
+  b.begin_trace();
+  b.add(r, {"conv1", "aten::conv2d, seq = 5"});
+  b.add(r, {"ConvolutionBackward0, seq = 5"});
+  b.begin_trace();
+  b.add(r, {"fc", "aten::linear, seq = 5"});
+  b.add(r, {"AddmmBackward0, seq = 5"});
+  b.add(r, {"MulBackward0, seq = 9"});  // trace a had no op 9 either
+  const auto& ops = b.by_op();
+  ASSERT_TRUE(ops.count("aten::conv2d") && ops.count("aten::linear"));
+  EXPECT_EQ(ops.at("aten::conv2d").backward.launches, 1u);
+  EXPECT_EQ(ops.at("aten::linear").forward.launches, 1u);
+  EXPECT_EQ(ops.at("aten::linear").backward.launches, 1u);
+  EXPECT_EQ(ops.at("MulBackward0").backward.launches, 1u);
+  EXPECT_EQ(b.by_layer().at("conv1").backward.launches, 1u);
+  EXPECT_EQ(b.by_layer().at("fc").backward.launches, 1u);
+  EXPECT_EQ(b.overall().backward.launches, 3u);  // the sums go on across traces
+}
+
 TEST(OpBreakdown, NoOpRangesNoOpsSection) {
   TempDir dir;
   {

@@ -100,7 +100,7 @@ TEST(Scaling, RowsWithoutStepsTimeOrWallTimeLeaveTheirCellsEmpty) {
 /// a 100 us kernel with known counters), plus an unrelated range and, with `unclosed_step`, a
 /// step range still open when the trace ends.
 void write_run(const std::filesystem::path& p, uint32_t pid, const std::string& command, int steps,
-               bool unclosed_step = false) {
+               bool unclosed_step = false, const std::string& step_name = "") {
   trace::Writer w(p, {.force_overwrite = true});
   trace::ProcessInfo info;
   info.pid = pid;
@@ -118,11 +118,13 @@ void write_run(const std::filesystem::path& p, uint32_t pid, const std::string& 
   const auto name = w.intern("gemm");
   for (int s = 0; s < steps; ++s, t += 2'000'000, ++corr) {
     w.append(trace::NvtxEvent{.id = corr, .kind = trace::NvtxEventKind::kStart, .style = trace::NvtxRangeStyle::kPushPop,
-                              .timestamp_ns = t, .thread_id = 1, .name = w.intern("step " + std::to_string(s))});
+                              .timestamp_ns = t, .thread_id = 1,
+                              .name = w.intern(step_name.empty() ? "step " + std::to_string(s) : step_name)});
     trace::LaunchApi l;
     l.correlation_id = corr;
     l.thread_id = 1;
     l.api_start_ns = t + 10;
+    l.api_end_ns = t + 20;
     l.kernel_name = name;
     w.append(l);
     trace::KernelActivity k;
@@ -193,6 +195,21 @@ TEST(Scaling, OneRowPerTraceWithThroughputAndRates) {
   uint64_t launches = 0;
   for (size_t r = 0; r < ph.rows.size(); ++r) launches += std::stoull(ph.cell(r, "launches"));
   EXPECT_EQ(launches, 6u);
+}
+
+// Steps that share a name ("iteration" each time) are as many steps as ranges: until 2026-11-29
+// scaling.csv counted distinct names (1 here), which cut the throughput by the number of steps.
+TEST(Scaling, StepRangesOfOneNameAreCountedOneByOne) {
+  TempDir dir;
+  write_run(dir.path / "b64.rftrace", 101, "python main.py --batch-size 64", 3, false, "iteration");
+  const testing::AnalysisRun run = testing::analyze({dir.path / "b64.rftrace"}, dir.path / "r");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const CsvTable s = CsvTable::read(dir.path / "r" / "scaling.csv");
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.cell(0, "iterations"), "3");
+  // 64 samples x 3 steps in 3 kernels of 100 us
+  EXPECT_EQ(s.cell(0, "throughput_samples_per_s"), "640000");
+  EXPECT_EQ(CsvTable::read(dir.path / "r" / "processes.csv").cell(0, "steps"), "3");
 }
 
 }  // namespace

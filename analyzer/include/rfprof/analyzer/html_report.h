@@ -35,8 +35,10 @@ struct ScalingRow {
   std::string label;                     ///< trace_label (scaling.h), as in processes.csv
   std::string trace;                     ///< trace path
   std::optional<uint64_t> batch_size;    ///< from the command line (batch_size_of, scaling.h)
-  /// steps whose kernels the trace holds (distinct step_range_name of its launches), else the
-  /// command line's --iters N (iterations_of, scaling.h)
+  /// steps whose kernels the trace holds: the step ranges (step_range_name of a launch's path)
+  /// that enclose at least one launch's API call, each range instance once, so that ten ranges
+  /// all named "iteration" are ten steps; else the command line's --iters N (iterations_of,
+  /// scaling.h)
   std::optional<uint64_t> iterations;
   uint64_t launches = 0;
   uint64_t gpu_time_ns = 0;              ///< sum of kernel durations (ns)
@@ -95,9 +97,22 @@ class ReportPage {
   struct TraceInfo {
     std::string path, command_line;
     Aggregate totals;
-    /// Names of the step ranges (step_range_name) that enclose at least one launch of the trace.
-    std::set<std::string, std::less<>> steps;
+    /// The trace's step ranges (is_step_range_name; never ended: to UINT64_MAX), by start time,
+    /// and whether a launch of the trace was attributed to each.
+    struct StepRange {
+      uint64_t start_ns = 0, end_ns = 0;
+      std::string name;
+      bool has_launch = false;
+    };
+    std::vector<StepRange> step_ranges;
+    uint64_t steps_with_launches = 0;
+    /// Names of the step ranges of launches without an API call time (an ncu CSV's), or with no
+    /// range of that name open at their call: counted by name, as nothing tells their
+    /// instances apart.
+    std::set<std::string, std::less<>> untimed_steps;
   };
+  /// Marks the step range instance of `t` named `step` that encloses `row`'s API call.
+  static void count_step(TraceInfo& t, std::string_view step, const KernelRow& row);
   std::vector<TraceInfo> traces_;
   std::map<PointKey, Aggregate, PointLess> points_;
 };

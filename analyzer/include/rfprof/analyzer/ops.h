@@ -50,6 +50,10 @@ struct OpSums {
 /// Accumulates the breakdown over the launches of a run (memory: distinct ops, layers and seqs).
 class OpBreakdown {
  public:
+  /// A trace (one process) begins: its backward ops are matched only with its own forward ops,
+  /// since PyTorch numbers the operators of each process from 0 (two processes' "seq = 5" are
+  /// different ops). The sums go on across traces.
+  void begin_trace() { forward_by_seq_.clear(); }
   /// Adds one launch with its NVTX path (names outermost first). Launches outside op ranges are
   /// not counted.
   void add(const KernelRow& row, const std::vector<std::string>& path);
