@@ -31,6 +31,9 @@ uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names) {
     p.joined += names_[n];
     p.names.push_back(names_[n]);
   }
+  // Every prefix is a path too: a call spanning a transition is given the outer ranges that
+  // stayed open, which may never have been open alone (attribute(), rule 3).
+  if (names.size() > 1) (void)intern_path(std::vector<uint32_t>(names.begin(), names.end() - 1));
   auto id = static_cast<uint32_t>(paths_.size());
   paths_.push_back(std::move(p));
   path_names_.push_back(names);
@@ -139,9 +142,11 @@ void NvtxIndex::build_thread(uint64_t thread_id, std::span<const Range> ranges) 
   std::vector<Transition>& timeline = timelines_[thread_id];
   timeline.reserve(events.size());  // at most one transition per event: no growth, no slack to double
   std::vector<uint32_t> names;
+  std::vector<size_t> before;  // the open ranges before this time's events
   size_t i = 0;
   while (i < events.size()) {
     const uint64_t t = events[i].time;
+    before = open;
     for (; i < events.size() && events[i].time == t; ++i) {
       const size_t r = events[i].range;
       if (events[i].start) {
@@ -153,10 +158,11 @@ void NvtxIndex::build_thread(uint64_t thread_id, std::span<const Range> ranges) 
     }
     names.clear();
     for (size_t r : open) names.push_back(ranges[r].name);
-    Transition tr{t, open.empty() ? 0 : ranges[open.back()].start_ns, intern_path(names)};
-    if (!timeline.empty() && timeline.back().path == tr.path &&
-        timeline.back().innermost_start_ns == tr.innermost_start_ns)
-      continue;  // nothing visible changed (a zero-length range)
+    uint32_t kept = 0;
+    while (kept < before.size() && kept < open.size() && before[kept] == open[kept]) ++kept;
+    Transition tr{t, open.empty() ? 0 : ranges[open.back()].start_ns, intern_path(names), kept};
+    if (!timeline.empty() && timeline.back().path == tr.path && kept == before.size() && kept == open.size())
+      continue;  // nothing changed (a zero-length range)
     timeline.push_back(tr);
   }
   std::vector<Event>().swap(events);  // freed before the timeline is trimmed: the two never peak together
@@ -169,6 +175,24 @@ const NvtxIndex::Transition* NvtxIndex::state_at(const std::vector<Transition>& 
                              [](uint64_t t, const Transition& tr) { return t < tr.time_ns; });
   if (it == timeline.begin()) return nullptr;
   return &*std::prev(it);
+}
+
+uint32_t NvtxIndex::own_path(size_t i) const {
+  const Range& r = ranges_[i];
+  auto it = timelines_.find(r.thread_id);
+  if (it == timelines_.end()) return kNoPath;
+  const Transition* at = state_at(it->second, r.start_ns);
+  if (!at || at->path == kNoPath) return kNoPath;
+  // The ranges started in the same nanosecond after it nest inside it (by trace order, as the
+  // timeline orders them): ranges_ holds a thread's ranges in trace order, so they follow it.
+  size_t inner = 0;
+  for (size_t j = i + 1; j < ranges_.size() && ranges_[j].thread_id == r.thread_id && ranges_[j].start_ns == r.start_ns; ++j)
+    if (ranges_[j].end_ns != r.start_ns) ++inner;
+  const std::vector<uint32_t>& open = path_names_[at->path];
+  if (inner >= open.size() || open[open.size() - 1 - inner] != r.name) return kNoPath;
+  const std::vector<uint32_t> own(open.begin(), open.end() - static_cast<std::ptrdiff_t>(inner));
+  auto p = path_ids_.find(own);  // every prefix of a path is interned
+  return p == path_ids_.end() ? kNoPath : p->second;
 }
 
 uint32_t NvtxIndex::attribute(uint64_t thread_id, uint64_t start_ns, uint64_t end_ns) const {
@@ -189,17 +213,16 @@ uint32_t NvtxIndex::attribute(uint64_t thread_id, uint64_t start_ns, uint64_t en
       continue;
     }
     if (best || partial != kNoPath) continue;
-    // The thread's ranges changed during the call: keep the names open at every transition in
-    // between (the common prefix of their paths).
-    std::vector<uint32_t> common = path_names_[s->path];
-    for (const Transition* t = s + 1; t <= e && !common.empty(); ++t) {
-      const auto& names = path_names_[t->path];
-      size_t n = 0;
-      while (n < common.size() && n < names.size() && common[n] == names[n]) ++n;
-      common.resize(n);
-    }
-    if (common.empty()) continue;
-    if (auto p = path_ids_.find(common); p != path_ids_.end()) partial = p->second;
+    // The thread's ranges changed during the call: the outer ranges that stayed open through it,
+    // the same instances at every transition in between (a range ended and another of its name
+    // started at one time stamp did not stay open). Ranges that do not nest (start/end) and
+    // stayed open under one that ended are not kept: the outer ones only.
+    const std::vector<uint32_t>& open = path_names_[s->path];
+    size_t kept = open.size();
+    for (const Transition* t = s + 1; t <= e && kept > 0; ++t) kept = std::min<size_t>(kept, t->kept);
+    if (kept == 0) continue;
+    const std::vector<uint32_t> common(open.begin(), open.begin() + static_cast<std::ptrdiff_t>(kept));
+    if (auto p = path_ids_.find(common); p != path_ids_.end()) partial = p->second;  // interned with its path
   }
   return best ? best->path : partial;
 }

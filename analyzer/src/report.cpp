@@ -151,11 +151,12 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
   t.stream = stats;
   call_sites_.end_trace(ctx.call_stacks);
   if (!ctx.memory.empty()) {
-    // Each range occurrence: its path (on its own thread, at its start, itself innermost) and the
-    // peak in use while it was open; a range never ended lasts to the last memory event.
+    // Each range occurrence: its own path (on its own thread, at its start, itself innermost, not
+    // a range pushed inside it in the same nanosecond) and the peak in use while it was open; a
+    // range never ended lasts to the last memory event; a zero-length one has no interval.
     const uint64_t last = ctx.memory.points().back().event.timestamp_ns;
-    ctx.nvtx.for_each_range([&](const NvtxRange& r) {
-      const std::string& path = ctx.nvtx.path(ctx.nvtx.attribute(r.thread_id, r.start_ns)).joined;
+    ctx.nvtx.for_each_range_path([&](const NvtxRange& r, uint32_t path_id) {
+      const std::string& path = ctx.nvtx.path(path_id).joined;
       if (path.empty()) return;
       const uint64_t end = r.end_ns == UINT64_MAX ? std::max(last, r.start_ns) : r.end_ns;
       if (auto peak = ctx.memory.peak_between(r.start_ns, end)) {

@@ -231,6 +231,34 @@ void write_trace(const fs::path& path) {
   t.finish();
 }
 
+// A range's memory peak is its own path's, also when another range was pushed inside it in the
+// same nanosecond (until 2026-11-29 X's whole interval went to "X/Y", and row X had no peak).
+TEST(MemoryAndCallSitesEndToEnd, ARangesPeakIsItsOwnPathsWhenAnInnerOneStartsWithIt) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(7, trace::CollectionMode::kTiming);
+    t.push(1, 100, 1000, "X");
+    t.push(2, 100, 1000, "Y");  // the same nanosecond
+    t.memory(true, 1200, 0x1000, 100);
+    t.launch(1, 0, 100, 1500);
+    t.kernel(1, 1600, 1700);
+    t.pop(2, 100, 2000);
+    t.launch(2, 0, 100, 3000);
+    t.kernel(2, 3100, 3200);
+    t.memory(true, 5000, 0x2000, 1000000);
+    t.pop(1, 100, 9000);
+    t.finish();
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "r");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const CsvTable ranges = CsvTable::read(dir.path / "r" / "ranges.csv");
+  ASSERT_LT(ranges.find("nvtx", "X"), ranges.rows.size());
+  ASSERT_LT(ranges.find("nvtx", "X/Y"), ranges.rows.size());
+  EXPECT_EQ(ranges.cell(ranges.find("nvtx", "X"), "peak_memory_bytes"), "1000100");
+  EXPECT_EQ(ranges.cell(ranges.find("nvtx", "X/Y"), "peak_memory_bytes"), "100");
+}
+
 TEST(MemoryAndCallSitesEndToEnd, OutputsNumberByNumber) {
   TempDir dir;
   write_trace(dir.path / "t.rftrace");

@@ -203,6 +203,28 @@ TEST(NvtxAttribution, ZeroLengthRangesAmongManyEventsNeverStayOpen) {
   }
 }
 
+// A call spanning a change on the thread holding the ranges keeps the ranges that stayed open
+// through it, as range instances (found by a review, 2026-11-29): "step 3" pushed in the same
+// nanosecond as "backward" (training_traces.h's shape) was never open alone, and the call got no
+// range; two "epoch" ranges, one ending where the next starts, were taken for one that stayed open.
+TEST(NvtxAttribution, ACallSpanningAChangeKeepsTheRangeInstancesThatStayedOpen) {
+  Index x;
+  x.range(1, 100, 1000, 3000, "step 3");
+  x.range(2, 100, 1000, 2000, "backward");  // pushed with "step 3"
+  x.range(3, 100, 2000, 3000, "optimizer");
+  x.range(4, 100, 5000, 6000, "epoch");
+  x.range(5, 100, 6000, 7000, "epoch");      // another range of the same name
+  x.range(6, 100, 8000, 9500, "outer");
+  x.range(7, 100, 8500, 9000, "inner");
+  x.range(8, 100, 9000, 9200, "inner");      // the same path, another inner instance
+  x.nvtx.finalize();
+  EXPECT_EQ(x.call(200, 1990, 2010), "step 3");
+  EXPECT_EQ(x.call(200, 1500, 1600), "step 3/backward");  // nothing changed during the call
+  EXPECT_EQ(x.call(200, 5990, 6010), "");                 // no epoch stayed open
+  EXPECT_EQ(x.call(200, 5500, 5600), "epoch");
+  EXPECT_EQ(x.call(200, 8990, 9010), "outer");            // the path is the same, not the inner range
+}
+
 TEST(NvtxAttribution, OfThreadsWhoseRangesChangeTheLowestThreadIdGivesTheCommonPrefix) {
   Index x;
   x.range(1, 100, 0, 10000, "train");

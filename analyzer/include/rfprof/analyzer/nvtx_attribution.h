@@ -8,7 +8,8 @@
 // no open range, the launch takes a path of the same process's other threads whose ranges contain
 // the whole call [t0, t1]: among the threads whose open ranges did not change during the call, the
 // one whose innermost range started last (ties: lowest thread id); failing that, the ranges that
-// stayed open through the call on a thread whose inner ranges changed during it. That is how
+// stayed open through the call (the same instances, outermost first) on a thread whose inner
+// ranges changed during it. That is how
 // kernels launched by PyTorch's autograd threads, which push no ranges, get the "backward" range
 // the main thread holds open, and why a launch racing the end of a range on another thread is not
 // given that range.
@@ -79,6 +80,19 @@ class NvtxIndex {
   void for_each_range(F&& f) const {
     for (const auto& r : ranges_) f(NvtxRange{r.thread_id, r.start_ns, r.end_ns, names_[r.name]});
   }
+  /// Calls `f(const NvtxRange&, uint32_t path)` for each range of non-zero length, in ranges()'
+  /// order, with the range's own path: the ranges open on its thread at its start that are it or
+  /// outside it, outermost first, so that a range pushed in the same nanosecond inside it is not
+  /// part of it (ranges.csv's memory peaks). A range whose path cannot be told (its thread's
+  /// ranges do not nest at its start) is passed with kNoPath. Only valid after finalize().
+  template <typename F>
+  void for_each_range_path(F&& f) const {
+    for (size_t i = 0; i < ranges_.size(); ++i) {
+      const Range& r = ranges_[i];
+      if (r.end_ns == r.start_ns) continue;
+      f(NvtxRange{r.thread_id, r.start_ns, r.end_ns, names_[r.name]}, own_path(i));
+    }
+  }
   /// Ranges with a kStart (complete or still open at the end of the trace).
   uint64_t range_count() const noexcept { return range_count_; }
   /// kEnd events whose kStart never came (known after finalize()).
@@ -102,6 +116,9 @@ class NvtxIndex {
     uint64_t time_ns;
     uint64_t innermost_start_ns;  // start of the innermost open range (0 when none)
     uint32_t path;                // kNoPath when none open
+    // How many of the previous state's open ranges, outermost first, are still open here, the
+    // same range instances (not only the same names): what a call spanning this transition keeps.
+    uint32_t kept;
   };
 
   uint32_t intern_name(std::string_view name);
@@ -110,6 +127,8 @@ class NvtxIndex {
   void build_thread(uint64_t thread_id, std::span<const Range> ranges);
   /// The transition of `timeline` in effect at `time_ns`, or nullptr before the first.
   static const Transition* state_at(const std::vector<Transition>& timeline, uint64_t time_ns);
+  /// for_each_range_path's path of ranges_[i].
+  uint32_t own_path(size_t i) const;
 
   /// Transparent hash: intern_name() looks a name up without building a std::string.
   struct NameHash {
