@@ -34,8 +34,9 @@ class PhaseMap {
   /// Compiles `rules`. Throws PhaseMapError naming the rule whose pattern is not a valid regex.
   explicit PhaseMap(std::vector<PhaseRule> rules);
 
-  /// The default rules: /forward|fwd/i -> forward, /backward|bwd|grad/i -> backward,
-  /// /optimi[sz]er|optim|step/i -> optimizer.
+  /// The default rules, in this order: /optimi[sz]er|\boptim\b|^step$/i -> optimizer (a range
+  /// named just "step" is an optimizer step, "step 12" is not), /forward|fwd/i -> forward,
+  /// /backward|bwd|grad/i -> backward.
   static PhaseMap defaults();
   /// Reads a JSON list of {"regex": "...", "phase": "..."} (optional "ignore_case": bool, default
   /// true) that replaces the default rules. Throws PhaseMapError naming `path` for an unreadable
