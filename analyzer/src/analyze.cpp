@@ -314,6 +314,23 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
           << " kernel launch(es) lie slightly above measured ceilings (at most 10 %): rfbench "
              "did not reach the hardware's peak there"
           << see_above_roof << "\n";
+    // Devices without any ceiling (a name no datasheet entry matches, an ncu CSV without
+    // device__attribute_display_name): their launches have no bound, which a table would only
+    // show as empty cells.
+    std::string roofless;
+    size_t roofless_count = 0;
+    for (const DeviceSummary& d : report.devices()) {
+      const DeviceCeilings& c = d.ceilings;
+      if (c.dram.value || c.fp32.value || c.fp64.value || c.fp16.value) continue;
+      if (++roofless_count > 3) continue;
+      roofless += (roofless.empty() ? "" : ", ") + std::string("device ") + std::to_string(d.device.info.device_id) +
+                  " of " + report.traces().at(d.trace_index).path +
+                  (d.device.name.empty() ? " (no name)" : " (\"" + d.device.name + "\")");
+    }
+    if (roofless_count > 0)
+      err << "rfanalyze: note: no ceilings for " << roofless << (roofless_count > 3 ? " and others" : "")
+          << ": their launches have no roofline bound; --device NAME takes a datasheet entry for every device "
+             "(rfanalyze ceilings --list names them), --ceilings FILE your own\n";
   } catch (const OutputError& e) {
     err << "rfanalyze: " << e.what() << "\n";
     return kExitOutputError;

@@ -223,5 +223,27 @@ TEST(NcuImportPages, EachProcessIsATraceOfItsOwn) {
   EXPECT_EQ(s["devices"][1]["compute_capability"], "8.0");
 }
 
+// A device without ceilings (here: a details page without device__attribute_display_name, as
+// `ncu --csv --metrics ...` writes it) is said once on stderr, naming the device and the way
+// out; --device gives it ceilings and no note.
+TEST(NcuImportPages, ADeviceWithoutCeilingsIsNamedOnce) {
+  TempDir dir;
+  write(dir.path / "details.csv", details_of(kData / "ncu_auto_units.csv"));
+  for (const bool forced : {false, true}) {
+    AnalyzeOptions o;
+    o.import_ncu = {dir.path / "details.csv"};
+    if (forced) o.device = "H100 SXM5";
+    const testing::AnalysisRun run = testing::analyze({}, dir.path / ("r" + std::to_string(forced)), o);
+    ASSERT_EQ(run.status, kExitOk) << run.err;
+    const std::string note = "rfanalyze: note: no ceilings for device 0 of " + (dir.path / "details.csv").string() +
+                             " (no name): their launches have no roofline bound; --device NAME";
+    if (forced) {
+      EXPECT_EQ(run.err.find("no ceilings"), std::string::npos) << run.err;
+    } else {
+      EXPECT_NE(run.err.find(note), std::string::npos) << run.err;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rf::analyzer
