@@ -17,6 +17,7 @@
 #include "rfprof/analyzer/memory.h"
 #include "rfprof/analyzer/html_report.h"
 #include "rfprof/analyzer/ncu_import.h"
+#include "rfprof/analyzer/utf8.h"
 #include "rfprof/analyzer/phases.h"
 #include "rfprof/analyzer/report.h"
 #include "rfprof/analyzer/roofline_charts.h"
@@ -317,15 +318,21 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
     // Devices without any ceiling (a name no datasheet entry matches, an ncu CSV without
     // device__attribute_display_name): their launches have no bound, which a table would only
     // show as empty cells.
+    std::set<int64_t> launched_on;  // devices with launches (a trace lists every device it saw)
+    for (const auto& [key, sums] : report.kernel_groups()) launched_on.insert(key.device_index);
     std::string roofless;
     size_t roofless_count = 0;
-    for (const DeviceSummary& d : report.devices()) {
+    for (size_t i = 0; i < report.devices().size(); ++i) {
+      const DeviceSummary& d = report.devices()[i];
       const DeviceCeilings& c = d.ceilings;
       if (c.dram.value || c.fp32.value || c.fp64.value || c.fp16.value) continue;
-      if (++roofless_count > 3) continue;
+      if (!launched_on.count(static_cast<int64_t>(i)) || ++roofless_count > 3) continue;
+      std::string name = valid_utf8(d.device.name);  // the trace's, untrusted: no escape sequences
+      for (char& ch : name)
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
       roofless += (roofless.empty() ? "" : ", ") + std::string("device ") + std::to_string(d.device.info.device_id) +
-                  " of " + report.traces().at(d.trace_index).path +
-                  (d.device.name.empty() ? " (no name)" : " (\"" + d.device.name + "\")");
+                  " of " + report.traces().at(d.trace_index).path + " (pid " + std::to_string(d.pid) +
+                  (name.empty() ? ", no name)" : ", \"" + name + "\")");
     }
     if (roofless_count > 0)
       err << "rfanalyze: note: no ceilings for " << roofless << (roofless_count > 3 ? " and others" : "")

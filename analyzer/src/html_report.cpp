@@ -72,10 +72,13 @@ void ReportPage::begin_trace(const TraceContext& ctx) {
   t.path = ctx.path.string();
   t.command_line = ctx.command_line;
   ctx.nvtx.for_each_range([&t](const NvtxRange& r) {
-    if (is_step_range_name(r.name)) t.step_ranges.push_back({r.start_ns, r.end_ns, std::string(r.name), false});
+    if (!is_step_range_name(r.name)) return;
+    auto it = t.step_ranges.find(r.name);
+    if (it == t.step_ranges.end()) it = t.step_ranges.emplace(std::string(r.name), std::vector<TraceInfo::StepRange>{}).first;
+    it->second.push_back({r.start_ns, r.end_ns, false});
   });
-  std::stable_sort(t.step_ranges.begin(), t.step_ranges.end(),
-                   [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  for (auto& [name, ranges] : t.step_ranges)
+    std::stable_sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   traces_.push_back(std::move(t));
 }
 
@@ -84,17 +87,22 @@ void ReportPage::count_step(TraceInfo& t, std::string_view step, const KernelRow
     if (t.untimed_steps.find(step) == t.untimed_steps.end()) t.untimed_steps.emplace(step);
     return;
   }
-  // The latest-started range of that name open at the launch call: the one attribution chose
-  // (docs/analyzer.md, "NVTX attribution"). Step ranges are few and seldom nested.
+  // The latest-started range of that name open at the launch call, on any thread (a launch by
+  // PyTorch's autograd thread takes the main thread's step): the one attribution chose unless
+  // two threads hold step ranges of one name at once. Ranges of one name seldom nest: the few
+  // latest started before the call are looked at, no more.
   const uint64_t at = *row.launch_start_ns;
-  auto it = std::upper_bound(t.step_ranges.begin(), t.step_ranges.end(), at,
-                             [](uint64_t v, const TraceInfo::StepRange& r) { return v < r.start_ns; });
-  while (it != t.step_ranges.begin()) {
-    --it;
-    if (it->end_ns > at && it->name == step) {
-      if (!it->has_launch) ++t.steps_with_launches;
-      it->has_launch = true;
-      return;
+  if (auto named = t.step_ranges.find(step); named != t.step_ranges.end()) {
+    auto& ranges = named->second;
+    auto it = std::upper_bound(ranges.begin(), ranges.end(), at,
+                               [](uint64_t v, const TraceInfo::StepRange& r) { return v < r.start_ns; });
+    for (int looked = 0; it != ranges.begin() && looked < 8; ++looked) {
+      --it;
+      if (it->end_ns > at) {
+        if (!it->has_launch) ++t.steps_with_launches;
+        it->has_launch = true;
+        return;
+      }
     }
   }
   // On another thread's range that did not enclose the call (rule 3's prefix): by name.

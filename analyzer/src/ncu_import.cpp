@@ -223,15 +223,15 @@ class ImportBuilder {
   }
 
  private:
-  /// The process of a row, added at its first row (ncu writes a handful: a vector suffices).
+  /// The process of a row, added at its first row.
   NcuImport::Process& process(uint32_t pid, const std::string& name, const std::string& host) {
-    for (auto& p : out_.processes)
-      if (p.pid == pid && p.host == host) return p;
-    out_.processes.push_back(NcuImport::Process{pid, name, host, {}, {}});
-    return out_.processes.back();
+    auto [it, added] = process_index_.try_emplace(std::make_pair(pid, host), out_.processes.size());
+    if (added) out_.processes.push_back(NcuImport::Process{pid, name, host, {}, {}});
+    return out_.processes[it->second];
   }
 
   NcuImport& out_;
+  std::map<std::pair<uint32_t, std::string>, size_t> process_index_;  // (pid, host) -> index
   std::optional<MetricLayout> layout_;
   std::optional<size_t> time_col_, name_col_;
 };
@@ -263,7 +263,8 @@ struct DetailsLaunch {
   std::vector<std::string> ident;
   std::string where;
   struct Cell {
-    std::string name, unit, value, where;
+    std::string name, unit, value;
+    size_t line = 0;  // the message's FILE:LINE:COLUMN is built only when a cell is read
   };
   std::vector<Cell> cells;
 };
@@ -284,6 +285,7 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
   std::optional<size_t> name_at, unit_at, value_at;
   std::vector<DetailsLaunch> launches;
   std::set<std::string> ended;  // IDs of details launches before the current one
+  size_t cells = 0;             // details rows read
   while (std::getline(in, line)) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -333,7 +335,8 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
                                "each launch's rows together");
         launches.push_back(DetailsLaunch{std::move(ident), where, {}});
       }
-      launches.back().cells.push_back({f[*name_at], f[*unit_at], f[*value_at], cell_where});
+      launches.back().cells.push_back({f[*name_at], f[*unit_at], f[*value_at], lineno});
+      ++cells;
       continue;
     }
     if (f[0].empty()) {  // the units row
@@ -358,6 +361,14 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
     for (const auto& l : launches)
       for (const auto& c : l.cells)
         if (column.emplace(c.name, names.size()).second) names.push_back(c.name);
+    // A launch's row has a value per metric: ncu gives every launch the same metrics (those of
+    // --metrics, or of its sections), so the rows hold about as many values as the file does. A
+    // file whose launches each name other metrics would need launches x metrics values: refused.
+    if (!launches.empty() && names.size() > 64 && names.size() * launches.size() > 4 * cells + 1'000'000)
+      throw NcuImportError(path.string() + ":" + std::to_string(lineno) + ":1: the details page's " +
+                           std::to_string(launches.size()) + " launches name " + std::to_string(names.size()) +
+                           " different metrics in only " + std::to_string(cells) +
+                           " rows: not ncu's output (each launch lists the same metrics)");
     builder.set_metrics(names);
     for (const auto& l : launches) {
       std::vector<double> values(names.size(), std::numeric_limits<double>::quiet_NaN());
@@ -368,7 +379,8 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
         if (seen[i]) continue;  // the same metric in two sections: the first
         seen[i] = true;
         texts[i] = c.value;
-        values[i] = metric_value(c.value, c.unit, builder.uses(i), c.where);
+        values[i] = metric_value(c.value, c.unit, builder.uses(i),
+                                 path.string() + ":" + std::to_string(c.line) + ":" + std::to_string(*value_at + 1));
       }
       builder.add(l.ident, std::move(values), texts, l.where);
     }

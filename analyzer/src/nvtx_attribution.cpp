@@ -25,19 +25,27 @@ uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names) {
   if (names.empty()) return kNoPath;
   auto it = path_ids_.find(names);
   if (it != path_ids_.end()) return it->second;
-  RangePath p;
-  for (uint32_t n : names) {
-    if (!p.joined.empty()) p.joined += '/';
-    p.joined += names_[n];
-    p.names.push_back(names_[n]);
-  }
   // Every prefix is a path too: a call spanning a transition is given the outer ranges that
-  // stayed open, which may never have been open alone (attribute(), rule 3).
-  if (names.size() > 1) (void)intern_path(std::vector<uint32_t>(names.begin(), names.end() - 1));
-  auto id = static_cast<uint32_t>(paths_.size());
-  paths_.push_back(std::move(p));
-  path_names_.push_back(names);
-  path_ids_.emplace(names, id);
+  // stayed open, which may never have been open alone (attribute(), rule 3). Usually only the
+  // path itself is new; the missing prefixes are added shortest first, without recursion (a
+  // hostile trace may nest ranges as deep as it likes).
+  size_t have = names.size() - 1;  // the longest prefix already a path
+  std::vector<uint32_t> prefix(names.begin(), names.end() - 1);
+  while (have > 0 && path_ids_.find(prefix) == path_ids_.end()) prefix.resize(--have);
+  uint32_t id = kNoPath;
+  for (size_t n = have + 1; n <= names.size(); ++n) {
+    prefix.assign(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(n));
+    RangePath p;
+    for (uint32_t name : prefix) {
+      if (!p.joined.empty()) p.joined += '/';
+      p.joined += names_[name];
+      p.names.push_back(names_[name]);
+    }
+    id = static_cast<uint32_t>(paths_.size());
+    paths_.push_back(std::move(p));
+    path_names_.push_back(prefix);
+    path_ids_.emplace(prefix, id);
+  }
   return id;
 }
 

@@ -137,6 +137,28 @@ TEST(NcuImportPages, ADetailsLaunchsRowsComeTogether) {
       << error_of(dir.path / "x.csv");
 }
 
+// Each launch with metrics of its own would make a launches x metrics table from a file of
+// launches rows (a hostile one: 1,100 rows, 1.2 M values): refused, naming the counts.
+TEST(NcuImportPages, ADetailsPageWhoseLaunchesNameOtherMetricsIsRefused) {
+  TempDir dir;
+  std::string text = join({"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+                           "Block Size", "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit",
+                           "Metric Value"}) + "\n";
+  for (int i = 0; i < 1100; ++i)
+    text += join({std::to_string(i), "1", "p", "h", "k", "1", "7", "(1, 1, 1)", "(1, 1, 1)", "0", "9.0", "s",
+                  "m" + std::to_string(i) + ".sum", "", "1"}) + "\n";
+  write(dir.path / "wide.csv", text);
+  EXPECT_NE(error_of(dir.path / "wide.csv").find("the details page's 1100 launches name 1100 different metrics in only 1100 rows"),
+            std::string::npos) << error_of(dir.path / "wide.csv");
+  // ncu's own shape, every launch with the same metrics, is read however many launches there are.
+  std::string same = text.substr(0, text.find('\n') + 1);
+  for (int i = 0; i < 1100; ++i)
+    for (const char* m : {"gpu__time_duration.sum", "dram__bytes_read.sum"})
+      same += join({std::to_string(i), "1", "p", "h", "k", "1", "7", "(1, 1, 1)", "(1, 1, 1)", "0", "9.0", "s", m, "", "1"}) + "\n";
+  write(dir.path / "same.csv", same);
+  EXPECT_EQ(read_ncu_csv(dir.path / "same.csv").rows.size(), 1100u);
+}
+
 TEST(NcuImportPages, NumbersAreReadAsNcuWritesThemInTheCLocale) {
   EXPECT_EQ(ncu_cell_value("1,234,567.5", "byte", "w"), 1234567.5);
   EXPECT_EQ(ncu_cell_value("-1,234", "byte", "w"), -1234.0);
@@ -236,7 +258,7 @@ TEST(NcuImportPages, ADeviceWithoutCeilingsIsNamedOnce) {
     const testing::AnalysisRun run = testing::analyze({}, dir.path / ("r" + std::to_string(forced)), o);
     ASSERT_EQ(run.status, kExitOk) << run.err;
     const std::string note = "rfanalyze: note: no ceilings for device 0 of " + (dir.path / "details.csv").string() +
-                             " (no name): their launches have no roofline bound; --device NAME";
+                             " (pid 31337, no name): their launches have no roofline bound; --device NAME";
     if (forced) {
       EXPECT_EQ(run.err.find("no ceilings"), std::string::npos) << run.err;
     } else {

@@ -97,14 +97,13 @@ class ReportPage {
   struct TraceInfo {
     std::string path, command_line;
     Aggregate totals;
-    /// The trace's step ranges (is_step_range_name; never ended: to UINT64_MAX), by start time,
-    /// and whether a launch of the trace was attributed to each.
+    /// The trace's step ranges (is_step_range_name; never ended: to UINT64_MAX), by name, each
+    /// name's by start time, and whether a launch of the trace was attributed to each.
     struct StepRange {
       uint64_t start_ns = 0, end_ns = 0;
-      std::string name;
       bool has_launch = false;
     };
-    std::vector<StepRange> step_ranges;
+    std::map<std::string, std::vector<StepRange>, std::less<>> step_ranges;
     uint64_t steps_with_launches = 0;
     /// Names of the step ranges of launches without an API call time (an ncu CSV's), or with no
     /// range of that name open at their call: counted by name, as nothing tells their
