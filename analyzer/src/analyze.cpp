@@ -327,9 +327,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
       const DeviceCeilings& c = d.ceilings;
       if (c.dram.value || c.fp32.value || c.fp64.value || c.fp16.value) continue;
       if (!launched_on.count(static_cast<int64_t>(i)) || ++roofless_count > 3) continue;
-      std::string name = valid_utf8(d.device.name);  // the trace's, untrusted: no escape sequences
-      for (char& ch : name)
-        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+      const std::string name = printable(d.device.name);  // the trace's, untrusted: no escape sequences
       roofless += (roofless.empty() ? "" : ", ") + std::string("device ") + std::to_string(d.device.info.device_id) +
                   " of " + report.traces().at(d.trace_index).path + " (pid " + std::to_string(d.pid) +
                   (name.empty() ? ", no name)" : ", \"" + name + "\")");

@@ -62,15 +62,6 @@ std::optional<std::string> fold(std::string_view name, int keep) {
   return out;
 }
 
-/// `name` safe for a terminal: valid UTF-8 (utf8.h), control characters (escape sequences from a
-/// hostile trace) as '?'.
-std::string printable(const std::string& name) {
-  std::string s = valid_utf8(name);
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return s;
-}
-
 /// Characters as a terminal counts them: UTF-8 continuation bytes do not count.
 size_t width(std::string_view s) {
   return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));

@@ -62,4 +62,11 @@ std::string valid_utf8(std::string_view text) {
   return out;
 }
 
+std::string printable(std::string_view text) {
+  std::string s = valid_utf8(text);
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return s;
+}
+
 }  // namespace rf::analyzer

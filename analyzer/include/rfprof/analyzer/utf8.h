@@ -15,4 +15,8 @@ bool is_valid_utf8(std::string_view text);
 /// (as nlohmann::json's error_handler_t::replace does); valid text is returned unchanged.
 std::string valid_utf8(std::string_view text);
 
+/// `text` safe for a terminal: valid_utf8, and control characters (escape sequences from a hostile
+/// trace) as '?'.
+std::string printable(std::string_view text);
+
 }  // namespace rf::analyzer
