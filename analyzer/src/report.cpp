@@ -141,6 +141,8 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
   t.launches = current_launches_;
   t.nvtx_ranges = ctx.nvtx.range_count();
   t.nvtx_unmatched_ends = ctx.nvtx.unmatched_ends();
+  t.nvtx_duplicate_starts = ctx.nvtx.duplicate_starts();
+  t.nvtx_backwards_ranges = ctx.nvtx.backwards_ranges();
   t.memory_events = ctx.memory.points().size();
   t.memory_peak_bytes = ctx.memory.peak_bytes();
   t.memory_peak_timestamp_ns = ctx.memory.peak_timestamp_ns();

@@ -102,6 +102,8 @@ json trace_json(const TraceSummary& t) {
           {"launches", t.launches},
           {"nvtx_ranges", t.nvtx_ranges},
           {"nvtx_unmatched_ends", t.nvtx_unmatched_ends},
+          {"nvtx_duplicate_starts", t.nvtx_duplicate_starts},
+          {"nvtx_backwards_ranges", t.nvtx_backwards_ranges},
           {"memory",
            {{"events", t.memory_events},
             {"peak_bytes", t.memory_events ? json(t.memory_peak_bytes) : json(nullptr)},

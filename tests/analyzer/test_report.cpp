@@ -43,6 +43,11 @@ TEST(ReportTraces, EachTraceIsSummedApartAndKeepsItsOwnDevices) {
       t.counters(1, id, c.values());
     }
     t.pop(7, 5, 400);  // an end without a start
+    t.push(8, 5, 410, "twice");
+    t.push(8, 5, 420, "twice");  // a second start of an open id
+    t.pop(8, 5, 430);
+    t.push(9, 5, 450, "backwards");
+    t.pop(9, 5, 440);  // ends before it starts
     t.window(0, false, 500);
     t.finish();
   }
@@ -83,6 +88,11 @@ TEST(ReportTraces, EachTraceIsSummedApartAndKeepsItsOwnDevices) {
   EXPECT_GT(a.records, 10u);
   EXPECT_EQ(s["traces"][0]["nvtx_unmatched_ends"], 1);
   EXPECT_EQ(s["traces"][1]["nvtx_unmatched_ends"], 0);
+  EXPECT_EQ(s["traces"][0]["nvtx_duplicate_starts"], 1);
+  EXPECT_EQ(s["traces"][0]["nvtx_backwards_ranges"], 1);
+  EXPECT_EQ(s["traces"][0]["nvtx_ranges"], 1);  // "twice" once; "backwards" dropped
+  EXPECT_EQ(s["traces"][1]["nvtx_duplicate_starts"], 0);
+  EXPECT_EQ(s["traces"][1]["nvtx_backwards_ranges"], 0);
   // Trace b's device 0 is not trace a's H100: its launch has no ceilings.
   EXPECT_EQ(s["totals"]["launches_without_ceilings"], 1);
   ASSERT_EQ(s["devices"].size(), 2u);

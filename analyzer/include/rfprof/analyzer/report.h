@@ -60,7 +60,9 @@ struct TraceSummary {
   std::optional<uint64_t> dropped_records;  ///< from TraceEnd
   uint64_t launches = 0;                    ///< kernels.csv rows from this trace
   uint64_t nvtx_ranges = 0;
-  uint64_t nvtx_unmatched_ends = 0;
+  uint64_t nvtx_unmatched_ends = 0;       ///< NvtxIndex::unmatched_ends(): kEnd without kStart
+  uint64_t nvtx_duplicate_starts = 0;     ///< NvtxIndex::duplicate_starts(): dropped
+  uint64_t nvtx_backwards_ranges = 0;     ///< NvtxIndex::backwards_ranges(): end before start, dropped
   uint64_t memory_events = 0;               ///< MemoryActivity records
   uint64_t memory_peak_bytes = 0;           ///< MemoryTimeline::peak_bytes()
   uint64_t memory_peak_timestamp_ns = 0;
