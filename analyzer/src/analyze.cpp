@@ -243,6 +243,10 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
         err << "rfanalyze: " << e.what() << "\n";
         return kExitBadInput;
       }
+      if (!imp.scaled_metric.empty())
+        err << "rfanalyze: note: " << path.string() << ": ncu printed " << imp.scaled_metric << " in "
+            << imp.scaled_unit << " (its default --print-units auto), which keeps two decimals: the imported values "
+            << "are rounded as printed; ncu --print-units base exports exact ones\n";
       for (const NcuImport::Process& p : imp.processes) {  // a trace each, as rfprof writes them
         TraceContext ctx;
         ctx.path = path;

@@ -142,14 +142,7 @@ std::vector<std::string> split_csv_record(std::string_view line, const std::stri
   return out;
 }
 
-std::optional<double> ncu_cell_value(const std::string& cell, const std::string& unit, const std::string& where) {
-  if (cell.empty() || cell == "n/a" || cell == "N/A") return std::nullopt;
-  // inf and nan as from_chars reads them (a hostile file's; the callers judge the value).
-  const std::string t = c_locale_number(cell).value_or(cell);
-  double v = 0;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || p != t.data() + t.size() || (std::isfinite(v) && !c_locale_number(cell)))
-    throw NcuImportError(where + ": \"" + cell + "\" is not a number");
+std::optional<double> ncu_unit_scale(const std::string& unit) {
   static const std::map<std::string, double> scale = {
       {"", 1},          {"byte", 1},       {"Kbyte", 1e3},    {"Mbyte", 1e6},   {"Gbyte", 1e9},
       {"Tbyte", 1e12},  {"nsecond", 1},    {"usecond", 1e3},  {"msecond", 1e6}, {"second", 1e9},
@@ -159,8 +152,21 @@ std::optional<double> ncu_cell_value(const std::string& cell, const std::string&
       {"Gcycle", 1e9},  {"%", 1},          {"math_op", 1},    {"Kmath_op", 1e3}, {"Mmath_op", 1e6},
       {"Gmath_op", 1e9}};
   auto it = scale.find(unit);
-  if (it == scale.end()) throw NcuImportError(where + ": unit \"" + unit + "\" is not known (expected base or K/M/G units of byte, second, inst, sector, cycle)");
-  return v * it->second;
+  if (it == scale.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<double> ncu_cell_value(const std::string& cell, const std::string& unit, const std::string& where) {
+  if (cell.empty() || cell == "n/a" || cell == "N/A") return std::nullopt;
+  // inf and nan as from_chars reads them (a hostile file's; the callers judge the value).
+  const std::string t = c_locale_number(cell).value_or(cell);
+  double v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || p != t.data() + t.size() || (std::isfinite(v) && !c_locale_number(cell)))
+    throw NcuImportError(where + ": \"" + cell + "\" is not a number");
+  const std::optional<double> scale = ncu_unit_scale(unit);
+  if (!scale) throw NcuImportError(where + ": unit \"" + unit + "\" is not known (expected base or K/M/G units of byte, second, inst, sector, cycle)");
+  return v * *scale;
 }
 
 namespace {
@@ -258,6 +264,16 @@ void check_locale(const std::string& cell, const std::string& where) {
                          "run ncu with LC_ALL=C");
 }
 
+/// Records the first metric a formula uses that ncu printed in a scaled unit (NcuImport::scaled_metric).
+void note_scaled(NcuImport& out, const std::string& metric, const std::string& unit) {
+  if (!out.scaled_metric.empty()) return;
+  const std::optional<double> scale = ncu_unit_scale(unit);
+  if (scale && *scale != 1) {
+    out.scaled_metric = metric;
+    out.scaled_unit = unit;
+  }
+}
+
 /// A details-page launch: its identifying fields and its rows' metrics, as written.
 struct DetailsLaunch {
   std::vector<std::string> ident;
@@ -341,6 +357,8 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
     }
     if (f[0].empty()) {  // the units row
       units.assign(f.begin() + kIdentColumns, f.end());
+      for (size_t i = 0; i < units.size(); ++i)
+        if (builder.uses(i)) note_scaled(out, out.metric_names[i], units[i]);
       continue;
     }
     const std::vector<std::string> texts(f.begin() + kIdentColumns, f.end());
@@ -379,6 +397,7 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
         if (seen[i]) continue;  // the same metric in two sections: the first
         seen[i] = true;
         texts[i] = c.value;
+        if (builder.uses(i)) note_scaled(out, c.name, c.unit);
         values[i] = metric_value(c.value, c.unit, builder.uses(i),
                                  path.string() + ":" + std::to_string(c.line) + ":" + std::to_string(*value_at + 1));
       }

@@ -114,6 +114,8 @@ TEST(NcuImportPages, TheDetailsPageGivesTheRawPagesLaunches) {
       }
       ASSERT_EQ(b.processes.size(), 1u);
       EXPECT_EQ(b.processes[0].devices.at(0).name, a.processes[0].devices.at(0).name);
+      EXPECT_EQ(b.scaled_metric, a.scaled_metric);
+      EXPECT_EQ(b.scaled_unit, a.scaled_unit);
     }
   }
   // The real one's launch has FLOP and a duration, as from the raw page.
@@ -265,6 +267,34 @@ TEST(NcuImportPages, ADeviceWithoutCeilingsIsNamedOnce) {
       EXPECT_NE(run.err.find(note), std::string::npos) << run.err;
     }
   }
+}
+
+// ncu's default auto units keep two decimals ("1.05 Mbyte"): the first metric a formula uses that
+// is in a scaled unit is named once, with the way to exact values; base units, as the recorded H100
+// exports, say nothing.
+TEST(NcuImportPages, AutoUnitsAreNamedOnce) {
+  TempDir dir;
+  write(dir.path / "details.csv", details_of(kData / "ncu_auto_units.csv"));
+  for (const std::filesystem::path& csv : {kData / "ncu_auto_units.csv", dir.path / "details.csv"}) {
+    const NcuImport imp = read_ncu_csv(csv);
+    EXPECT_EQ(imp.scaled_metric, "dram__bytes_read.sum") << csv;  // "Mbyte", the first scaled one
+    EXPECT_EQ(imp.scaled_unit, "Mbyte") << csv;
+    AnalyzeOptions o;
+    o.import_ncu = {csv};
+    const testing::AnalysisRun run = testing::analyze({}, dir.path / "auto", o);
+    ASSERT_EQ(run.status, kExitOk) << run.err;
+    const std::string note = "rfanalyze: note: " + csv.string() +
+                             ": ncu printed dram__bytes_read.sum in Mbyte (its default --print-units auto)";
+    EXPECT_NE(run.err.find(note), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find("ncu printed"), run.err.rfind("ncu printed")) << "said once: " << run.err;
+  }
+  const NcuImport base = read_ncu_csv(kFfma);
+  EXPECT_EQ(base.scaled_metric, "");
+  AnalyzeOptions o;
+  o.import_ncu = {kFfma};
+  const testing::AnalysisRun run = testing::analyze({}, dir.path / "base", o);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  EXPECT_EQ(run.err.find("ncu printed"), std::string::npos) << run.err;
 }
 
 }  // namespace

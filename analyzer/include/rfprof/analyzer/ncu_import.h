@@ -38,6 +38,11 @@ std::vector<std::string> split_csv_record(std::string_view line, const std::stri
 /// it does not know.
 std::optional<double> ncu_cell_value(const std::string& cell, const std::string& unit, const std::string& where);
 
+/// Factor from ncu's unit `unit` to rfprof's base unit (bytes, ns, instructions, sectors, cycles):
+/// "Mbyte" 1e6, "usecond" 1e3, "second" 1e9, "" and base units 1; nullopt for a unit it does not
+/// know. ncu prints scaled units under its default `--print-units auto`.
+std::optional<double> ncu_unit_scale(const std::string& unit);
+
 /// Whether `cell` is a number as a locale other than C writes it, which ncu's C-locale CSV never
 /// holds: a ',' after the last '.' that is not a thousands separator ("65,77", "367.084,80"), or
 /// '.' between three or more groups of three digits ("27.595.520"). A single "156.448" cannot be
@@ -69,6 +74,11 @@ struct NcuImport {
     std::map<uint32_t, Device> devices;
   };
   std::vector<Process> processes;  ///< in order of their first row
+  /// The first metric a formula uses that ncu printed in a scaled unit (ncu's default
+  /// `--print-units auto`, e.g. dram__bytes_read.sum in "Mbyte"), and that unit; both empty when
+  /// every such metric is in base units. Auto units keep ncu's two decimals ("14.68 Mbyte" for
+  /// 14,683,392 bytes), so these values are that far off.
+  std::string scaled_metric, scaled_unit;
 };
 
 /// Reads `path`, a raw or a details page. Throws NcuImportError (FILE:LINE:COLUMN: problem) for a
