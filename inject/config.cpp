@@ -316,6 +316,11 @@ Config read_config(const EnvLookup& env) {
     if (ec != std::errc() || ptr != t.data() + t.size() || pid == 0) bad("RFPROF_ROOT_PID", *v, "a process id");
     c.root_pid = pid;
   }
+  // application-only names its process by RFPROF_ROOT_PID: without it every process would be
+  // profiled, the opposite of what was asked (librfinject used without the rfprof launcher).
+  if (auto v = get(env, "RFPROF_TARGET_PROCESSES"); v && !c.all_processes && !c.root_pid)
+    bad("RFPROF_TARGET_PROCESSES", *v,
+        "all, or application-only with RFPROF_ROOT_PID set to the application's process id (rfprof sets both)");
   if (auto v = get(env, "RFPROF_TRACE_LIST")) c.trace_list = trim(*v);
   if (auto v = get(env, "RFPROF_FORCE_OVERWRITE")) {
     if (*v == "1")
@@ -410,6 +415,26 @@ std::filesystem::path expand_output_pattern(std::string_view pattern, const Patt
     if (!exists(candidate) && !exists(candidate + ".part")) return candidate;
   }
   bad("RFPROF_OUTPUT", pattern, "a %i pattern with a free index from 1 to 1000000");
+}
+
+std::filesystem::path output_after_in_use(std::string_view pattern, const PatternContext& ctx,
+                                          const std::filesystem::path& in_use, uint32_t attempt) noexcept {
+  try {
+    bool has_index = false;
+    (void)expand_once(pattern, ctx, "1", has_index);
+    if (has_index) {
+      std::filesystem::path next = expand_output_pattern(pattern, ctx);
+      if (next != in_use) return next;
+    }
+    std::string p = in_use.string();
+    const std::string tag = "." + std::to_string(ctx.pid) + (attempt > 1 ? "-" + std::to_string(attempt) : "");
+    constexpr std::string_view kExt = ".rftrace";
+    if (p.size() >= kExt.size() && p.compare(p.size() - kExt.size(), kExt.size(), kExt) == 0)
+      return p.insert(p.size() - kExt.size(), tag);
+    return p + tag;
+  } catch (...) {
+    return {};
+  }
 }
 
 collector::SessionOptions session_options(const Config& config, std::filesystem::path output) {

@@ -13,13 +13,30 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <string>
+#include <string_view>
 
 #include "config.h"
 #include "rfprof/collector/session.h"
+#include "rfprof/trace/utf8.h"
 
 #define RF_EXPORT __attribute__((visibility("default")))
 
 namespace {
+
+/// `text` as trace::printable makes it (a value holding a newline or an escape sequence cannot
+/// forge a second line); `text` itself if that fails (no memory). Never throws.
+std::string printable(std::string_view text) noexcept {
+  try {
+    return rf::trace::printable(text);
+  } catch (...) {
+    try {
+      return std::string(text);
+    } catch (...) {
+      return {};
+    }
+  }
+}
 
 /// Starts the collector once per process. Re-entrant: a call from inside the first one (CUPTI
 /// initializing CUDA, which calls InitializeInjection) returns false instead of deadlocking.
@@ -44,19 +61,30 @@ bool initialize_once() noexcept {
     char host[HOST_NAME_MAX + 1] = {};
     if (::gethostname(host, sizeof host - 1) == 0) pattern.hostname = host;
     pattern.env = env;
-    const rf::collector::SessionOptions options = rf::inject::session_options(
-        config, rf::inject::expand_output_pattern(
-                    rf::inject::per_process_pattern(config.output_pattern, pid, config.root_pid), pattern));
+    const std::string own_pattern = rf::inject::per_process_pattern(config.output_pattern, pid, config.root_pid);
+    rf::collector::SessionOptions options =
+        rf::inject::session_options(config, rf::inject::expand_output_pattern(own_pattern, pattern));
+    // Another live process writing this name (a %i index both took, or one name for several
+    // processes): the next index, or this process's pid in the name, said once when it is not %i's.
+    options.output_in_use = [own_pattern, pattern](const std::filesystem::path& in_use, uint32_t attempt) {
+      std::filesystem::path next = rf::inject::output_after_in_use(own_pattern, pattern, in_use, attempt);
+      if (!next.empty() && own_pattern.find("%i") == std::string::npos && attempt == 1)
+        std::fprintf(stderr, "rfprof: trace %s is being written by another process; this one writes %s\n",
+                     printable(in_use.string()).c_str(), printable(next.string()).c_str());
+      return next;
+    };
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
-    if (running && !config.trace_list.empty() && !rf::inject::append_trace_list(config.trace_list, options.output)) {
+    const std::filesystem::path written = running ? rf::collector::session_output() : std::filesystem::path();
+    if (running && !config.trace_list.empty() && !rf::inject::append_trace_list(config.trace_list, written)) {
       const int err = errno;
       std::fprintf(stderr, "rfprof: RFPROF_TRACE_LIST=\"%s\": cannot add %s to it (%s); rfprof --csv will not print it\n",
-                   config.trace_list.c_str(), options.output.c_str(), std::strerror(err));
+                   printable(config.trace_list).c_str(), printable(written.string()).c_str(),
+                   std::strerror(err));
     }
   } catch (const rf::inject::ConfigError& e) {
-    std::fprintf(stderr, "%s; rfprof is disabled\n", e.what());
+    std::fprintf(stderr, "%s; rfprof is disabled\n", printable(e.what()).c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rfprof: cannot start: %s; rfprof is disabled\n", e.what());
+    std::fprintf(stderr, "rfprof: cannot start: %s; rfprof is disabled\n", printable(e.what()).c_str());
   } catch (...) {
     std::fprintf(stderr, "rfprof: cannot start (unknown error); rfprof is disabled\n");
   }

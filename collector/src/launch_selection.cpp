@@ -95,21 +95,24 @@ KernelId KernelId::parse(std::string_view text) {
   id.stream = std::string(text.substr(p1 + 1, p2 - p1 - 1));
   id.kernel_name = std::string(text.substr(p2 + 1, p3 - p2 - 1));
   id.invocation = std::string(text.substr(p3 + 1));
-  (void)field_regex(text, id.context, "the context");
-  (void)field_regex(text, id.stream, "the stream");
-  if (!id.invocation.empty()) {
-    const LaunchSelection::IdField invocation(text, id.invocation, "the invocation");
-    // A field that can name no launch (a NAME with ':' whose INVOCATION was left out: "::ns::foo")
-    // is a mistake to report now, not a filter that silently selects nothing. Tried: 1 to 1000,
-    // and the first 1000 numbers of each further decimal length.
-    bool any = invocation.number.has_value() && *invocation.number >= 1;
-    for (uint64_t n = 1; n <= 1000 && !any; ++n) any = invocation.matches(n);
+  // A field that can name no launch (a NAME with ':' whose INVOCATION was left out: "::ns::foo";
+  // a context "-1" or a stream "1 ") is a mistake to report now, not a filter that silently
+  // selects nothing. Tried: 0 (context and stream ids) or 1 (invocations) to 1000, and the first
+  // 1000 numbers of each further decimal length.
+  const auto check = [&](const std::string& field, const char* what, uint64_t first, const char* counting) {
+    if (field.empty()) return;
+    const LaunchSelection::IdField f(text, field, what);
+    bool any = f.number.has_value() && *f.number >= first;
+    for (uint64_t n = first; n <= 1000 && !any; ++n) any = f.matches(n);
     for (uint64_t base = 1000; base <= 1000000000000000000ull && !any; base *= 10)
-      for (uint64_t n = base; n < base + 1000 && !any; ++n) any = invocation.matches(n);
+      for (uint64_t n = base; n < base + 1000 && !any; ++n) any = f.matches(n);
     if (!any)
-      throw FilterError("--kernel-id " + std::string(text) + ": the invocation '" + id.invocation +
-                        "' matches no launch number (they count from 1; " + std::string(kExpected) + ")");
-  }
+      throw FilterError("--kernel-id " + std::string(text) + ": " + what + " '" + field + "' matches no " + counting +
+                        "; " + std::string(kExpected));
+  };
+  check(id.context, "the context", 0, "context id (a number from 0, CUPTI's)");
+  check(id.stream, "the stream", 0, "stream id (a number from 0, CUPTI's)");
+  check(id.invocation, "the invocation", 1, "launch number (they count from 1)");
   if (id.kernel_name == "regex:")
     throw FilterError("--kernel-id " + std::string(text) + ": regex: needs an expression (" + std::string(kExpected) + ")");
   if (id.kernel_name.rfind("regex:", 0) == 0)

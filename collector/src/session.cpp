@@ -16,6 +16,7 @@
 #include "driver_shim.h"
 #include "rfprof/collector/host_metrics.h"
 #include "rfprof/collector/messages.h"
+#include "rfprof/trace/utf8.h"
 #include "session_impl.h"
 
 #ifndef RFPROF_VERSION
@@ -53,7 +54,15 @@ std::string read_file(const char* path) {
 }
 
 /// Prints one "rfprof:" line (the text already starts with "rfprof:"). Never throws.
-void print_line(const std::string& line) noexcept { std::fprintf(stderr, "%s\n", line.c_str()); }
+/// One line on stderr, printable (trace::printable): a path or value from an environment variable
+/// holding a newline or an escape sequence cannot forge a second line.
+void print_line(const std::string& line) noexcept {
+  try {
+    std::fprintf(stderr, "%s\n", trace::printable(line).c_str());
+  } catch (...) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
 
 }  // namespace
 
@@ -114,12 +123,6 @@ void Session::start() {
   enable_activity();
   enable_callbacks();
 
-  std::error_code ec;
-  std::filesystem::path part = options_.output.string() + ".part";
-  if (!options_.force_overwrite && std::filesystem::exists(part, ec))
-    throw trace::WriteError("rfprof: " + part.string() +
-                            " exists (another process writing the same trace? use %p in "
-                            "RFPROF_OUTPUT, or RFPROF_FORCE_OVERWRITE=1 for a stale file)");
   trace::WriterOptions wo;
   wo.force_overwrite = options_.force_overwrite;
   // Full chunks wait for the flush thread, woken at once, so launching threads do no file I/O;
@@ -129,7 +132,19 @@ void Session::start() {
   // A fatal signal's handler finishes the trace: it must not run on a thread holding the writer's
   // lock, which its finish (and the last resort) would wait for until the handler's timeout.
   wo.signals_blocked_while_locked = finish_signals();
-  writer_ = std::make_unique<trace::Writer>(options_.output, wo);
+  // A name a live process is writing (two processes given one name, or a %i index both took):
+  // the next name output_in_use gives, never the other process's .part (trace::TraceInUseError).
+  for (uint32_t attempt = 1;; ++attempt) {
+    try {
+      writer_ = std::make_unique<trace::Writer>(options_.output, wo);
+      break;
+    } catch (const trace::TraceInUseError&) {
+      std::filesystem::path next;
+      if (options_.output_in_use && attempt <= kMaxOutputAttempts) next = options_.output_in_use(options_.output, attempt);
+      if (next.empty()) throw;
+      options_.output = std::move(next);
+    }
+  }
   write_process_info();
   (void)launch_log_.process_start(now_ns());
   try {
@@ -425,6 +440,16 @@ bool start_session(const SessionOptions& options) noexcept {
       static_cast<int>(kLastResortMargin.count()));
   result = 1;
   return true;
+}
+
+std::filesystem::path session_output() noexcept {
+  Session* s = g_session.load();
+  if (!s) return {};
+  try {
+    return s->output();
+  } catch (...) {
+    return {};
+  }
 }
 
 bool session_running() noexcept {

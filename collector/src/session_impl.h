@@ -91,6 +91,10 @@ class Session {
 
   State state() const noexcept { return owner_.state(); }
   bool running() const noexcept { return owner_.running(); }
+  /// The trace path being written (SessionOptions::output, or output_in_use's name); set by start().
+  const std::filesystem::path& output() const noexcept { return options_.output; }
+  /// Names output_in_use may give before the start gives up.
+  static constexpr uint32_t kMaxOutputAttempts = 100;
   /// CUPTI's name of the subscriber that made start() fail, if CUPTI reported one.
   const std::string& other_client() const noexcept { return other_client_; }
 

@@ -49,9 +49,12 @@ TEST(SkipOutputs, SkippedOutputsAreNotWrittenAndTheOthersAreTheFullRunsBytes) {
     opts.skip = skip;
     const auto run = analyze(traces, out, opts);
     ASSERT_EQ(run.status, kExitOk) << run.err;
-    // A fresh folder: nothing left from an earlier run to name; only the ncu CSV's device, which
-    // has no name and so no ceilings, is noted, as in the full run.
-    EXPECT_EQ(run.err, "rfanalyze: note: no ceilings for device 0 of " + kNcuCsv.string() +
+    // A fresh folder: nothing left from an earlier run to name; only the ncu CSV's auto units and
+    // its device, which has no name and so no ceilings, are noted, as in the full run.
+    EXPECT_EQ(run.err, "rfanalyze: note: " + kNcuCsv.string() + ": ncu printed dram__bytes_read.sum in Mbyte (its "
+                       "default --print-units auto), which keeps two decimals: the imported values are rounded as "
+                       "printed; ncu --print-units base exports exact ones\n"
+                       "rfanalyze: note: no ceilings for device 0 of " + kNcuCsv.string() +
                            " (pid 31337, no name): their launches have no roofline bound; --device NAME takes a "
                            "datasheet entry for every device (rfanalyze ceilings --list names them), --ceilings "
                            "FILE your own\n");

@@ -41,6 +41,27 @@ TEST(KernelId, RefusesWhatNcuWouldNotRead) {
   }
 }
 
+// A context or stream that can be no CUPTI id (a negative number, a space, "00") selected no
+// launch and said nothing; refused now as an invocation that matches no number is. Ids from 0,
+// regular expressions on them and empty fields stay accepted.
+TEST(KernelId, AContextOrStreamThatMatchesNoIdIsRefused) {
+  for (const char* bad : {"-1::foo:", ":-7:foo:", "1 ::foo:", "x::foo:", "::foo: 1"}) {
+    try {
+      (void)KernelId::parse(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const FilterError& e) {
+      EXPECT_NE(std::string(e.what()).find("matches no"), std::string::npos) << e.what();
+    }
+  }
+  for (const char* good : {"0::foo:", ":00:foo:", "1|5:2:foo:7", "1.*:[0-9]+:foo:", ":::"})
+    EXPECT_NO_THROW((void)KernelId::parse(good)) << good;
+  try {
+    (void)KernelId::parse(":-7:foo:");
+  } catch (const FilterError& e) {
+    EXPECT_NE(std::string(e.what()).find("the stream '-7' matches no stream id"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FilterMode, NcuSpellings) {
   EXPECT_EQ(parse_filter_mode("global"), FilterMode::kGlobal);
   EXPECT_EQ(parse_filter_mode("per-gpu"), FilterMode::kPerGpu);

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "fake_session.h"
+#include "rfprof/trace/writer.h"
 
 namespace rf::fake_cupti {
 namespace {
@@ -102,7 +103,9 @@ TEST_F(FakeSessionTest, AnUnknownErrorFromSubscribeAlsoAsksWhetherADriverIsInsta
   EXPECT_NE(c.err.find("is an NVIDIA driver installed"), std::string::npos) << c.err;
 }
 
-TEST_F(FakeSessionTest, AStalePartFileIsKeptAndTheLineSuggestsAPerProcessName) {
+// A .part no process holds (a killed run's) is kept, and the line says how to replace it; a live
+// writer's is another matter (ALiveWritersTraceNameIsLeftToItAndTheNextNameTaken).
+TEST_F(FakeSessionTest, AStalePartFileIsKeptAndTheLineSaysHowToReplaceIt) {
   const std::string part = trace_.string() + ".part";
   { std::ofstream(part) << "another process's trace"; }
   const Child c = run_child([&] {
@@ -111,13 +114,54 @@ TEST_F(FakeSessionTest, AStalePartFileIsKeptAndTheLineSuggestsAPerProcessName) {
   });
   ASSERT_TRUE(c.exited_zero()) << c.err;
   EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
-  EXPECT_NE(c.err.find(part + " exists"), std::string::npos) << c.err;
-  EXPECT_NE(c.err.find("%p"), std::string::npos) << c.err;  // two processes, one name: use %p
+  EXPECT_NE(c.err.find(part + " exists (a killed run left it); remove it or pass -f"), std::string::npos) << c.err;
   EXPECT_NE(c.err.find("subscriber=[]"), std::string::npos) << c.err;
   std::ifstream in(part);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
             "another process's trace");
   EXPECT_FALSE(std::filesystem::exists(trace_));
+}
+
+// Another live process writing the same name (here a Writer of this process: flock locks of two
+// opens conflict as two processes' do): the session takes the name output_in_use gives and never
+// touches the other .part, forced or not (with -f it once truncated it); without output_in_use,
+// one line and nothing of the session's on disk.
+TEST_F(FakeSessionTest, ALiveWritersTraceNameIsLeftToItAndTheNextNameTaken) {
+  const std::filesystem::path next = dir_ / "t.next.rftrace";
+  for (const bool force : {false, true}) {
+    std::filesystem::remove(trace_);
+    std::filesystem::remove(next);
+    const Child c = run_child([&] {
+      trace::Writer other(trace_);
+      other.append(trace::ProcessInfo{});
+      other.flush();
+      auto o = options(CollectionMode::kTiming);
+      o.force_overwrite = force;
+      o.output_in_use = [&](const std::filesystem::path& in_use, uint32_t attempt) {
+        std::fprintf(stderr, "in-use %s %u\n", in_use.filename().c_str(), attempt);
+        return next;
+      };
+      if (!collector::start_session(o)) std::_Exit(3);
+      if (collector::session_output() != next) std::_Exit(4);
+      launch({create_context(1), "_Z4gemmv"});
+    });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    EXPECT_EQ(c.err, "in-use t.rftrace 1\n") << "force " << force;
+    EXPECT_EQ(read_trace(next).all<trace::LaunchApi>().size(), 1u);
+    const Trace other = read_trace(trace_);  // whole: its ProcessInfo, no launch of the session
+    EXPECT_FALSE(other.truncated);
+    EXPECT_EQ(other.all<trace::ProcessInfo>().size(), 1u);
+    EXPECT_TRUE(other.all<trace::LaunchApi>().empty());
+  }
+  std::filesystem::remove(trace_);
+  const Child alone = run_child([&] {
+    trace::Writer other(trace_);
+    if (collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    if (!collector::session_output().empty()) std::_Exit(4);
+  });
+  ASSERT_TRUE(alone.exited_zero()) << alone.err;
+  EXPECT_EQ(rfprof_lines(alone.err), 1u) << alone.err;
+  EXPECT_NE(alone.err.find(trace_.string() + ".part is being written by another process"), std::string::npos) << alone.err;
 }
 
 TEST_F(FakeSessionTest, WindowRecordsNameTheCallbackThatOpenedOrClosedThem) {

@@ -214,6 +214,32 @@ TEST(ReadConfig, LauncherVariables) {
   EXPECT_FALSE(other.disable_profiler_start_stop);
 }
 
+// application-only names its process by RFPROF_ROOT_PID; without it every process was profiled,
+// silently the opposite of what was asked.
+TEST(ReadConfig, ApplicationOnlyNeedsTheRootPid) {
+  expect_names(error_of("RFPROF_TARGET_PROCESSES", "application-only"), "RFPROF_TARGET_PROCESSES", "application-only",
+               "all, or application-only with RFPROF_ROOT_PID set");
+  EXPECT_EQ(error_of("RFPROF_TARGET_PROCESSES", "all"), "");
+  EXPECT_EQ(error_of("RFPROF_ROOT_PID", "77"), "");
+}
+
+// The name after one a live process writes: %i's next free index, else the pid before .rftrace,
+// then pid-N; never the name in use.
+TEST(OutputPattern, TheNameAfterOneInUse) {
+  PatternContext ctx;
+  ctx.pid = 4242;
+  std::set<std::string> taken = {"r_1.rftrace.part", "r_2.rftrace"};
+  ctx.exists = [&](const std::filesystem::path& p) { return taken.count(p.string()) > 0; };
+  EXPECT_EQ(output_after_in_use("r_%i.rftrace", ctx, "r_1.rftrace", 1), "r_3.rftrace");
+  EXPECT_EQ(output_after_in_use("t.rftrace", ctx, "t.rftrace", 1), "t.4242.rftrace");
+  EXPECT_EQ(output_after_in_use("t.rftrace", ctx, "t.4242.rftrace", 2), "t.4242.4242-2.rftrace");
+  EXPECT_EQ(output_after_in_use("out/t", ctx, "out/t", 1), "out/t.4242");
+  // %i whose free index is the one in use (the other's .part not seen yet): the pid instead.
+  taken.clear();
+  EXPECT_EQ(output_after_in_use("r_%i.rftrace", ctx, "r_1.rftrace", 1), "r_1.4242.rftrace");
+  EXPECT_EQ(output_after_in_use("r_%q{UNSET}_%i", ctx, "x", 1), "");  // cannot expand: give up
+}
+
 TEST(ReadConfig, BadProfileFromStart) {
   for (const char* v : {"maybe", "2", "onn", "true"})
     expect_names(error_of("RFPROF_PROFILE_FROM_START", v), "RFPROF_PROFILE_FROM_START", v,

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -229,6 +230,72 @@ TEST_F(InjectFake, ProcessesOtherThanTheStartedOneFollowTargetProcesses) {
   ASSERT_EQ(written.size(), 1u);
   EXPECT_NE(written[0], "t.rftrace");  // t.PID.rftrace: the started process's name stays free
   EXPECT_FALSE(fs::exists(trace));
+}
+
+/// Launch records of each finished trace under `dir` whose name starts with `stem`, by file name;
+/// a truncated trace is a test failure.
+std::map<std::string, size_t> launches_per_trace(const fs::path& dir, const std::string& stem) {
+  std::map<std::string, size_t> out;
+  for (const auto& name : traces_in(dir, stem)) {
+    Reader reader(dir / name);
+    Record r;
+    size_t launches = 0;
+    while (reader.next(r))
+      if (std::holds_alternative<LaunchApi>(r)) ++launches;
+    EXPECT_FALSE(reader.truncated()) << name;
+    out[name] = launches;
+  }
+  return out;
+}
+
+// Two live processes given one name (a parent and the CUDA child it execs, each starting its own
+// session, as with rfprof -o r_%q{JOB} where JOB is the same for both): the second writes
+// NAME.PID.rftrace and says so in one line. Before, it was refused (without -f) or truncated the
+// first one's .part, and one of the two traces was lost (with -f).
+TEST_F(InjectFake, TwoLiveProcessesGivenOneNameBothKeepTheirTraces) {
+  for (const char* force : {"0", "1"}) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const std::vector<std::string> env = {"CUDA_INJECTION64_PATH=" RFINJECT_PATH,
+                                          "RFPROF_OUTPUT=" + (dir_ / "t.rftrace").string(), "RFPROF_MODE=timing",
+                                          std::string("RFPROF_FORCE_OVERWRITE=") + force,
+                                          "RFPROF_TRACE_LIST=" + (dir_ / "list.txt").string()};
+    const Ran ran = run({FAKE_APP, "fork-exec"}, env, dir_);
+    ASSERT_TRUE(exited_zero(ran)) << ran.err;
+    EXPECT_NE(ran.out.find("child-status 0\n"), std::string::npos) << ran.out;
+    const auto traces = launches_per_trace(dir_, "t.");
+    ASSERT_EQ(traces.size(), 2u) << "force " << force << ": " << ran.err;
+    for (const auto& [name, launches] : traces) EXPECT_EQ(launches, 5u) << name;
+    ASSERT_TRUE(traces.count("t.rftrace"));
+    const std::string child = std::next(traces.begin())->first == "t.rftrace" ? traces.begin()->first
+                                                                             : std::next(traces.begin())->first;
+    EXPECT_EQ(ran.err, "rfprof: trace " + (dir_ / "t.rftrace").string() +
+                           " is being written by another process; this one writes " + (dir_ / child).string() + "\n");
+    std::istringstream list(slurp(dir_ / "list.txt"));  // rfprof --csv prints the traces it names
+    std::set<std::string> listed;
+    for (std::string line; std::getline(list, line);) listed.insert(line);
+    EXPECT_EQ(listed, (std::set<std::string>{(dir_ / "t.rftrace").string(), (dir_ / child).string()}));
+  }
+}
+
+// %i with a live process on the index: the next index, silently.
+TEST_F(InjectFake, APercentIIndexALiveProcessHoldsIsNotShared) {
+  const std::vector<std::string> env = {"CUDA_INJECTION64_PATH=" RFINJECT_PATH,
+                                        "RFPROF_OUTPUT=" + (dir_ / "r_%i.rftrace").string(), "RFPROF_MODE=timing",
+                                        "RFPROF_FORCE_OVERWRITE=1"};
+  const Ran ran = run({FAKE_APP, "fork-exec"}, env, dir_);
+  ASSERT_TRUE(exited_zero(ran)) << ran.err;
+  EXPECT_EQ(ran.err, "");
+  const auto traces = launches_per_trace(dir_, "r_");
+  EXPECT_EQ(traces, (std::map<std::string, size_t>{{"r_1.rftrace", 5}, {"r_2.rftrace", 5}}));
+}
+
+// A value holding a newline cannot forge a second line (the one line names the variable).
+TEST_F(InjectFake, ABadValueIsOneLineWhateverItHolds) {
+  const Ran ran = run({FAKE_APP}, {"CUDA_INJECTION64_PATH=" RFINJECT_PATH, "RFPROF_MODE=count\nrfprof: trace: /x.rftrace\x1b[2J"},
+                      dir_);
+  ASSERT_TRUE(exited_zero(ran)) << ran.err;
+  EXPECT_EQ(ran.err, "rfprof: RFPROF_MODE=\"count?rfprof: trace: /x.rftrace?[2J\": expected counters or timing; rfprof is disabled\n");
 }
 
 // A child that forks and execs a CUDA program (a launcher script, a worker started with spawn)

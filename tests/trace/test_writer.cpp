@@ -30,24 +30,49 @@ TEST(TraceWriter, RefusesToOverwriteWithoutForce) {
   EXPECT_NO_THROW(Writer w(p, {.force_overwrite = true}));
 }
 
-// Two processes given one name: the second finds the first's .part and refuses, leaving the
-// first's records intact; -f replaces it.
-TEST(TraceWriter, APartFileOfAnotherWriterIsNotTruncated) {
+// Two processes given one name: the second finds the first's .part locked and refuses with
+// TraceInUseError, leaving the first's records intact, even with -f (which once truncated it:
+// 24 processes under RFPROF_OUTPUT=r_%i with -f kept 23 traces). A .part nothing holds is a
+// killed run's: a WriteError that is not TraceInUseError, and -f replaces it.
+TEST(TraceWriter, APartFileOfALiveWriterIsNeverTruncated) {
   TempDir dir;
   auto p = dir.path / "t.rftrace";
-  Writer first(p);
-  first.append(ProcessInfo{});
-  first.flush();
+  auto first = std::make_unique<Writer>(p);
+  first->append(ProcessInfo{});
+  first->flush();
   const auto part = std::filesystem::path(p.string() + ".part");
   const auto size = std::filesystem::file_size(part);
   ASSERT_GT(size, 16u);
-  try {
-    Writer second(p);
-    FAIL() << "no error";
-  } catch (const WriteError& e) {
-    EXPECT_NE(std::string(e.what()).find(part.string() + " exists"), std::string::npos) << e.what();
+  for (const bool force : {false, true}) {
+    try {
+      Writer second(p, {.force_overwrite = force});
+      FAIL() << "no error, force " << force;
+    } catch (const TraceInUseError& e) {
+      EXPECT_EQ(std::string(e.what()), "rfprof: trace " + part.string() + " is being written by another process");
+    }
+    EXPECT_EQ(std::filesystem::file_size(part), size) << "force " << force;
   }
-  EXPECT_EQ(std::filesystem::file_size(part), size);
+  first->finish();
+  first.reset();
+  {  // the first trace is whole: its ProcessInfo, then the TraceEnd
+    Reader r(p);
+    Record rec;
+    ASSERT_TRUE(r.next(rec));
+    EXPECT_TRUE(std::holds_alternative<ProcessInfo>(rec));
+    ASSERT_TRUE(r.next(rec));
+    EXPECT_TRUE(std::holds_alternative<TraceEnd>(rec));
+    EXPECT_FALSE(r.next(rec));
+    EXPECT_FALSE(r.truncated());
+  }
+  std::filesystem::rename(p, part);  // a killed run's .part: nothing holds it
+  try {
+    Writer stale(p);
+    FAIL() << "no error";
+  } catch (const TraceInUseError& e) {
+    FAIL() << "a stale .part taken for a live one: " << e.what();
+  } catch (const WriteError& e) {
+    EXPECT_NE(std::string(e.what()).find(part.string() + " exists (a killed run left it)"), std::string::npos) << e.what();
+  }
   EXPECT_NO_THROW(Writer forced(p, {.force_overwrite = true}));
 }
 

@@ -2,6 +2,8 @@
 #include "rfprof/trace/writer.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -17,6 +19,25 @@ namespace rf::trace {
 namespace {
 
 std::string errno_text(int err) { return std::system_category().message(err); }
+
+/// flock(fd, op | LOCK_NB), retried on EINTR: 0, or the errno (EWOULDBLOCK: another open file
+/// description holds a conflicting lock; ENOLCK or EINVAL: a file system without locks).
+int try_flock(int fd, int op) {
+  while (::flock(fd, op | LOCK_NB) != 0) {
+    if (errno != EINTR) return errno;
+  }
+  return 0;
+}
+
+/// Whether a live Writer holds the `.part` at `part` (its exclusive flock): false for a file no
+/// process holds, one that cannot be opened, or a file system without locks.
+bool held_by_live_writer(const std::filesystem::path& part) {
+  const int fd = ::open(part.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = try_flock(fd, LOCK_SH) == EWOULDBLOCK;
+  ::close(fd);
+  return held;
+}
 
 /// Spare chunk bodies kept for reuse.
 constexpr size_t kMaxSpares = 16;
@@ -73,16 +94,33 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
   // a link left as the .part is not followed to truncate what it points to.
   // O_NONBLOCK: a pipe as the .part that no process reads fails at once (ENXIO) instead of
   // blocking the application's CUDA initialization forever; cleared once open.
-  const int excl = options_.force_overwrite ? O_TRUNC | O_NOFOLLOW : O_EXCL;
-  fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | excl | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (fd_ < 0 && errno == EEXIST)
+  // The exclusive flock held until finish() tells a live writer's .part from a killed run's: with
+  // force_overwrite, the .part is truncated only once its lock is taken, never under a live writer.
+  const int open_flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | (options_.force_overwrite ? O_NOFOLLOW : O_EXCL);
+  fd_ = ::open(part_path_.c_str(), open_flags, 0644);
+  if (fd_ < 0 && errno == EEXIST) {
+    if (held_by_live_writer(part_path_))
+      throw TraceInUseError("rfprof: trace " + part_path_.string() + " is being written by another process");
     throw WriteError("rfprof: trace " + part_path_.string() +
-                     " exists (another process is writing it, or a killed run left it); remove it "
-                     "or pass -f / RFPROF_FORCE_OVERWRITE=1");
+                     " exists (a killed run left it); remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
+  }
   if (fd_ < 0 && errno == ENXIO)
     throw WriteError("rfprof: trace " + part_path_.string() + " is a pipe that no process reads; remove it");
   if (fd_ < 0)
     throw WriteError("rfprof: cannot create trace " + part_path_.string() + ": " + errno_text(errno));
+  if (try_flock(fd_, LOCK_EX) == EWOULDBLOCK) {  // other errors: a file system without locks
+    ::close(fd_);
+    fd_ = -1;
+    throw TraceInUseError("rfprof: trace " + part_path_.string() + " is being written by another process");
+  }
+  struct stat st {};
+  const bool regular = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);  // a pipe (tests) is not truncated
+  if (options_.force_overwrite && regular && ::ftruncate(fd_, 0) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw WriteError("rfprof: cannot truncate trace " + part_path_.string() + ": " + errno_text(err));
+  }
   if (const int flags = ::fcntl(fd_, F_GETFL); flags >= 0) (void)::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
   std::vector<uint8_t> header;
   wire::Out o(header);
@@ -398,10 +436,12 @@ void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
   finished_.store(true);
   flush_locked();
   if (fd_ < 0) return;
-  ::close(fd_);
-  fd_ = -1;
+  // Renamed before the close releases the .part's lock: a process opening the .part between the
+  // two would find it unlocked and take it for a killed run's (and, forced, truncate this trace).
   std::error_code ec;
   std::filesystem::rename(part_path_, path_, ec);
+  ::close(fd_);
+  fd_ = -1;
   if (ec)
     throw WriteError("rfprof: cannot rename " + part_path_.string() + " to " + path_.string() + ": " +
                      ec.message());

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +79,11 @@ struct SessionOptions {
   /// step_range_windows.h) delimits the windows instead of cudaProfilerStart/Stop. "": unused.
   std::string replay_range;
   StepPassStart step_pass_start = StepPassStart::kFirstLaunch;  ///< with replay_across_steps
+  /// Another name for the trace when a live process is writing the one chosen (its `.part` is
+  /// locked: trace::TraceInUseError): called with the name in use and the attempt (1 to 100),
+  /// returns the next name to try, or an empty path to give up (the start then fails with the
+  /// in-use message). Unset: give up at once.
+  std::function<std::filesystem::path(const std::filesystem::path& in_use, uint32_t attempt)> output_in_use;
 };
 
 /// Starts collecting in this process: subscribes to CUPTI callbacks, enables activity records,
@@ -86,6 +92,10 @@ struct SessionOptions {
 /// CUPTI client attached, no CUDA driver, trace not writable, ...) and returns false; the process
 /// is left untouched. Never throws. Only the first call does anything; later calls return its result.
 bool start_session(const SessionOptions& options) noexcept;
+
+/// The trace the running session writes: SessionOptions::output, or the name output_in_use gave
+/// when that one was in use. Empty when no session runs. Never throws.
+std::filesystem::path session_output() noexcept;
 
 /// True while a session started by start_session is collecting (false in a forked child).
 bool session_running() noexcept;

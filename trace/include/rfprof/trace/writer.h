@@ -29,11 +29,21 @@ class WriteError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown by Writer's constructor when another live process is writing the same trace: its
+/// `.part` is locked (flock) by that process's Writer. Not thrown for a `.part` a killed run left
+/// (nothing holds its lock): that is a WriteError without force_overwrite, replaced with it.
+class TraceInUseError : public WriteError {
+ public:
+  using WriteError::WriteError;
+};
+
 /// Options of a Writer.
 struct WriterOptions {
   /// Close the current chunk once it holds this many bytes (a chunk never exceeds kMaxChunkBytes).
   uint32_t chunk_bytes = 1u << 20;
-  /// Overwrite an existing file at the final path (ncu's -f). Without it, open() throws.
+  /// Overwrite an existing file at the final path (ncu's -f), and a `.part` no live process holds
+  /// (a killed run's). Without it, either throws WriteError. A `.part` a live Writer holds is never
+  /// overwritten: TraceInUseError, forced or not.
   bool force_overwrite = false;
   /// 0: a full chunk is written at once by the appending thread. N > 0: up to N full chunks wait
   /// in memory for flush() (the collector's flush thread), so appending threads do no file I/O;

@@ -1,10 +1,10 @@
-// UTF-8 checks for outputs (rfprof/analyzer/utf8.h).
-#include "rfprof/analyzer/utf8.h"
+// UTF-8 checks for outputs (rfprof/trace/utf8.h).
+#include "rfprof/trace/utf8.h"
 
 #include <cstddef>
 #include <cstdint>
 
-namespace rf::analyzer {
+namespace rf::trace {
 namespace {
 
 /// Length of the well-formed UTF-8 sequence at text[i], or 0 when the byte there starts none
@@ -69,4 +69,14 @@ std::string printable(std::string_view text) {
   return s;
 }
 
-}  // namespace rf::analyzer
+std::string_view utf8_prefix(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t cut = max_bytes;
+  // text[cut] is the first byte left out: while it continues a sequence, the sequence is left out whole.
+  const auto continuation = [&](size_t k) { return (static_cast<uint8_t>(text[k]) & 0xC0) == 0x80; };
+  for (int back = 0; back < 3 && cut > 0 && continuation(cut); ++back) --cut;
+  if (cut < max_bytes && continuation(cut)) cut = max_bytes;  // not UTF-8: 4+ continuation bytes
+  return text.substr(0, cut);
+}
+
+}  // namespace rf::trace
