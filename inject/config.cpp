@@ -417,16 +417,25 @@ std::filesystem::path expand_output_pattern(std::string_view pattern, const Patt
   bad("RFPROF_OUTPUT", pattern, "a %i pattern with a free index from 1 to 1000000");
 }
 
+bool has_index_placeholder(std::string_view pattern) noexcept {
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    if (pattern[i + 1] == 'i') return true;
+    ++i;  // "%%" and the other placeholders' letters are skipped whole
+  }
+  return false;
+}
+
 std::filesystem::path output_after_in_use(std::string_view pattern, const PatternContext& ctx,
-                                          const std::filesystem::path& in_use, uint32_t attempt) noexcept {
+                                          const std::filesystem::path& taken, uint32_t attempt, bool live) noexcept {
   try {
-    bool has_index = false;
-    (void)expand_once(pattern, ctx, "1", has_index);
-    if (has_index) {
+    const bool indexed = has_index_placeholder(pattern);
+    if (indexed) {
       std::filesystem::path next = expand_output_pattern(pattern, ctx);
-      if (next != in_use) return next;
+      if (next != taken) return next;
     }
-    std::string p = in_use.string();
+    if (!live && !indexed) return {};
+    std::string p = taken.string();
     const std::string tag = "." + std::to_string(ctx.pid) + (attempt > 1 ? "-" + std::to_string(attempt) : "");
     constexpr std::string_view kExt = ".rftrace";
     if (p.size() >= kExt.size() && p.compare(p.size() - kExt.size(), kExt.size(), kExt) == 0)

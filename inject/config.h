@@ -112,14 +112,18 @@ std::filesystem::path expand_output_pattern(std::string_view pattern, const Patt
 /// instead of refusing or overwriting the first one's. Never throws.
 std::string per_process_pattern(std::string_view pattern, uint32_t pid, std::optional<uint32_t> root_pid);
 
-/// The name to try when a live process is writing `in_use` (SessionOptions::output_in_use), for
-/// the `attempt`-th time (1, 2, ...): with %i in `pattern`, the pattern expanded again (the other
-/// process's .part now takes its index); otherwise, or when that gives `in_use` again, `in_use`
-/// with ".PID" (attempt 1) or ".PID-N" (attempt N) before its ".rftrace" ("r.rftrace" ->
-/// "r.4242.rftrace"). Empty path when no name can be built (the session then gives up). Never
-/// throws.
+/// Whether `pattern` holds the %i placeholder (not "%%i"). Never throws.
+bool has_index_placeholder(std::string_view pattern) noexcept;
+
+/// The name to try after `taken` (SessionOptions::output_in_use), for the `attempt`-th time (1,
+/// 2, ...). With %i in `pattern`: the pattern expanded again (the other process's trace or .part
+/// now takes its index), whether `live` or not. Otherwise, only when `live` (a live process
+/// writes `taken`): `taken` with ".PID" (attempt 1) or ".PID-N" (attempt N) before its ".rftrace"
+/// ("r.rftrace" -> "r.4242.rftrace"); when not live, an empty path (a fixed name that exists is
+/// refused, as without this). The pid form also when %i gives `taken` again. Empty path when no
+/// name can be built (the session then gives up). Never throws.
 std::filesystem::path output_after_in_use(std::string_view pattern, const PatternContext& context,
-                                          const std::filesystem::path& in_use, uint32_t attempt) noexcept;
+                                          const std::filesystem::path& taken, uint32_t attempt, bool live) noexcept;
 
 /// The collector session's options for `config`, writing the trace to `output` (RFPROF_OUTPUT
 /// after per_process_pattern and expand_output_pattern): every Config field the session takes,

@@ -64,13 +64,18 @@ bool initialize_once() noexcept {
     const std::string own_pattern = rf::inject::per_process_pattern(config.output_pattern, pid, config.root_pid);
     rf::collector::SessionOptions options =
         rf::inject::session_options(config, rf::inject::expand_output_pattern(own_pattern, pattern));
-    // Another live process writing this name (a %i index both took, or one name for several
-    // processes): the next index, or this process's pid in the name, said once when it is not %i's.
-    options.output_in_use = [own_pattern, pattern](const std::filesystem::path& in_use, uint32_t attempt) {
-      std::filesystem::path next = rf::inject::output_after_in_use(own_pattern, pattern, in_use, attempt);
-      if (!next.empty() && own_pattern.find("%i") == std::string::npos && attempt == 1)
+    // A name taken meanwhile (a %i index another process took between the choice and the open,
+    // or one name for several live processes): the next index, or this process's pid in the name,
+    // said once when it is not %i's. %i names a free index, so -f has nothing to replace there: a
+    // name that exists by then is another process's trace, never replaced.
+    const bool indexed = rf::inject::has_index_placeholder(own_pattern);
+    if (indexed) options.force_overwrite = false;
+    options.output_in_use = [own_pattern, pattern, indexed](const std::filesystem::path& taken, uint32_t attempt,
+                                                            bool live) {
+      std::filesystem::path next = rf::inject::output_after_in_use(own_pattern, pattern, taken, attempt, live);
+      if (!next.empty() && !indexed && attempt == 1)
         std::fprintf(stderr, "rfprof: trace %s is being written by another process; this one writes %s\n",
-                     printable(in_use.string()).c_str(), printable(next.string()).c_str());
+                     printable(taken.string()).c_str(), printable(next.string()).c_str());
       return next;
     };
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure

@@ -132,15 +132,19 @@ void Session::start() {
   // A fatal signal's handler finishes the trace: it must not run on a thread holding the writer's
   // lock, which its finish (and the last resort) would wait for until the handler's timeout.
   wo.signals_blocked_while_locked = finish_signals();
-  // A name a live process is writing (two processes given one name, or a %i index both took):
-  // the next name output_in_use gives, never the other process's .part (trace::TraceInUseError).
+  // A name a live process is writing (two processes given one name, or a %i index both took:
+  // trace::TraceInUseError), or one that exists (TraceExistsError): the next name output_in_use
+  // gives, if it gives one; never the other process's .part.
   for (uint32_t attempt = 1;; ++attempt) {
     try {
       writer_ = std::make_unique<trace::Writer>(options_.output, wo);
       break;
-    } catch (const trace::TraceInUseError&) {
+    } catch (const trace::WriteError& e) {
+      const bool live = dynamic_cast<const trace::TraceInUseError*>(&e) != nullptr;
+      if (!live && !dynamic_cast<const trace::TraceExistsError*>(&e)) throw;
       std::filesystem::path next;
-      if (options_.output_in_use && attempt <= kMaxOutputAttempts) next = options_.output_in_use(options_.output, attempt);
+      if (options_.output_in_use && attempt <= kMaxOutputAttempts)
+        next = options_.output_in_use(options_.output, attempt, live);
       if (next.empty()) throw;
       options_.output = std::move(next);
     }

@@ -137,8 +137,8 @@ TEST_F(FakeSessionTest, ALiveWritersTraceNameIsLeftToItAndTheNextNameTaken) {
       other.flush();
       auto o = options(CollectionMode::kTiming);
       o.force_overwrite = force;
-      o.output_in_use = [&](const std::filesystem::path& in_use, uint32_t attempt) {
-        std::fprintf(stderr, "in-use %s %u\n", in_use.filename().c_str(), attempt);
+      o.output_in_use = [&](const std::filesystem::path& taken, uint32_t attempt, bool live) {
+        std::fprintf(stderr, "in-use %s %u %d\n", taken.filename().c_str(), attempt, live);
         return next;
       };
       if (!collector::start_session(o)) std::_Exit(3);
@@ -146,7 +146,7 @@ TEST_F(FakeSessionTest, ALiveWritersTraceNameIsLeftToItAndTheNextNameTaken) {
       launch({create_context(1), "_Z4gemmv"});
     });
     ASSERT_TRUE(c.exited_zero()) << c.err;
-    EXPECT_EQ(c.err, "in-use t.rftrace 1\n") << "force " << force;
+    EXPECT_EQ(c.err, "in-use t.rftrace 1 1\n") << "force " << force;
     EXPECT_EQ(read_trace(next).all<trace::LaunchApi>().size(), 1u);
     const Trace other = read_trace(trace_);  // whole: its ProcessInfo, no launch of the session
     EXPECT_FALSE(other.truncated);

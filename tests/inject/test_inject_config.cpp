@@ -223,21 +223,29 @@ TEST(ReadConfig, ApplicationOnlyNeedsTheRootPid) {
   EXPECT_EQ(error_of("RFPROF_ROOT_PID", "77"), "");
 }
 
-// The name after one a live process writes: %i's next free index, else the pid before .rftrace,
-// then pid-N; never the name in use.
-TEST(OutputPattern, TheNameAfterOneInUse) {
+// The name after a taken one: %i's next free index (whether a live process writes the taken one
+// or it exists), else, for a live writer only, the pid before .rftrace, then pid-N; never the name
+// taken. A fixed name that merely exists is refused (empty), as without this.
+TEST(OutputPattern, TheNameAfterATakenOne) {
   PatternContext ctx;
   ctx.pid = 4242;
   std::set<std::string> taken = {"r_1.rftrace.part", "r_2.rftrace"};
   ctx.exists = [&](const std::filesystem::path& p) { return taken.count(p.string()) > 0; };
-  EXPECT_EQ(output_after_in_use("r_%i.rftrace", ctx, "r_1.rftrace", 1), "r_3.rftrace");
-  EXPECT_EQ(output_after_in_use("t.rftrace", ctx, "t.rftrace", 1), "t.4242.rftrace");
-  EXPECT_EQ(output_after_in_use("t.rftrace", ctx, "t.4242.rftrace", 2), "t.4242.4242-2.rftrace");
-  EXPECT_EQ(output_after_in_use("out/t", ctx, "out/t", 1), "out/t.4242");
-  // %i whose free index is the one in use (the other's .part not seen yet): the pid instead.
+  for (const bool live : {true, false})
+    EXPECT_EQ(output_after_in_use("r_%i.rftrace", ctx, "r_1.rftrace", 1, live), "r_3.rftrace");
+  EXPECT_EQ(output_after_in_use("t.rftrace", ctx, "t.rftrace", 1, true), "t.4242.rftrace");
+  EXPECT_EQ(output_after_in_use("t.rftrace", ctx, "t.4242.rftrace", 2, true), "t.4242.4242-2.rftrace");
+  EXPECT_EQ(output_after_in_use("out/t", ctx, "out/t", 1, true), "out/t.4242");
+  EXPECT_EQ(output_after_in_use("t.rftrace", ctx, "t.rftrace", 1, false), "");
+  EXPECT_EQ(output_after_in_use("t_%%i.rftrace", ctx, "t_%i.rftrace", 1, false), "");  // %%i is no index
+  // %i whose free index is the one taken (the other's .part not seen yet): the pid instead.
   taken.clear();
-  EXPECT_EQ(output_after_in_use("r_%i.rftrace", ctx, "r_1.rftrace", 1), "r_1.4242.rftrace");
-  EXPECT_EQ(output_after_in_use("r_%q{UNSET}_%i", ctx, "x", 1), "");  // cannot expand: give up
+  EXPECT_EQ(output_after_in_use("r_%i.rftrace", ctx, "r_1.rftrace", 1, true), "r_1.4242.rftrace");
+  EXPECT_EQ(output_after_in_use("r_%q{UNSET}_%i", ctx, "x", 1, true), "");  // cannot expand: give up
+  EXPECT_TRUE(has_index_placeholder("a%ib"));
+  EXPECT_TRUE(has_index_placeholder("%%%i"));
+  EXPECT_FALSE(has_index_placeholder("a%%ib"));
+  EXPECT_FALSE(has_index_placeholder("%p_%q{i}"));
 }
 
 TEST(ReadConfig, BadProfileFromStart) {

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rfprof/trace/reader.h"
@@ -288,6 +289,41 @@ TEST_F(InjectFake, APercentIIndexALiveProcessHoldsIsNotShared) {
   EXPECT_EQ(ran.err, "");
   const auto traces = launches_per_trace(dir_, "r_");
   EXPECT_EQ(traces, (std::map<std::string, size_t>{{"r_1.rftrace", 5}, {"r_2.rftrace", 5}}));
+}
+
+// Many processes started at once under one %i pattern: each takes an index of its own, with or
+// without -f. Before, two could take one index (chosen from what existed, opened later): the
+// second was refused, or with -f replaced the first's trace (24 processes kept 15 to 23 traces).
+// Nondeterministic by nature; the invariant must hold in every round.
+TEST_F(InjectFake, ProcessesStartedAtOnceUnderPercentIEachKeepATrace) {
+  constexpr int kProcesses = 16;
+  const fs::path traces = dir_ / "traces";
+  for (const char* force : {"0", "1"}) {
+    for (int round = 0; round < 3; ++round) {
+      fs::remove_all(traces);
+      fs::create_directories(traces);
+      std::vector<std::thread> threads;
+      std::vector<Ran> ran(kProcesses);
+      for (int k = 0; k < kProcesses; ++k) {
+        const fs::path own = dir_ / ("p" + std::to_string(k));
+        fs::create_directories(own);
+        threads.emplace_back([&, k, own] {
+          ran[k] = run({FAKE_APP},
+                       {"CUDA_INJECTION64_PATH=" RFINJECT_PATH, "RFPROF_OUTPUT=" + (traces / "r_%i.rftrace").string(),
+                        "RFPROF_MODE=timing", std::string("RFPROF_FORCE_OVERWRITE=") + force},
+                       own);
+        });
+      }
+      for (auto& t : threads) t.join();
+      for (const Ran& r : ran) {
+        EXPECT_TRUE(exited_zero(r)) << r.err;
+        EXPECT_EQ(r.err, "");
+      }
+      const auto written = launches_per_trace(traces, "r_");
+      EXPECT_EQ(written.size(), static_cast<size_t>(kProcesses)) << "force " << force << ", round " << round;
+      for (const auto& [name, launches] : written) EXPECT_EQ(launches, 5u) << name;
+    }
+  }
 }
 
 // A value holding a newline cannot forge a second line (the one line names the variable).

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "rfprof/trace/reader.h"
+#include "rfprof/trace/utf8.h"
 #include "trace_samples.h"
 
 namespace rf::trace {
@@ -459,6 +460,36 @@ TEST(WriterEdges, StringsAreCutAt1MiBAndChunksAbove32MiBFallBackTo1MiB) {
   while (r.next(rec))
     if (auto* s = std::get_if<StringDef>(&rec)) sizes.push_back(s->value.size());
   EXPECT_EQ(sizes, (std::vector<size_t>{limit, limit, limit}));
+}
+
+// A cut at 1 MiB moves back to the last whole UTF-8 character: a 1 MiB + 1 byte name ending in
+// "é" was stored ending with its lead byte 0xC3 alone (a review).
+TEST(WriterEdges, ACutStringNeverEndsInsideAUtf8Character) {
+  TempDir dir;
+  const auto p = dir.path / "utf8.rftrace";
+  const size_t limit = 1u << 20;
+  const std::string two = std::string(limit - 1, 'a') + "\xc3\xa9";           // é across the limit
+  const std::string four = std::string(limit - 2, 'b') + "\xf0\x9f\x94\xa5";  // U+1F525 across it
+  {
+    Writer w(p);
+    w.intern(two);
+    w.intern_cached(four);
+    w.finish();
+  }
+  Reader r(p);
+  Record rec;
+  std::vector<std::string> values;
+  while (r.next(rec))
+    if (auto* s = std::get_if<StringDef>(&rec)) values.push_back(s->value);
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(values[0], std::string(limit - 1, 'a'));
+  EXPECT_EQ(values[1], std::string(limit - 2, 'b'));
+  EXPECT_TRUE(is_valid_utf8(values[0]) && is_valid_utf8(values[1]));
+  // Not UTF-8 (continuation bytes only): cut at the limit as before.
+  EXPECT_EQ(utf8_prefix(std::string(limit + 5, '\x80'), limit).size(), limit);
+  EXPECT_EQ(utf8_prefix("ab\xc3\xa9", 3), "ab");
+  EXPECT_EQ(utf8_prefix("ab\xc3\xa9", 4), "ab\xc3\xa9");
+  EXPECT_EQ(utf8_prefix("abc", 1), "a");
 }
 
 TEST(WriterEdges, TheAppendingThreadWritesOnlyPastMaxPendingChunks) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "rfprof/trace/reader.h"
+#include "rfprof/trace/utf8.h"
 #include "wire.h"
 
 namespace rf::trace {
@@ -75,9 +76,11 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
   if (options_.thread_buffer_bytes == 0 || options_.thread_buffer_bytes > wire::kMaxChunkBytes / 2)
     options_.thread_buffer_bytes = 64u << 10;
   std::error_code ec;
-  if (!options_.force_overwrite && std::filesystem::exists(path_, ec))
-    throw WriteError("rfprof: trace " + path_.string() +
-                     " already exists; remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
+  const auto already_exists = [this] {
+    return TraceExistsError("rfprof: trace " + path_.string() +
+                            " already exists; remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
+  };
+  if (!options_.force_overwrite && std::filesystem::exists(path_, ec)) throw already_exists();
   // Overwriting replaces an earlier trace (a file, or a link, which the final rename replaces):
   // never a folder, a device or a pipe (RFPROF_OUTPUT=/dev/null with -f would replace /dev/null).
   // The .part may be a pipe (the tests' way to make writes wait), not a folder or a device.
@@ -101,8 +104,8 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
   if (fd_ < 0 && errno == EEXIST) {
     if (held_by_live_writer(part_path_))
       throw TraceInUseError("rfprof: trace " + part_path_.string() + " is being written by another process");
-    throw WriteError("rfprof: trace " + part_path_.string() +
-                     " exists (a killed run left it); remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
+    throw TraceExistsError("rfprof: trace " + part_path_.string() +
+                           " exists (a killed run left it); remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
   }
   if (fd_ < 0 && errno == ENXIO)
     throw WriteError("rfprof: trace " + part_path_.string() + " is a pipe that no process reads; remove it");
@@ -112,6 +115,14 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
     ::close(fd_);
     fd_ = -1;
     throw TraceInUseError("rfprof: trace " + part_path_.string() + " is being written by another process");
+  }
+  // The trace itself may have appeared since the check above: a process that had this .part
+  // finished and renamed it in between (two processes that took one %i index). Not replaced.
+  if (!options_.force_overwrite && std::filesystem::exists(path_, ec)) {
+    ::unlink(part_path_.c_str());  // created by this open (O_EXCL) and still locked: this writer's
+    ::close(fd_);
+    fd_ = -1;
+    throw already_exists();
   }
   struct stat st {};
   const bool regular = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);  // a pipe (tests) is not truncated
@@ -166,7 +177,7 @@ Writer::~Writer() {
 }
 
 StringId Writer::intern(std::string_view value) {
-  if (value.size() > wire::kMaxStringBytes) value = value.substr(0, wire::kMaxStringBytes);
+  value = utf8_prefix(value, wire::kMaxStringBytes);  // a cut never splits a UTF-8 character
   bool started = false;
   StringId id = 0;
   {
@@ -183,7 +194,7 @@ StringId Writer::intern(std::string_view value) {
 }
 
 StringId Writer::intern_cached(std::string_view value) {
-  if (value.size() > wire::kMaxStringBytes) value = value.substr(0, wire::kMaxStringBytes);
+  value = utf8_prefix(value, wire::kMaxStringBytes);  // a cut never splits a UTF-8 character
   ThreadBuffer& b = buffers_.local();
   auto it = b.strings.find(value);  // this thread's cache: no lock
   if (it != b.strings.end()) return it->second;

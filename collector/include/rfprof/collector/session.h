@@ -79,11 +79,12 @@ struct SessionOptions {
   /// step_range_windows.h) delimits the windows instead of cudaProfilerStart/Stop. "": unused.
   std::string replay_range;
   StepPassStart step_pass_start = StepPassStart::kFirstLaunch;  ///< with replay_across_steps
-  /// Another name for the trace when a live process is writing the one chosen (its `.part` is
-  /// locked: trace::TraceInUseError): called with the name in use and the attempt (1 to 100),
-  /// returns the next name to try, or an empty path to give up (the start then fails with the
-  /// in-use message). Unset: give up at once.
-  std::function<std::filesystem::path(const std::filesystem::path& in_use, uint32_t attempt)> output_in_use;
+  /// Another name for the trace when the one chosen is taken: `live`, a live process is writing it
+  /// (its `.part` is locked: trace::TraceInUseError); otherwise it exists without force_overwrite
+  /// (the trace, or a killed run's `.part`: trace::TraceExistsError). Called with that name and the
+  /// attempt (1 to 100); returns the next name to try, or an empty path to give up (the start then
+  /// fails with the writer's message). Unset: give up at once.
+  std::function<std::filesystem::path(const std::filesystem::path& taken, uint32_t attempt, bool live)> output_in_use;
 };
 
 /// Starts collecting in this process: subscribes to CUPTI callbacks, enables activity records,

@@ -37,13 +37,20 @@ class TraceInUseError : public WriteError {
   using WriteError::WriteError;
 };
 
+/// Thrown by Writer's constructor without force_overwrite when the trace exists, or its `.part`
+/// exists and no live process holds it (a killed run's). Nothing on disk is changed.
+class TraceExistsError : public WriteError {
+ public:
+  using WriteError::WriteError;
+};
+
 /// Options of a Writer.
 struct WriterOptions {
   /// Close the current chunk once it holds this many bytes (a chunk never exceeds kMaxChunkBytes).
   uint32_t chunk_bytes = 1u << 20;
   /// Overwrite an existing file at the final path (ncu's -f), and a `.part` no live process holds
-  /// (a killed run's). Without it, either throws WriteError. A `.part` a live Writer holds is never
-  /// overwritten: TraceInUseError, forced or not.
+  /// (a killed run's). Without it, either throws TraceExistsError. A `.part` a live Writer holds is
+  /// never overwritten: TraceInUseError, forced or not.
   bool force_overwrite = false;
   /// 0: a full chunk is written at once by the appending thread. N > 0: up to N full chunks wait
   /// in memory for flush() (the collector's flush thread), so appending threads do no file I/O;
