@@ -161,6 +161,46 @@ TEST_F(ReaderEdges, ARecordOfAnUnknownTypeIsSkippedAndTheRestIsRead) {
   EXPECT_EQ(o.records, whole_.records - 1);
 }
 
+// TraceEnd is the last byte of a trace: a record after it in its chunk (an early record whose
+// flipped tag reads as TraceEnd) or bytes after its chunk (a second trace appended with cat) are
+// errors at the first extra byte. Before, the reader stopped at TraceEnd and the rest was dropped
+// from a trace that read as whole (one flipped byte in the recorded ResNet-18 trace: 1,749
+// records -> 23, rfanalyze exit 0 with 0 launches).
+TEST_F(ReaderEdges, NothingMayFollowTraceEnd) {
+  auto appended = bytes_;
+  appended.insert(appended.end(), bytes_.begin(), bytes_.end());  // cat a.rftrace a.rftrace
+  ReadOutcome o = read(appended);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(o.error_offset, bytes_.size());
+  EXPECT_NE(o.message.find(std::to_string(bytes_.size()) + " bytes after the chunk of TraceEnd"), std::string::npos)
+      << o.message;
+
+  // The last chunk with a second record after its TraceEnd (a copy of it), payload and count grown.
+  const std::optional<RecordAt> end = testing::first_record_of(bytes_, RecordType::kEnd);
+  ASSERT_TRUE(end.has_value());
+  const std::vector<size_t> ends = chunk_ends(bytes_);
+  ASSERT_EQ(ends.back(), bytes_.size());
+  const size_t last_chunk = ends[ends.size() - 2];
+  ASSERT_EQ(end->offset + 8 + end->size, bytes_.size()) << "TraceEnd ends the file";
+  auto inside = bytes_;
+  inside.insert(inside.end(), bytes_.begin() + static_cast<long>(end->offset), bytes_.end());
+  uint32_t payload = 0, records = 0;
+  std::memcpy(&payload, inside.data() + last_chunk + 4, 4);
+  std::memcpy(&records, inside.data() + last_chunk + 8, 4);
+  put_u32(inside, last_chunk + 4, payload + 8 + end->size);
+  put_u32(inside, last_chunk + 8, records + 1);
+  o = read(inside);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(o.error_offset, bytes_.size());
+  EXPECT_NE(o.message.find("data after TraceEnd in its chunk"), std::string::npos) << o.message;
+
+  // A trailing byte too.
+  auto one_more = bytes_;
+  one_more.push_back('\0');
+  EXPECT_EQ(read(one_more).error, TraceErrorKind::kBadChunk);
+  EXPECT_FALSE(read(bytes_).error);
+}
+
 TEST_F(ReaderEdges, ErrorsNameTheByteOffsetInTheirMessage) {
   auto bad = bytes_;
   put_u32(bad, 36, 1u << 30);  // the first record's size

@@ -134,6 +134,14 @@ bool Reader::next_raw(RawRecord& out) {
     if (type == static_cast<uint16_t>(RecordType::kEnd)) {
       // Checked before the trace counts as ended: a corrupt TraceEnd must not read as a clean end.
       (void)decode_record(out.type, out.payload, out.offset + wire::kRecordHeaderBytes);
+      // TraceEnd is the file's last record: anything after it (a flipped tag that made an early
+      // record read as TraceEnd, a second trace appended with cat) would otherwise be dropped
+      // from a trace that reads as whole.
+      if (chunk_records_left_ != 0 || pos_ != chunk_.size())
+        throw TraceError(TraceErrorKind::kBadChunk, chunk_offset_ + pos_, "data after TraceEnd in its chunk");
+      if (offset_ != file_size_)
+        throw TraceError(TraceErrorKind::kBadChunk, offset_,
+                         std::to_string(file_size_ - offset_) + " bytes after the chunk of TraceEnd");
       ended_ = true;
     }
     return true;
