@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <utility>
 
 namespace rf::analyzer {
@@ -35,6 +36,13 @@ uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names) {
   uint32_t id = kNoPath;
   for (size_t n = have + 1; n <= names.size(); ++n) {
     prefix.assign(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(n));
+    uint64_t bytes = 64 + 2 * sizeof(uint32_t) * prefix.size();  // path_names_ and path_ids_' key
+    for (uint32_t name : prefix) bytes += 2 * names_[name].size() + 1 + sizeof(std::string);
+    path_bytes_ += bytes;
+    if (path_bytes_ > path_budget_)
+      throw NvtxPathBudgetError("its NVTX ranges, nested up to " + std::to_string(names.size()) +
+                                " deep, have range paths of more than " + std::to_string(path_budget_ >> 20) +
+                                " MiB (their names repeated at every depth): not a trace rfprof wrote");
     RangePath p;
     for (uint32_t name : prefix) {
       if (!p.joined.empty()) p.joined += '/';

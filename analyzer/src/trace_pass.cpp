@@ -21,6 +21,21 @@ TraceContext read_context_records(const std::filesystem::path& path, RecordCheck
   ctx.version_minor = reader.version_minor();
   trace::Record rec;
   trace::RawRecord raw;
+  // What pass 1 copies of the strings its records name (metric names, call stack frames, NVTX
+  // paths) may take: 8 times the file, at least 256 MiB. A record of ids naming one 1 MiB string
+  // over and over would otherwise turn a 1 MB file into gigabytes (a hostile file: 4 GB and
+  // bad_alloc for a 1.07 MB CallStack of 3,000 frames).
+  const uint64_t budget = std::max<uint64_t>(uint64_t{256} << 20, 8 * reader.file_size());
+  uint64_t copied = 0;
+  const auto charge = [&](uint64_t bytes, const char* what) {
+    copied += bytes;
+    if (copied > budget)
+      throw trace::TraceError(trace::TraceErrorKind::kBadRecord, raw.offset,
+                              std::string(what) + " names strings that, with those named before, exceed " +
+                                  std::to_string(budget >> 20) + " MiB (8 times the file's size, at least 256 MiB): "
+                                  "not a trace rfprof wrote");
+  };
+  ctx.nvtx.set_path_budget(budget);
   while (reader.next_raw(raw)) {
     // Launch, kernel and counter records (all but a few hundred of a trace's records) are read
     // in pass 2; here only the end time stamp of launches and kernels, without decoding them.
@@ -50,7 +65,11 @@ TraceContext read_context_records(const std::filesystem::path& path, RecordCheck
           } else if constexpr (std::is_same_v<T, trace::DeviceInfo>) {
             ctx.devices[r.device_id] = DeviceRecord{r, reader.string(r.name), reader.string(r.chip)};
           } else if constexpr (std::is_same_v<T, trace::MetricConfig>) {
+            uint64_t bytes = 0;
+            for (auto id : r.metrics) bytes += reader.string(id).size() + sizeof(std::string);
+            charge(bytes, "a MetricConfig");
             std::vector<std::string> names;
+            names.reserve(r.metrics.size());
             for (auto id : r.metrics) names.push_back(reader.string(id));
             MetricLayout layout(names);
             ctx.configs.erase(r.config_id);
@@ -73,6 +92,11 @@ TraceContext read_context_records(const std::filesystem::path& path, RecordCheck
             // Cumulative totals: the last record of a phase replaces the earlier ones.
             ctx.overhead[reader.string(r.phase)] = OverheadPhaseTotals{r.count, r.total_ns, r.max_ns};
           } else if constexpr (std::is_same_v<T, trace::CallStack>) {
+            uint64_t bytes = 0;
+            for (size_t i = 0; i < r.functions.size(); ++i)
+              bytes += reader.string(r.functions[i]).size() + 2 * sizeof(std::string) +
+                       (i < r.modules.size() ? reader.string(r.modules[i]).size() : 0);
+            charge(bytes, "a CallStack");
             CallStackFrames frames;
             for (size_t i = 0; i < r.functions.size(); ++i) {
               frames.functions.push_back(reader.string(r.functions[i]));
@@ -85,7 +109,11 @@ TraceContext read_context_records(const std::filesystem::path& path, RecordCheck
   }
   ctx.truncated = reader.truncated();
   ctx.truncated_at = reader.truncated_at();
-  ctx.nvtx.finalize();
+  try {
+    ctx.nvtx.finalize();
+  } catch (const NvtxPathBudgetError& e) {  // no single bad byte: the file as a whole
+    throw trace::TraceError(trace::TraceErrorKind::kBadRecord, 0, e.what());
+  }
   ctx.memory.finalize();
   return ctx;
 }

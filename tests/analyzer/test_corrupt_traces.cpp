@@ -12,6 +12,8 @@
 
 #include "analyzer_samples.h"
 #include "rfprof/analyzer/analyze.h"
+#include "rfprof/analyzer/trace_pass.h"
+#include "rfprof/trace/reader.h"
 #include "rfprof/analyzer/utf8.h"
 
 namespace rf::analyzer {
@@ -111,6 +113,70 @@ TEST(CorruptTraces, NamesThatAreNotUtf8AreReplacedInJsonAndKeptInCsv) {
   ASSERT_EQ(k.rows.size(), 1u);
   EXPECT_EQ(k.cell(0, "kernel"), bad_kernel);
   EXPECT_EQ(k.cell(0, "nvtx"), bad_range);
+}
+
+/// read_context's TraceError on `path`, or "" when it reads.
+std::string context_error(const fs::path& path) {
+  try {
+    (void)read_context(path);
+  } catch (const trace::TraceError& e) {
+    EXPECT_EQ(e.kind(), trace::TraceErrorKind::kBadRecord) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+// Small files whose ids name big strings again and again: pass 1 copied each name per id, so a
+// 1 MB file asked for gigabytes (a CallStack of 3,000 frames naming one 1 MiB string: 4 GB, then
+// bad_alloc; 400 metric ids: 417 MB). Now what pass 1 copies is bounded by 8 times the file, at
+// least 256 MiB, and a file past it is refused at the record that crosses it (a review).
+TEST(CorruptTraces, IdsNamingOneBigStringOverAndOverAreRefused) {
+  TempDir dir;
+  const std::string big(1u << 20, 'm');
+  {
+    testing::TraceBuilder t(dir.path / "config.rftrace");
+    t.config(1, std::vector<std::string>(300, big));  // 300 ids, one 1 MiB string
+    t.finish();
+  }
+  EXPECT_NE(context_error(dir.path / "config.rftrace").find("a MetricConfig names strings that"), std::string::npos);
+  {
+    testing::TraceBuilder t(dir.path / "stack.rftrace");
+    t.call_stack(1, std::vector<std::pair<std::string, std::string>>(300, {big, "libx.so"}));
+    t.finish();
+  }
+  EXPECT_NE(context_error(dir.path / "stack.rftrace").find("a CallStack names strings that"), std::string::npos);
+  {
+    testing::TraceBuilder t(dir.path / "fine.rftrace");  // 100 MiB named: under the 256 MiB floor
+    t.config(1, std::vector<std::string>(100, big));
+    t.finish();
+  }
+  EXPECT_EQ(context_error(dir.path / "fine.rftrace"), "");
+}
+
+// NVTX ranges nested d deep have d paths of up to d names: 8,000 nested 16-byte names took
+// 2.85 GB from a 336 KB file. finalize() stops at the path budget (read_context sets 8 times the
+// file, at least 256 MiB); here a budget of 1 MiB: 100 nested 1,000-byte names (about 10 MB of
+// paths) are refused, 20 (about 0.4 MB) are read.
+TEST(CorruptTraces, RangesNestedDeeperThanThePathBudgetAreRefusedNotExpanded) {
+  const std::string name(1000, 'r');
+  for (const uint64_t depth : {20, 100}) {
+    NvtxIndex x;
+    x.set_path_budget(1u << 20);
+    for (uint64_t i = 0; i < depth; ++i) {
+      trace::NvtxEvent e;
+      e.id = i + 1;
+      e.kind = trace::NvtxEventKind::kStart;
+      e.thread_id = 5;
+      e.timestamp_ns = 100 + i;
+      x.add(e, name);
+    }
+    if (depth == 20) {
+      EXPECT_NO_THROW(x.finalize());
+      EXPECT_EQ(x.path(x.attribute(5, 200)).names.size(), 20u);
+    } else {
+      EXPECT_THROW(x.finalize(), NvtxPathBudgetError);
+    }
+  }
 }
 
 TEST(Utf8, WellFormedSequencesOnly) {

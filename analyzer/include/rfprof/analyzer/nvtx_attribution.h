@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -42,6 +43,13 @@ struct NvtxRange {
   std::string_view name;   ///< valid while the NvtxIndex lives
 };
 
+/// Thrown by NvtxIndex::finalize() when the range paths would take more bytes than the budget
+/// (set_path_budget): ranges nested thousands deep, whose paths grow with the square of the depth.
+class NvtxPathBudgetError : public std::length_error {
+ public:
+  using std::length_error::length_error;
+};
+
 /// The NVTX ranges of one process. Fill with add() (any order), then finalize(), then query.
 /// Memory: O(number of ranges) while filling; O(number of range starts and ends) after finalize().
 class NvtxIndex {
@@ -56,8 +64,14 @@ class NvtxIndex {
   /// (unmatched_ends()) and dropped; a second kStart with an id still open is counted
   /// (duplicate_starts()) and dropped.
   void add(const trace::NvtxEvent& event, std::string_view name);
-  /// Builds the per-thread timelines. Call once, after the last add().
+  /// Builds the per-thread timelines. Call once, after the last add(). Throws NvtxPathBudgetError
+  /// when the distinct range paths (each path's names and its joined text) would take more than
+  /// the path budget.
   void finalize();
+  /// Bytes the distinct range paths may take (names, joined text and name ids of every path;
+  /// default: unlimited). A path of depth d holds d names, so ranges nested d deep cost about d^2
+  /// name bytes: a hostile trace of 336 KB nesting 8,000 ranges took 2.85 GB.
+  void set_path_budget(uint64_t bytes) noexcept { path_budget_ = bytes; }
 
   /// Path id of a launch whose API call by `thread_id` ran from `start_ns` to `end_ns` (ns) under
   /// the rule above; kNoPath when no range qualifies. `end_ns` below `start_ns` counts as
@@ -149,6 +163,8 @@ class NvtxIndex {
   uint64_t unmatched_ends_ = 0;
   uint64_t duplicate_starts_ = 0;
   uint64_t backwards_ranges_ = 0;
+  uint64_t path_budget_ = UINT64_MAX;
+  uint64_t path_bytes_ = 0;  // charged against path_budget_ by intern_path
 };
 
 }  // namespace rf::analyzer

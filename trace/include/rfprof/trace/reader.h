@@ -57,6 +57,9 @@ class Reader {
   /// TraceEnd) or truncated (see truncated()). Throws TraceError on corrupt data.
   /// StringDef records are returned too, after being added to strings().
   /// On TraceError, `out` holds an unspecified record.
+  /// Size of the file in bytes, as when it was opened.
+  uint64_t file_size() const noexcept { return file_size_; }
+
   bool next(Record& out);
 
   /// Reads the next record's header without decoding its payload (rfanalyze's first pass skips
