@@ -38,6 +38,14 @@ TEST(Ceilings, DatasheetMatchesTheDeviceNamesCudaReports) {
   EXPECT_EQ(matched("NVIDIA GeForce RTX 4090", "AD102"), "RTX 4090");
   EXPECT_EQ(matched("NVIDIA B200", "GB100"), "B200");
   EXPECT_EQ(matched("NVIDIA GeForce RTX 3090", "GA102"), "(none)");
+  // Names that hold another entry's name: a GH200 (a GH100, 4 TB/s with HBM3) took the H200's
+  // 4.8 TB/s, a GB200 the B200's ceilings (a review). They match no entry now: the bandwidth CUPTI
+  // reports, no compute ceilings.
+  EXPECT_EQ(matched("NVIDIA GH200 480GB", "GH100"), "(none)");
+  EXPECT_EQ(matched("NVIDIA GH200 144G HBM3e", ""), "(none)");
+  EXPECT_EQ(matched("NVIDIA GB200", "GB100"), "(none)");
+  EXPECT_EQ(matched("NVIDIA H200", ""), "H200 SXM");
+  EXPECT_EQ(matched("NVIDIA A100-SXM-80GB", "GA100"), "A100 SXM4 80GB");
 }
 
 TEST(Ceilings, DatasheetEntriesAreConsistent) {
