@@ -498,6 +498,40 @@ TEST(WriterEdges, AFlushWithItsOwnWaitDoesNotCountASkippedBufferAsLeftOut) {
 }
 
 // The finished path is an existing folder that is not empty: the rename fails, and finish() says so.
+// A record over 32 MiB (here RangeCounters of 4.5M values, 36 MB) is dropped and counted in
+// TraceEnd: a chunk holding it could pass the reader's 64 MiB limit, and one of 8.5M values made
+// a trace whose every record, its MetricConfig first, was unreadable (a review).
+TEST(WriterEdges, ARecordOver32MiBIsDroppedAndCountedNotWritten) {
+  TempDir dir;
+  const auto p = dir.path / "big.rftrace";
+  {
+    Writer w(p);
+    RangeCounters huge;
+    huge.config_id = 1;
+    huge.values.assign(4'500'000, 1.0);
+    w.append(launch(1));
+    w.append(huge);
+    w.append_buffered(huge);
+    w.append_buffered(launch(2));
+    EXPECT_EQ(w.dropped_oversized(), 2u);
+    w.finish(7, 3);
+  }
+  Reader r(p);
+  Record rec;
+  size_t launches = 0, counters = 0;
+  std::optional<TraceEnd> end;
+  while (r.next(rec)) {
+    if (std::holds_alternative<LaunchApi>(rec)) ++launches;
+    if (std::holds_alternative<RangeCounters>(rec)) ++counters;
+    if (auto* e = std::get_if<TraceEnd>(&rec)) end = *e;
+  }
+  EXPECT_FALSE(r.truncated());
+  EXPECT_EQ(launches, 2u);
+  EXPECT_EQ(counters, 0u);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->dropped_records, 3u + 2u);  // the session's 3 and the two oversized records
+}
+
 TEST(WriterEdges, AFailedRenameIsAWriteErrorFromFinish) {
   TempDir dir;
   const auto p = dir.path / "taken.rftrace";

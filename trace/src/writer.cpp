@@ -40,6 +40,9 @@ bool held_by_live_writer(const std::filesystem::path& part) {
   return held;
 }
 
+static_assert(2 * Writer::kMaxRecordBytes <= wire::kMaxChunkBytes,
+              "a chunk closed below kMaxChunkBytes / 2 plus one record must stay within the reader's limit");
+
 /// Spare chunk bodies kept for reuse.
 constexpr size_t kMaxSpares = 16;
 
@@ -210,7 +213,13 @@ void Writer::append_buffered(const Record& record) {
   {
     std::lock_guard own(b.mutex);  // taken by another thread only to collect (once per flush)
     if (b.bytes.capacity() == 0) b.bytes.reserve(options_.thread_buffer_bytes + 4096);  // first use
+    const size_t before = b.bytes.size();
     encode_record(record, b.bytes);
+    if (b.bytes.size() - before > kMaxRecordBytes) {  // its chunk would pass the reader's limit
+      b.bytes.resize(before);
+      dropped_oversized_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     ++b.records;
     if (b.bytes.size() < options_.thread_buffer_bytes) return;
     ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
@@ -330,7 +339,13 @@ bool Writer::append_locked(const Record& record) {
     ++dropped_after_failure_;
     return false;
   }
+  const size_t before = chunk_.size();
   encode_record(record, chunk_);
+  if (chunk_.size() - before > kMaxRecordBytes) {  // its chunk would pass the reader's limit
+    chunk_.resize(before);
+    dropped_oversized_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   ++chunk_records_;
   ++records_written_;
   if (chunk_.size() < options_.chunk_bytes) return false;
@@ -443,7 +458,7 @@ void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
   (void)collect_locked_buffers();
   std::lock_guard lock(mutex_);
   if (finished_.load()) return;
-  append_locked(TraceEnd{timestamp_ns, records_written_, dropped_records});
+  append_locked(TraceEnd{timestamp_ns, records_written_, dropped_records + dropped_oversized_.load()});
   finished_.store(true);
   flush_locked();
   if (fd_ < 0) return;

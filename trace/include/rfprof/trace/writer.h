@@ -161,6 +161,12 @@ class Writer {
     std::lock_guard lock(mutex_);
     return dropped_after_failure_;
   }
+  /// Largest encoded record (header included) the writer keeps: half the reader's chunk limit, so a
+  /// chunk (closed once it reaches at most kMaxChunkBytes / 2 bytes) never passes the limit.
+  static constexpr size_t kMaxRecordBytes = 32u << 20;
+  /// Records dropped because their encoding was over kMaxRecordBytes (a chunk holding one would
+  /// make the whole trace unreadable); counted into TraceEnd's dropped_records by finish().
+  uint64_t dropped_oversized() const noexcept { return dropped_oversized_.load(std::memory_order_relaxed); }
 
  private:
   /// Transparent hash: intern() looks up a string_view without building a std::string.
@@ -232,6 +238,7 @@ class Writer {
   uint32_t chunk_records_ = 0;
   uint64_t records_written_ = 0;
   uint64_t dropped_after_failure_ = 0;
+  std::atomic<uint64_t> dropped_oversized_{0};
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
   std::vector<std::vector<uint8_t>> spares_;  // (mutex_) written chunk bodies kept for reuse
   PerThread<ThreadBuffer> buffers_;  // walked (for_each) without its registry lock
