@@ -201,6 +201,17 @@ TEST_F(ReaderEdges, NothingMayFollowTraceEnd) {
   EXPECT_FALSE(read(bytes_).error);
 }
 
+// Two bad fields in one chunk header: the error names the first (the payload size at byte 20,
+// not the flags at byte 28, which were checked first before).
+TEST_F(ReaderEdges, TwoBadChunkHeaderFieldsAreNamedAtTheFirst) {
+  auto bad = bytes_;
+  put_u32(bad, 20, 0xFFFFFFFFu);  // the first chunk's payload size
+  put_u32(bad, 28, 1);            // and its flags
+  const ReadOutcome o = read(bad);
+  EXPECT_EQ(o.error, TraceErrorKind::kBadChunk);
+  EXPECT_EQ(o.error_offset, 20u) << o.message;
+}
+
 TEST_F(ReaderEdges, ErrorsNameTheByteOffsetInTheirMessage) {
   auto bad = bytes_;
   put_u32(bad, 36, 1u << 30);  // the first record's size

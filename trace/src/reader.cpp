@@ -75,9 +75,7 @@ bool Reader::load_chunk() {
   const uint32_t magic = header[0], payload = header[1], records = header[2], flags = header[3];
   if (magic != wire::kChunkMagic)
     throw TraceError(TraceErrorKind::kBadChunk, offset_, "bad chunk magic");
-  if (flags != 0)
-    throw TraceError(TraceErrorKind::kBadChunk, offset_ + 12,
-                     "unsupported chunk flags " + std::to_string(flags));
+  // Checked in the order of the header's fields, so the error names the first bad byte.
   if (payload > wire::kMaxChunkBytes)
     throw TraceError(TraceErrorKind::kBadChunk, offset_ + 4,
                      "chunk of " + std::to_string(payload) + " bytes exceeds the limit of " +
@@ -86,6 +84,9 @@ bool Reader::load_chunk() {
     throw TraceError(TraceErrorKind::kBadChunk, offset_ + 8,
                      std::to_string(records) + " records cannot fit in " + std::to_string(payload) +
                          " bytes");
+  if (flags != 0)
+    throw TraceError(TraceErrorKind::kBadChunk, offset_ + 12,
+                     "unsupported chunk flags " + std::to_string(flags));
   if (payload > left - wire::kChunkHeaderBytes) {
     truncated_ = true;  // the process died while writing this chunk
     truncated_at_ = offset_;
