@@ -40,7 +40,6 @@ namespace {
 /// True when every ceiling in the peak of `m`'s precision mix is measured.
 bool mix_ceilings_measured(const LaunchMetrics& m, const DeviceCeilings& c) {
   for (size_t p = 0; p < kTensorPrecisions; ++p) {
-    if (p == kTensorInt8) continue;
     const bool used = (m.tensor_dense[p] && *m.tensor_dense[p] > 0.0) ||
                       (m.tensor_sparse[p] && *m.tensor_sparse[p] > 0.0);
     if (used && !c.tensor[p].measured) return false;
@@ -71,19 +70,41 @@ RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& dura
   else
     r.attainable_flop_per_s = memory_roof;
 
+  // INT8 tensor ops: placed by time (RoofCheck::placed_by_time), dense at the INT8 peak, sparse
+  // at twice it.
+  double int8_ops = 0.0, int8_seconds = 0.0;
+  for (auto [ops, factor] : {std::pair{m.tensor_dense[kTensorInt8], 1.0}, std::pair{m.tensor_sparse[kTensorInt8], 2.0}}) {
+    if (!ops || *ops <= 0.0) continue;
+    int8_ops += *ops;
+    if (c.tensor[kTensorInt8].value && *c.tensor[kTensorInt8].value > 0.0)
+      int8_seconds += *ops / (*c.tensor[kTensorInt8].value * factor);
+  }
+  if (int8_ops > 0.0 && c.tensor[kTensorInt8].value && *c.tensor[kTensorInt8].value > 0.0) r.int8_seconds_at_peak = int8_seconds;
+  if (!total || *total <= 0.0)
+    r.flop_seconds_at_peak = 0.0;
+  else if (r.compute_peak_flop_per_s)
+    r.flop_seconds_at_peak = *total / *r.compute_peak_flop_per_s;
+  if (bytes && c.dram.value && *c.dram.value > 0.0) r.memory_seconds = *bytes / *c.dram.value;
+
   if (!duration_ns || *duration_ns == 0) return r;
   const double seconds = static_cast<double>(*duration_ns) * 1e-9;
+  r.duration_seconds = seconds;
   r.achieved_flop_per_s = flop_per_s(total, duration_ns);
   if (bytes) r.dram_bytes_per_s = *bytes / seconds;
 
   r.above_compute = r.achieved_flop_per_s && r.compute_peak_flop_per_s &&
                     *r.achieved_flop_per_s > *r.compute_peak_flop_per_s;
+  const std::optional<double> compute_seconds = r.compute_seconds();
+  if (r.placed_by_time() && compute_seconds && *compute_seconds > seconds) r.above_compute = true;
   r.above_memory = r.dram_bytes_per_s && c.dram.value && *r.dram_bytes_per_s > *c.dram.value;
   if (!r.above()) return r;
 
   bool measured = true;
   if (r.above_compute) {
-    r.excess = std::max(r.excess, *r.achieved_flop_per_s / *r.compute_peak_flop_per_s);
+    if (r.placed_by_time() && compute_seconds)
+      r.excess = std::max(r.excess, *compute_seconds / seconds);
+    else
+      r.excess = std::max(r.excess, *r.achieved_flop_per_s / *r.compute_peak_flop_per_s);
     measured = mix_ceilings_measured(m, c);
   }
   if (r.above_memory) {

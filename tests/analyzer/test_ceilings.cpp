@@ -477,6 +477,51 @@ TEST(Roof, TensorTermsUseTheirCeilingsAndSparseTwice) {
   EXPECT_FALSE(mix_peak_flop_per_s(m, c).has_value());
 }
 
+// INT8 tensor ops are not FLOP, so a cuBLAS i8i32 GEMM (the recorded H100 one at n = 2048:
+// 17.18e9 INT8 ops, a 138,240-FLOP FP32 epilogue, 15.09 MB of DRAM, 23.68 us) had an arithmetic
+// intensity of 0.009 and was called memory bound at 19% of its roof, though its INT8 work alone
+// takes 8.68 us at the 1,978.9 TOPS peak and its bytes 4.50 us at 3.35 TB/s (a review). Such a
+// launch is placed by time: compute work at peak against bytes at the bandwidth.
+TEST(Roof, Int8TensorOpsPlaceALaunchByTime) {
+  DeviceCeilings c;
+  c.fp32.value = 67e12;
+  c.dram.value = 3.35e12;
+  c.tensor[kTensorInt8].value = 1978.9e12;
+  c.tensor[1].value = 494.7e12;  // tensor FLOP measured: a trace of the tensor set
+  LaunchMetrics gemm = metrics(0, 138240, 0, 15.09e6);
+  gemm.tensor_dense[kTensorInt8] = 17179869184.0;
+  gemm.tensor_dense[1] = 0.0;
+  const RoofCheck r = check_roof(gemm, uint64_t{23680}, c);
+  EXPECT_TRUE(r.placed_by_time());
+  EXPECT_STREQ(r.bound(), "compute");
+  const double compute_s = 17179869184.0 / 1978.9e12 + 138240 / 67e12;
+  EXPECT_NEAR(*r.roof_fraction(), compute_s / 23.68e-6, 1e-12);
+  EXPECT_NEAR(*r.roof_fraction(), 0.3666, 1e-3);
+  EXPECT_FALSE(r.above());
+
+  LaunchMetrics quant = metrics(0, 0, 0, 1e9);  // a few INT8 ops, a gigabyte moved
+  quant.tensor_dense[kTensorInt8] = 1e9;
+  quant.tensor_dense[1] = 0.0;
+  const RoofCheck q = check_roof(quant, uint64_t{1000000}, c);
+  EXPECT_STREQ(q.bound(), "memory");
+  EXPECT_NEAR(*q.roof_fraction(), (1e9 / 3.35e12) / 1e-3, 1e-12);
+
+  LaunchMetrics fast = gemm;  // the same work in 4 us: faster than the INT8 peak allows
+  const RoofCheck f = check_roof(fast, uint64_t{4000}, c);
+  EXPECT_TRUE(f.above_compute);
+  EXPECT_NEAR(f.excess, compute_s / 4e-6, 1e-9);
+  EXPECT_STREQ(f.severity(), "error");
+
+  // Sparse INT8 ops at twice the dense peak.
+  LaunchMetrics sparse = metrics(0, 0, 0, 1e3);
+  sparse.tensor_sparse[kTensorInt8] = 2 * 1978.9e12 * 1e-6;  // 1 us of work at the sparse peak
+  EXPECT_NEAR(*check_roof(sparse, uint64_t{2000}, c).roof_fraction(), 0.5, 1e-9);
+
+  c.tensor[kTensorInt8].value.reset();  // no INT8 ceiling: placed as before, by FLOP only
+  EXPECT_FALSE(check_roof(gemm, uint64_t{23680}, c).placed_by_time());
+  EXPECT_STREQ(check_roof(gemm, uint64_t{23680}, c).bound(), "memory");
+}
+
 TEST(Ceilings, MeasuredEntryIsComparedWithTheDatasheet) {
   testing::TempDir dir;
   auto file = dir.path / "rfbench.json";

@@ -12,8 +12,11 @@
 //   Tensor FLOP per precision = the sum of the config's sm__ops_path_tensor_* metrics of that
 //     precision and sparsity (one FLOP per CUPTI "math_op"; docs/metrics.md, "Tensor FLOPs"), as
 //     planned by rf::collector::plan_metric_set. INT8 tensor ops are integer ops: reported, not FLOP.
-//   L2 and L1 bytes = lts__t_bytes.sum and l1tex__t_bytes.sum (Nsight Compute hierarchical
-//     roofline); intensity per level = total FLOP / that level's bytes.
+//   L2 and L1 bytes = lts__t_bytes.sum and l1tex__t_bytes.sum, the levels of the hierarchical
+//     roofline of Yang, Kurth, Williams (NERSC), "Hierarchical Roofline Analysis for GPUs", 2020;
+//     intensity per level = total FLOP / that level's bytes. Nsight Compute's hierarchical chart
+//     section may place its L1 and L2 points from other metrics, so these need not equal its
+//     points (not yet compared on a GPU).
 // FFMA-based counts do not include tensor-core work: collect the roofline-tensor set for it.
 #pragma once
 
@@ -58,8 +61,10 @@ struct OpWeights {
 /// FP64 and FP32: one FLOP per add or multiply, two per FMA (CUPTI flop_count_dp / flop_count_sp).
 inline constexpr OpWeights kScalarWeights{1.0, 1.0, 2.0};
 /// FP16: Nsight Compute's roofline weights (2, 2, 4): HADD2/HMUL2/HFMA2 work on packed half2, two
-/// values per thread instruction. The older CUPTI flop_count_hp uses (1, 1, 2). TO BE CONFIRMED on
-/// a GPU with the half2 example (examples/, a kernel with an analytically known HFMA2 count).
+/// values per thread instruction. The older CUPTI flop_count_hp uses (1, 1, 2). Checked on an H100
+/// with the half2 example: smsp__sass_thread_inst_executed_op_hfma_pred_on.sum counts one per
+/// HFMA2 thread instruction (2,147,483,648 = 262,144 threads x 8,192; tests/data/h100-2026-11-23/
+/// examples/hfma2.ncu.csv), so 4 FLOP each.
 inline constexpr OpWeights kFp16Weights{2.0, 2.0, 4.0};
 
 /// Tensor precisions in column order: fp64, tf32, fp16, bf16, fp8 (FLOP) and int8 (integer ops);

@@ -5,6 +5,7 @@
 // total FLOP / sum_p(FLOP_p / peak_p): the rate if each precision ran at its own peak in turn.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,7 +27,23 @@ struct RoofCheck {
   /// without them a tensor-core kernel's total counts only its CUDA-core FLOP.
   bool tensor_flop_measured = false;
   bool no_dram_bytes = false;  ///< DRAM bytes measured and 0: arithmetic intensity infinite
-  bool above_compute = false;                     ///< achieved FLOP/s > compute peak
+  /// Seconds the launch's INT8 tensor ops take at the INT8 peak (ops / OP/s); absent without INT8
+  /// ops or without that ceiling. INT8 ops are not FLOP, so they are in no FLOP/s figure, but a
+  /// launch doing them is placed by time: its compute work at peak (FLOP at the mix's peak plus
+  /// INT8 ops at theirs) against its DRAM bytes at the bandwidth.
+  std::optional<double> int8_seconds_at_peak;
+  std::optional<double> flop_seconds_at_peak;  ///< total FLOP / compute peak of the mix (0 without FLOP)
+  std::optional<double> memory_seconds;        ///< DRAM bytes / DRAM bandwidth
+  std::optional<double> duration_seconds;      ///< the kernel's duration (absent or > 0)
+  /// Seconds at peak of all compute work (FLOP and INT8 ops); absent when a term is unknown.
+  std::optional<double> compute_seconds() const noexcept {
+    if (!int8_seconds_at_peak || !flop_seconds_at_peak) return std::nullopt;
+    return *int8_seconds_at_peak + *flop_seconds_at_peak;
+  }
+  /// True when the launch did INT8 tensor ops: bound() and roof_fraction() compare times.
+  bool placed_by_time() const noexcept { return int8_seconds_at_peak && *int8_seconds_at_peak > 0.0; }
+  /// Achieved FLOP/s > compute peak; with INT8 ops, compute work at peak longer than the duration.
+  bool above_compute = false;
   bool above_memory = false;                      ///< achieved DRAM bytes/s > DRAM bandwidth
   /// Largest achieved / ceiling among the exceeded ceilings (1 when none is exceeded).
   double excess = 1.0;
@@ -41,7 +58,16 @@ struct RoofCheck {
   /// of every ridge point: "memory", though its mix has no compute peak, when tensor-core FLOP
   /// were measured too (otherwise its 0 may be a tensor-core kernel's uncounted work: ""). A launch
   /// with FLOP and no DRAM byte has an infinite AI, right of every ridge point: "compute".
+  /// With INT8 tensor ops (placed_by_time()): "compute" when its compute work at peak takes at
+  /// least as long as its DRAM bytes at the bandwidth (the same ridge test in time: F/P >= B/BW
+  /// is AI >= P/BW), else "memory"; "" when either time is unknown.
   const char* bound() const noexcept {
+    if (placed_by_time()) {
+      if (no_dram_bytes) return "compute";
+      const std::optional<double> tc = compute_seconds();
+      if (!tc || !memory_seconds) return "";
+      return *tc >= *memory_seconds ? "compute" : "memory";
+    }
     if (memory_roof_flop_per_s && *memory_roof_flop_per_s == 0.0) return tensor_flop_measured ? "memory" : "";
     if (no_dram_bytes && compute_peak_flop_per_s) return "compute";
     if (!memory_roof_flop_per_s || !compute_peak_flop_per_s) return "";
@@ -51,7 +77,14 @@ struct RoofCheck {
   /// absent when either is unknown. Under the memory roof this is achieved DRAM bytes/s over the
   /// DRAM bandwidth ((F/t) / (F/B × BW) = (B/t) / BW), which is also the fraction given a launch
   /// with AI 0, whose attainable FLOP/s is 0.
+  /// With INT8 tensor ops: the longer of its compute and memory times at peak over its duration
+  /// (the same ratio in time: achieved / attainable = max(F/P, B/BW) / t).
   std::optional<double> roof_fraction() const noexcept {
+    if (placed_by_time()) {
+      const std::optional<double> tc = compute_seconds();
+      if (!tc || !duration_seconds) return std::nullopt;
+      return std::max(*tc, memory_seconds.value_or(0.0)) / *duration_seconds;
+    }
     if (memory_roof_flop_per_s && *memory_roof_flop_per_s == 0.0) {  // AI 0: see bound()
       if (!tensor_flop_measured || !dram_bytes_per_s || !dram_bandwidth || *dram_bandwidth <= 0.0) return std::nullopt;
       return *dram_bytes_per_s / *dram_bandwidth;
