@@ -82,7 +82,10 @@ MetricLayout::MetricLayout(const std::vector<std::string>& names)
       write_(find(names, metric::kDramWrite)),
       time_(find(names, metric::kGpuTime)),
       l2_(find(names, metric::kL2Bytes)),
-      l1_(find(names, metric::kL1Bytes)) {
+      l1_(find(names, metric::kL1Bytes)),
+      fadd2_(find(names, metric::kFadd2)),
+      fmul2_(find(names, metric::kFmul2)),
+      ffma2_(find(names, metric::kFfma2)) {
   if (!read_) read_ = find(names, metric::kDramReadOp);
   if (!write_) write_ = find(names, metric::kDramWriteOp);
   // Tensor terms, as the planner builds them (rf::collector::plan_metric_set): split names go to
@@ -105,7 +108,8 @@ MetricLayout::MetricLayout(const std::vector<std::string>& names)
 }
 
 bool MetricLayout::uses(size_t index) const noexcept {
-  for (const Index& i : {dadd_, dmul_, dfma_, fadd_, fmul_, ffma_, hadd_, hmul_, hfma_, read_, write_, time_, l2_, l1_})
+  for (const Index& i : {dadd_, dmul_, dfma_, fadd_, fmul_, ffma_, hadd_, hmul_, hfma_, read_, write_, time_, l2_, l1_,
+                         fadd2_, fmul2_, ffma2_})
     if (i == index) return true;
   for (const auto& t : tensor_terms_)
     for (size_t i : t.indices)
@@ -117,6 +121,13 @@ LaunchMetrics MetricLayout::evaluate(std::span<const double> values) const {
   LaunchMetrics m;
   m.fp64_flop = precision_flop(values, dadd_, dmul_, dfma_, kScalarWeights);
   m.fp32_flop = precision_flop(values, fadd_, fmul_, ffma_, kScalarWeights);
+  // Packed FP32, each counter that is in the list (a NaN among them makes FP32 unknown).
+  for (auto [index, weight] : {std::pair{fadd2_, kPackedFp32Weights.add}, std::pair{fmul2_, kPackedFp32Weights.mul},
+                               std::pair{ffma2_, kPackedFp32Weights.fma}}) {
+    if (!index || !m.fp32_flop) continue;
+    const std::optional<double> v = value_at(values, index);
+    m.fp32_flop = v ? std::optional<double>(*m.fp32_flop + weight * *v) : std::nullopt;
+  }
   m.fp16_flop = precision_flop(values, hadd_, hmul_, hfma_, kFp16Weights);
   m.dram_read_bytes = value_at(values, read_);
   m.dram_write_bytes = value_at(values, write_);

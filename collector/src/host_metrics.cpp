@@ -8,6 +8,7 @@
 //     "succeeds" with NaN. evaluate() checks what it can before calling them.
 #include "rfprof/collector/host_metrics.h"
 
+#include <cctype>
 #include <cupti_profiler_host.h>
 #include <cupti_range_profiler.h>
 
@@ -220,6 +221,25 @@ const std::vector<std::string>& default_metrics() {
       "l1tex__t_bytes.sum",
   };
   return metrics;
+}
+
+const std::vector<std::string>& packed_fp32_metrics() {
+  static const std::vector<std::string> metrics = {
+      "smsp__sass_thread_inst_executed_op_fadd2_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_fmul2_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_ffma2_pred_on.sum",
+  };
+  return metrics;
+}
+
+bool chip_has_packed_fp32(std::string_view chip) noexcept {
+  const auto is = [&](std::string_view name) {
+    if (chip.size() != name.size()) return false;
+    for (size_t i = 0; i < name.size(); ++i)
+      if (std::toupper(static_cast<unsigned char>(chip[i])) != name[i]) return false;
+    return true;
+  };
+  return is("GB100") || is("GB102") || is("GB110");
 }
 
 MetricHost::MetricHost(std::string chip, std::vector<uint8_t> counter_availability_image)

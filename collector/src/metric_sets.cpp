@@ -87,6 +87,9 @@ std::vector<std::string> roofline_metrics(const MetricHost& host, std::vector<st
       notes.push_back(m + " does not exist on " + host.chip() + " (left out)");
     }
   }
+  // Packed FP32 (FADD2/FMUL2/FFMA2) where the chip counts it apart: FP32 FLOP are short without it.
+  for (const auto& m : packed_fp32_metrics())
+    if (host.is_valid(m)) out.push_back(m);
   return out;
 }
 

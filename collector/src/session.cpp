@@ -75,7 +75,10 @@ Session::Session(SessionOptions options)
                              [this](std::string_view s) { return intern(s, /*cached=*/true); },
                              [this](const trace::Record& r) { write(r, /*buffered=*/true); }}),
       kernel_names_([this](std::string_view s) { return intern(s); }) {
-  if (options_.metrics.empty() && options_.metric_set.empty()) options_.metrics = default_metrics();
+  if (options_.metrics.empty() && options_.metric_set.empty()) {
+    options_.metrics = default_metrics();
+    default_metrics_ = true;  // per chip, packed FP32 besides (set_up_profiler)
+  }
   if (options_.call_stacks) call_stacks_ = std::make_unique<CallStackTable>();
   // Throws FilterError for a bad regex or NVTX rule (inject/config.cpp checks them first).
   auto filter = std::make_unique<LaunchFilter>(options_.filter);

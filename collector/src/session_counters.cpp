@@ -107,6 +107,8 @@ std::shared_ptr<ContextProfiler> Session::set_up_profiler(CUcontext ctx) {
     std::string chip = chip_for(id);
     where += " (" + chip + ")";
     std::vector<std::string> metrics = options_.metrics;
+    if (default_metrics_ && chip_has_packed_fp32(chip))  // FP32 FLOP of packed FFMA2/FADD2/FMUL2 too
+      metrics.insert(metrics.end(), packed_fp32_metrics().begin(), packed_fp32_metrics().end());
     if (!options_.metric_set.empty()) {  // planned for this chip with the host API (metric_sets.h)
       metrics = plan_metric_set(MetricHost(chip), options_.metric_set).metrics;
       for (const auto& m : options_.metrics)  // and --metrics besides, as ncu collects both

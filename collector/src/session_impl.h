@@ -238,6 +238,7 @@ class Session {
   uint32_t current_window() noexcept;
 
   SessionOptions options_;
+  bool default_metrics_ = false;  // options_.metrics are default_metrics(): no list or set was given
   TraceOwner owner_;   // state, and the process that may finish the trace (trace_owner.h)
   std::string other_client_;   // CUPTI's name of the subscriber that refused us, if any
   std::unique_ptr<trace::Writer> writer_;

@@ -27,6 +27,28 @@ TEST(Flops, Fp32IsAddPlusMulPlusTwiceFma) {
   EXPECT_EQ(eval(c).fp64_flop, 0.0);  // present (metrics collected) and zero
 }
 
+// GB100, GB102 and GB110 count packed FP32 (FADD2/FMUL2/FFMA2, two lanes each) apart from FADD/FMUL/
+// FFMA: 2, 2 and 4 FLOP each, added to fp32_flop when the list has them (a review: rfprof
+// collected none, so FP32 FLOP were short by 4 per FFMA2 thread instruction there).
+TEST(Flops, PackedFp32IsAddedWhereTheListHasIt) {
+  std::vector<std::string> names = roofline_metrics();
+  names.emplace_back(metric::kFadd2);
+  names.emplace_back(metric::kFmul2);
+  names.emplace_back(metric::kFfma2);
+  Counts c;
+  c.fadd = 3;
+  c.fmul = 5;
+  c.ffma = 7;
+  std::vector<double> values = c.values();
+  values.insert(values.end(), {11.0, 13.0, 17.0});
+  const MetricLayout layout(names);
+  EXPECT_EQ(layout.evaluate(values).fp32_flop, 3.0 + 5.0 + 2.0 * 7.0 + 2.0 * 11.0 + 2.0 * 13.0 + 4.0 * 17.0);
+  for (size_t i = values.size() - 3; i < values.size(); ++i) EXPECT_TRUE(layout.uses(i));
+  values.back() = std::numeric_limits<double>::quiet_NaN();  // FFMA2 not available: FP32 unknown
+  EXPECT_FALSE(layout.evaluate(values).fp32_flop.has_value());
+  EXPECT_EQ(eval(c).fp32_flop, 3.0 + 5.0 + 2.0 * 7.0);  // other chips' lists: as before
+}
+
 TEST(Flops, Fp64UsesTheDoubleInstructions) {
   Counts c;
   c.dadd = 11;

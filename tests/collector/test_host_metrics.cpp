@@ -2,6 +2,7 @@
 // host API works from a chip name alone. Pass counts asserted here were measured with this API
 // (docs/metrics.md); a CUPTI upgrade that changes them should fail these tests.
 #include "rfprof/collector/host_metrics.h"
+#include "rfprof/collector/metric_sets.h"
 
 #include <cupti_profiler_host.h>
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -318,6 +320,36 @@ TEST_P(OtherChipsTest, RooflineSetPasses) {
   EXPECT_EQ(all, 2u);
   EXPECT_EQ(fp, 1u);
   EXPECT_EQ(memory, 1u);
+}
+
+// chip_has_packed_fp32 (a list, so that a default session needs no host API query per context)
+// agrees with the host API on every chip it knows, and the roofline set takes the packed FP32
+// metrics exactly there, without another pass.
+TEST(PackedFp32, TheChipListIsTheHostApis) {
+  size_t checked = 0;
+  for (const std::string& chip : MetricHost::supported_chips()) {
+    std::optional<MetricHost> made;
+    try {
+      made.emplace(chip);
+    } catch (const HostApiError&) {  // listed but not initializable without a device (GV11B)
+      continue;
+    }
+    MetricHost& host = *made;
+    ++checked;
+    size_t valid = 0;
+    for (const auto& m : packed_fp32_metrics()) valid += host.is_valid(m) ? 1 : 0;
+    EXPECT_EQ(valid, chip_has_packed_fp32(chip) ? packed_fp32_metrics().size() : 0u) << chip;
+    const MetricSetPlan plan = plan_metric_set(host, "roofline");
+    const bool planned = std::find(plan.metrics.begin(), plan.metrics.end(), packed_fp32_metrics()[2]) != plan.metrics.end();
+    EXPECT_EQ(planned, chip_has_packed_fp32(chip)) << chip;
+    if (planned) {
+      EXPECT_EQ(plan.passes, 2u) << chip;
+    }
+  }
+  EXPECT_GE(checked, 8u);
+  EXPECT_TRUE(chip_has_packed_fp32("gb100"));
+  EXPECT_FALSE(chip_has_packed_fp32("GH100"));
+  EXPECT_FALSE(chip_has_packed_fp32("GB1000"));
 }
 
 // ---- The CUPTI seam (cupti_call.h) -------------------------------------------------------------

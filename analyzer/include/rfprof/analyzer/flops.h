@@ -39,6 +39,10 @@ inline constexpr std::string_view kDfma = "smsp__sass_thread_inst_executed_op_df
 inline constexpr std::string_view kFadd = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum";
 inline constexpr std::string_view kFmul = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum";
 inline constexpr std::string_view kFfma = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum";
+/// Packed FP32 (FADD2, FMUL2, FFMA2: two FP32 values per thread instruction), on GB100, GB102 and GB110.
+inline constexpr std::string_view kFadd2 = "smsp__sass_thread_inst_executed_op_fadd2_pred_on.sum";
+inline constexpr std::string_view kFmul2 = "smsp__sass_thread_inst_executed_op_fmul2_pred_on.sum";
+inline constexpr std::string_view kFfma2 = "smsp__sass_thread_inst_executed_op_ffma2_pred_on.sum";
 inline constexpr std::string_view kHadd = "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum";
 inline constexpr std::string_view kHmul = "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum";
 inline constexpr std::string_view kHfma = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum";
@@ -66,6 +70,12 @@ inline constexpr OpWeights kScalarWeights{1.0, 1.0, 2.0};
 /// HFMA2 thread instruction (2,147,483,648 = 262,144 threads x 8,192; tests/data/h100-2026-11-23/
 /// examples/hfma2.ncu.csv), so 4 FLOP each.
 inline constexpr OpWeights kFp16Weights{2.0, 2.0, 4.0};
+/// Packed FP32 on GB100, GB102 and GB110 (FADD2, FMUL2, FFMA2: two FP32 lanes per thread instruction,
+/// counted apart from FADD/FMUL/FFMA): 2, 2, 4 FLOP, as NVIDIA's SOLFPRoofline rule of Nsight
+/// Compute's SpeedOfLight_RooflineChart section adds them for compute capability 10.0 and 10.3.
+/// Added to fp32_flop when the metric list has them (collector: packed_fp32_metrics()). Not yet
+/// checked on such a GPU.
+inline constexpr OpWeights kPackedFp32Weights{2.0, 2.0, 4.0};
 
 /// Tensor precisions in column order: fp64, tf32, fp16, bf16, fp8 (FLOP) and int8 (integer ops);
 /// the order of rf::collector::TensorPrecision.
@@ -120,6 +130,7 @@ class MetricLayout {
  private:
   using Index = std::optional<size_t>;
   Index dadd_, dmul_, dfma_, fadd_, fmul_, ffma_, hadd_, hmul_, hfma_, read_, write_, time_, l2_, l1_;
+  Index fadd2_, fmul2_, ffma2_;  // packed FP32 (GB100, GB110); absent from other chips' lists
   /// A tensor term present in the metric list: the metric indices summed into it.
   struct TensorTerm {
     size_t precision;

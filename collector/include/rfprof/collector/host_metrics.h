@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,15 @@ namespace rf::collector {
 /// AD102 and GB100 (measured with MetricHost::num_passes: sass metrics are collected by kernel
 /// instrumentation and never share a pass with hardware counters). Never throws.
 const std::vector<std::string>& default_metrics();
+
+/// The packed FP32 thread instruction counts (FADD2, FMUL2, FFMA2: two FP32 values per
+/// instruction), counted apart from FADD/FMUL/FFMA on the chips that have them; collected with the
+/// roofline metrics there (analyzer: rf::analyzer::kPackedFp32Weights).
+const std::vector<std::string>& packed_fp32_metrics();
+
+/// Whether `chip` (e.g. "GB100", any case) has packed_fp32_metrics(): GB100, GB102 and GB110 under
+/// CUPTI 13's host API (a test checks this list against it for every chip it knows). Never throws.
+bool chip_has_packed_fp32(std::string_view chip) noexcept;
 
 /// Splits a full metric name into base name and suffix at the first '.' after "__":
 /// "dram__bytes_read.sum.per_second" -> {"dram__bytes_read", ".sum.per_second"}; a name without
