@@ -92,9 +92,16 @@ MetricLayout::MetricLayout(const std::vector<std::string>& names)
   // their sparsity; a name counting dense + sparse goes to the dense term only when the list has no
   // sparse name of its precision (the chip has no sparse math for it).
   std::array<std::vector<size_t>, kTensorPrecisions> dense, sparse, both;
+  // GB100's combined fp4_fp6_fp8 source counts FP8 only in a list without a plain fp8 name (the
+  // planner's rule; an ncu CSV with both would count the f8f6f4 ops twice).
+  bool plain_fp8 = false;
+  for (const auto& n : names)
+    if (auto t = collector::parse_tensor_metric(n); t && t->precision == collector::TensorPrecision::kFp8 && !t->with_fp4_fp6)
+      plain_fp8 = true;
   for (size_t i = 0; i < names.size(); ++i) {
     auto t = collector::parse_tensor_metric(names[i]);
     if (!t || names[i].size() < 4 || names[i].compare(names[i].size() - 4, 4, ".sum") != 0) continue;
+    if (t->with_fp4_fp6 && plain_fp8) continue;
     const auto p = static_cast<size_t>(t->precision);
     if (t->sparsity == collector::TensorSparsity::kDense) dense[p].push_back(i);
     else if (t->sparsity == collector::TensorSparsity::kSparse) sparse[p].push_back(i);

@@ -15,11 +15,19 @@ constexpr TensorPrecision kPrecisions[] = {TensorPrecision::kFp64, TensorPrecisi
 /// The tensor metrics of a chip with one precision, grouped by op ("" = the all-op names).
 using OpGroups = std::map<std::string, std::vector<TensorMetric>>;
 
-OpGroups tensor_metrics_of(const MetricHost& host, TensorPrecision p) {
-  OpGroups groups;
+/// FP8 from the combined "fp4_fp6_fp8" source only where the chip has no plain "fp8" one, with a
+/// note (`notes`) when it is used.
+OpGroups tensor_metrics_of(const MetricHost& host, TensorPrecision p, std::vector<std::string>& notes) {
+  OpGroups groups, combined;
   for (const auto& base : host.base_metrics()) {
     auto t = parse_tensor_metric(base);
-    if (t && t->precision == p) groups[t->op].push_back(*t);
+    if (t && t->precision == p) (t->with_fp4_fp6 ? combined : groups)[t->op].push_back(*t);
+  }
+  if (groups.empty() && !combined.empty()) {
+    notes.push_back("fp8 tensor math on " + host.chip() +
+                    " is counted by CUPTI's fp4_fp6_fp8 source, FP4 and FP6 operands of the same "
+                    "instructions included, and reported as FP8 (against the FP8 peak)");
+    return combined;
   }
   return groups;
 }
@@ -160,7 +168,7 @@ MetricSetPlan plan_metric_set(const MetricHost& host, const std::string& set) {
 
   std::vector<std::vector<TensorTerm>> alts;
   for (TensorPrecision p : kPrecisions) {
-    const OpGroups groups = tensor_metrics_of(host, p);
+    const OpGroups groups = tensor_metrics_of(host, p, plan.notes);
     if (groups.empty()) {
       plan.notes.push_back(std::string("no ") + precision_name(p) + " tensor math on " + host.chip());
       continue;

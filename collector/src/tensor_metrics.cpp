@@ -23,8 +23,12 @@ std::optional<TensorMetric> parse_tensor_metric(std::string_view name) {
   else if (src == "fp16" || src == "fp16_bf16_tf32") t.precision = TensorPrecision::kFp16;
   else if (src == "bf16") t.precision = TensorPrecision::kBf16;
   else if (src == "fp8") t.precision = TensorPrecision::kFp8;
+  else if (src == "fp4_fp6_fp8") {
+    t.precision = TensorPrecision::kFp8;
+    t.with_fp4_fp6 = true;
+  }
   else if (src == "int8") t.precision = TensorPrecision::kInt8;
-  else return std::nullopt;  // int1, int4, fp4, fp4_fp6, ...: not reported
+  else return std::nullopt;  // int1, int4, fp4, fp4_fp6: not reported
   t.base = m[1].str();
   t.op = m[2].str();
   t.dst = m[4].str();

@@ -49,6 +49,21 @@ TEST(Flops, PackedFp32IsAddedWhereTheListHasIt) {
   EXPECT_EQ(eval(c).fp32_flop, 3.0 + 5.0 + 2.0 * 7.0);  // other chips' lists: as before
 }
 
+// GB100's combined fp4_fp6_fp8 source is FP8 tensor math in a list without a plain fp8 name, and
+// is left out beside one (an ncu CSV with both would count those instructions twice).
+TEST(Flops, TheCombinedFp8SourceCountsOnlyWithoutAPlainOne) {
+  const std::string combined = "sm__ops_path_tensor_op_utcqmma_src_fp4_fp6_fp8_dst_fp32_sparsity_off.sum";
+  const std::string plain = "sm__ops_path_tensor_src_fp8_sparsity_off.sum";
+  std::vector<std::string> names = roofline_metrics();
+  names.push_back(combined);
+  std::vector<double> values = Counts{}.values();
+  values.push_back(1e6);
+  EXPECT_EQ(MetricLayout(names).evaluate(values).tensor_dense[4], 1e6);  // fp8
+  names.push_back(plain);
+  values.push_back(3e6);
+  EXPECT_EQ(MetricLayout(names).evaluate(values).tensor_dense[4], 3e6);
+}
+
 TEST(Flops, Fp64UsesTheDoubleInstructions) {
   Counts c;
   c.dadd = 11;

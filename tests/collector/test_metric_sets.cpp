@@ -138,6 +138,34 @@ TEST_P(PlanPerChip, HierarchicalAddsCacheLevelsToRooflineTensor) {
 INSTANTIATE_TEST_SUITE_P(Chips, PlanPerChip,
                          ::testing::Values("GV100", "TU104", "GA100", "GA102", "AD102", "GH100", "GB100", "GB202"));
 
+// GB100 and GB102 count FP8 tensor math only with the combined fp4_fp6_fp8 source: the plan takes
+// it for FP8, dense and sparse, with a note (it once noted "no fp8 tensor math on GB100" and
+// collected none); chips with a plain fp8 source never take the combined one.
+TEST(Plan, Gb100CountsFp8ThroughTheCombinedSource) {
+  const std::vector<std::string> chips = MetricHost::supported_chips();
+  ASSERT_TRUE(std::count(chips.begin(), chips.end(), "GB100"));
+  for (const char* chip : {"GB100", "GH100", "GB202"}) {
+    if (!std::count(chips.begin(), chips.end(), chip)) continue;
+    MetricHost host(chip);
+    const auto plan = plan_metric_set(host, "roofline-tensor");
+    int fp8_terms = 0;
+    for (const auto& t : plan.tensor) {
+      if (t.precision != TensorPrecision::kFp8) continue;
+      ++fp8_terms;
+      for (const auto& m : t.metrics)
+        EXPECT_EQ(m.find("fp4_fp6_fp8") != std::string::npos, std::string(chip) == "GB100") << chip << " " << m;
+    }
+    EXPECT_EQ(fp8_terms, 2) << chip;  // dense and sparse
+    bool noted = false, none = false;
+    for (const auto& n : plan.notes) {
+      noted |= n.find("fp4_fp6_fp8") != std::string::npos;
+      none |= n.find("no fp8 tensor math") != std::string::npos;
+    }
+    EXPECT_EQ(noted, std::string(chip) == "GB100") << chip;
+    EXPECT_FALSE(none) << chip;
+  }
+}
+
 TEST(Plan, AmpereSplitsDenseAndSparseTf32) {
   MetricHost host("GA100");
   auto plan = plan_metric_set(host, "roofline-tensor");
