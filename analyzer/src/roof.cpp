@@ -79,11 +79,12 @@ RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& dura
     if (c.tensor[kTensorInt8].value && *c.tensor[kTensorInt8].value > 0.0)
       int8_seconds += *ops / (*c.tensor[kTensorInt8].value * factor);
   }
+  r.int8_ops = int8_ops > 0.0;
   if (int8_ops > 0.0 && c.tensor[kTensorInt8].value && *c.tensor[kTensorInt8].value > 0.0) r.int8_seconds_at_peak = int8_seconds;
-  if (!total || *total <= 0.0)
+  if (total && *total <= 0.0)
     r.flop_seconds_at_peak = 0.0;
-  else if (r.compute_peak_flop_per_s)
-    r.flop_seconds_at_peak = *total / *r.compute_peak_flop_per_s;
+  else if (total && r.compute_peak_flop_per_s)
+    r.flop_seconds_at_peak = *total / *r.compute_peak_flop_per_s;  // absent: FLOP or a peak unknown
   if (bytes && c.dram.value && *c.dram.value > 0.0) r.memory_seconds = *bytes / *c.dram.value;
 
   if (!duration_ns || *duration_ns == 0) return r;
@@ -96,13 +97,15 @@ RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& dura
                     *r.achieved_flop_per_s > *r.compute_peak_flop_per_s;
   const std::optional<double> compute_seconds = r.compute_seconds();
   if (r.placed_by_time() && compute_seconds && *compute_seconds > seconds) r.above_compute = true;
+  // The INT8 work alone is a lower bound of the compute time when the FLOP's is unknown.
+  if (r.placed_by_time() && *r.int8_seconds_at_peak > seconds) r.above_compute = true;
   r.above_memory = r.dram_bytes_per_s && c.dram.value && *r.dram_bytes_per_s > *c.dram.value;
   if (!r.above()) return r;
 
   bool measured = true;
   if (r.above_compute) {
-    if (r.placed_by_time() && compute_seconds)
-      r.excess = std::max(r.excess, *compute_seconds / seconds);
+    if (r.placed_by_time())
+      r.excess = std::max(r.excess, compute_seconds.value_or(*r.int8_seconds_at_peak) / seconds);
     else
       r.excess = std::max(r.excess, *r.achieved_flop_per_s / *r.compute_peak_flop_per_s);
     measured = mix_ceilings_measured(m, c);

@@ -21,8 +21,8 @@ TraceContext read_context_records(const std::filesystem::path& path, RecordCheck
   ctx.version_minor = reader.version_minor();
   trace::Record rec;
   trace::RawRecord raw;
-  // What pass 1 copies of the strings its records name (metric names, call stack frames, NVTX
-  // paths) may take: 8 times the file, at least 256 MiB. A record of ids naming one 1 MiB string
+  // What pass 1 copies of the strings its records name (metric names, call stack frames, device
+  // names, NVTX paths) may take: 8 times the file, at least 256 MiB. A record of ids naming one 1 MiB string
   // over and over would otherwise turn a 1 MB file into gigabytes (a hostile file: 4 GB and
   // bad_alloc for a 1.07 MB CallStack of 3,000 frames).
   const uint64_t budget = std::max<uint64_t>(uint64_t{256} << 20, 8 * reader.file_size());
@@ -63,6 +63,8 @@ TraceContext read_context_records(const std::filesystem::path& path, RecordCheck
             ctx.command_line = reader.string(r.command_line);
             ctx.rfprof_version = reader.string(r.rfprof_version);
           } else if constexpr (std::is_same_v<T, trace::DeviceInfo>) {
+            charge(reader.string(r.name).size() + reader.string(r.chip).size() + 2 * sizeof(std::string),
+                   "a DeviceInfo");
             ctx.devices[r.device_id] = DeviceRecord{r, reader.string(r.name), reader.string(r.chip)};
           } else if constexpr (std::is_same_v<T, trace::MetricConfig>) {
             uint64_t bytes = 0;

@@ -97,15 +97,16 @@ KernelId KernelId::parse(std::string_view text) {
   id.invocation = std::string(text.substr(p3 + 1));
   // A field that can name no launch (a NAME with ':' whose INVOCATION was left out: "::ns::foo";
   // a context "-1" or a stream "1 ") is a mistake to report now, not a filter that silently
-  // selects nothing. Tried: 0 (context and stream ids) or 1 (invocations) to 1000, and the first
-  // 1000 numbers of each further decimal length.
+  // selects nothing. Tried: 0 (context and stream ids) or 1 (invocations) to 1000, and for each
+  // further decimal length and leading digit the first 1000 numbers (2[0-9]{3}: 2000).
   const auto check = [&](const std::string& field, const char* what, uint64_t first, const char* counting) {
     if (field.empty()) return;
     const LaunchSelection::IdField f(text, field, what);
     bool any = f.number.has_value() && *f.number >= first;
     for (uint64_t n = first; n <= 1000 && !any; ++n) any = f.matches(n);
     for (uint64_t base = 1000; base <= 1000000000000000000ull && !any; base *= 10)
-      for (uint64_t n = base; n < base + 1000 && !any; ++n) any = f.matches(n);
+      for (uint64_t d = 1; d <= 9 && !any; ++d)
+        for (uint64_t n = d * base; n < d * base + 1000 && !any; ++n) any = f.matches(n);
     if (!any)
       throw FilterError("--kernel-id " + std::string(text) + ": " + what + " '" + field + "' matches no " + counting +
                         "; " + std::string(kExpected));

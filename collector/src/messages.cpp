@@ -3,7 +3,19 @@
 
 #include <cupti_result.h>
 
+#include <cstdio>
+
+#include "rfprof/trace/utf8.h"
+
 namespace rf::collector {
+
+void print_line(const std::string& line) noexcept {
+  try {
+    std::fprintf(stderr, "%s\n", trace::printable(line).c_str());
+  } catch (...) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
 
 std::string_view without_rfprof_prefix(std::string_view text) noexcept {
   constexpr std::string_view kPrefix = "rfprof: ";

@@ -53,16 +53,6 @@ std::string read_file(const char* path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-/// Prints one "rfprof:" line (the text already starts with "rfprof:"), printable (trace::printable):
-/// a path or value from an environment variable holding a newline or an escape sequence cannot
-/// forge a second line. Never throws.
-void print_line(const std::string& line) noexcept {
-  try {
-    std::fprintf(stderr, "%s\n", trace::printable(line).c_str());
-  } catch (...) {
-    std::fprintf(stderr, "%s\n", line.c_str());
-  }
-}
 
 }  // namespace
 

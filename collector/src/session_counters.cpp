@@ -74,7 +74,7 @@ void Session::counters_unavailable(uint32_t window, CountersFailure failure, con
     const bool mps = failure == CountersFailure::kUnsupported && device &&
                      driver::device_attribute(static_cast<int>(*device), CU_DEVICE_ATTRIBUTE_MPS_ENABLED) == 1;
     std::string line = counters_unavailable_message(failure, detail, mps);
-    if (!counters_message_printed_.exchange(true)) std::fprintf(stderr, "%s\n", line.c_str());
+    if (!counters_message_printed_.exchange(true)) print_line(line);
     write_error(trace::ErrorCode::kCountersUnavailable, window, 0, 0, line);
   } catch (...) {
   }

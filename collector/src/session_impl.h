@@ -87,7 +87,10 @@ class Session {
   /// Wakes the flush thread now (a signal the application handles: its records reach the file).
   void request_flush() noexcept;
   /// pthread_atfork child handler: the child must not touch the parent's CUPTI state or trace.
-  void disable_in_child() noexcept { owner_.disable_in_child(); }
+  void disable_in_child() noexcept {
+    owner_.disable_in_child();
+    if (writer_) writer_->abandon_in_forked_child();  // the parent alone holds the .part's lock
+  }
 
   State state() const noexcept { return owner_.state(); }
   bool running() const noexcept { return owner_.running(); }

@@ -328,9 +328,7 @@ void Session::step_finish() noexcept {
       // said once, here, as the trace's kRangeLaunchMismatch records say each of them (windows
       // without kernels, such as warm-up steps outside the training loop, are not).
       if (step_mismatched_ > 0)
-        std::fprintf(stderr, "%s\n",
-                     step_discarded_line(step_mismatched_, step_->replay().groups_done(), step_first_mismatch_)
-                         .c_str());
+        print_line(step_discarded_line(step_mismatched_, step_->replay().groups_done(), step_first_mismatch_));
       return;
     }
     StepEndState end;
@@ -340,7 +338,7 @@ void Session::step_finish() noexcept {
     if (step_) end.group = StepEndState::Group{step_->replay().passes(), step_->replay().discarded()};
     else if (end.windows_opened > 0 && counters_message_printed_.load()) return;  // counters_unavailable said why
     const std::string line = step_no_counters_line(end);
-    if (!counters_message_printed_.exchange(true)) std::fprintf(stderr, "%s\n", line.c_str());
+    if (!counters_message_printed_.exchange(true)) print_line(line);
     write_error(trace::ErrorCode::kCountersUnavailable, 0, 0, 0, line);
   } catch (...) {
   }

@@ -517,9 +517,18 @@ TEST(Roof, Int8TensorOpsPlaceALaunchByTime) {
   sparse.tensor_sparse[kTensorInt8] = 2 * 1978.9e12 * 1e-6;  // 1 us of work at the sparse peak
   EXPECT_NEAR(*check_roof(sparse, uint64_t{2000}, c).roof_fraction(), 0.5, 1e-9);
 
-  c.tensor[kTensorInt8].value.reset();  // no INT8 ceiling: placed as before, by FLOP only
-  EXPECT_FALSE(check_roof(gemm, uint64_t{23680}, c).placed_by_time());
-  EXPECT_STREQ(check_roof(gemm, uint64_t{23680}, c).bound(), "memory");
+  // FLOP unknown (no FP32 count) beside INT8 ops: no bound, not a bound that counts them as 0.
+  LaunchMetrics unknown = gemm;
+  unknown.fp32_flop.reset();
+  EXPECT_STREQ(check_roof(unknown, uint64_t{23680}, c).bound(), "");
+  EXPECT_FALSE(check_roof(unknown, uint64_t{23680}, c).roof_fraction().has_value());
+  EXPECT_TRUE(check_roof(unknown, uint64_t{4000}, c).above_compute);  // the INT8 work alone is too much
+
+  c.tensor[kTensorInt8].value.reset();  // no INT8 ceiling: no bound, as for any missing ceiling
+  const RoofCheck no_ceiling = check_roof(gemm, uint64_t{23680}, c);
+  EXPECT_FALSE(no_ceiling.placed_by_time());
+  EXPECT_STREQ(no_ceiling.bound(), "");
+  EXPECT_FALSE(no_ceiling.roof_fraction().has_value());
 }
 
 TEST(Ceilings, MeasuredEntryIsComparedWithTheDatasheet) {

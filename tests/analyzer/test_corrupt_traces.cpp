@@ -146,6 +146,12 @@ TEST(CorruptTraces, IdsNamingOneBigStringOverAndOverAreRefused) {
   }
   EXPECT_NE(context_error(dir.path / "stack.rftrace").find("a CallStack names strings that"), std::string::npos);
   {
+    testing::TraceBuilder t(dir.path / "devices.rftrace");  // 300 devices, one 1 MiB chip name
+    for (uint32_t d = 0; d < 300; ++d) t.device(d, "NVIDIA H100 80GB HBM3", big);
+    t.finish();
+  }
+  EXPECT_NE(context_error(dir.path / "devices.rftrace").find("a DeviceInfo names strings that"), std::string::npos);
+  {
     testing::TraceBuilder t(dir.path / "fine.rftrace");  // 100 MiB named: under the 256 MiB floor
     t.config(1, std::vector<std::string>(100, big));
     t.finish();

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <random>
 #include <thread>
@@ -74,6 +75,55 @@ TEST(TraceWriter, APartFileOfALiveWriterIsNeverTruncated) {
     EXPECT_NE(std::string(e.what()).find(part.string() + " exists (a killed run left it)"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(Writer forced(p, {.force_overwrite = true}));
+}
+
+// A .part shorter than the file header whose lock nobody holds is a writer between creating it
+// and locking it, not a killed run's (which always holds its header): in use, so that writer is
+// not taken for dead (a review delayed flock and got "a killed run left it" from a live writer).
+TEST(TraceWriter, APartShorterThanItsHeaderIsAWriterStartingNotAKilledRun) {
+  TempDir dir;
+  auto p = dir.path / "t.rftrace";
+  const auto part = std::filesystem::path(p.string() + ".part");
+  { std::ofstream(part) << "RFP"; }
+  EXPECT_THROW(Writer w(p), TraceInUseError);
+  EXPECT_EQ(std::filesystem::file_size(part), 3u);
+  std::filesystem::resize_file(part, 16);  // a header's length: a killed run's
+  EXPECT_THROW(
+      {
+        try {
+          Writer w(p);
+        } catch (const TraceInUseError&) {
+          ADD_FAILURE() << "taken for live";
+          throw WriteError("");
+        }
+      },
+      TraceExistsError);
+}
+
+// A child forked without exec shares the .part's open file, and with it the lock: once it closes
+// its descriptor (Writer::abandon_in_forked_child, the collector's fork handler), a parent killed
+// while the child lives on leaves a .part -f may replace. Before, the sleeping child kept it
+// locked and a forced rerun got "being written by another process".
+TEST(TraceWriter, AForkedChildDoesNotKeepAKilledParentsPartLocked) {
+  TempDir dir;
+  auto p = dir.path / "t.rftrace";
+  std::fflush(nullptr);
+  const pid_t app = ::fork();
+  if (app == 0) {
+    Writer w(p);
+    w.append(ProcessInfo{});
+    w.flush();
+    if (::fork() == 0) {  // a DataLoader worker: lives on after the application dies
+      w.abandon_in_forked_child();
+      ::sleep(3);
+      ::_exit(0);
+    }
+    ::_exit(0);  // killed: no finish, the kernel closes its descriptors
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(app, &status, 0), app);
+  ASSERT_TRUE(std::filesystem::exists(p.string() + ".part"));
+  EXPECT_NO_THROW(Writer forced(p, {.force_overwrite = true}));  // the worker still sleeps
 }
 
 TEST(TraceWriter, UnwritableDirectoryIsAWriteErrorNamingThePath) {

@@ -30,14 +30,39 @@ int try_flock(int fd, int op) {
   return 0;
 }
 
-/// Whether a live Writer holds the `.part` at `part` (its exclusive flock): false for a file no
-/// process holds, one that cannot be opened, or a file system without locks.
+/// Whether a live Writer holds the `.part` at `part`: its exclusive flock is held, or the file is
+/// shorter than the file header (a writer between creating it and locking it; a killed run's
+/// `.part` always holds its header, written right after the lock). False for a file no process
+/// holds, one that cannot be opened, or a file system without locks.
 bool held_by_live_writer(const std::filesystem::path& part) {
   const int fd = ::open(part.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
-  const bool held = try_flock(fd, LOCK_SH) == EWOULDBLOCK;
+  struct stat st {};
+  const bool held = try_flock(fd, LOCK_SH) == EWOULDBLOCK ||
+                    (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < static_cast<off_t>(wire::kFileHeaderBytes));
   ::close(fd);
   return held;
+}
+
+/// Takes the exclusive flock of a `.part` just opened: 0, EWOULDBLOCK (another writer holds it),
+/// or another errno (a file system without locks: carried on without). Retried for 20 ms, as
+/// another process's held_by_live_writer probe holds a shared lock for microseconds.
+int lock_part(int fd) {
+  int err = try_flock(fd, LOCK_EX);
+  for (int i = 0; err == EWOULDBLOCK && i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    err = try_flock(fd, LOCK_EX);
+  }
+  return err;
+}
+
+/// Whether `fd` is still the file named `path` (same device and inode): a `.part` opened by name
+/// may have been renamed (its writer finished) or replaced before its lock was taken.
+bool still_named(int fd, const std::filesystem::path& path) {
+  struct stat by_fd {}, by_name {};
+  if (::fstat(fd, &by_fd) != 0) return true;  // cannot tell: as before
+  if (::lstat(path.c_str(), &by_name) != 0) return false;
+  return by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino;
 }
 
 static_assert(2 * Writer::kMaxRecordBytes <= wire::kMaxChunkBytes,
@@ -83,7 +108,8 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
     return TraceExistsError("rfprof: trace " + path_.string() +
                             " already exists; remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
   };
-  if (!options_.force_overwrite && std::filesystem::exists(path_, ec)) throw already_exists();
+  const bool existed_before = std::filesystem::exists(path_, ec);  // what -f may replace
+  if (!options_.force_overwrite && existed_before) throw already_exists();
   // Overwriting replaces an earlier trace (a file, or a link, which the final rename replaces):
   // never a folder, a device or a pipe (RFPROF_OUTPUT=/dev/null with -f would replace /dev/null).
   // The .part may be a pipe (the tests' way to make writes wait), not a folder or a device.
@@ -103,29 +129,40 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
   // The exclusive flock held until finish() tells a live writer's .part from a killed run's: with
   // force_overwrite, the .part is truncated only once its lock is taken, never under a live writer.
   const int open_flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | (options_.force_overwrite ? O_NOFOLLOW : O_EXCL);
-  fd_ = ::open(part_path_.c_str(), open_flags, 0644);
-  if (fd_ < 0 && errno == EEXIST) {
-    if (held_by_live_writer(part_path_))
-      throw TraceInUseError("rfprof: trace " + part_path_.string() + " is being written by another process");
-    throw TraceExistsError("rfprof: trace " + part_path_.string() +
-                           " exists (a killed run left it); remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
-  }
-  if (fd_ < 0 && errno == ENXIO)
-    throw WriteError("rfprof: trace " + part_path_.string() + " is a pipe that no process reads; remove it");
-  if (fd_ < 0)
-    throw WriteError("rfprof: cannot create trace " + part_path_.string() + ": " + errno_text(errno));
-  if (try_flock(fd_, LOCK_EX) == EWOULDBLOCK) {  // other errors: a file system without locks
+  const auto in_use = [this] {
+    return TraceInUseError("rfprof: trace " + part_path_.string() + " is being written by another process");
+  };
+  for (int attempt = 0;; ++attempt) {
+    fd_ = ::open(part_path_.c_str(), open_flags, 0644);
+    if (fd_ < 0 && errno == EEXIST) {
+      if (held_by_live_writer(part_path_)) throw in_use();
+      throw TraceExistsError("rfprof: trace " + part_path_.string() +
+                             " exists (a killed run left it); remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
+    }
+    if (fd_ < 0 && errno == ENXIO)
+      throw WriteError("rfprof: trace " + part_path_.string() + " is a pipe that no process reads; remove it");
+    if (fd_ < 0)
+      throw WriteError("rfprof: cannot create trace " + part_path_.string() + ": " + errno_text(errno));
+    if (lock_part(fd_) == EWOULDBLOCK) {  // other errors: a file system without locks
+      ::close(fd_);
+      fd_ = -1;
+      throw in_use();
+    }
+    // Forced, the .part opened may be one whose writer renamed it (finished) or another replaced
+    // before the lock was taken: locking and truncating that file would empty a finished trace.
+    if (still_named(fd_, part_path_)) break;
     ::close(fd_);
     fd_ = -1;
-    throw TraceInUseError("rfprof: trace " + part_path_.string() + " is being written by another process");
+    if (attempt == 8) throw in_use();
   }
   // The trace itself may have appeared since the check above: a process that had this .part
-  // finished and renamed it in between (two processes that took one %i index). Not replaced.
-  if (!options_.force_overwrite && std::filesystem::exists(path_, ec)) {
-    ::unlink(part_path_.c_str());  // created by this open (O_EXCL) and still locked: this writer's
+  // finished and renamed it in between (two processes given one name, or one %i index). That is
+  // another live process's trace, never replaced, forced or not: this writer takes another name.
+  if (!existed_before && std::filesystem::exists(path_, ec)) {
+    ::unlink(part_path_.c_str());  // opened and locked by this writer, nothing written yet
     ::close(fd_);
     fd_ = -1;
-    throw already_exists();
+    throw in_use();
   }
   struct stat st {};
   const bool regular = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);  // a pipe (tests) is not truncated
@@ -471,6 +508,13 @@ void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
   if (ec)
     throw WriteError("rfprof: cannot rename " + part_path_.string() + " to " + path_.string() + ": " +
                      ec.message());
+}
+
+void Writer::abandon_in_forked_child() noexcept {
+  // No lock: the threads that may have held the writer's locks do not exist in the child.
+  if (fd_ >= 0) ::close(fd_);  // the parent's descriptor keeps the open file and its lock
+  fd_ = -1;
+  finished_.store(true);
 }
 
 uint64_t Writer::records_written() const {

@@ -32,7 +32,8 @@ struct RoofCheck {
   /// launch doing them is placed by time: its compute work at peak (FLOP at the mix's peak plus
   /// INT8 ops at theirs) against its DRAM bytes at the bandwidth.
   std::optional<double> int8_seconds_at_peak;
-  std::optional<double> flop_seconds_at_peak;  ///< total FLOP / compute peak of the mix (0 without FLOP)
+  /// total FLOP / compute peak of the mix: 0 for 0 FLOP, absent when FLOP or a needed peak is unknown
+  std::optional<double> flop_seconds_at_peak;
   std::optional<double> memory_seconds;        ///< DRAM bytes / DRAM bandwidth
   std::optional<double> duration_seconds;      ///< the kernel's duration (absent or > 0)
   /// Seconds at peak of all compute work (FLOP and INT8 ops); absent when a term is unknown.
@@ -40,7 +41,9 @@ struct RoofCheck {
     if (!int8_seconds_at_peak || !flop_seconds_at_peak) return std::nullopt;
     return *int8_seconds_at_peak + *flop_seconds_at_peak;
   }
-  /// True when the launch did INT8 tensor ops: bound() and roof_fraction() compare times.
+  bool int8_ops = false;  ///< INT8 tensor ops measured and above 0
+  /// True when the launch did INT8 tensor ops and the INT8 ceiling is known: bound() and
+  /// roof_fraction() compare times.
   bool placed_by_time() const noexcept { return int8_seconds_at_peak && *int8_seconds_at_peak > 0.0; }
   /// Achieved FLOP/s > compute peak; with INT8 ops, compute work at peak longer than the duration.
   bool above_compute = false;
@@ -62,6 +65,7 @@ struct RoofCheck {
   /// least as long as its DRAM bytes at the bandwidth (the same ridge test in time: F/P >= B/BW
   /// is AI >= P/BW), else "memory"; "" when either time is unknown.
   const char* bound() const noexcept {
+    if (int8_ops && !placed_by_time()) return "";  // INT8 work without an INT8 ceiling
     if (placed_by_time()) {
       if (no_dram_bytes) return "compute";
       const std::optional<double> tc = compute_seconds();
@@ -80,6 +84,7 @@ struct RoofCheck {
   /// With INT8 tensor ops: the longer of its compute and memory times at peak over its duration
   /// (the same ratio in time: achieved / attainable = max(F/P, B/BW) / t).
   std::optional<double> roof_fraction() const noexcept {
+    if (int8_ops && !placed_by_time()) return std::nullopt;  // INT8 work without an INT8 ceiling
     if (placed_by_time()) {
       const std::optional<double> tc = compute_seconds();
       if (!tc || !duration_seconds) return std::nullopt;

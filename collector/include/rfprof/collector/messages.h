@@ -18,6 +18,11 @@ enum class CountersFailure {
   kOther,        ///< any other failing call
 };
 
+/// Writes `line` and a newline to stderr in one piece, printable (trace::printable: a metric name,
+/// path or value from an environment variable holding a newline or an escape sequence cannot forge
+/// a second line or drive the terminal); as it is if that fails (no memory). Never throws.
+void print_line(const std::string& line) noexcept;
+
 /// `text` without a leading "rfprof: ": an exception's message (HostApiError, MetricError,
 /// ConfigError start with it) embedded in another "rfprof:" line. Never throws.
 std::string_view without_rfprof_prefix(std::string_view text) noexcept;

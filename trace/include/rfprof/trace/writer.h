@@ -30,8 +30,10 @@ class WriteError : public std::runtime_error {
 };
 
 /// Thrown by Writer's constructor when another live process is writing the same trace: its
-/// `.part` is locked (flock) by that process's Writer. Not thrown for a `.part` a killed run left
-/// (nothing holds its lock): that is a WriteError without force_overwrite, replaced with it.
+/// `.part` is locked (flock) by that process's Writer, or is shorter than the file header (being
+/// created), or that process finished the trace while this one was opening it. Not thrown for a
+/// `.part` a killed run left (nothing holds its lock): that is a TraceExistsError without
+/// force_overwrite, replaced with it.
 class TraceInUseError : public WriteError {
  public:
   using WriteError::WriteError;
@@ -150,6 +152,12 @@ class Writer {
   void with_shared_lock_held(const std::function<void()>& fn);
   /// The options given at construction.
   const WriterOptions& options() const noexcept { return options_; }
+
+  /// In a child forked without exec (fork handler, the only thread there): closes this process's
+  /// descriptor of the `.part` without writing, so the parent alone holds its lock (a child that
+  /// outlived a killed parent kept a killed run's `.part` locked, refusing -f). Later records are
+  /// dropped. Never throws.
+  void abandon_in_forked_child() noexcept;
 
   /// Final path of the trace.
   const std::filesystem::path& path() const noexcept { return path_; }
