@@ -65,6 +65,20 @@ TEST(TensorMetricName, RejectsOtherNamesRollupsAndUnreportedTypes) {
     EXPECT_FALSE(parse_tensor_metric(n)) << n;
 }
 
+// GB100's combined fp4_fp6_fp8 source is FP8, marked so that a plain fp8 name is preferred.
+TEST(TensorMetricName, TheCombinedFp4Fp6Fp8SourceIsFp8Marked) {
+  auto t = parse_tensor_metric("sm__ops_path_tensor_op_utcqmma_src_fp4_fp6_fp8_dst_fp32_sparsity_on.sum");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->precision, TensorPrecision::kFp8);
+  EXPECT_TRUE(t->with_fp4_fp6);
+  EXPECT_EQ(t->op, "utcqmma");
+  EXPECT_EQ(t->dst, "fp32");
+  EXPECT_EQ(t->sparsity, TensorSparsity::kSparse);
+  auto plain = parse_tensor_metric("sm__ops_path_tensor_src_fp8_sparsity_off.sum");
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->with_fp4_fp6);
+}
+
 // ---- Planner, per chip ---------------------------------------------------------------------------
 
 class PlanPerChip : public ::testing::TestWithParam<const char*> {};
