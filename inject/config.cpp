@@ -245,6 +245,13 @@ EnvLookup process_environment() {
   };
 }
 
+/// `name` with `tag` inserted before its ".rftrace", or appended when it has none.
+std::string with_tag_before_extension(std::string name, std::string_view tag) {
+  constexpr std::string_view kExt = ".rftrace";
+  const size_t at = name.ends_with(kExt) ? name.size() - kExt.size() : name.size();
+  return name.insert(at, tag);
+}
+
 std::string per_process_pattern(std::string_view pattern, uint32_t pid, std::optional<uint32_t> root_pid) {
   std::string p(pattern);
   if (!root_pid || *root_pid == pid) return p;
@@ -254,10 +261,7 @@ std::string per_process_pattern(std::string_view pattern, uint32_t pid, std::opt
     if (c == 'p' || c == 'i' || c == 'q') return p;  // already one name per process
     ++i;                                             // "%%" and "%h" are skipped whole
   }
-  constexpr std::string_view kExt = ".rftrace";
-  if (p.size() >= kExt.size() && p.compare(p.size() - kExt.size(), kExt.size(), kExt) == 0)
-    return p.insert(p.size() - kExt.size(), ".%p");
-  return p + ".%p";
+  return with_tag_before_extension(std::move(p), ".%p");
 }
 
 std::vector<std::string> parse_metric_list(const std::string& value) { return parse_metrics_impl(value); }
@@ -435,12 +439,8 @@ std::filesystem::path output_after_in_use(std::string_view pattern, const Patter
       if (next != taken) return next;
     }
     if (!live && !indexed) return {};
-    std::string p = taken.string();
-    const std::string tag = "." + std::to_string(ctx.pid) + (attempt > 1 ? "-" + std::to_string(attempt) : "");
-    constexpr std::string_view kExt = ".rftrace";
-    if (p.size() >= kExt.size() && p.compare(p.size() - kExt.size(), kExt.size(), kExt) == 0)
-      return p.insert(p.size() - kExt.size(), tag);
-    return p + tag;
+    return with_tag_before_extension(taken.string(), "." + std::to_string(ctx.pid) +
+                                                         (attempt > 1 ? "-" + std::to_string(attempt) : ""));
   } catch (...) {
     return {};
   }

@@ -14,29 +14,14 @@
 #include <exception>
 #include <mutex>
 #include <string>
-#include <string_view>
 
 #include "config.h"
+#include "rfprof/collector/messages.h"
 #include "rfprof/collector/session.h"
-#include "rfprof/trace/utf8.h"
 
 #define RF_EXPORT __attribute__((visibility("default")))
 
 namespace {
-
-/// `text` as trace::printable makes it (a value holding a newline or an escape sequence cannot
-/// forge a second line); `text` itself if that fails (no memory). Never throws.
-std::string printable(std::string_view text) noexcept {
-  try {
-    return rf::trace::printable(text);
-  } catch (...) {
-    try {
-      return std::string(text);
-    } catch (...) {
-      return {};
-    }
-  }
-}
 
 /// Starts the collector once per process. Re-entrant: a call from inside the first one (CUPTI
 /// initializing CUDA, which calls InitializeInjection) returns false instead of deadlocking.
@@ -74,22 +59,21 @@ bool initialize_once() noexcept {
                                                             bool live) {
       std::filesystem::path next = rf::inject::output_after_in_use(own_pattern, pattern, taken, attempt, live);
       if (!next.empty() && !indexed && attempt == 1)
-        std::fprintf(stderr, "rfprof: trace %s is being written by another process; this one writes %s\n",
-                     printable(taken.string()).c_str(), printable(next.string()).c_str());
+        rf::collector::print_line("rfprof: trace " + taken.string(), " is being written by another process; this one writes ",
+                                  next.string());
       return next;
     };
     running = rf::collector::start_session(options);  // prints its own rfprof: line on failure
     const std::filesystem::path written = running ? rf::collector::session_output() : std::filesystem::path();
     if (running && !config.trace_list.empty() && !rf::inject::append_trace_list(config.trace_list, written)) {
       const int err = errno;
-      std::fprintf(stderr, "rfprof: RFPROF_TRACE_LIST=\"%s\": cannot add %s to it (%s); rfprof --csv will not print it\n",
-                   printable(config.trace_list).c_str(), printable(written.string()).c_str(),
-                   std::strerror(err));
+      rf::collector::print_line("rfprof: RFPROF_TRACE_LIST=\"" + config.trace_list + "\": cannot add " + written.string(),
+                                " to it (" + std::string(std::strerror(err)) + ")", "; rfprof --csv will not print it");
     }
   } catch (const rf::inject::ConfigError& e) {
-    std::fprintf(stderr, "%s; rfprof is disabled\n", printable(e.what()).c_str());
+    rf::collector::print_line(e.what(), "; rfprof is disabled");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rfprof: cannot start: %s; rfprof is disabled\n", printable(e.what()).c_str());
+    rf::collector::print_line("rfprof: cannot start: ", e.what(), "; rfprof is disabled");
   } catch (...) {
     std::fprintf(stderr, "rfprof: cannot start (unknown error); rfprof is disabled\n");
   }

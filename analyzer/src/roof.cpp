@@ -72,15 +72,15 @@ RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& dura
 
   // INT8 tensor ops: placed by time (RoofCheck::placed_by_time), dense at the INT8 peak, sparse
   // at twice it.
-  double int8_ops = 0.0, int8_seconds = 0.0;
+  double int8_ops = 0.0, int8_dense_ops = 0.0;  // sparse ops count half at the dense peak
   for (auto [ops, factor] : {std::pair{m.tensor_dense[kTensorInt8], 1.0}, std::pair{m.tensor_sparse[kTensorInt8], 2.0}}) {
     if (!ops || *ops <= 0.0) continue;
     int8_ops += *ops;
-    if (c.tensor[kTensorInt8].value && *c.tensor[kTensorInt8].value > 0.0)
-      int8_seconds += *ops / (*c.tensor[kTensorInt8].value * factor);
+    int8_dense_ops += *ops / factor;
   }
   r.int8_ops = int8_ops > 0.0;
-  if (int8_ops > 0.0 && c.tensor[kTensorInt8].value && *c.tensor[kTensorInt8].value > 0.0) r.int8_seconds_at_peak = int8_seconds;
+  if (const std::optional<double>& peak = c.tensor[kTensorInt8].value; r.int8_ops && peak && *peak > 0.0)
+    r.int8_seconds_at_peak = int8_dense_ops / *peak;
   if (total && *total <= 0.0)
     r.flop_seconds_at_peak = 0.0;
   else if (total && r.compute_peak_flop_per_s)
@@ -95,17 +95,18 @@ RoofCheck check_roof(const LaunchMetrics& m, const std::optional<uint64_t>& dura
 
   r.above_compute = r.achieved_flop_per_s && r.compute_peak_flop_per_s &&
                     *r.achieved_flop_per_s > *r.compute_peak_flop_per_s;
-  const std::optional<double> compute_seconds = r.compute_seconds();
-  if (r.placed_by_time() && compute_seconds && *compute_seconds > seconds) r.above_compute = true;
-  // The INT8 work alone is a lower bound of the compute time when the FLOP's is unknown.
-  if (r.placed_by_time() && *r.int8_seconds_at_peak > seconds) r.above_compute = true;
+  // With INT8 work: its compute time at peak, or the INT8 work's alone (a lower bound) when the
+  // FLOP's is unknown.
+  const std::optional<double> compute_seconds =
+      r.placed_by_time() ? std::optional<double>(r.compute_seconds().value_or(*r.int8_seconds_at_peak)) : std::nullopt;
+  if (compute_seconds && *compute_seconds > seconds) r.above_compute = true;
   r.above_memory = r.dram_bytes_per_s && c.dram.value && *r.dram_bytes_per_s > *c.dram.value;
   if (!r.above()) return r;
 
   bool measured = true;
   if (r.above_compute) {
-    if (r.placed_by_time())
-      r.excess = std::max(r.excess, compute_seconds.value_or(*r.int8_seconds_at_peak) / seconds);
+    if (compute_seconds)
+      r.excess = std::max(r.excess, *compute_seconds / seconds);
     else
       r.excess = std::max(r.excess, *r.achieved_flop_per_s / *r.compute_peak_flop_per_s);
     measured = mix_ceilings_measured(m, c);

@@ -9,11 +9,15 @@
 
 namespace rf::collector {
 
-void print_line(const std::string& line) noexcept {
+void print_line(std::string_view a, std::string_view b, std::string_view c) noexcept {
   try {
+    std::string line;
+    line.reserve(a.size() + b.size() + c.size());
+    line.append(a).append(b).append(c);
     std::fprintf(stderr, "%s\n", trace::printable(line).c_str());
   } catch (...) {
-    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fprintf(stderr, "%.*s%.*s%.*s\n", static_cast<int>(a.size()), a.data(), static_cast<int>(b.size()), b.data(),
+                 static_cast<int>(c.size()), c.data());
   }
 }
 

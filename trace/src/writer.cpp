@@ -104,12 +104,10 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
   if (options_.thread_buffer_bytes == 0 || options_.thread_buffer_bytes > wire::kMaxChunkBytes / 2)
     options_.thread_buffer_bytes = 64u << 10;
   std::error_code ec;
-  const auto already_exists = [this] {
-    return TraceExistsError("rfprof: trace " + path_.string() +
-                            " already exists; remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
-  };
   const bool existed_before = std::filesystem::exists(path_, ec);  // what -f may replace
-  if (!options_.force_overwrite && existed_before) throw already_exists();
+  if (!options_.force_overwrite && existed_before)
+    throw TraceExistsError("rfprof: trace " + path_.string() +
+                           " already exists; remove it or pass -f / RFPROF_FORCE_OVERWRITE=1");
   // Overwriting replaces an earlier trace (a file, or a link, which the final rename replaces):
   // never a folder, a device or a pipe (RFPROF_OUTPUT=/dev/null with -f would replace /dev/null).
   // The .part may be a pipe (the tests' way to make writes wait), not a folder or a device.

@@ -18,10 +18,11 @@ enum class CountersFailure {
   kOther,        ///< any other failing call
 };
 
-/// Writes `line` and a newline to stderr in one piece, printable (trace::printable: a metric name,
-/// path or value from an environment variable holding a newline or an escape sequence cannot forge
-/// a second line or drive the terminal); as it is if that fails (no memory). Never throws.
-void print_line(const std::string& line) noexcept;
+/// Writes `a`, `b`, `c` and a newline to stderr in one piece, printable (trace::printable: a metric
+/// name, path or value from an environment variable holding a newline or an escape sequence cannot
+/// forge a second line or drive the terminal); as they are if that fails (no memory). The parts
+/// are joined here, so a caller in a catch handler builds no string. Never throws.
+void print_line(std::string_view a, std::string_view b = {}, std::string_view c = {}) noexcept;
 
 /// `text` without a leading "rfprof: ": an exception's message (HostApiError, MetricError,
 /// ConfigError start with it) embedded in another "rfprof:" line. Never throws.
