@@ -71,7 +71,7 @@ void Session::on_buffer_completed(uint8_t* buffer, size_t valid_size) noexcept {
     } catch (const std::exception& e) {
       static std::atomic<bool> reported{false};
       if (!reported.exchange(true))
-        std::fprintf(stderr, "rfprof: internal error reading an activity buffer: %s\n", e.what());
+        print_line("rfprof: internal error reading an activity buffer: ", e.what());
     } catch (...) {
     }
   }

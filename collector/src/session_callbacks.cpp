@@ -240,9 +240,12 @@ void Session::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
         break;
     }
   } catch (const std::exception& e) {
-    if (!reported.exchange(true))
-      std::fprintf(stderr, "rfprof: internal error in a CUPTI callback (domain %d, cbid %u): %s\n",
-                   static_cast<int>(domain), cbid, e.what());
+    if (!reported.exchange(true)) {
+      char head[96];  // no std::string in a handler: it may be out of memory
+      std::snprintf(head, sizeof head, "rfprof: internal error in a CUPTI callback (domain %d, cbid %u): ",
+                    static_cast<int>(domain), cbid);
+      print_line(head, e.what());
+    }
   } catch (...) {
     if (!reported.exchange(true)) std::fprintf(stderr, "rfprof: internal error in a CUPTI callback\n");
   }

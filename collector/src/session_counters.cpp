@@ -196,7 +196,8 @@ void Session::flush_image(ContextProfiler& cp, DecodeFrom from) noexcept {
     }
     cp.launches().reset();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rfprof: internal error while decoding counters: %s\n", e.what());
+    static std::atomic<bool> reported{false};  // once: an error at every window must not flood stderr
+    if (!reported.exchange(true)) print_line("rfprof: internal error while decoding counters: ", e.what());
   } catch (...) {
   }
 }
