@@ -195,7 +195,15 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
     Outputs out(options.output_dir, options.skip);
     Report report(sources, out.open_if_written("kernels.csv"), out.open_if_written("counters.csv"));
     std::optional<ChromeTrace> timeline;
-    if (std::ostream* json = out.open_if_written("trace.json")) timeline.emplace(*json);
+    if (std::ostream* json = out.open_if_written("trace.json")) {
+      timeline.emplace(*json);
+      // One time axis from the earliest process start: a later trace that started earlier (another
+      // rank) would otherwise have events before 0, which Perfetto drops.
+      std::optional<uint64_t> base;
+      for (const auto& path : options.traces)
+        if (const std::optional<uint64_t> start = process_start_ns(path)) base = std::min(base.value_or(*start), *start);
+      if (base) timeline->set_time_base(*base);
+    }
     // trace.json's events are serialized on a thread of their own, while this one writes the CSV
     // outputs (bench/README.md: nlohmann::json's dump was 55% of a run's instructions). Drained
     // after each trace, so begin_trace and finish() find it idle. No thread without trace.json.

@@ -122,6 +122,24 @@ TraceContext read_context_records(const std::filesystem::path& path, RecordCheck
 
 }  // namespace
 
+std::optional<uint64_t> process_start_ns(const std::filesystem::path& path) noexcept {
+  try {
+    trace::Reader reader(path);
+    trace::RawRecord raw;
+    trace::Record rec;
+    for (int records = 0; records < 64 && reader.next_raw(raw);) {
+      if (raw.type == static_cast<uint16_t>(trace::RecordType::kString)) continue;  // its strings come first
+      ++records;
+      if (raw.type != static_cast<uint16_t>(trace::RecordType::kProcess)) continue;
+      if (reader.decode(raw, rec))
+        if (const auto* p = std::get_if<trace::ProcessInfo>(&rec)) return p->start_ns;
+      return std::nullopt;
+    }
+  } catch (...) {  // a corrupt or unreadable trace: read_context says so
+  }
+  return std::nullopt;
+}
+
 TraceContext read_context(const std::filesystem::path& path, RecordChecks checks) {
   try {
     return read_context_records(path, checks);

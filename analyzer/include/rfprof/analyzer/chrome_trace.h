@@ -12,6 +12,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,15 +22,23 @@
 
 namespace rf::analyzer {
 
-/// Streams trace.json. Timestamps ("ts", "dur") are in microseconds from the first trace's
-/// process start (or its first NVTX range when the trace has no ProcessInfo).
+/// Streams trace.json. Timestamps ("ts", "dur") are in microseconds from set_time_base()'s time,
+/// or the first trace's process start, or its first NVTX range when that is earlier (the time
+/// axis may move back until the first trace's events are written).
 class ChromeTrace {
  public:
   /// Writes the document's opening to `out`. Events reach `out` in blocks of about
   /// kFlushBytes, the last ones at finish(): `out` holds the whole document only after it.
   explicit ChromeTrace(std::ostream& out);
+  /// The time (ns, the traces' clock) that is 0 on the time axis: the earliest process start of
+  /// the run's traces (earliest_process_start), so that no trace's events precede it (Perfetto
+  /// drops events of negative "ts"). Call before the first begin_trace.
+  void set_time_base(uint64_t base_ns);
   /// Starts a trace: names its process and thread tracks, writes its NVTX ranges (ranges never
-  /// ended last until the trace's last timestamp seen so far, their "args" say so).
+  /// ended last until the trace's last event, ctx.last_event_ns, and their "args" say so). Its
+  /// track process id is its pid, or, when an earlier trace had that pid, one above every Linux
+  /// pid, named with its host. A range that does not nest in the ones drawn before it on its
+  /// thread is an async slice ("b"/"e", unique "id") of the process instead of an "X" event.
   void begin_trace(const TraceContext& ctx);
   /// One launch: an "X" event on the track of its device and stream, args with its FLOP, bytes,
   /// arithmetic intensity, FLOP/s, NVTX path and phase. Launches without start or duration are
@@ -70,12 +79,19 @@ class ChromeTrace {
                          nlohmann::json::error_handler_t::replace};  // writes into text_
   bool first_ = true;
   bool have_base_ = false;
+  bool timed_events_ = false;               // an event with a time stamp was written: base_ns_ is fixed
   uint64_t base_ns_ = 0;
   uint32_t pid_ = 0;                        // process of the current trace
-  std::map<std::pair<uint32_t, uint32_t>, int64_t> gpu_pids_;  // (pid, device) -> track process id
+  int64_t track_pid_ = 0;                   // its track process id (pid_ unless shared)
+  std::string label_;                       // "pid P" or "pid P, HOST" in its track names
+  std::set<uint32_t> used_pids_;            // pids of the traces begun so far
+  int64_t shared_pids_ = 0;                 // track ids handed to traces of a used pid
+  uint64_t traces_ = 0;                     // traces begun
+  uint64_t async_ranges_ = 0;               // async NVTX slice ids handed out
+  std::map<std::pair<int64_t, uint32_t>, int64_t> gpu_pids_;  // (track pid, device) -> GPU track id
   std::map<std::pair<int64_t, uint32_t>, bool> streams_named_;
   std::map<uint32_t, std::string> device_names_;  // of the current trace, by device id
-  std::map<std::pair<uint32_t, uint64_t>, bool> threads_named_;  // (pid, thread id)
+  std::map<std::pair<int64_t, uint64_t>, bool> threads_named_;  // (track pid, thread id)
   // Per-launch events are filled into these and dumped: their keys are built once, not per event
   // (trace.json is the costliest output per launch). Pointers are to the value slots, which
   // std::map-backed JSON objects never move.

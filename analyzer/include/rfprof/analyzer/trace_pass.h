@@ -97,6 +97,12 @@ enum class RecordChecks {
 /// reported from a second read that decodes every record, up to the first error).
 TraceContext read_context(const std::filesystem::path& path, RecordChecks checks = RecordChecks::kSkimLaunches);
 
+/// The start of the trace's process (ProcessInfo start_ns, ns in the CUPTI clock) when one of its
+/// first 64 records (strings not counted) is a ProcessInfo, as the collector writes it; nullopt otherwise, or when the
+/// file cannot be read (read_context reports that). Reads at most one chunk: trace.json's time
+/// axis starts at the earliest of every trace's start before any trace is read whole.
+std::optional<uint64_t> process_start_ns(const std::filesystem::path& path) noexcept;
+
 /// CollectorError records of one trace with the same code and message.
 struct CollectorErrorRecord {
   trace::ErrorCode code = trace::ErrorCode::kUnknown;
