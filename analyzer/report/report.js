@@ -78,12 +78,20 @@
 
   // Roofline: one panel per (trace, device) that has points; ceilings of the device as roofs.
   const phases = [...new Set(data.points.map((p) => p.phase))].sort();
-  const ranges = [...new Set(data.points.map((p) => p.range))].sort();
+  // Points summed over NVTX paths (points_merged_over_ranges: too many kernel groups) have no range.
+  const ranges = [...new Set(data.points.filter((p) => p.range !== null).map((p) => p.range))].sort();
   const plotted = data.points.filter((p) => p.arithmetic_intensity > 0 && p.flop_per_s > 0);
   document.getElementById('rf-unplotted').textContent =
-    plotted.length < data.points.length
-      ? `${data.points.length - plotted.length} kernel group(s) without FLOP, DRAM bytes or time are not plotted.`
-      : '';
+    (plotted.length < data.points.length
+      ? `${data.points.length - plotted.length} kernel group(s) without FLOP, DRAM bytes or time are not plotted. `
+      : '') +
+    (data.points_merged_over_ranges
+      ? `The run has ${data.points_merged_over_ranges} kernel groups (kernel, phase, NVTX range): each point ` +
+        'sums its kernel over NVTX ranges (ranges.csv and kernels.csv have them apart).'
+      : '');
+  // Smallest and largest of many values: Math.min(...v) throws RangeError past about 125,000.
+  const least = (v) => v.reduce((a, b) => (b < a ? b : a), Infinity);
+  const most = (v) => v.reduce((a, b) => (b > a ? b : a), -Infinity);
   const panelKeys = [...new Set(data.points.map((p) => p.trace_index + ':' + p.device_index))];
   const panels = panelKeys.map((key, i) => {
     const [ti, di] = key.split(':').map(Number);
@@ -106,10 +114,10 @@
     const ys = pts.map((p) => p.flop_per_s);
     compute.forEach((c) => { if (dram) xs.push(c.value / dram.value); ys.push(c.value); });
     const dec = (v, up) => Math.pow(10, (up ? Math.ceil : Math.floor)(Math.log10(v)));
-    const xmin = xs.length ? dec(Math.min(...xs) / 2, false) : 0.01;
-    const xmax = xs.length ? dec(Math.max(...xs) * 2, true) : 1000;
-    const ymin = ys.length ? dec(Math.min(...ys) / 2, false) : 1e9;
-    const ymax = ys.length ? dec(Math.max(...ys) * 2, true) : 1e15;
+    const xmin = xs.length ? dec(least(xs) / 2, false) : 0.01;
+    const xmax = xs.length ? dec(most(xs) * 2, true) : 1000;
+    const ymin = ys.length ? dec(least(ys) / 2, false) : 1e9;
+    const ymax = ys.length ? dec(most(ys) * 2, true) : 1e15;
     const roofs = [];
     const ridges = [];
     compute.forEach((c) => {
@@ -126,6 +134,12 @@
     bandwidth.filter((b) => b !== dram && peak > 0).forEach((b) => {
       roofs.push({ roof: b.name, order: 0, ai: xmin, y: b.value * xmin });
       roofs.push({ roof: b.name, order: 1, ai: peak / b.value, y: peak });
+    });
+    // No compute ceiling (a device no entry names: CUPTI's DRAM bandwidth only): the bandwidth
+    // slopes across the chart, the roof kernels.csv places its launches under.
+    if (peak === 0) bandwidth.forEach((b) => {
+      roofs.push({ roof: b.name, order: 0, ai: xmin, y: b.value * xmin });
+      roofs.push({ roof: b.name, order: 1, ai: xmax, y: b.value * xmax });
     });
     const x = { type: 'quantitative', scale: { type: 'log', domain: [xmin, xmax] },
                 title: 'arithmetic intensity (FLOP/byte, DRAM)' };
@@ -155,8 +169,13 @@
       for (let k = labels.length - 2; k >= 0; --k) centres[k] = Math.max(centres[k], centres[k + 1] + LINE_PX);
     }
     labels.forEach((l, k) => { l.y = Math.pow(10, -(centres[k] - (l.kind === 'end' ? END_DY : 0)) / ypx); });
-    labels.push(...bandwidth.map((b) => ({ ai: xmin * 1.1, y: b.value * xmin * 1.1, kind: 'bandwidth',
-      text: b.name.replace(/_per_s$/, '/s').replace(/_/g, ' ') + ' ' + fmt(b.value, 'B/s') })));
+    // A bandwidth label where its slope enters the plot: the left edge, or the bottom one when the
+    // slope is below the chart there (it was drawn under the x axis); none when it never enters.
+    labels.push(...bandwidth.map((b) => {
+      const ai = Math.max(xmin, ymin / b.value) * 1.1;
+      return { ai, y: b.value * ai, kind: 'bandwidth',
+               text: b.name.replace(/_per_s$/, '/s').replace(/_/g, ' ') + ' ' + fmt(b.value, 'B/s') };
+    }).filter((l) => l.ai < xmax && l.y < ymax));
     const trace = data.traces[ti];
     return {
       title: { text: (dev ? dev.name : 'unknown device') + ' — ' + trace.label, limit: 420 },
@@ -266,7 +285,7 @@
   data.points.forEach((p) => {
     const k = kernels.get(p.kernel) ||
       { kernel: p.kernel, kernel_short: p.kernel_short, launches: 0, duration_ns: 0, flop: null, dram_bytes: null,
-        roof_weighted: 0, roof_ns: 0, bound_ns: {} };
+        rate_flop: null, rate_ns: 0, roof_weighted: 0, roof_ns: 0, bound_ns: {} };
     k.launches += p.launches;
     k.duration_ns += p.duration_ns;
     // % of roof: the points' achieved / attainable FLOP/s, weighted by their GPU time; the bound
@@ -278,13 +297,19 @@
     if (p.bound) k.bound_ns[p.bound] = (k.bound_ns[p.bound] || 0) + p.duration_ns;
     if (p.flop !== null) k.flop = (k.flop || 0) + p.flop;
     if (p.dram_bytes !== null) k.dram_bytes = (k.dram_bytes || 0) + p.dram_bytes;
+    if (p.rate_flop !== null && p.rate_flop !== undefined) {
+      k.rate_flop = (k.rate_flop || 0) + p.rate_flop;
+      k.rate_ns += p.rate_ns;
+    }
     kernels.set(p.kernel, k);
   });
   const top = [...kernels.values()].sort((a, b) => b.duration_ns - a.duration_ns).slice(0, 25);
   const total = data.totals.duration_ns || 1;
+  // FLOP/s over the launches with FLOP and a duration (each point's rate_flop and rate_ns), as
+  // kernels.csv and the other tables: not all FLOP over all GPU time.
   top.forEach((k) => {
     k.arithmetic_intensity = k.flop !== null && k.dram_bytes ? k.flop / k.dram_bytes : null;
-    k.flop_per_s = k.flop !== null && k.duration_ns ? k.flop / (k.duration_ns * 1e-9) : null;
+    k.flop_per_s = k.rate_flop !== null && k.rate_ns ? k.rate_flop / (k.rate_ns * 1e-9) : null;
   });
   const boundOf = (k) => Object.keys(k.bound_ns).sort((a, b) => k.bound_ns[b] - k.bound_ns[a])[0] || '';
   table('rf-top-kernels', [{ title: 'kernel', get: (k) => k.kernel, short: (k) => k.kernel_short, name: true },
@@ -298,6 +323,9 @@
     ...memoryColumn(data.phases)], data.phases);
   table('rf-ranges', [{ title: 'NVTX range', get: (r) => r.range || '(outside every range)', name: true },
     ...sumColumns, ...memoryColumn(data.ranges)], data.ranges);
+  if (data.ranges_not_shown)
+    document.getElementById('rf-ranges').appendChild(el('p',
+      `${data.ranges_not_shown} more NVTX range(s), each with less GPU time than those above, are in ranges.csv.`));
 
   // Forward/backward by op and by layer (summary.json "ops", when present).
   const aggFlop = (a) => {

@@ -2,6 +2,8 @@
 #include "rfprof/analyzer/html_report.h"
 
 #include <algorithm>
+#include <cmath>
+#include <set>
 #include <stdexcept>
 
 #include "rfprof/analyzer/csv.h"
@@ -25,14 +27,18 @@ std::optional<double> counted_bytes(const Aggregate& a) {
   return a.counted_launches ? std::optional<double>(a.ai_bytes) : std::nullopt;
 }
 
-/// The page's sums of one key: launches, GPU time (ns), FLOP, DRAM bytes, FLOP/byte, FLOP/s.
+/// The page's sums of one key: launches, GPU time (ns), FLOP, DRAM bytes, FLOP/byte, FLOP/s, and
+/// the FLOP and time FLOP/s is over (rate_flop, rate_ns: the launches with FLOP and a duration,
+/// Aggregate::flop_per_s), so that sums of keys (the top-kernels table) give the same FLOP/s.
 json sums(const Aggregate& a) {
   return {{"launches", a.launches},
           {"duration_ns", a.duration_ns},
           {"flop", opt(counted_flop(a))},
           {"dram_bytes", opt(counted_bytes(a))},
           {"arithmetic_intensity", opt(a.arithmetic_intensity())},
-          {"flop_per_s", opt(a.flop_per_s())}};
+          {"flop_per_s", opt(a.flop_per_s())},
+          {"rate_flop", a.rate_ns > 0 ? json(a.rate_flop) : json(nullptr)},
+          {"rate_ns", a.rate_ns}};
 }
 
 /// The summed counters of `a` as one launch's (FLOP per precision, DRAM bytes), for check_roof.
@@ -205,16 +211,32 @@ json ReportPage::data(const Report& report) const {
                        {"roofs", roofs}});
   }
 
-  // Phase colours: roofline.svg's (group_colour, palette in name order).
-  std::vector<std::string> phase_names, seen;
-  for (const auto& [k, a] : points_) phase_names.push_back(k.phase);
-  std::sort(phase_names.begin(), phase_names.end());
-  phase_names.erase(std::unique(phase_names.begin(), phase_names.end()), phase_names.end());
+  // More kernel groups than the page can draw (emit_nvtx names each op range with its sequence
+  // number, so each launch may have an NVTX path of its own): the points are summed over NVTX
+  // paths, one per (trace, device, kernel, phase), range null.
+  const bool merge_ranges = points_.size() > kMaxPoints;
+  std::map<PointKey, Aggregate, PointLess> merged;
+  if (merge_ranges)
+    for (const auto& [k, a] : points_) merged[PointKey{k.trace, k.device, k.kernel, k.phase, {}}].merge(a);
+  const auto& drawn = merge_ranges ? merged : points_;
+
+  // Phase colours: roofline.svg's (group_colour, palette in name order), over the phases of the
+  // points drawn, as roofline.svg's are: a phase whose kernels have no counters takes no colour.
+  // The other phases (in the legend and the phase select only) take the palette's next colours.
+  std::set<std::string> plotted_phases, other_phases;
+  for (const auto& [k, a] : drawn) {
+    const auto ai = a.arithmetic_intensity();
+    const auto rate = a.flop_per_s();
+    (ai && rate && *ai > 0 && *rate > 0 && std::isfinite(*ai) ? plotted_phases : other_phases).insert(k.phase);
+  }
+  std::vector<std::string> phase_names(plotted_phases.begin(), plotted_phases.end()), seen;
+  for (const auto& name : other_phases)
+    if (!plotted_phases.contains(name)) phase_names.push_back(name);
   json phase_colours = json::object();
   for (const auto& name : phase_names) phase_colours[name] = group_colour(name, seen);
 
   json points = json::array();
-  for (const auto& [k, a] : points_) {
+  for (const auto& [k, a] : drawn) {
     int64_t device_index = -1;
     if (k.device)
       for (size_t i = 0; i < ds.size(); ++i)
@@ -224,7 +246,7 @@ json ReportPage::data(const Report& report) const {
               {"device_index", device_index},
               {"kernel", k.kernel},
               {"phase", k.phase},
-              {"range", k.range}};
+              {"range", merge_ranges ? json(nullptr) : json(k.range)}};
     p.update(sums(a));
     // Where the point sits under its device's roof (roof.h): the bound, and achieved over
     // attainable FLOP/s of its summed launches, as the point is drawn.
@@ -244,8 +266,20 @@ json ReportPage::data(const Report& report) const {
     auto it = peaks.find(key);
     return it == peaks.end() ? json(nullptr) : json(it->second);
   };
+  // The ranges table: the kMaxRangeRows ranges with the most GPU time (ties: by name), in name
+  // order; ranges.csv has every one.
+  std::vector<const std::pair<const std::string, Aggregate>*> shown;
+  for (const auto& entry : report.ranges()) shown.push_back(&entry);
+  const uint64_t ranges_not_shown = shown.size() > kMaxRangeRows ? shown.size() - kMaxRangeRows : 0;
+  if (ranges_not_shown) {
+    std::stable_sort(shown.begin(), shown.end(),
+                     [](const auto* a, const auto* b) { return a->second.duration_ns > b->second.duration_ns; });
+    shown.resize(kMaxRangeRows);
+    std::sort(shown.begin(), shown.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  }
   json ranges = json::array();
-  for (const auto& [key, a] : report.ranges()) {
+  for (const auto* entry : shown) {
+    const auto& [key, a] = *entry;
     json r = {{"range", key}};
     r.update(sums(a));
     r["peak_memory_bytes"] = peak_of(report.range_memory_peaks(), key);
@@ -270,7 +304,9 @@ json ReportPage::data(const Report& report) const {
           {"traces", traces},
           {"devices", devices},
           {"points", points},
+          {"points_merged_over_ranges", merge_ranges ? json(points_.size()) : json(nullptr)},
           {"ranges", ranges},
+          {"ranges_not_shown", ranges_not_shown},
           {"phases", phases},
           {"phase_colours", phase_colours},
           {"totals", totals},

@@ -46,7 +46,7 @@ std::vector<RooflineChart> run_charts(const Report& report) {
   unknown.title = "launches without a device record";
   // Per chart (the unknown device's last): groups not drawn, without counters and with 0 FLOP or 0
   // bytes (a copy kernel: intensity 0 has no place on a log axis), and the GPU time of the latter.
-  std::vector<uint64_t> uncounted(devices.size() + 1, 0), zero(devices.size() + 1, 0);
+  std::vector<uint64_t> uncounted(devices.size() + 1, 0), zero(devices.size() + 1, 0), untimed(devices.size() + 1, 0);
   std::vector<uint64_t> zero_ns(devices.size() + 1, 0);
   for (const auto& [key, agg] : report.kernel_groups()) {
     const bool known = key.device_index >= 0 && static_cast<size_t>(key.device_index) < devices.size();
@@ -54,8 +54,12 @@ std::vector<RooflineChart> run_charts(const Report& report) {
     RooflineChart& c = known ? charts[slot] : unknown;
     auto ai = agg.arithmetic_intensity();
     auto rate = agg.flop_per_s();
-    if (agg.counted_launches == 0 || !rate) {  // no launch with FLOP and DRAM bytes, or no duration
+    if (agg.counted_launches == 0) {  // no launch with FLOP and DRAM bytes
       ++uncounted[slot];
+      continue;
+    }
+    if (!rate) {  // counters, but no launch with a duration: no FLOP/s
+      ++untimed[slot];
       continue;
     }
     if (!ai || *ai <= 0 || *rate <= 0 || !std::isfinite(*ai)) {  // 0 FLOP, or 0 bytes (no AI)
@@ -72,6 +76,10 @@ std::vector<RooflineChart> run_charts(const Report& report) {
       c.notes.push_back(std::to_string(uncounted[i]) + " kernel group(s) without");
       c.notes.push_back("counters not drawn");
     }
+    if (untimed[i] > 0) {
+      c.notes.push_back(std::to_string(untimed[i]) + " kernel group(s) without");
+      c.notes.push_back("GPU time (no FLOP/s) not drawn");
+    }
     if (zero[i] > 0) {
       char ms[32];
       std::snprintf(ms, sizeof ms, "%.3g", static_cast<double>(zero_ns[i]) * 1e-6);
@@ -80,7 +88,7 @@ std::vector<RooflineChart> run_charts(const Report& report) {
       c.notes.push_back("(" + std::string(ms) + " ms GPU time; in kernels.csv)");
     }
   }
-  if (!unknown.points.empty() || uncounted[devices.size()] > 0 || zero[devices.size()] > 0)
+  if (!unknown.points.empty() || uncounted[devices.size()] > 0 || zero[devices.size()] > 0 || untimed[devices.size()] > 0)
     charts.push_back(std::move(unknown));
   return charts;
 }

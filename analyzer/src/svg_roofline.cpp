@@ -22,7 +22,11 @@ constexpr const char* kHalo = " stroke=\"white\" stroke-width=\"3\" stroke-linej
 
 std::string xml(const std::string& text) {
   // Names from the trace need not be UTF-8; an SVG that is not is not well-formed XML.
-  const std::string s = valid_utf8(text);
+  std::string s = valid_utf8(text);
+  // U+FFFE and U+FFFF are valid UTF-8 but no XML 1.0 characters (xmllint: "Char 0xFFFE out of
+  // allowed range"; browsers stop drawing there): U+FFFD, as invalid bytes become.
+  for (size_t i = 0; i + 2 < s.size(); ++i)
+    if (s[i] == '\xEF' && s[i + 1] == '\xBF' && (s[i + 2] == '\xBE' || s[i + 2] == '\xBF')) s[i + 2] = '\xBD';
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -39,6 +43,14 @@ std::string xml(const std::string& text) {
     }
   }
   return out;
+}
+
+/// `v` with three significant digits ("0.00147", "35.2", "1.2e+03"): an intensity in a tooltip,
+/// where num()'s two decimals made 1.47e-3 FLOP/B read "0.00".
+std::string three_digits(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
 }
 
 std::string num(double v) {
@@ -212,15 +224,18 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
     double top_ridge = 0;
     for (const auto& r : c.roofs)
       if (c.dram_bytes_per_s) top_ridge = std::max(top_ridge, ridge_point(r.peak, *c.dram_bytes_per_s));
-    if (c.dram_bytes_per_s && top_ridge > 0) {
+    // Without a compute roof (a device no ceilings entry names: CUPTI's DRAM bandwidth only), the
+    // slope runs across the chart: it is the roof kernels.csv places those launches under.
+    const double slope_end = top_ridge > 0 ? top_ridge : xhi;
+    if (c.dram_bytes_per_s) {
       const double x_start = xlo, y_start = xlo * *c.dram_bytes_per_s;
       o << "<line class=\"roof memory\" x1=\"" << num(ax.map(x_start)) << "\" y1=\"" << num(ay.map(y_start))
-        << "\" x2=\"" << num(ax.map(top_ridge)) << "\" y2=\"" << num(ay.map(top_ridge * *c.dram_bytes_per_s))
+        << "\" x2=\"" << num(ax.map(slope_end)) << "\" y2=\"" << num(ay.map(slope_end * *c.dram_bytes_per_s))
         << "\" stroke=\"black\" stroke-width=\"2\"><title>DRAM " << xml(si(*c.dram_bytes_per_s, "B/s"))
         << "</title></line>\n";
       // Its label runs along the slope, one decade of intensity in from the left edge, if it ends
       // before the lowest ridge point (whose roof's label is there).
-      double low_ridge = top_ridge;
+      double low_ridge = slope_end;
       for (const auto& r : c.roofs) low_ridge = std::min(low_ridge, ridge_point(r.peak, *c.dram_bytes_per_s));
       const double lx = xlo * 10, ly = lx * *c.dram_bytes_per_s;
       const double angle = std::atan2(ay.map(ly * 10) - ay.map(ly), ax.map(lx * 10) - ax.map(lx));
@@ -271,7 +286,7 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
       o << "<circle class=\"point\" data-group=\"" << xml(p->group) << "\" cx=\"" << num(ax.map(p->ai)) << "\" cy=\""
         << num(ay.map(p->flop_per_s)) << "\" r=\"" << num(radius) << "\" fill=\"" << group_colour(p->group, seen)
         << "\" fill-opacity=\"0.6\" stroke=\"#333\" stroke-width=\"0.5\"><title>"
-        << xml(p->label + " [" + p->group + "]: " + si(p->flop_per_s, "FLOP/s") + ", AI " + num(p->ai) +
+        << xml(p->label + " [" + p->group + "]: " + si(p->flop_per_s, "FLOP/s") + ", AI " + three_digits(p->ai) +
                " FLOP/B, " + milliseconds(p->time_ns) + " GPU time")
         << "</title></circle>\n";
     }

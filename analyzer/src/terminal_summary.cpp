@@ -156,6 +156,7 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
   // Kernels summed over phases, ranges and devices, as report.html's "Top kernels" table.
   struct Sum {
     double launches = 0, ns = 0, flop = 0, bytes = 0;
+    double rate_flop = 0, rate_ns = 0;       // FLOP and time of the launches with both (FLOP/s)
     bool has_flop = false, has_bytes = false;
     double roof_weighted = 0, roof_ns = 0;   // roof fractions weighted by GPU time
     std::map<std::string, double> bound_ns;  // GPU time per bound
@@ -169,6 +170,7 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
       s.launches += number(p, "launches").value_or(0);
       s.ns += number(p, "duration_ns").value_or(0);
       if (auto f = number(p, "flop")) s.flop += *f, s.has_flop = true;
+      if (auto f = number(p, "rate_flop")) s.rate_flop += *f, s.rate_ns += number(p, "rate_ns").value_or(0);
       if (auto b = number(p, "dram_bytes")) s.bytes += *b, s.has_bytes = true;
       const double ns = number(p, "duration_ns").value_or(0);
       if (auto f = number(p, "roof_fraction")) s.roof_weighted += *f * ns, s.roof_ns += ns;
@@ -184,7 +186,8 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
                "kernel");
     for (const auto& [name, s] : sorted) {
       std::optional<double> flop_per_s, ai;
-      if (s.has_flop && s.ns > 0) flop_per_s = s.flop / (s.ns * 1e-9);
+      // Over the launches with FLOP and a duration, as kernels.csv: not all FLOP over all time.
+      if (s.rate_ns > 0) flop_per_s = s.rate_flop / (s.rate_ns * 1e-9);
       if (s.has_flop && s.has_bytes && s.bytes > 0) ai = s.flop / s.bytes;
       std::optional<double> of_roof;
       if (s.roof_ns > 0) of_roof = 100 * s.roof_weighted / s.roof_ns;

@@ -1,6 +1,7 @@
 // Writes the constructed traces of the report.html tests into DIR and runs rfanalyze on them
 // (DIR/report: one trace; DIR/scaling: batch sizes 8 and 32; DIR/measured: user ceilings;
-// DIR/ops: a page with an "ops" section). Used by the browser test
+// DIR/ops: a page with an "ops" section; DIR/many: 6,000 ranges on a device without compute
+// ceilings). Used by the browser test
 // (report_browser_test.mjs), whose expected counts follow from the traces below.
 //
 // One trace, counters mode, one H100 (FP32 67 TFLOP/s, DRAM 3.35 TB/s from the datasheet):
@@ -82,6 +83,32 @@ void write_trace(const fs::path& path, const std::string& command_line, double t
   t.finish();
 }
 
+/// DIR/many.rftrace: 6,000 launches, each in an NVTX range of its own ("aten::mm, seq = N", as
+/// emit_nvtx names them), on a device no ceilings entry names (CUPTI's 2 TB/s DRAM bandwidth
+/// only). "gemm_many" has counters at every launch, "half_counted" at every other one: 2e6 FLOP
+/// in 1,000 ns each, 2 TFLOP/s over the launches that have FLOP (1 TFLOP/s over all its time).
+void write_many_ranges_trace(const fs::path& path) {
+  TraceBuilder t(path);
+  t.process(4343, rf::trace::CollectionMode::kCounters);
+  t.device(0, "Fancy GPU 9000", "GH100", 2000000000ull);
+  t.config(1, rf::analyzer::testing::roofline_metrics());
+  for (uint32_t i = 1; i <= 6000; ++i) {
+    const uint64_t at = 10'000ull * i;
+    t.push(i, 100, at, "aten::mm, seq = " + std::to_string(i));
+    t.launch(i, 0, 100, at + 10);
+    t.kernel(i, at + 100, at + 1100, i % 2 ? "gemm_many" : "half_counted");
+    if (i % 2 || i % 4 == 0) {
+      Counts c;
+      c.ffma = 1e6;
+      c.read = 1e6;
+      c.write = 0;
+      t.counters(1, i, c.values());
+    }
+    t.pop(i, 100, at + 2000);
+  }
+  t.finish();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,7 +138,14 @@ int main(int argc, char** argv) {
   rf::analyzer::AnalyzeOptions measured = one;
   measured.output_dir = dir / "measured";
   measured.ceilings = dir / "measured.json";
+  // DIR/many: more kernel groups than the page draws (ReportPage::kMaxPoints), more ranges than its
+  // table lists; a device with a DRAM ceiling only.
+  write_many_ranges_trace(dir / "many.rftrace");
+  rf::analyzer::AnalyzeOptions many;
+  many.traces = {dir / "many.rftrace"};
+  many.output_dir = dir / "many";
   int status = rf::analyzer::run_analysis(one, std::cerr);
+  if (status == 0) status = rf::analyzer::run_analysis(many, std::cerr);
   if (status == 0) status = rf::analyzer::run_analysis(two, std::cerr);
   if (status == 0) status = rf::analyzer::run_analysis(measured, std::cerr);
   if (status != 0) return status;

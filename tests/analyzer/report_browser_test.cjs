@@ -167,6 +167,36 @@ async function checkRoofLabels(page, what) {
     await checkRoofLabels(meas.page, 'measured');
     check(meas.errors.length === 0, 'measured: no console/page errors ' + JSON.stringify(meas.errors));
 
+    // 6,000 kernel groups (one NVTX range per launch): points summed over ranges, 2 drawn; the
+    // range table lists the 1,000 ranges with the most GPU time; the device has only CUPTI's DRAM
+    // bandwidth, drawn as a slope across the chart with its label inside the plot.
+    const many = await open(browser, 'many');
+    check((await points(many.page)) === 2, 'many ranges: 2 points (summed over ranges), got ' + (await points(many.page)));
+    check((await many.page.locator('#rf-unplotted').textContent()).includes('6000 kernel groups'),
+          'many ranges: the page says points are summed over ranges');
+    const rangeOptions = await many.page.locator('.vega-bindings select').nth(1).locator('option').count();
+    check(rangeOptions === 1, 'many ranges: the range select offers (all) only, got ' + rangeOptions);
+    check((await many.page.locator('#rf-ranges tr').count()) === 1001, 'many ranges: header + 1,000 ranges');
+    check((await many.page.locator('#rf-ranges p').textContent()).startsWith('5000 more NVTX range(s)'),
+          'many ranges: the ranges left out are counted');
+    const manyRows = await many.page.locator('#rf-top-kernels tr').evaluateAll((trs) =>
+      trs.slice(1).map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    const manyHeads = await many.page.locator('#rf-top-kernels th').allTextContents();
+    const half = manyRows.find((r) => r[0] === 'half_counted');
+    check(half && half[manyHeads.indexOf('FLOP/s')] === '2.000 TFLOP/s',
+          'half_counted: FLOP/s over its launches with FLOP, 2.000 TFLOP/s: ' + JSON.stringify(half));
+    check((await many.page.locator('#rf-roofline g.mark-line path').count()) > 0, 'bandwidth-only device: its slope drawn');
+    const dramLabel = await many.page.evaluate(() => {
+      const t = [...document.querySelectorAll('#rf-roofline g.mark-text text')].find((e) => e.textContent.startsWith('dram bytes/s'));
+      // The x axis title, below the tick labels: the label was drawn on it, under the axis.
+      const title = [...document.querySelectorAll('#rf-roofline text')].find((e) => e.textContent.startsWith('arithmetic intensity'));
+      return t ? { label: t.getBoundingClientRect().toJSON(), title: title ? title.getBoundingClientRect().toJSON() : null } : null;
+    });
+    check(dramLabel && dramLabel.title && dramLabel.label.bottom <= dramLabel.title.top - 12,
+          'bandwidth-only device: DRAM label inside the plot: ' + JSON.stringify(dramLabel));
+    await many.page.screenshot({ path: path.join(fixture, 'many.png'), fullPage: true });
+    check(many.errors.length === 0, 'many ranges: no console/page errors ' + JSON.stringify(many.errors));
+
     // An "ops" section (summary.json of emit_nvtx() traces): op and layer tables with ratios.
     const ops = await open(browser, 'ops');
     check(await ops.page.locator('#rf-ops-section').isVisible(), 'ops section shown');

@@ -117,7 +117,9 @@ TEST(SvgRender, RoofsRidgesPointsAndLegend) {
   EXPECT_NE(svg.find("Performance [FLOP/s]"), std::string::npos);
   EXPECT_NE(svg.find("test &lt;GPU&gt; &amp; co"), std::string::npos);
   EXPECT_EQ(svg.find("<GPU>"), std::string::npos);
-  EXPECT_NE(svg.find("<title>gemm&lt;float&gt; [forward]: 1 TFLOP/s, AI 10.00 FLOP/B, 0.002 ms GPU time</title>"),
+  EXPECT_NE(svg.find("<title>gemm&lt;float&gt; [forward]: 1 TFLOP/s, AI 10 FLOP/B, 0.002 ms GPU time</title>"),
+            std::string::npos);
+  EXPECT_NE(svg.find("<title>relu [backward]: 100 GFLOP/s, AI 0.5 FLOP/B, 0.0005 ms GPU time</title>"),
             std::string::npos);
   // The x axis spans 0.01 .. 1e4 (points 0.5..10 and ridges 10, 1000, widened to decades plus
   // one decade of margin) over pixels 90..670: AI 10 sits half way, at 380. The y axis spans
@@ -223,9 +225,30 @@ TEST(SvgRender, TheDramLabelStaysClearOfTheLowestRidge) {
   EXPECT_NE(render_roofline_svg({c}).find("roof-label memory"), std::string::npos);
   c.roofs = {{"FP32", 5e13}, {"FP64", 2e11}};  // the lowest ridge decides, not the highest
   EXPECT_EQ(render_roofline_svg({c}).find("roof-label memory"), std::string::npos);
-  // Without a compute roof the slope has no ridge to end at: no memory roof.
+  // Without a compute roof (CUPTI's DRAM bandwidth only) the slope runs to the right edge: it is
+  // the roof kernels.csv places the launches under. It had no line at all.
   c.roofs.clear();
-  EXPECT_EQ(render_roofline_svg({c}).find("roof memory"), std::string::npos);
+  const std::string svg = render_roofline_svg({c});
+  const size_t memory = svg.find("class=\"roof memory\"");
+  ASSERT_NE(memory, std::string::npos);
+  EXPECT_NE(svg.substr(memory, svg.find('>', memory) - memory).find("x2=\"670.00\""), std::string::npos)
+      << svg.substr(memory, 200);
+}
+
+// Tooltips give an intensity to three significant digits: 1.47e-3 FLOP/B read "AI 0.00".
+// Names holding U+FFFE or U+FFFF (valid UTF-8, but no XML 1.0 characters) become U+FFFD.
+TEST(SvgRender, SmallIntensitiesAndXmlNonCharacters) {
+  RooflineChart c;
+  c.title = "device \xEF\xBF\xBE";
+  c.dram_bytes_per_s = 1e12;
+  c.roofs = {{"FP32", 1e13}};
+  c.points = {{"k\xEF\xBF\xBE\xEF\xBF\xBF", "forward", 0.00147, 1e9, 2000}, {"j", "forward", 5, 1e12, 10}};
+  const std::string svg = render_roofline_svg({c});
+  EXPECT_NE(svg.find("AI 0.00147 FLOP/B"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("\xEF\xBF\xBE"), std::string::npos);
+  EXPECT_EQ(svg.find("\xEF\xBF\xBF"), std::string::npos);
+  EXPECT_NE(svg.find("k\xEF\xBF\xBD\xEF\xBF\xBD ["), std::string::npos);
+  EXPECT_NE(svg.find("device \xEF\xBF\xBD"), std::string::npos);
 }
 
 // Charts stack down the page, each in its own band of 560 px with its own clip path.

@@ -127,11 +127,14 @@ nlohmann::ordered_json page_data() {
                               {"flop_per_s", nullptr}, {"arithmetic_intensity", nullptr}}});
   // relu appears in two phases: summed into one kernel line (2.5 ms, ahead of gemm's 1 ms).
   d["points"] = json::array({{{"kernel", "gemm"}, {"launches", 1}, {"duration_ns", 1'000'000},
-                              {"flop", 2e9}, {"dram_bytes", 1e8}, {"bound", "compute"}, {"roof_fraction", 0.5}},
+                              {"flop", 2e9}, {"dram_bytes", 1e8}, {"rate_flop", 2e9}, {"rate_ns", 1'000'000},
+                              {"bound", "compute"}, {"roof_fraction", 0.5}},
                              {{"kernel", "relu"}, {"launches", 3}, {"duration_ns", 1'500'000},
-                              {"flop", 1e6}, {"dram_bytes", 4e8}, {"bound", "memory"}, {"roof_fraction", 0.2}},
+                              {"flop", 1e6}, {"dram_bytes", 4e8}, {"rate_flop", 1e6}, {"rate_ns", 1'500'000},
+                              {"bound", "memory"}, {"roof_fraction", 0.2}},
                              {{"kernel", "relu"}, {"launches", 1}, {"duration_ns", 1'000'000},
-                              {"flop", nullptr}, {"dram_bytes", nullptr}, {"bound", nullptr},
+                              {"flop", nullptr}, {"dram_bytes", nullptr}, {"rate_flop", nullptr}, {"rate_ns", 0},
+                              {"bound", nullptr},
                               {"roof_fraction", nullptr}},
                              {{"kernel", "copy"}, {"launches", 1}, {"duration_ns", 500'000},
                               {"flop", nullptr}, {"dram_bytes", 5e7}}});
@@ -153,13 +156,14 @@ TEST(TerminalSummary, TotalsPhasesTopKernelsAndOutputs) {
             std::string::npos)
       << s;
   EXPECT_NE(s.find("top 2 kernels by GPU time\n"), std::string::npos) << s;
-  // relu: 4 launches, 2.5 ms = 62.5% of the GPU time; as in report.html's table, its summed FLOP
-  // (1e6) over its summed time: 400 MFLOP/s; FLOP/byte 1e6 / 4e8. Of its roof: the point that
+  // relu: 4 launches, 2.5 ms = 62.5% of the GPU time; as in report.html's table and kernels.csv,
+  // FLOP/s over the launches that have FLOP (1e6 in 1.5 ms: 666.7 MFLOP/s, not 1e6 over all 2.5 ms,
+  // 400 MFLOP/s, which the launch without counters diluted); FLOP/byte 1e6 / 4e8. Of its roof: the point that
   // has a fraction (0.2), weighted by its time; the other has none.
   EXPECT_NE(s.find("  time    GPU time  launches          FLOP/s  FLOP/byte    bound  of roof  kernel\n"),
             std::string::npos)
       << s;
-  const size_t relu = s.find(" 62.5%    2.500 ms         4     400 MFLOP/s     0.0025   memory    20.0%  relu\n");
+  const size_t relu = s.find(" 62.5%    2.500 ms         4   666.7 MFLOP/s     0.0025   memory    20.0%  relu\n");
   const size_t gemm = s.find(" 25.0%    1.000 ms         1       2 TFLOP/s         20  compute    50.0%  gemm\n");
   EXPECT_NE(relu, std::string::npos) << s;
   EXPECT_NE(gemm, std::string::npos) << s;

@@ -69,6 +69,13 @@ class ReportPage {
   /// and the per-range and per-phase sums, its summary() the "ops" section when present.
   nlohmann::ordered_json data(const Report& report) const;
 
+  /// Kernel groups the page draws as they are; past it, points are summed over NVTX paths (one
+  /// per trace, device, kernel and phase). A page of 5,000 points is about 2.5 MB; 150,000 (an
+  /// emit_nvtx run, op ranges numbered) made 74 MB that the browser could not lay out.
+  static constexpr size_t kMaxPoints = 5000;
+  /// Rows of the NVTX range table: those with the most GPU time (ranges.csv has every range).
+  static constexpr size_t kMaxRangeRows = 1000;
+
  private:
   struct PointKey {
     size_t trace = 0;
