@@ -51,10 +51,13 @@ bool exact_name_matches(const KernelRow& r, const NcuFilter& filter, const std::
   return collector::function_name_matches(r.kernel, wanted) || (!r.mangled.empty() && r.mangled == wanted);
 }
 
-/// What a -k regex is searched in: the symbol with --kernel-name-base mangled (as the
-/// collector), else the demangled name.
-std::string_view regex_name(const KernelRow& r, const NcuFilter& filter) {
-  return filter.kernel_name_base == "mangled" && !r.mangled.empty() ? r.mangled : std::string_view(r.kernel);
+/// Whether -k regex `re` names the launch `r` under filter.kernel_name_base, as the collector
+/// decides (collector::regex_names_kernel); base mangled without a symbol: the demangled name.
+bool regex_names(const KernelRow& r, const NcuFilter& filter, const std::regex& re) {
+  const bool mangled = filter.kernel_name_base == "mangled" && !r.mangled.empty();
+  return collector::regex_names_kernel(re, mangled ? "mangled" : filter.kernel_name_base == "mangled" ? "demangled"
+                                                                                                  : filter.kernel_name_base,
+                                       r.kernel, r.mangled);
 }
 
 /// The kernel as filter.print_kernel_base spells it (ncu's --print-kernel-base).
@@ -214,10 +217,7 @@ uint64_t for_each_printed_launch(const PrintedTraces& traces, const NcuFilter& f
                                         filter.launch_skip, filter.launch_count});
   // Whether `name` (-k's syntax) names the launch: a regex searched, or an exact name under the base.
   auto names = [&](const KernelRow& r, const std::string& name, const std::optional<std::regex>& re) {
-    if (re) {
-      const std::string_view subject = collector::regex_subject(regex_name(r, filter));  // a bound on the stack
-      return std::regex_search(subject.begin(), subject.end(), *re);
-    }
+    if (re) return regex_names(r, filter, *re);
     return name.empty() || exact_name_matches(r, filter, name);
   };
   for (const auto& ctx : traces.contexts) {

@@ -1,6 +1,8 @@
 // Kernel names for -k and --print-kernel-base (rfprof/collector/kernel_names.h).
 #include "rfprof/collector/kernel_names.h"
 
+#include "rfprof/collector/regex_subject.h"
+
 namespace rf::collector {
 
 std::string function_name_of(std::string_view d) {
@@ -41,6 +43,20 @@ std::string bare_function_name(std::string_view demangled) {
   const size_t colons = f.rfind("::");
   if (colons != std::string::npos) f.erase(0, colons + 2);
   return f;
+}
+
+bool regex_names_kernel(const std::regex& re, std::string_view base, std::string_view demangled,
+                        std::string_view mangled) {
+  const auto finds = [&re](std::string_view name) {
+    const std::string_view subject = regex_subject(name);
+    return std::regex_search(subject.begin(), subject.end(), re);
+  };
+  if (base == "mangled") return finds(mangled);
+  if (base == "demangled") return finds(demangled);
+  const std::string function = function_name_of(demangled);
+  if (finds(function)) return true;
+  const std::string bare = bare_function_name(demangled);
+  return bare != function && finds(bare);
 }
 
 }  // namespace rf::collector

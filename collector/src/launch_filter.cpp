@@ -206,10 +206,8 @@ bool LaunchFilter::name_matches(std::string_view symbol) {
   NameCache& cache = name_cache_.local();  // this thread's: no lock
   if (auto it = cache.find(symbol); it != cache.end()) return it->second;
   bool match = false;
-  if (regex_) {  // searched in the demangled name (the symbol itself with base "mangled")
-    const std::string name = base_ == "mangled" ? std::string(symbol) : demangled(symbol);
-    const std::string_view subject = regex_subject(name);  // regex_subject.h: a bound on the stack
-    match = std::regex_search(subject.begin(), subject.end(), *regex_);
+  if (regex_) {  // in the name --kernel-name-base reads (kernel_names.h)
+    match = regex_names_kernel(*regex_, base_, base_ == "mangled" ? std::string() : demangled(symbol), symbol);
   } else {
     match = kernel_name_equals(symbol, base_, exact_);
   }

@@ -74,9 +74,20 @@ TEST(LaunchFilter, KernelNameFilterExactAndRegex) {
   EXPECT_FALSE(exact.selects(kScale, 1));
   EXPECT_FALSE(exact.selects("", 1));  // a graph launch has no name
   EXPECT_TRUE(exact.selects(kGemm, 2));  // cached answer, same result
-  LaunchFilter re = filter("regex:^void g.*<float>");
+  // --kernel-name-base function (the default): searched in the function name, without return
+  // type, template arguments and parameters, as ncu's "regex:Bar" names kernels with "Bar" in
+  // their function name. It was searched in the whole demangled name, where ^gemm$ found nothing
+  // and "float" named every kernel taking a float*.
+  LaunchFilter re = filter("regex:^gemm$");
   EXPECT_TRUE(re.selects(kGemm, 1));
   EXPECT_FALSE(re.selects(kScale, 1));
+  EXPECT_FALSE(filter("regex:^void g.*<float>").selects(kGemm, 1));
+  EXPECT_FALSE(filter("regex:float").selects(kGemm, 1));
+  // With or without its namespaces, as an exact name.
+  const std::string ns = "_ZN2at6native4gemmIfEEvPf";  // void at::native::gemm<float>(float*)
+  EXPECT_TRUE(filter("regex:^gemm$").selects(ns, 1));
+  EXPECT_TRUE(filter("regex:^at::native::").selects(ns, 1));
+  EXPECT_FALSE(filter("regex:^void").selects(ns, 1));
   LaunchFilter part = filter("regex:cal");  // searched, not anchored
   EXPECT_TRUE(part.selects(kScale, 1));
   LaunchFilter mangled = filter("regex:^_Z5", {}, {}, "mangled");

@@ -115,6 +115,19 @@ TEST(NcuCsv, KernelIdFilterModeSkipBeforeMatchAndDevices) {
   both.kernel_name = "bar";
   both.kernel_id = ":::1";
   EXPECT_EQ(printed(both), (std::vector<int>{2}));
+  // -k regex: under --kernel-name-base function (the default) is searched in the function name,
+  // without return type, templates and parameters, as the collector searches it: "int" is in
+  // every demangled name here and in no function name; ^bar$ names bar.
+  NcuFilter re;
+  re.kernel_name = "regex:^bar$";
+  EXPECT_EQ(printed(re), (std::vector<int>{2, 7}));
+  re.kernel_name = "regex:int";
+  EXPECT_EQ(printed(re), (std::vector<int>{}));
+  re.kernel_name_base = "demangled";
+  EXPECT_EQ(printed(re), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+  NcuFilter id_re;
+  id_re.kernel_id = "::regex:^foo$:3";
+  EXPECT_EQ(printed(id_re), (std::vector<int>{4}));
   NcuFilter bad;
   bad.kernel_id = "foo";
   std::ostringstream none;

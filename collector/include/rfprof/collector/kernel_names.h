@@ -3,6 +3,7 @@
 // pages printed from traces (analyzer/ncu_csv.h). No CUPTI, no allocation beyond the result.
 #pragma once
 
+#include <regex>
 #include <string>
 #include <string_view>
 
@@ -20,5 +21,14 @@ std::string bare_function_name(std::string_view demangled);
 /// Whether exact name `wanted` (-k NAME, base "function") names the kernel whose demangled name is
 /// `demangled`: its function name with or without namespaces, or the whole demangled name.
 bool function_name_matches(std::string_view demangled, std::string_view wanted);
+
+/// Whether `re` (-k regex:EXPR, --kernel-id's regex:NAME) finds a match in the kernel's name as
+/// --kernel-name-base `base` reads it: "mangled" the symbol `mangled`, "demangled" the whole
+/// demangled name, "function" (ncu's default: "function name without parameters, templates etc.")
+/// its function name with or without namespaces, as exact names are compared: `^gemm$` names
+/// "void ns::gemm<float>(float*)", `float` does not. Each name is searched in its first
+/// kMaxRegexSubject bytes (regex_subject.h).
+bool regex_names_kernel(const std::regex& re, std::string_view base, std::string_view demangled,
+                        std::string_view mangled);
 
 }  // namespace rf::collector
