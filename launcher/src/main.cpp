@@ -9,7 +9,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -68,6 +70,7 @@ bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& trac
   std::ostream* channel = output_channel(plan, file);
   if (!channel) return false;
   std::ostream& out = *channel;
+  errno = 0;  // what a failed write leaves there is said with it
   try {
     uint64_t printed = 0;
     if (plan.csv)
@@ -87,7 +90,14 @@ bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& trac
                   << "report.csv` places its kernels on the roofline\n";
     return false;
   }
-  return static_cast<bool>(out.flush());
+  if (!out.flush()) {
+    std::cerr << "rfprof: cannot write the results to "
+              << (plan.log_file && *plan.log_file != "stdout" && *plan.log_file != "stderr" ? *plan.log_file
+                                                                                           : std::string("standard output"))
+              << (errno ? std::string(": ") + std::strerror(errno) : std::string()) << "\n";
+    return false;
+  }
+  return true;
 }
 
 /// mkstemp/mkdtemp's template `name`-XXXXXX in $TMPDIR (or /tmp).
@@ -242,7 +252,12 @@ int main(int argc, char** argv) {
       return 2;
     }
     plan.env["RFPROF_OUTPUT"] = (scratch.path() / "rfprof_%p.rftrace").string();
+  } else {
+    // As ncu's -o, relative to rfprof's folder (where check_plan looked), not to the folder the
+    // application may change to (`rfprof -o rep sh -c "cd work && ./app"`).
+    plan.env["RFPROF_OUTPUT"] = absolute_or_as_is(plan.env["RFPROF_OUTPUT"]).string();
   }
+  launcher::ignore_sigpipe();
   bool started = false;
   const int status =
       launcher::run_application(plan, launcher::application_environment(plan, *inject, environ), std::cerr, &started);
@@ -261,10 +276,14 @@ int main(int argc, char** argv) {
   if (all.empty()) {
     if (!list.path().empty())  // without the list this run's traces are unknown, not absent
       std::cerr << "rfprof: no trace was written (no CUDA work profiled?)\n";
-  } else if ((plan.csv || !plan.export_given || plan.print_summary) && !print_results(plan, all, /*filtered=*/false) &&
-             !scratch.path().empty()) {
-    std::cerr << "rfprof: the traces are kept in " << scratch.path().string() << "\n";
-    scratch.keep();  // not printed: what was recorded is not thrown away
+  } else if ((plan.csv || !plan.export_given || plan.print_summary) && !print_results(plan, all, /*filtered=*/false)) {
+    if (!scratch.path().empty()) {
+      std::cerr << "rfprof: the traces are kept in " << scratch.path().string() << "\n";
+      scratch.keep();  // not printed: what was recorded is not thrown away
+    }
+    // The results asked for were not written: a job script must not read success. The
+    // application's own failure, if any, is the status it gets.
+    return status != 0 ? status : 2;
   }
   return status;
 }

@@ -18,10 +18,23 @@ namespace fs = std::filesystem;
 
 namespace {
 volatile sig_atomic_t g_child = 0;
-extern "C" void forward_signal(int sig) {
+extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
+  // A signal the kernel sent (Ctrl-C or a hangup at the terminal: si_code SI_KERNEL) went to the
+  // whole foreground process group, the application included: forwarded, it arrived twice (a
+  // KeyboardInterrupt handler's cleanup interrupted by the second SIGINT).
+  if (info && info->si_code == SI_KERNEL) return;
   if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
 }
+struct sigaction g_pipe_before {};  // SIGPIPE's disposition before ignore_sigpipe()
+bool g_pipe_saved = false;
 }  // namespace
+
+void ignore_sigpipe() noexcept {
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigemptyset(&ignore.sa_mask);
+  g_pipe_saved = ::sigaction(SIGPIPE, &ignore, &g_pipe_before) == 0;
+}
 
 std::optional<fs::path> find_inject_library(const fs::path& self) {
   const fs::path dir = self.parent_path();
@@ -73,6 +86,8 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
         ::close(null_fd);
       }
     }
+    // An ignored signal stays ignored across exec: the application gets SIGPIPE as rfprof got it.
+    if (g_pipe_saved) ::sigaction(SIGPIPE, &g_pipe_before, nullptr);
     std::vector<std::string> envs = environment;
     envs.push_back("RFPROF_ROOT_PID=" + std::to_string(::getpid()));
     std::vector<char*> argv, envp;
@@ -88,7 +103,8 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
   ::close(exec_error[1]);
   g_child = child;
   struct sigaction sa {}, old_int {}, old_term {}, old_hup {};
-  sa.sa_handler = forward_signal;
+  sa.sa_sigaction = forward_signal;
+  sa.sa_flags = SA_SIGINFO;
   ::sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, &old_int);
   ::sigaction(SIGTERM, &sa, &old_term);

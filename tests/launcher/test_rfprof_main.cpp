@@ -256,6 +256,45 @@ TEST(RfprofBinary, WhileTheApplicationRunsTheLauncherHoldsNoHostLibrary) {
   EXPECT_EQ(slurp(dir.path / "nvperf.txt"), "0\n");
 }
 
+// As ncu's -o, a relative name is relative to rfprof's folder, where check_plan looked for it: an
+// application that changes folder (a job script's `cd $WORKDIR`) got it relative to its own, and
+// a second run there was refused inside the application (trace exists), unprofiled, exit 0.
+TEST(RfprofBinary, ARelativeExportIsRfprofsFolderNotTheApplications) {
+  TempDir dir;
+  const Result r = run_in(dir.path, "RFPROF --quiet -o rep sh -c 'mkdir -p work && cd work && "
+                                    "printf %s \"$RFPROF_OUTPUT\" > ../output.txt'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(dir.path / "output.txt"), (dir.path / "rep.rftrace").string());
+}
+
+// Results that cannot be written (a full disk, a closed pipe) are said, and the run's status is
+// not 0 unless the application failed on its own. A closed pipe (`rfprof --csv ... | head`) killed
+// rfprof with SIGPIPE, its temporary traces left behind unnamed; the application still gets
+// SIGPIPE's default, not rfprof's ignored disposition.
+TEST(RfprofBinary, ResultsThatCannotBeWrittenAreSaidAndFailTheRun) {
+  TempDir dir;
+  one_kernel_trace(dir.path / "mine.src");
+  std::ofstream(dir.path / "app.sh") << "sleep \"${SLEEP:-0}\"\n"
+                                        "grep SigIgn /proc/$$/status > ignored.txt\n"
+                                        "out=$(printf %s \"$RFPROF_OUTPUT\" | sed \"s/%p/$$/\")\n"
+                                        "cp mine.src \"$out\" && echo \"$out\" >> \"$RFPROF_TRACE_LIST\"\n"
+                                        "exit \"${STATUS:-0}\"\n";
+  const Result full = run_in(dir.path, "RFPROF --csv --page raw --log-file /dev/full sh app.sh");
+  EXPECT_EQ(full.status, 2) << full.err;
+  EXPECT_TRUE(has(full.err, "rfprof: cannot write the results to /dev/full: No space left on device\n")) << full.err;
+  EXPECT_TRUE(has(full.err, "rfprof: the traces are kept in ")) << full.err;
+  const Result failed = run_in(dir.path, "STATUS=3 RFPROF --csv --page raw --log-file /dev/full sh app.sh");
+  EXPECT_EQ(failed.status, 3) << failed.err;  // the application's own failure first
+  const Result pipe =
+      run_in(dir.path, "bash -c 'SLEEP=0.3 RFPROF --csv --page raw sh app.sh | true; echo ${PIPESTATUS[0]} > status.txt'");
+  EXPECT_EQ(slurp(dir.path / "status.txt"), "2\n") << pipe.err;
+  EXPECT_TRUE(has(pipe.err, "rfprof: cannot write the results to standard output: Broken pipe\n")) << pipe.err;
+  const unsigned long ignored = std::stoul(slurp(dir.path / "ignored.txt").substr(7), nullptr, 16);
+  EXPECT_EQ(ignored & (1ul << (SIGPIPE - 1)), 0u) << "SIGPIPE ignored in the application";
+  for (const auto& line : lines_of(full.err + failed.err + pipe.err))
+    if (line.starts_with("rfprof: the traces are kept in ")) fs::remove_all(line.substr(31));
+}
+
 // Every listed trace is named after the run, finished ones first, then a killed process's .part.
 TEST(RfprofBinary, FinishedTracesAreNamedFirstThenKilledOnes) {
   TempDir dir;

@@ -21,8 +21,14 @@ std::optional<std::filesystem::path> find_inject_library(const std::filesystem::
 std::vector<std::string> application_environment(const Plan& plan, const std::filesystem::path& inject,
                                                  char** current_environment);
 
+/// Ignores SIGPIPE in rfprof, so that printing results into a closed pipe (`rfprof --csv ... |
+/// head`) is a write error it reports, not a death that leaves its temporary traces behind;
+/// run_application gives the application the disposition rfprof started with.
+void ignore_sigpipe() noexcept;
+
 /// Runs `plan.command` (PATH lookup as execvp) with `environment`, forwarding SIGINT, SIGTERM and
-/// SIGHUP to it while it runs. Returns its exit status, 128 + N when signal N killed it, 127 when
+/// SIGHUP to it while it runs, except those the kernel sent (si_code SI_KERNEL: the terminal's
+/// Ctrl-C and hangup, which reach the application's process group already). Returns its exit status, 128 + N when signal N killed it, 127 when
 /// it could not be started (one "rfprof: cannot run ..." line on `err`; `*started`, when given, is
 /// then false, and true otherwise: an application may exit 127 itself).
 int run_application(const Plan& plan, const std::vector<std::string>& environment, std::ostream& err,
