@@ -46,7 +46,10 @@ std::string call_site_of(const CallStackFrames& stack) {
 }
 
 void CallSites::add(const KernelRow& row) {
-  if (!active_) return;
+  if (!active_) {
+    if (row.stack_id == 0) return;
+    active_ = true;  // stack ids without CallStack records: a killed process's
+  }
   auto& kernels = current_[row.stack_id];
   auto it = kernels.find(std::string_view(row.kernel));
   if (it == kernels.end()) it = kernels.emplace(row.kernel, Sum{}).first;
@@ -60,7 +63,7 @@ void CallSites::add(const KernelRow& row) {
 }
 
 void CallSites::end_trace(const CallStackMap& stacks) {
-  if (!stacks.empty()) {
+  if (active_) {
     std::unordered_map<uint32_t, std::string> prefix;  // stack id -> "outer;...;inner"
     auto prefix_of = [&](uint32_t id) -> const std::string& {
       auto it = prefix.find(id);

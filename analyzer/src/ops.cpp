@@ -62,7 +62,13 @@ void OpBreakdown::add(const KernelRow& row, const std::vector<std::string>& path
         layer = it->second.layer;
       }
     } else {
+      // Every forward op range on the path is the outermost op's: PyTorch numbers each op that
+      // records autograd (aten::linear's aten::t has its seq, the aten::addmm inside it the next
+      // one, which AddmmBackward0 carries), so each seq inside names this op and layer.
       forward_by_seq_.try_emplace(op->seq, Forward{op->op, layer});
+      for (size_t j = i + 1; j < path.size(); ++j)
+        if (auto inner = parse_op_range(path[j]); inner && !inner->backward)
+          forward_by_seq_.try_emplace(inner->seq, Forward{op->op, layer});
     }
     Aggregate OpSums::*side = op->backward ? &OpSums::backward : &OpSums::forward;
     (by_op_[key].*side).add(row);

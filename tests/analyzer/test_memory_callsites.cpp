@@ -358,6 +358,29 @@ TEST(MemoryAndCallSitesEndToEnd, FoldedLinesOfOddNamesAndStacks) {
   EXPECT_EQ(lines_of(dir.path / "out" / "callsites_flop.folded"), (std::vector<std::string>{"f  g;k:a b c 2"}));
 }
 
+// A process killed before its trace ended wrote stack ids but no CallStack record (written at the
+// end): its launches count under [unsymbolized], as the docs say. They were dropped (empty files,
+// "call_stacks": 0) since only CallStack records made a trace's call sites count.
+TEST(MemoryAndCallSitesEndToEnd, StackIdsWithoutStacksAreUnsymbolized) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(7, trace::CollectionMode::kTiming);
+    for (uint32_t i = 1; i <= 3; ++i) {
+      t.launch(i, 0, 5, 100 * i, 0, false, 5);
+      t.kernel(i, 1000 * i, 1000 * i + 500, "k");
+    }
+    t.finish();
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "out");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  EXPECT_EQ(lines_of(dir.path / "out" / "callsites_time.folded"), (std::vector<std::string>{"[unsymbolized];k 1500"}));
+  CsvTable sites = CsvTable::read(dir.path / "out" / "callsites.csv");
+  ASSERT_EQ(sites.rows.size(), 1u);
+  EXPECT_EQ(sites.cell(0, "call_site"), "[unsymbolized]");
+  EXPECT_EQ(sites.cell(0, "launches"), "3");
+}
+
 // Two traces of one job (two ranks): folded lines and call sites they share are summed.
 TEST(MemoryAndCallSitesEndToEnd, TwoTracesAreSummed) {
   TempDir dir;
@@ -394,7 +417,7 @@ TEST(MemoryAndCallSitesEndToEnd, TraceWithoutThemHasEmptyOutputsAndEmptyPeaks) {
     TraceBuilder t(dir.path / "t.rftrace");
     t.process(1, trace::CollectionMode::kTiming);
     t.push(1, 5, 100, "forward");
-    t.launch(10, 0, 5, 200, 0, false, 7);  // a stack id, but the trace has no CallStack records
+    t.launch(10, 0, 5, 200);  // no stack id (a stack id without CallStack records: StackIdsWithoutStacksAreUnsymbolized)
     t.kernel(10, 300, 400);
     t.pop(1, 5, 500);
     t.finish();

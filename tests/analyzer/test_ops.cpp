@@ -195,6 +195,44 @@ TEST(OpBreakdown, ForwardAndBackwardPerOpAndLayer) {
   EXPECT_EQ(k.cell(k.find("id", "1"), "phase"), "forward");
 }
 
+// nn.Linear under emit_nvtx: aten::linear (seq 5) runs aten::t (seq 5, no kernel) and aten::addmm,
+// numbered 6, which AddmmBackward0 carries. The backward kernel is aten::linear's, in layer fc; it
+// was a row of its own (AddmmBackward0) and layer "", the linear's backward time 0.
+TEST(OpBreakdown, ABackwardOfAnOpNestedInTheOutermostOpIsTheOutermostOps) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(77, trace::CollectionMode::kTiming);
+    t.push(1, 1, 100, "fc");
+    t.push(2, 1, 110, "aten::linear, seq = 5, op_id = 1");
+    t.push(3, 1, 120, "aten::t, seq = 5, op_id = 2");
+    t.pop(3, 1, 130);
+    t.push(4, 1, 140, "aten::addmm, seq = 6, op_id = 3");
+    t.launch(1, 0, 1, 150);
+    t.kernel(1, 200, 1200);
+    t.pop(4, 1, 300);
+    t.pop(2, 1, 310);
+    t.pop(1, 1, 320);
+    t.push(5, 2, 400, "AddmmBackward0, seq = 6, op_id = 9");
+    t.launch(2, 0, 2, 410);
+    t.kernel(2, 1300, 3300);
+    t.pop(5, 2, 500);
+    t.finish();
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "r");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  CsvTable ops = CsvTable::read(dir.path / "r" / "ops.csv");
+  ASSERT_EQ(ops.rows.size(), 1u);
+  EXPECT_EQ(ops.cell(0, "op"), "aten::linear");
+  EXPECT_EQ(ops.cell(0, "forward_launches"), "1");
+  EXPECT_EQ(ops.cell(0, "backward_launches"), "1");
+  EXPECT_EQ(ops.cell(0, "time_ratio_backward_to_forward"), "2");
+  CsvTable layers = CsvTable::read(dir.path / "r" / "layers.csv");
+  ASSERT_EQ(layers.rows.size(), 1u);
+  EXPECT_EQ(layers.cell(0, "layer"), "fc");
+  EXPECT_EQ(layers.cell(0, "backward_duration_ns"), "2000");
+}
+
 // Ratios need both sides and a forward above zero: absent, never 0 or infinity. A sequence number
 // seen on two forward ops stays with the first.
 TEST(OpBreakdown, RatiosWithoutASideOrWithAZeroForward) {

@@ -41,13 +41,15 @@ std::string call_site_of(const CallStackFrames& stack);
 class CallSites {
  public:
   /// Starts a trace; `has_call_stacks`: it holds CallStack records (pass 1 saw them). Launches of
-  /// a trace without them are not looked at (add() returns at once).
+  /// a trace without them are looked at from its first launch with a stack id (a process killed
+  /// before it wrote its CallStack records: its stack ids count under "[unsymbolized]"); until
+  /// then add() returns at once, so a trace recorded without call stacks costs nothing.
   void begin_trace(bool has_call_stacks) noexcept { active_ = has_call_stacks; }
   /// One launch of the current trace (row.stack_id; 0: no stack recorded). No allocation for a
   /// (stack, kernel) pair already seen.
   void add(const KernelRow& row);
-  /// Ends the current trace: resolves its stack ids through `stacks` (empty: the trace recorded no
-  /// call stacks, and its launches are left out). Launches without a stack count under
+  /// Ends the current trace: resolves its stack ids through `stacks` (empty and no launch with a
+  /// stack id: the trace recorded no call stacks, and its launches are left out). Launches without a stack count under
   /// "[no call stack]", stack ids without a CallStack record (a killed process) under
   /// "[unsymbolized]".
   void end_trace(const CallStackMap& stacks);
