@@ -67,6 +67,10 @@ std::string printed_name(const KernelRow& r, const NcuFilter& filter) {
   return r.kernel;
 }
 
+/// ncu's details page ends each row with "Rule Name", "Rule Type", "Rule Description",
+/// "Estimated Speedup Type" and "Estimated Speedup" (empty on metric rows).
+constexpr size_t kRuleColumns = 5;
+
 /// The duration text output shows for a launch without a gpu__time_duration metric (timing mode).
 const std::string kTextDuration = std::string(kGpuTimeDuration) + ".sum";
 
@@ -327,7 +331,11 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
     for (const auto& [name, attribute] : columns) units.push_back(attribute ? attribute->unit : ncu_unit(name));
     write_row(units);
   } else {
-    for (const char* c : {"Section Name", "Metric Name", "Metric Unit", "Metric Value"}) h.push_back(c);
+    // ncu's rule columns follow (its rule rows fill them; rfprof runs no rules): left empty, so
+    // that a script reading ncu's 20 columns reads these pages too.
+    for (const char* c : {"Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name", "Rule Type",
+                          "Rule Description", "Estimated Speedup Type", "Estimated Speedup"})
+      h.push_back(c);
     write_row(h);
   }
   return for_each_printed_launch(printed, filter, [&](const PrintedLaunch& p) {
@@ -348,12 +356,14 @@ uint64_t write_ncu_csv(std::ostream& out, const std::vector<std::filesystem::pat
     for (const auto& [name, v] : p.values) {
       std::vector<std::string> row = p.ident;
       for (const std::string& f : {std::string(kNcuSection), name, ncu_unit(name), ncu_number(v)}) row.push_back(f);
+      row.resize(row.size() + kRuleColumns);
       write_row(row);
     }
     for (const NcuAttribute* a : detail_attributes) {
       std::vector<std::string> row = p.ident;
       for (const std::string& f : {std::string(kNcuSection), a->name, a->unit, a->value(*p.row, p.device)})
         row.push_back(f);
+      row.resize(row.size() + kRuleColumns);
       write_row(row);
     }
   });
