@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -98,6 +99,28 @@ bool print_results(const launcher::Plan& plan, const std::vector<fs::path>& trac
     return false;
   }
   return true;
+}
+
+/// The traces a run's other processes wrote under the name `asked` (-o NAME: NAME.PID.rftrace,
+/// inject's per-process names), in name order: what `-i NAME.ncu-rep` means when the process
+/// rfprof started (a shell script, torchrun) ran no CUDA itself and NAME.rftrace does not exist.
+std::vector<fs::path> per_process_traces(const fs::path& asked) {
+  fs::path base = asked;
+  if (base.extension() == ".ncu-rep" || base.extension() == ".rftrace") base.replace_extension();
+  const std::string prefix = base.filename().string() + ".";
+  const fs::path dir = base.has_parent_path() ? base.parent_path() : fs::path(".");
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    constexpr std::string_view kExt = ".rftrace";
+    if (name.size() <= prefix.size() + kExt.size() || !name.starts_with(prefix) || !name.ends_with(kExt)) continue;
+    const std::string_view pid(name.data() + prefix.size(), name.size() - prefix.size() - kExt.size());
+    if (std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      found.push_back(base.has_parent_path() ? dir / name : fs::path(name));
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 /// mkstemp/mkdtemp's template `name`-XXXXXX in $TMPDIR (or /tmp).
@@ -204,16 +227,26 @@ int main(int argc, char** argv) {
     return out ? launcher::run_metric_query(*plan.metric_query, *out, std::cerr) : 2;
   }
   if (!plan.import_files.empty()) {
-    std::vector<fs::path> traces(plan.import_files.begin(), plan.import_files.end());
-    for (const auto& t : traces) {
+    std::vector<fs::path> traces;
+    for (const fs::path t : plan.import_files) {
       std::error_code ec;
-      if (!fs::exists(t, ec)) {
-        std::cerr << "rfprof: -i " << t.string() << ": no such file";
-        if (t.extension() == ".ncu-rep")  // -o NAME.ncu-rep writes NAME.rftrace: -i looked for both
-          std::cerr << " (nor " << fs::path(t).replace_extension(".rftrace").string() << ")";
-        std::cerr << "\n";
-        return 2;
+      if (fs::exists(t, ec)) {
+        traces.push_back(t);
+        continue;
       }
+      if (const auto others = per_process_traces(t); !others.empty()) {
+        std::cerr << "rfprof: -i " << t.string() << ": no such file; printing the " << others.size()
+                  << " per-process trace(s) of that name:";
+        for (const auto& o : others) std::cerr << " " << o.string();
+        std::cerr << "\n";
+        traces.insert(traces.end(), others.begin(), others.end());
+        continue;
+      }
+      std::cerr << "rfprof: -i " << t.string() << ": no such file";
+      if (t.extension() == ".ncu-rep")  // -o NAME.ncu-rep writes NAME.rftrace: -i looked for both
+        std::cerr << " (nor " << fs::path(t).replace_extension(".rftrace").string() << ")";
+      std::cerr << "\n";
+      return 2;
     }
     return print_results(plan, traces, /*filtered=*/true) ? 0 : 2;
   }

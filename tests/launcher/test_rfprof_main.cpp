@@ -295,6 +295,26 @@ TEST(RfprofBinary, ResultsThatCannotBeWrittenAreSaidAndFailTheRun) {
     if (line.starts_with("rfprof: the traces are kept in ")) fs::remove_all(line.substr(31));
 }
 
+// `rfprof -o rep bash job.sh`: the shell runs no CUDA, its CUDA children write rep.PID.rftrace, and
+// `-i rep.ncu-rep` (ncu's round trip) found nothing. It prints those per-process traces, naming
+// them; other names stay apart (rep2.5.rftrace, rep.x.rftrace).
+TEST(RfprofBinary, ImportOfANameOnlyOtherProcessesWroteReadsTheirTraces) {
+  TempDir dir;
+  one_kernel_trace(dir.path / "rep.222.rftrace");
+  one_kernel_trace(dir.path / "rep.111.rftrace");
+  one_kernel_trace(dir.path / "rep2.5.rftrace");
+  one_kernel_trace(dir.path / "rep.x.rftrace");
+  const Result r = run_in(dir.path, "RFPROF -i rep.ncu-rep --csv --page raw");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(csv_rows(r.out), 2u) << r.out;
+  EXPECT_TRUE(has(r.err, "rfprof: -i rep.ncu-rep: no such file; printing the 2 per-process trace(s) of that name: "
+                         "rep.111.rftrace rep.222.rftrace\n"))
+      << r.err;
+  const Result none = run_in(dir.path, "RFPROF -i other.ncu-rep --csv --page raw");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_TRUE(has(none.err, "rfprof: -i other.ncu-rep: no such file (nor other.rftrace)\n")) << none.err;
+}
+
 // Every listed trace is named after the run, finished ones first, then a killed process's .part.
 TEST(RfprofBinary, FinishedTracesAreNamedFirstThenKilledOnes) {
   TempDir dir;
