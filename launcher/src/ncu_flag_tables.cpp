@@ -20,7 +20,7 @@ const std::map<std::string, std::string>& unsupported_flags() {
       {"range-replay-options", "rfprof has no range replay (--replay-mode step replays across training steps)"},
       {"graph-profiling", "graphs are profiled per kernel: only --graph-profiling node is accepted"},
       {"cache-control", "expected all or none (rfprof never flushes caches: kernels run as in the application)"},
-      {"clock-control", "expected base or none (rfprof never changes clocks: kernels run at the application's clocks)"},
+      {"clock-control", "expected base, boost or none (rfprof never changes clocks: kernels run at the application's clocks)"},
       {"mode", "rfprof has no interactive modes (launch-and-attach, attach): it launches and profiles"},
       {"hostname", "rfprof has no remote attach"},
       {"port", "rfprof has no remote attach"},

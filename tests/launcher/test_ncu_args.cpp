@@ -340,6 +340,8 @@ TEST(NcuArgs, NcuDefaultsAcceptedWithTheirNotes) {
       EXPECT_TRUE(parse({flag, value, "app"}).notes.empty()) << flag << " " << value;
     }
   }
+  // A value ncu does not have is refused with the values accepted (boost was missing from the list).
+  EXPECT_TRUE(has(error_of({"--clock-control", "high", "app"}), "expected base, boost or none")) << error_of({"--clock-control", "high", "app"});
   // Where ncu's numbers would differ, one note says how.
   const std::vector<std::pair<std::vector<std::string>, std::string>> noted = {
       {{"--clock-control", "base"}, "rfprof: note: --clock-control base: rfprof does not lock clocks as ncu does"},
