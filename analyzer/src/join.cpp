@@ -18,8 +18,32 @@ std::vector<uint32_t> sorted_keys(const Map& map) {
 
 }  // namespace
 
-LaunchJoiner::LaunchJoiner(bool await_counters, Sink sink)
-    : await_counters_(await_counters), sink_(std::move(sink)) {}
+LaunchJoiner::LaunchJoiner(bool await_counters, Sink sink, size_t max_waiting)
+    : await_counters_(await_counters), max_waiting_(std::max<size_t>(max_waiting, 1)), sink_(std::move(sink)) {}
+
+void LaunchJoiner::bound_waiting() {
+  while (!order_.empty() && !entries_.count(order_.front())) order_.pop_front();
+  if (order_.size() > 2 * entries_.size() + 1024) {  // emitted ids behind a long-waiting one
+    std::deque<uint32_t> live;
+    for (uint32_t d : order_)
+      if (entries_.count(d)) live.push_back(d);
+    order_.swap(live);
+  }
+  while (entries_.size() > max_waiting_ && !order_.empty()) {
+    const uint32_t d = order_.front();
+    order_.pop_front();
+    auto it = entries_.find(d);
+    if (it == entries_.end()) continue;
+    Entry e = std::move(it->second);
+    entries_.erase(it);
+    if (e.launch && e.launch->runtime_correlation_id != 0) {
+      auto alias = aliases_.find(e.launch->runtime_correlation_id);
+      if (alias != aliases_.end() && alias->second == d) aliases_.erase(alias);
+    }
+    ++stats_.given_up;
+    emit(std::move(e), d);
+  }
+}
 
 size_t LaunchJoiner::pending() const noexcept {
   size_t n = entries_.size() + graphs_.size() + orphan_counters_.size();
@@ -102,9 +126,16 @@ void LaunchJoiner::add_launch(const trace::LaunchApi& launch) {
   if (auto it = entries_.find(d); it != entries_.end()) {  // a second launch with this id
     Entry old = std::move(it->second);
     entries_.erase(it);
+    // Its runtime id no longer names a pending launch: a kernel of it is an orphan, not this
+    // launch's (a stale alias made entries_.at() throw: exit 3 on a well-formed trace).
+    if (old.launch && old.launch->runtime_correlation_id != 0 && old.launch->runtime_correlation_id != r) {
+      auto alias = aliases_.find(old.launch->runtime_correlation_id);
+      if (alias != aliases_.end() && alias->second == d) aliases_.erase(alias);
+    }
     emit(std::move(old), d);
   }
   Entry& e = entries_[d];
+  order_.push_back(d);
   e.launch = launch;
   e.counters = std::move(counters);
   if (r != 0) aliases_[r] = d;
@@ -120,6 +151,7 @@ void LaunchJoiner::add_launch(const trace::LaunchApi& launch) {
   }
   note_pending();
   try_emit(d);
+  bound_waiting();
 }
 
 void LaunchJoiner::add_kernel(const trace::KernelActivity& kernel) {
@@ -133,7 +165,13 @@ void LaunchJoiner::add_kernel(const trace::KernelActivity& kernel) {
     emit_graph_kernel(g->second, kernel);
     return;
   }
-  Entry& e = entries_.at(*d);
+  auto found = entries_.find(*d);
+  if (found == entries_.end()) {  // not reachable with the aliases kept right; a hostile trace is no bug
+    orphan_kernels_[kernel.correlation_id].push_back(kernel);
+    note_pending();
+    return;
+  }
+  Entry& e = found->second;
   if (e.kernel) {
     Entry extra;
     extra.launch = e.launch;
@@ -181,6 +219,7 @@ void LaunchJoiner::close_window(uint32_t window_id) {
 void LaunchJoiner::finish() {
   for (uint32_t d : sorted_keys(entries_)) emit(std::move(entries_.at(d)), d);
   entries_.clear();
+  order_.clear();
   for (uint32_t d : sorted_keys(graphs_)) {
     Graph& g = graphs_.at(d);
     if (g.kernels != 0) continue;

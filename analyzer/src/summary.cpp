@@ -119,6 +119,7 @@ json trace_json(const TraceSummary& t) {
             {"rows_without_launch", j.without_launch},
             {"rows_without_counters", j.without_counters},
             {"max_buffered_records", j.max_pending},
+            {"launches_given_up", j.given_up},
             {"counters_without_metric_config", t.stream.counters_without_config},
             {"kernels_with_negative_duration", t.stream.negative_durations},
             {"durations_from_gpu_time_duration", t.stream.durations_from_gpu_time}}}};

@@ -60,6 +60,67 @@ TEST(Join, CountersModeWaitsForAllThree) {
   EXPECT_EQ(j.pending(), 0u);
 }
 
+// A driver correlation id used again while its first launch waits (ids wrap after 2^32 calls; the
+// first launch's kernel record was dropped): the first launch's runtime id no longer names a
+// pending launch. Its kernel then threw out of entries_.at() (rfanalyze exit 3, no outputs), or,
+// in the other order, was joined to the second launch.
+TEST(Join, ADriverIdUsedAgainLeavesNoStaleRuntimeAlias) {
+  for (const bool old_kernel_first : {false, true}) {
+    Collected out;
+    LaunchJoiner j(false, out.sink());
+    j.add_launch(launch(5, 100));
+    j.add_launch(launch(5, 200));  // the first is emitted without its kernel
+    ASSERT_EQ(out.rows.size(), 1u);
+    EXPECT_EQ(out.rows[0].launch->runtime_correlation_id, 100u);
+    if (old_kernel_first) j.add_kernel(kernel(100, 1, 2));
+    j.add_kernel(kernel(200, 3, 4));
+    if (!old_kernel_first) j.add_kernel(kernel(100, 1, 2));
+    j.finish();
+    ASSERT_EQ(out.rows.size(), 3u) << old_kernel_first;
+    size_t joined = 0, orphan = 0;
+    for (const auto& r : out.rows) {
+      if (r.launch && r.kernel) {
+        ++joined;
+        EXPECT_EQ(r.launch->runtime_correlation_id, 200u);
+        EXPECT_EQ(r.kernel->correlation_id, 200u);
+      }
+      if (!r.launch && r.kernel) {
+        ++orphan;
+        EXPECT_EQ(r.kernel->correlation_id, 100u);
+      }
+    }
+    EXPECT_EQ(joined, 1u);
+    EXPECT_EQ(orphan, 1u);
+  }
+}
+
+// Counters refused at setup leave a counters-mode trace whose window closes only at exit: every
+// launch waited for counters until finish() (3 M launches held 1 GB). Past max_waiting launches
+// waiting, the earliest is emitted as it is, counted; the rest still join in full.
+TEST(Join, WaitingLaunchesAreBounded) {
+  Collected out;
+  LaunchJoiner j(true, out.sink(), 100);
+  for (uint32_t d = 1; d <= 1000; ++d) {
+    j.add_launch(launch(d, 50000 + d));
+    j.add_kernel(kernel(50000 + d));
+    EXPECT_LE(j.pending(), 101u) << d;
+  }
+  EXPECT_EQ(out.rows.size(), 900u);
+  EXPECT_EQ(j.stats().given_up, 900u);
+  for (size_t i = 0; i < out.rows.size(); ++i) {  // the earliest first, each with its kernel
+    ASSERT_EQ(out.rows[i].launch->correlation_id, i + 1);
+    ASSERT_TRUE(out.rows[i].kernel);
+    EXPECT_EQ(out.rows[i].kernel->correlation_id, 50000 + i + 1);
+  }
+  j.add_counters(counters(1000, 7.0));  // the latest still gets its counters
+  ASSERT_EQ(out.rows.size(), 901u);
+  EXPECT_EQ(out.rows.back().launch->correlation_id, 1000u);
+  ASSERT_TRUE(out.rows.back().counters);
+  j.finish();
+  EXPECT_EQ(out.rows.size(), 1000u);
+  EXPECT_EQ(j.stats().without_counters, 999u);
+}
+
 TEST(Join, CountersBeforeKernelsBeforeLaunches) {
   Collected out;
   LaunchJoiner j(true, out.sink());

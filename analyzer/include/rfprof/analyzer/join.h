@@ -7,12 +7,15 @@
 // Memory: a launch is buffered only until it is complete, i.e. it has its kernel, and, when
 // counters are awaited, its counters or the close of its profiling window (the collector decodes
 // every counter image of a window before it writes the window's close). A launch whose records
-// never all arrive is emitted by finish() with the missing parts absent. Graph launches (one call,
+// never all arrive is emitted by finish() with the missing parts absent; past kMaxWaiting launches
+// waiting at once (counters refused at setup, in a window that closes only at exit), the earliest
+// is emitted as it is. Graph launches (one call,
 // many kernels) stay known until finish(); each of their kernels is emitted when it arrives.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <set>
@@ -48,6 +51,7 @@ struct JoinStats {
   uint64_t without_kernel = 0;      ///< rows emitted without a kernel record
   uint64_t without_launch = 0;      ///< rows emitted without a launch record
   uint64_t without_counters = 0;    ///< rows emitted without counters while counters were awaited
+  uint64_t given_up = 0;            ///< launches emitted incomplete because kMaxWaiting others waited
   size_t max_pending = 0;           ///< largest number of records buffered at once
 };
 
@@ -56,9 +60,14 @@ class LaunchJoiner {
  public:
   using Sink = std::function<void(JoinedLaunch&&)>;
 
+  /// Launches that may wait at once: twice the largest counter image (RFPROF_MAX_RANGES, at most
+  /// 100,000 launches) and room for the activity buffers' lag. Memory: a few hundred bytes each.
+  static constexpr size_t kMaxWaiting = 262144;
+
   /// `await_counters`: the trace is in counters mode, so non-graph launches wait for counters
-  /// (or their window's close) before they are emitted.
-  LaunchJoiner(bool await_counters, Sink sink);
+  /// (or their window's close) before they are emitted. `max_waiting`: kMaxWaiting (tests pass
+  /// less).
+  LaunchJoiner(bool await_counters, Sink sink, size_t max_waiting = kMaxWaiting);
 
   /// A launch API call; emitted (through the sink) once its kernel record and, when awaited, its
   /// counters arrived, in any order. Records are matched by correlation id (driver or runtime).
@@ -94,8 +103,13 @@ class LaunchJoiner {
   void emit(Entry&& e, uint32_t id);
   void emit_graph_kernel(Graph& g, const trace::KernelActivity& kernel);
   void note_pending();
+  /// Drops emitted ids from the front of order_ (and compacts it when stale ids pile up behind a
+  /// launch that waits long), then emits the earliest launches while more than max_waiting_ wait.
+  void bound_waiting();
 
   bool await_counters_;
+  size_t max_waiting_;
+  std::deque<uint32_t> order_;                       // driver ids of entries_, in arrival order (some emitted)
   Sink sink_;
   std::unordered_map<uint32_t, Entry> entries_;      // by driver correlation id
   std::unordered_map<uint32_t, Graph> graphs_;       // by driver correlation id
