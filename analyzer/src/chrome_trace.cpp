@@ -70,7 +70,8 @@ void ChromeTrace::flush_text() {
 double ChromeTrace::us(uint64_t ns) const {
   // The difference first, in integers: CUPTI time stamps (Unix epoch ns, ~1.8e18) are above 2^53,
   // and each one made a double was rounded to 256 ns.
-  return static_cast<double>(static_cast<int64_t>(ns - base_ns_)) / 1000.0;
+  // (Unsigned either way: a time stamp 2^63 ns past the base, from a hostile trace, stays positive.)
+  return ns >= base_ns_ ? static_cast<double>(ns - base_ns_) / 1000.0 : -static_cast<double>(base_ns_ - ns) / 1000.0;
 }
 
 void ChromeTrace::set_time_base(uint64_t base_ns) {

@@ -123,6 +123,11 @@ TraceContext read_context_records(const std::filesystem::path& path, RecordCheck
 }  // namespace
 
 std::optional<uint64_t> process_start_ns(const std::filesystem::path& path) noexcept {
+  const std::optional<trace::ProcessInfo> p = first_process_info(path);
+  return p ? std::optional<uint64_t>(p->start_ns) : std::nullopt;
+}
+
+std::optional<trace::ProcessInfo> first_process_info(const std::filesystem::path& path) noexcept {
   try {
     trace::Reader reader(path);
     trace::RawRecord raw;
@@ -132,7 +137,7 @@ std::optional<uint64_t> process_start_ns(const std::filesystem::path& path) noex
       ++records;
       if (raw.type != static_cast<uint16_t>(trace::RecordType::kProcess)) continue;
       if (reader.decode(raw, rec))
-        if (const auto* p = std::get_if<trace::ProcessInfo>(&rec)) return p->start_ns;
+        if (const auto* p = std::get_if<trace::ProcessInfo>(&rec)) return *p;
       return std::nullopt;
     }
   } catch (...) {  // a corrupt or unreadable trace: read_context says so

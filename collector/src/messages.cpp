@@ -15,9 +15,10 @@ void print_line(std::string_view a, std::string_view b, std::string_view c) noex
     line.reserve(a.size() + b.size() + c.size());
     line.append(a).append(b).append(c);
     std::fprintf(stderr, "%s\n", trace::printable(line).c_str());
-  } catch (...) {
-    std::fprintf(stderr, "%.*s%.*s%.*s\n", static_cast<int>(a.size()), a.data(), static_cast<int>(b.size()), b.data(),
-                 static_cast<int>(c.size()), c.data());
+  } catch (...) {  // out of memory: byte by byte, control characters as '?' (one line still)
+    for (std::string_view part : {a, b, c})
+      for (char ch : part) std::fputc(static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f ? '?' : ch, stderr);
+    std::fputc('\n', stderr);
   }
 }
 

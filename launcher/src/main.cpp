@@ -18,6 +18,7 @@
 #include <iostream>
 
 #include "rfprof/analyzer/ncu_csv.h"
+#include "rfprof/analyzer/trace_pass.h"
 #include "rfprof/collector/metric_sets.h"
 #include "rfprof/launcher/ncu_args.h"
 #include "rfprof/launcher/run.h"
@@ -116,8 +117,12 @@ std::vector<fs::path> per_process_traces(const fs::path& asked) {
     constexpr std::string_view kExt = ".rftrace";
     if (name.size() <= prefix.size() + kExt.size() || !name.starts_with(prefix) || !name.ends_with(kExt)) continue;
     const std::string_view pid(name.data() + prefix.size(), name.size() - prefix.size() - kExt.size());
-    if (std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      found.push_back(base.has_parent_path() ? dir / name : fs::path(name));
+    if (pid.empty() || pid.size() > 10 || !std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    // The process's own pid, as librfinject names it: not another run's rep.1.rftrace (-o rep.%i).
+    const fs::path trace = base.has_parent_path() ? dir / name : fs::path(name);
+    const std::optional<trace::ProcessInfo> info = analyzer::first_process_info(trace);
+    if (info && std::to_string(info->pid) == pid) found.push_back(trace);
   }
   std::sort(found.begin(), found.end());
   return found;
@@ -187,6 +192,7 @@ bool inside(const fs::path& trace, const fs::path& folder) { return !folder.empt
 }  // namespace
 
 int main(int argc, char** argv) {
+  launcher::ignore_sigpipe();  // results into a closed pipe: a write error said, not a silent death
   launcher::Plan plan;
   try {
     plan = launcher::parse_args(std::vector<std::string>(argv + 1, argv + argc));
@@ -288,9 +294,11 @@ int main(int argc, char** argv) {
   } else {
     // As ncu's -o, relative to rfprof's folder (where check_plan looked), not to the folder the
     // application may change to (`rfprof -o rep sh -c "cd work && ./app"`).
-    plan.env["RFPROF_OUTPUT"] = absolute_or_as_is(plan.env["RFPROF_OUTPUT"]).string();
+    // A pattern that starts with %q{VAR} is left as it is: VAR may hold an absolute folder
+    // (`-o %q{OUTDIR}/rep`), which rfprof's folder in front of it would break.
+    const std::string& pattern = plan.env["RFPROF_OUTPUT"];
+    if (!pattern.starts_with("%q{")) plan.env["RFPROF_OUTPUT"] = absolute_or_as_is(pattern).string();
   }
-  launcher::ignore_sigpipe();
   bool started = false;
   const int status =
       launcher::run_application(plan, launcher::application_environment(plan, *inject, environ), std::cerr, &started);

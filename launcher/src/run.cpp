@@ -18,12 +18,19 @@ namespace fs = std::filesystem;
 
 namespace {
 volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_session_leader = 0;  // rfprof leads its session (ssh -t, a tmux pane)
 extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
-  // A signal the kernel sent (Ctrl-C or a hangup at the terminal: si_code SI_KERNEL) went to the
-  // whole foreground process group, the application included: forwarded, it arrived twice (a
-  // KeyboardInterrupt handler's cleanup interrupted by the second SIGINT).
-  if (info && info->si_code == SI_KERNEL) return;
-  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
+  if (g_child <= 0) return;
+  const auto child = static_cast<pid_t>(g_child);
+  // A signal the kernel sent (si_code SI_KERNEL: Ctrl-C, a hangup) to rfprof's foreground process
+  // group reached the application too when it is still in that group: forwarded, it arrived twice
+  // (a KeyboardInterrupt handler's cleanup interrupted by the second SIGINT). A hangup the kernel
+  // sends only to the session leader, and any signal when the application left the group
+  // (`rfprof timeout 8 app`, setsid), is forwarded. getpgid is a bare system call.
+  if (info && info->si_code == SI_KERNEL && ::getpgid(child) == ::getpgrp() &&
+      !(sig == SIGHUP && g_session_leader))
+    return;
+  ::kill(child, sig);
 }
 struct sigaction g_pipe_before {};  // SIGPIPE's disposition before ignore_sigpipe()
 bool g_pipe_saved = false;
@@ -102,6 +109,7 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
   }
   ::close(exec_error[1]);
   g_child = child;
+  g_session_leader = ::getsid(0) == ::getpid() ? 1 : 0;
   struct sigaction sa {}, old_int {}, old_term {}, old_hup {};
   sa.sa_sigaction = forward_signal;
   sa.sa_flags = SA_SIGINFO;

@@ -46,10 +46,10 @@ size_t csv_rows(const std::string& csv) {
   return lines < 2 ? 0 : lines - 2;
 }
 
-/// A timing trace of pid 11 with one kernel "mine()", at `path`.
-void one_kernel_trace(const fs::path& path) {
+/// A timing trace of pid `pid` with one kernel "mine()", at `path`.
+void one_kernel_trace(const fs::path& path, uint32_t pid = 11) {
   TraceBuilder t(path);
-  t.process(11, trace::CollectionMode::kTiming);
+  t.process(pid, trace::CollectionMode::kTiming);
   t.launch(1, 0, 100, 1000);
   t.kernel(1, 2000, 3000, "mine()");
   t.finish();
@@ -267,6 +267,29 @@ TEST(RfprofBinary, ARelativeExportIsRfprofsFolderNotTheApplications) {
   EXPECT_EQ(slurp(dir.path / "output.txt"), (dir.path / "rep.rftrace").string());
 }
 
+// -o %q{VAR}/NAME with VAR an absolute folder (a job's scratch): not made relative to rfprof's
+// folder, which put that folder in front of VAR's (cwd/%q{OUTDIR}/rep: a folder that does not
+// exist, an unprofiled run, exit 0). -i on a closed pipe is a write error, as after a run.
+TEST(RfprofBinary, AnExportStartingWithAVariableIsLeftAsItIs) {
+  TempDir dir;
+  const Result r = run_in(dir.path, "OUTDIR=/somewhere RFPROF --quiet -o '%q{OUTDIR}/rep' sh -c "
+                                    "'printf %s \"$RFPROF_OUTPUT\" > output.txt'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(dir.path / "output.txt"), "%q{OUTDIR}/rep.rftrace");
+  {
+    TraceBuilder t(dir.path / "t.rftrace");  // more CSV than a pipe holds (64 KiB)
+    t.process(11, trace::CollectionMode::kTiming);
+    for (uint32_t i = 1; i <= 2000; ++i) {
+      t.launch(i, 0, 100, 1000 * i);
+      t.kernel(i, 1000 * i + 10, 1000 * i + 500, "mine()");
+    }
+    t.finish();
+  }
+  const Result pipe = run_in(dir.path, "bash -c 'RFPROF -i t.rftrace --csv --page raw | true; "
+                                       "echo ${PIPESTATUS[0]} > status.txt'");
+  EXPECT_EQ(slurp(dir.path / "status.txt"), "2\n") << pipe.err;
+}
+
 // Results that cannot be written (a full disk, a closed pipe) are said, and the run's status is
 // not 0 unless the application failed on its own. A closed pipe (`rfprof --csv ... | head`) killed
 // rfprof with SIGPIPE, its temporary traces left behind unnamed; the application still gets
@@ -297,12 +320,14 @@ TEST(RfprofBinary, ResultsThatCannotBeWrittenAreSaidAndFailTheRun) {
 
 // `rfprof -o rep bash job.sh`: the shell runs no CUDA, its CUDA children write rep.PID.rftrace, and
 // `-i rep.ncu-rep` (ncu's round trip) found nothing. It prints those per-process traces, naming
-// them; other names stay apart (rep2.5.rftrace, rep.x.rftrace).
+// them; other names stay apart (rep2.5.rftrace, rep.x.rftrace), and so does a trace whose number is
+// not its process's pid (another run's rep.3.rftrace, from -o rep.%i).
 TEST(RfprofBinary, ImportOfANameOnlyOtherProcessesWroteReadsTheirTraces) {
   TempDir dir;
-  one_kernel_trace(dir.path / "rep.222.rftrace");
-  one_kernel_trace(dir.path / "rep.111.rftrace");
-  one_kernel_trace(dir.path / "rep2.5.rftrace");
+  one_kernel_trace(dir.path / "rep.222.rftrace", 222);
+  one_kernel_trace(dir.path / "rep.111.rftrace", 111);
+  one_kernel_trace(dir.path / "rep.3.rftrace", 4242);
+  one_kernel_trace(dir.path / "rep2.5.rftrace", 5);
   one_kernel_trace(dir.path / "rep.x.rftrace");
   const Result r = run_in(dir.path, "RFPROF -i rep.ncu-rep --csv --page raw");
   EXPECT_EQ(r.status, 0) << r.err;

@@ -3,6 +3,8 @@
 #include "rfprof/launcher/run.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -262,6 +264,46 @@ TEST(RfprofBinary, SignalsAreForwardedToTheApplication) {
     EXPECT_TRUE(app_gone) << "signal " << sig << " did not reach the application";
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + sig)
         << "signal " << sig << ": rfprof should return the application's 128 + signal, wait status " << status;
+  }
+}
+
+// Ctrl-C at a terminal: the kernel sends SIGINT (si_code SI_KERNEL) to the foreground process
+// group. An application in rfprof's group gets it from the kernel, and a forwarded copy made it
+// twice (a KeyboardInterrupt handler's cleanup cut short); one in a group of its own (`rfprof
+// timeout 10 app`: timeout makes one) gets it only through rfprof. Either way: exactly once.
+TEST(RfprofBinary, TerminalSignalsReachTheApplicationOnce) {
+  for (const bool own_group : {false, true}) {
+    TempDir dir;
+    const std::string marks = (dir.path / "marks").string(), ready = (dir.path / "ready").string();
+    const std::string script = "trap 'echo INT >> " + marks + "' INT; touch " + ready +
+                               "; i=0; while [ $i -lt 15 ]; do sleep 0.1; i=$((i+1)); done; exit 3";
+    int master = -1;
+    const pid_t rfprof = ::forkpty(&master, nullptr, nullptr, nullptr);  // rfprof on a terminal
+    ASSERT_GE(rfprof, 0);
+    if (rfprof == 0) {
+      ::signal(SIGINT, SIG_DFL);
+      if (own_group)
+        ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "timeout", "10", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+      else
+        ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+      ::_exit(126);
+    }
+    ::fcntl(master, F_SETFL, ::fcntl(master, F_GETFL) | O_NONBLOCK);
+    for (int i = 0; i < 500 && !std::filesystem::exists(ready); ++i) ::usleep(10 * 1000);
+    ASSERT_TRUE(std::filesystem::exists(ready)) << "the application did not start";
+    ASSERT_EQ(::write(master, "\x03", 1), 1);  // ^C: the terminal's SIGINT
+    int status = 0;
+    for (int i = 0; i < 1000 && ::waitpid(rfprof, &status, WNOHANG) == 0; ++i) {
+      char drain[256];
+      (void)!::read(master, drain, sizeof drain);  // the terminal's output, so that nothing blocks
+      ::usleep(10 * 1000);
+    }
+    if (::waitpid(rfprof, &status, WNOHANG) == 0) {
+      ::kill(rfprof, SIGKILL);
+      ::waitpid(rfprof, &status, 0);
+    }
+    ::close(master);
+    EXPECT_EQ(slurp(marks), "INT\n") << (own_group ? "in a group of its own" : "in rfprof's group");
   }
 }
 

@@ -97,10 +97,13 @@ enum class RecordChecks {
 /// reported from a second read that decodes every record, up to the first error).
 TraceContext read_context(const std::filesystem::path& path, RecordChecks checks = RecordChecks::kSkimLaunches);
 
-/// The start of the trace's process (ProcessInfo start_ns, ns in the CUPTI clock) when one of its
-/// first 64 records (strings not counted) is a ProcessInfo, as the collector writes it; nullopt otherwise, or when the
-/// file cannot be read (read_context reports that). Reads at most one chunk: trace.json's time
-/// axis starts at the earliest of every trace's start before any trace is read whole.
+/// The trace's ProcessInfo when one of its first 64 records (strings not counted) is one, as the
+/// collector writes it first; nullopt otherwise, or when the file cannot be read (read_context
+/// reports that). Reads at most a chunk or two: trace.json's time axis starts at the earliest
+/// process start before any trace is read whole, and `rfprof -i NAME` checks the pid in a
+/// NAME.PID.rftrace.
+std::optional<trace::ProcessInfo> first_process_info(const std::filesystem::path& path) noexcept;
+/// first_process_info(path)'s start_ns (ns, CUPTI clock).
 std::optional<uint64_t> process_start_ns(const std::filesystem::path& path) noexcept;
 
 /// CollectorError records of one trace with the same code and message.

@@ -28,7 +28,8 @@ void ignore_sigpipe() noexcept;
 
 /// Runs `plan.command` (PATH lookup as execvp) with `environment`, forwarding SIGINT, SIGTERM and
 /// SIGHUP to it while it runs, except those the kernel sent (si_code SI_KERNEL: the terminal's
-/// Ctrl-C and hangup, which reach the application's process group already). Returns its exit status, 128 + N when signal N killed it, 127 when
+/// Ctrl-C and hangup) while the application is in rfprof's process group, which they reached
+/// already; a hangup when rfprof leads its session (sent to it alone) is forwarded. Returns its exit status, 128 + N when signal N killed it, 127 when
 /// it could not be started (one "rfprof: cannot run ..." line on `err`; `*started`, when given, is
 /// then false, and true otherwise: an application may exit 127 itself).
 int run_application(const Plan& plan, const std::vector<std::string>& environment, std::ostream& err,
