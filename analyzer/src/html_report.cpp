@@ -151,6 +151,7 @@ std::vector<ScalingRow> ReportPage::scaling_rows() const {
     r.label = trace_label(t.path, r.batch_size);
     r.launches = t.totals.launches;
     r.gpu_time_ns = t.totals.duration_ns;
+    r.timed = t.totals.timed_launches > 0;
     r.flop = counted_flop(t.totals);
     r.flop_per_s = t.totals.flop_per_s();
     r.arithmetic_intensity = t.totals.arithmetic_intensity();
@@ -167,7 +168,7 @@ void ReportPage::write_scaling_csv(std::ostream& out) const {
   auto u = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string(); };
   for (const auto& r : scaling_rows())
     write_csv_row(out, {r.label, r.trace, u(r.batch_size), u(r.iterations), std::to_string(r.launches),
-                        std::to_string(r.gpu_time_ns), format_optional(r.flop),
+                        r.timed ? std::to_string(r.gpu_time_ns) : std::string(), format_optional(r.flop),
                         format_optional(r.flop_per_s), format_optional(r.arithmetic_intensity),
                         format_optional(r.throughput_samples_per_s)});
 }
@@ -181,7 +182,7 @@ json ReportPage::data(const Report& report) const {
                       {"batch_size", r.batch_size ? json(*r.batch_size) : json(nullptr)},
                       {"iterations", r.iterations ? json(*r.iterations) : json(nullptr)},
                       {"launches", r.launches},
-                      {"duration_ns", r.gpu_time_ns},
+                      {"duration_ns", r.timed ? json(r.gpu_time_ns) : json(nullptr)},
                       {"flop", opt(r.flop)},
                       {"flop_per_s", opt(r.flop_per_s)},
                       {"arithmetic_intensity", opt(r.arithmetic_intensity)},

@@ -25,8 +25,10 @@ PhaseMap::PhaseMap(std::vector<PhaseRule> rules) : rules_(std::move(rules)) {
 PhaseMap PhaseMap::defaults() {
   // Optimizer first: PyTorch names its ranges "Optimizer.step#SGD.step" and
   // "Optimizer.zero_grad#SGD.zero_grad" (the latter must not read as backward). A range named
-  // just "step" is an optimizer step; "step 12" (a training iteration) is not.
-  return PhaseMap({{R"(optimi[sz]er|\boptim\b|^step$)", "optimizer", true},
+  // just "step" is a training step, as processes.csv and scaling.csv count it
+  // (is_step_range_name), not the optimizer: `with nvtx.range("step")` around a whole iteration
+  // put its loss and copy kernels in phase optimizer.
+  return PhaseMap({{R"(optimi[sz]er|\boptim\b)", "optimizer", true},
                    {"forward|fwd", "forward", true},
                    {"backward|bwd|grad", "backward", true}});
 }

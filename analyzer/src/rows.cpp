@@ -163,7 +163,7 @@ void Aggregate::add(const KernelRow& row, const LaunchTotals& totals) {
     ai_flop += *flop;
     ai_bytes += *bytes;
   }
-  if (flop && row.duration_ns) {
+  if (flop && row.duration_ns && *row.duration_ns > 0) {  // as flop_per_s of one launch (flops.h)
     rate_flop += *flop;
     rate_ns += *row.duration_ns;
   }

@@ -71,8 +71,13 @@ bool is_step_range_name(std::string_view name) {
 
 StepRanges step_ranges(const NvtxIndex& nvtx) {
   StepRanges s;
-  nvtx.for_each_range([&s](const NvtxRange& r) {
+  // Outermost step ranges only: "iteration 3/step" is one step, as scaling.csv counts it
+  // (step_range_name: the path's first step component); each was counted, doubling throughput.
+  nvtx.for_each_range_path([&](const NvtxRange& r, uint32_t path) {
     if (r.end_ns == std::numeric_limits<uint64_t>::max() || !is_step_range_name(r.name)) return;
+    const std::vector<std::string>& names = nvtx.path(path).names;
+    for (size_t i = 0; i + 1 < names.size(); ++i)
+      if (is_step_range_name(names[i])) return;  // inside another step range
     ++s.count;
     s.wall_ns += r.end_ns - r.start_ns;
   });

@@ -22,7 +22,7 @@ TEST(Phases, DefaultRules) {
   EXPECT_EQ(m.phase_of({"optimiser"}), "optimizer");
   EXPECT_EQ(m.phase_of({"optim.step"}), "optimizer");      // the word "optim" (torch.optim)
   EXPECT_EQ(m.phase_of({"optimal_tiling"}), "other");      // not inside a longer word
-  EXPECT_EQ(m.phase_of({"step"}), "optimizer");            // a range named just "step"
+  EXPECT_EQ(m.phase_of({"step"}), "other");  // a training step (is_step_range_name), not the optimizer
   EXPECT_EQ(m.phase_of({"train_step"}), "other");          // not a training iteration
   EXPECT_EQ(m.phase_of({"step 12"}), "other");
   // Optimizer comes first, forward before backward: a name that matches all three is optimizer's.
@@ -45,7 +45,8 @@ TEST(Phases, InnermostMatchingRangeDecides) {
   EXPECT_EQ(m.phase_of({"train", "forward", "aten::mm"}), "forward");    // walks outward past aten::mm
   EXPECT_EQ(m.phase_of({"backward", "forward"}), "forward");             // innermost first
   EXPECT_EQ(m.phase_of({"forward", "MulBackward0"}), "backward");
-  EXPECT_EQ(m.phase_of({"step", "aten::add"}), "optimizer");
+  EXPECT_EQ(m.phase_of({"step", "aten::add"}), "other");  // a launch directly in a training step
+  EXPECT_EQ(m.phase_of({"step", "backward"}), "backward");
   // examples/imagenet/main.py: "step N" is a training iteration, not the optimizer.
   EXPECT_EQ(m.phase_of({"step 12", "forward"}), "forward");
   EXPECT_EQ(m.phase_of({"step 12"}), "other");

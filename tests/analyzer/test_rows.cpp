@@ -108,6 +108,19 @@ TEST(Rows, EachRatioCountsTheLaunchesThatHaveBothTerms) {
   EXPECT_DOUBLE_EQ(*a.l1_arithmetic_intensity(), 4.0);
 }
 
+// A launch of 0 ns (start == end, no gpu__time_duration) has no FLOP/s of its own (kernels.csv
+// leaves it empty): its FLOP are not in a sum's rate either. They were, with no time: a range of
+// two 2000-FLOP launches, 0 and 1000 ns, read 4e9 FLOP/s for the 2e9 of its one timed launch.
+TEST(Rows, AZeroLengthLaunchAddsNoFlopToTheRate) {
+  Aggregate a;
+  a.add(launch(2000, 100, 0));
+  a.add(launch(2000, 100, 1000));
+  EXPECT_EQ(a.rate_ns, 1000u);
+  ASSERT_TRUE(a.flop_per_s());
+  EXPECT_DOUBLE_EQ(*a.flop_per_s(), 2e9);
+  EXPECT_DOUBLE_EQ(*a.arithmetic_intensity(), 4000.0 / 200.0);  // bytes and FLOP of both
+}
+
 // merge() gives what adding each launch of the other aggregate gives (callsites.csv merges the
 // call sites of each trace).
 TEST(Rows, MergeEqualsAddingEveryLaunch) {

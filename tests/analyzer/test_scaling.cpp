@@ -13,6 +13,7 @@ namespace {
 
 using testing::CsvTable;
 using testing::TempDir;
+using testing::TraceBuilder;
 
 TEST(Scaling, BatchSizeFromTheCommandLine) {
   EXPECT_EQ(batch_size_of("python main.py -a resnet18 --batch-size 64 --dummy"), 64u);
@@ -210,6 +211,56 @@ TEST(Scaling, StepRangesOfOneNameAreCountedOneByOne) {
   // 64 samples x 3 steps in 3 kernels of 100 us
   EXPECT_EQ(s.cell(0, "throughput_samples_per_s"), "640000");
   EXPECT_EQ(CsvTable::read(dir.path / "r" / "processes.csv").cell(0, "steps"), "3");
+}
+
+// A trace whose launches have no duration (a killed counters run: no kernel records) has an
+// unknown GPU time in scaling.csv, as in processes.csv and phases.csv: empty, never 0.
+TEST(Scaling, AnUntimedTracesGpuTimeIsEmpty) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(5, trace::CollectionMode::kTiming);
+    t.launch(1, 0, 1, 100);  // its kernel record never came
+    t.finish();
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "r");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const CsvTable s = CsvTable::read(dir.path / "r" / "scaling.csv");
+  EXPECT_EQ(s.cell(0, "launches"), "1");
+  EXPECT_EQ(s.cell(0, "gpu_time_ns"), "");
+}
+
+// A step range inside another ("iteration N/step", "step/iter"): one training step, as scaling.csv
+// counts it. processes.csv counted both, 4 steps for 2, and twice the samples/s.
+TEST(Scaling, StepRangesInsideAStepRangeAreNotStepsOfTheirOwn) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    trace::ProcessInfo p;
+    p.pid = 5;
+    p.command_line = t.writer().intern("python train.py --batch-size 64");
+    p.mode = trace::CollectionMode::kTiming;
+    t.writer().append(p);
+    for (uint64_t i = 0; i < 2; ++i) {
+      const uint64_t at = 1'000'000 * i;
+      t.push(10 * i + 1, 1, at, "iteration " + std::to_string(i));
+      t.push(10 * i + 2, 1, at + 100, "forward");
+      t.launch(static_cast<uint32_t>(i + 1), 0, 1, at + 200);
+      t.kernel(static_cast<uint32_t>(i + 1), at + 300, at + 400);
+      t.pop(10 * i + 2, 1, at + 500);
+      t.push(10 * i + 3, 1, at + 600, "step");  // nested: part of iteration i
+      t.pop(10 * i + 3, 1, at + 700);
+      t.pop(10 * i + 1, 1, at + 100'000);
+    }
+    t.finish();
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "t.rftrace"}, dir.path / "r");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const CsvTable p = CsvTable::read(dir.path / "r" / "processes.csv");
+  EXPECT_EQ(p.cell(0, "steps"), "2");
+  EXPECT_EQ(p.cell(0, "step_wall_ns"), "200000");
+  EXPECT_EQ(p.cell(0, "samples_per_s"), "640000");  // 64 x 2 / 200 us
+  EXPECT_EQ(CsvTable::read(dir.path / "r" / "scaling.csv").cell(0, "iterations"), "2");
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ struct ScalingRow {
   std::optional<uint64_t> iterations;
   uint64_t launches = 0;
   uint64_t gpu_time_ns = 0;              ///< sum of kernel durations (ns)
+  bool timed = false;                    ///< a launch had a duration (else gpu_time_ns is unknown: empty)
   std::optional<double> flop;            ///< FLOP of the launches with FLOP and DRAM bytes
   std::optional<double> flop_per_s;      ///< Aggregate::flop_per_s (FLOP/s)
   std::optional<double> arithmetic_intensity;  ///< FLOP/byte (DRAM)
