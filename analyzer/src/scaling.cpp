@@ -28,9 +28,10 @@ std::optional<uint64_t> positive(std::string_view s) {
   return v;
 }
 
-/// The value of the last of `flags` in `command_line` ("--flag N", or "--flag=N" for long flags),
-/// as argparse keeps the last occurrence of an option; nullopt when that value is not a positive
-/// integer. A flag that is the last word has no value and changes nothing.
+/// The value of the last of `flags` in `command_line` ("--flag N", "--flag=N" for long flags,
+/// "-bN" for a short one, as argparse reads them), as argparse keeps the last occurrence of an
+/// option; nullopt when that value is not a positive integer. A flag that is the last word has no
+/// value and changes nothing.
 std::optional<uint64_t> flag_value(std::string_view command_line, std::initializer_list<std::string_view> flags) {
   const auto w = words(command_line);
   std::optional<uint64_t> value;
@@ -39,6 +40,9 @@ std::optional<uint64_t> flag_value(std::string_view command_line, std::initializ
       if (w[i] == f && i + 1 < w.size()) value = positive(w[i + 1]);
       if (f.starts_with("--") && w[i].size() > f.size() && w[i].starts_with(f) && w[i][f.size()] == '=')
         value = positive(std::string_view(w[i]).substr(f.size() + 1));
+      if (f.size() == 2 && f[0] == '-' && f[1] != '-' && w[i].size() > 2 && w[i].starts_with(f) &&
+          std::isdigit(static_cast<unsigned char>(w[i][2])))
+        value = positive(std::string_view(w[i]).substr(2));
     }
   return value;
 }
@@ -46,11 +50,13 @@ std::optional<uint64_t> flag_value(std::string_view command_line, std::initializ
 }  // namespace
 
 std::optional<uint64_t> batch_size_of(std::string_view command_line) {
-  return flag_value(command_line, {"--batch-size", "--batch_size", "--bs", "-b"});
+  return flag_value(command_line, {"--batch-size", "--batch_size", "--bs", "-b", "--batch", "--train-batch-size",
+                                   "--train_batch_size"});
 }
 
 std::optional<uint64_t> iterations_of(std::string_view command_line) {
-  return flag_value(command_line, {"--iterations", "--iters", "--steps"});
+  return flag_value(command_line, {"--iterations", "--iters", "--steps", "--max-steps", "--max_steps",
+                                   "--num-iterations", "--num_iterations", "--train-iters", "--train_iters"});
 }
 
 std::string trace_label(const std::string& trace_path, const std::optional<uint64_t>& batch_size) {

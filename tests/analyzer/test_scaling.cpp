@@ -40,6 +40,12 @@ TEST(Scaling, BatchSizeFromTheCommandLine) {
   EXPECT_FALSE(batch_size_of("python main.py -b 32 --bs auto"));
   EXPECT_EQ(batch_size_of("python main.py --bs auto -b 4"), 4u);
   EXPECT_EQ(batch_size_of("python main.py -b 8 --fast -b"), 8u);
+  // argparse's attached short form, and the other spellings common training scripts use.
+  EXPECT_EQ(batch_size_of("python main.py -b64"), 64u);
+  EXPECT_FALSE(batch_size_of("python main.py -bx"));
+  EXPECT_EQ(batch_size_of("python train.py --batch 16"), 16u);
+  EXPECT_EQ(batch_size_of("python train.py --train-batch-size=32"), 32u);
+  EXPECT_EQ(batch_size_of("python train.py --train_batch_size 12"), 12u);
 }
 
 TEST(Scaling, IterationsFromTheCommandLine) {
@@ -48,6 +54,9 @@ TEST(Scaling, IterationsFromTheCommandLine) {
   EXPECT_EQ(iterations_of("x --iters 5 --profile-iters 1"), 5u);
   EXPECT_EQ(iterations_of("x --iters 5 --steps 7"), 7u);
   EXPECT_EQ(iterations_of("x --epochs 3"), std::nullopt);
+  EXPECT_EQ(iterations_of("x --max_steps 200"), 200u);    // HuggingFace
+  EXPECT_EQ(iterations_of("x --train-iters 50"), 50u);    // Megatron
+  EXPECT_EQ(iterations_of("x --num-iterations=9"), 9u);
 }
 
 TEST(Scaling, TraceLabelIsTheBatchOrTheFileStem) {
