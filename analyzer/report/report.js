@@ -113,7 +113,9 @@
     const xs = pts.map((p) => p.arithmetic_intensity);
     const ys = pts.map((p) => p.flop_per_s);
     compute.forEach((c) => { if (dram) xs.push(c.value / dram.value); ys.push(c.value); });
-    const dec = (v, up) => Math.pow(10, (up ? Math.ceil : Math.floor)(Math.log10(v)));
+    // A decade bound; intensities far below any real one (4.9e-324 from corrupt counters) are
+    // held at 1e-300, so that a log axis never gets 0 (svg_roofline's decade_range does the same).
+    const dec = (v, up) => Math.pow(10, (up ? Math.ceil : Math.floor)(Math.log10(Math.max(v, 1e-300))));
     const xmin = xs.length ? dec(least(xs) / 2, false) : 0.01;
     const xmax = xs.length ? dec(most(xs) * 2, true) : 1000;
     const ymin = ys.length ? dec(least(ys) / 2, false) : 1e9;

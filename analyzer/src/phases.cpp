@@ -28,7 +28,8 @@ PhaseMap PhaseMap::defaults() {
   // just "step" is a training step, as processes.csv and scaling.csv count it
   // (is_step_range_name), not the optimizer: `with nvtx.range("step")` around a whole iteration
   // put its loss and copy kernels in phase optimizer.
-  return PhaseMap({{R"(optimi[sz]er|\boptim\b)", "optimizer", true},
+  // A user's own "zero_grad" range is the optimizer's too (it read backward: "grad").
+  return PhaseMap({{R"(optimi[sz]er|\boptim\b|zero_grad)", "optimizer", true},
                    {"forward|fwd", "forward", true},
                    {"backward|bwd|grad", "backward", true}});
 }

@@ -17,12 +17,12 @@ TEST(Phases, DefaultRules) {
   EXPECT_EQ(m.phase_of({"model_FWD"}), "forward");  // case-insensitive
   EXPECT_EQ(m.phase_of({"MulBackward0"}), "backward");
   EXPECT_EQ(m.phase_of({"bwd pass"}), "backward");
-  EXPECT_EQ(m.phase_of({"zero_grad"}), "backward");
   EXPECT_EQ(m.phase_of({"Optimizer.step#SGD.step"}), "optimizer");
   EXPECT_EQ(m.phase_of({"optimiser"}), "optimizer");
   EXPECT_EQ(m.phase_of({"optim.step"}), "optimizer");      // the word "optim" (torch.optim)
   EXPECT_EQ(m.phase_of({"optimal_tiling"}), "other");      // not inside a longer word
   EXPECT_EQ(m.phase_of({"step"}), "other");  // a training step (is_step_range_name), not the optimizer
+  EXPECT_EQ(m.phase_of({"zero_grad"}), "optimizer");  // a user's range, not PyTorch's: not "grad"
   EXPECT_EQ(m.phase_of({"train_step"}), "other");          // not a training iteration
   EXPECT_EQ(m.phase_of({"step 12"}), "other");
   // Optimizer comes first, forward before backward: a name that matches all three is optimizer's.
