@@ -13,7 +13,32 @@
 namespace rf::analyzer {
 namespace {
 
-constexpr size_t kIdentColumns = 11;  // "ID" .. "CC"
+constexpr size_t kIdentColumns = 11;  // "ID" .. "CC", without --nvtx's columns
+
+/// Where the metrics start in a header `h` that ncu wrote: after "CC", 11 columns in, or more with
+/// --nvtx, whose NVTX columns ("thread Domain:Push/Pop_Range:...", "Id:Domain:Start/Stop_Range:...")
+/// come between "Host Name" and "Kernel Name". nullopt: not ncu's identifying columns.
+std::optional<size_t> first_metric_column(const std::vector<std::string>& h) {
+  static const char* const kBefore[] = {"ID", "Process ID", "Process Name", "Host Name"};
+  static const char* const kAfter[] = {"Kernel Name", "Context", "Stream", "Block Size", "Grid Size", "Device", "CC"};
+  if (h.size() < kIdentColumns) return std::nullopt;
+  for (size_t i = 0; i < 4; ++i)
+    if (h[i] != kBefore[i]) return std::nullopt;
+  size_t kernel = 4;
+  while (kernel < h.size() && h[kernel] != "Kernel Name") ++kernel;
+  if (kernel + 7 > h.size()) return std::nullopt;
+  for (size_t i = 0; i < 7; ++i)
+    if (h[kernel + i] != kAfter[i]) return std::nullopt;
+  return kernel + 7;
+}
+
+/// The 11 identifying fields of record `f` ("ID" .. "CC"), without --nvtx's columns.
+std::vector<std::string> ident_fields(const std::vector<std::string>& f, size_t first_metric) {
+  std::vector<std::string> ident(f.begin(), f.begin() + 4);
+  ident.insert(ident.end(), f.begin() + static_cast<std::ptrdiff_t>(first_metric - 7),
+               f.begin() + static_cast<std::ptrdiff_t>(first_metric));
+  return ident;
+}
 
 [[noreturn]] void fail(const std::string& where, size_t column, const std::string& what) {
   throw NcuImportError(where + ":" + std::to_string(column) + ": " + what);
@@ -297,6 +322,7 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
   size_t lineno = 0;
   bool have_header = false;
   size_t fields = 0;  // per record, as in the header
+  size_t first = kIdentColumns;  // the first metric column (after "CC")
   // Details page: columns of the metric's name, unit and value; its launches in file order.
   std::optional<size_t> name_at, unit_at, value_at;
   std::vector<DetailsLaunch> launches;
@@ -315,19 +341,21 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
         throw NcuImportError(where + ":1: a second ncu header: the file holds more than one ncu run's CSV; give each "
                              "its own file");
       auto h = split_csv_record(line, where);
-      if (h.size() < kIdentColumns || h[4] != "Kernel Name" || h[10] != "CC")
+      const std::optional<size_t> metrics_at = first_metric_column(h);
+      if (!metrics_at)
         throw NcuImportError(where + ":1: not ncu's raw or details page header (expected \"ID\",\"Process ID\","
                              "\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
                              "\"Grid Size\",\"Device\",\"CC\", then metrics or \"Section Name\",\"Metric Name\",...)");
       fields = h.size();
-      for (size_t i = kIdentColumns; i < h.size(); ++i) {
+      first = *metrics_at;
+      for (size_t i = first; i < h.size(); ++i) {
         if (h[i] == "Metric Name") name_at = i;
         if (h[i] == "Metric Unit") unit_at = i;
         if (h[i] == "Metric Value") value_at = i;
       }
       if (!(name_at && unit_at && value_at)) {  // the raw page: a column per metric
         name_at = unit_at = value_at = std::nullopt;
-        builder.set_metrics(std::vector<std::string>(h.begin() + kIdentColumns, h.end()));
+        builder.set_metrics(std::vector<std::string>(h.begin() + static_cast<std::ptrdiff_t>(first), h.end()));
         units.assign(out.metric_names.size(), "");
       }
       have_header = true;
@@ -339,7 +367,7 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
     if (f.size() != fields)
       throw NcuImportError(where + ":1: " + std::to_string(f.size()) + " fields, expected " + std::to_string(fields) +
                            " as in the header");
-    std::vector<std::string> ident(f.begin(), f.begin() + kIdentColumns);
+    std::vector<std::string> ident = ident_fields(f, first);
     if (value_at) {  // details page: a row per metric, a launch's rows together
       if (f[*name_at].empty()) continue;  // a rule's row (ncu's "Rule Name" columns)
       const std::string cell_where = where + ":" + std::to_string(*value_at + 1);
@@ -356,15 +384,15 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
       continue;
     }
     if (f[0].empty()) {  // the units row
-      units.assign(f.begin() + kIdentColumns, f.end());
+      units.assign(f.begin() + static_cast<std::ptrdiff_t>(first), f.end());
       for (size_t i = 0; i < units.size(); ++i)
         if (builder.uses(i)) note_scaled(out, out.metric_names[i], units[i]);
       continue;
     }
-    const std::vector<std::string> texts(f.begin() + kIdentColumns, f.end());
+    const std::vector<std::string> texts(f.begin() + static_cast<std::ptrdiff_t>(first), f.end());
     std::vector<double> values(texts.size());
     for (size_t i = 0; i < values.size(); ++i) {
-      const std::string cell_where = where + ":" + std::to_string(kIdentColumns + i + 1);
+      const std::string cell_where = where + ":" + std::to_string(first + i + 1);
       check_locale(texts[i], cell_where);
       values[i] = metric_value(texts[i], units[i], builder.uses(i), cell_where);
     }

@@ -125,6 +125,54 @@ TEST(NcuImportPages, TheDetailsPageGivesTheRawPagesLaunches) {
   EXPECT_GT(real.rows[0].metrics.fp32_flop.value_or(0), 0);
 }
 
+/// `csv` (ncu's raw or details page) as `ncu --nvtx` writes it: two NVTX columns between
+/// "Host Name" and "Kernel Name" (the header's names as ncu 2024's; empty in the units row).
+std::string with_nvtx_columns(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string line, out;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] != '"') {
+      out += line + "\n";
+      continue;
+    }
+    std::vector<std::string> f = split_csv_record(line, "csv");
+    const std::vector<std::string> nvtx =
+        header ? std::vector<std::string>{"thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",
+                                          "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"}
+        : f[0].empty() ? std::vector<std::string>{"", ""}
+                       : std::vector<std::string>{"1 <default domain>:step:none:none:none:none:ascii:step", ""};
+    f.insert(f.begin() + 4, nvtx.begin(), nvtx.end());
+    header = false;
+    out += join(f) + "\n";
+  }
+  return out;
+}
+
+// With ncu's --nvtx (the usual way to use --nvtx-include), NVTX columns come between "Host Name"
+// and "Kernel Name": both pages were refused as "not ncu's raw or details page header". They read
+// as without them (the NVTX columns are not read).
+TEST(NcuImportPages, NvtxColumnsOfNcusNvtxFlagAreSkipped) {
+  TempDir dir;
+  std::ifstream raw_in(kFfma);
+  const std::string raw((std::istreambuf_iterator<char>(raw_in)), std::istreambuf_iterator<char>());
+  write(dir.path / "raw.csv", with_nvtx_columns(raw));
+  write(dir.path / "details.csv", with_nvtx_columns(details_of(kFfma, true)));
+  const NcuImport a = read_ncu_csv(kFfma);
+  for (const char* name : {"raw.csv", "details.csv"}) {
+    const NcuImport b = read_ncu_csv(dir.path / name);
+    ASSERT_EQ(b.rows.size(), a.rows.size()) << name;
+    EXPECT_EQ(b.metric_names, a.metric_names) << name;
+    EXPECT_EQ(b.rows[0].kernel, a.rows[0].kernel) << name;
+    EXPECT_EQ(b.rows[0].grid, a.rows[0].grid) << name;
+    EXPECT_EQ(b.rows[0].device, a.rows[0].device) << name;
+    EXPECT_EQ(b.rows[0].duration_ns, a.rows[0].duration_ns) << name;
+    EXPECT_EQ(b.rows[0].metrics.fp32_flop, a.rows[0].metrics.fp32_flop) << name;
+    EXPECT_EQ(b.processes[0].devices.at(0).cc_major, a.processes[0].devices.at(0).cc_major) << name;
+  }
+}
+
 TEST(NcuImportPages, ADetailsLaunchsRowsComeTogether) {
   TempDir dir;
   std::string text = details_of(kData / "ncu_auto_units.csv");
