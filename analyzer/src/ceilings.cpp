@@ -42,6 +42,47 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+/// The keys of a ceilings entry (analyzer/data/devices.json's schema, and rfbench's "measured").
+const std::vector<std::string>& entry_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = {"name", "chip", "patterns", "citation", "measured", "fp64_flop_per_s",
+                                  "fp32_flop_per_s", "fp16_flop_per_s", "dram_bytes_per_s", "l2_bytes_per_s", "l2_bytes"};
+    for (const char* t : kTensorCeilingKeys) k.emplace_back(t);
+    return k;
+  }();
+  return keys;
+}
+
+bool known_entry_key(const std::string& key) {
+  const auto& keys = entry_keys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+/// The schema key nearest `key` in edit distance (Levenshtein), for the message naming a typo.
+std::string closest_entry_key(const std::string& key) {
+  const std::string k = key.substr(0, 200);  // a hostile key costs no more than this
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const std::string& candidate : entry_keys()) {
+    std::vector<size_t> row(candidate.size() + 1);
+    for (size_t j = 0; j <= candidate.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= k.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= candidate.size(); ++j) {
+        const size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (k[i - 1] == candidate[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    if (row[candidate.size()] < best_distance) {
+      best_distance = row[candidate.size()];
+      best = candidate;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 const CeilingDb& CeilingDb::builtin() {
@@ -79,6 +120,12 @@ CeilingDb CeilingDb::parse(std::string_view json_text, const std::string& origin
         c.patterns.push_back(p.get<std::string>());
       }
     }
+    // A key the schema does not have is a mistake, not a comment: "fp32_flops_per_s" or
+    // "tensor_int8_flop_per_s" left the datasheet's value in place without a word.
+    for (const auto& [key, value] : e.items())
+      if (!known_entry_key(key))
+        throw CeilingsError(where + ": \"" + key + "\" is not a ceilings key (closest: \"" + closest_entry_key(key) +
+                            "\"; schema: analyzer/data/devices.json)");
     c.fp64_flop_per_s = number_field(e, "fp64_flop_per_s", where);
     c.fp32_flop_per_s = number_field(e, "fp32_flop_per_s", where);
     c.fp16_flop_per_s = number_field(e, "fp16_flop_per_s", where);

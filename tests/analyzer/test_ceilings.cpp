@@ -245,6 +245,16 @@ TEST(Ceilings, BadUserFiles) {
                "one device)");
   expect_error("{\"devices\": [{\"name\": \"a\", \"dram_bytes_per_s\": 4e-323}]}", "outside the plausible range");
   expect_error("{\"devices\": [{\"name\": \"a\", \"l2_bytes\": 5e13}]}", "1000 to 1e+12 (bytes)");
+  // A key the schema lacks is refused with the closest one: a misspelt ceiling left the
+  // datasheet's value in place silently (INT8's key is the one ending in _op_per_s).
+  expect_error("{\"devices\": [{\"name\": \"a\", \"fp32_flops_per_s\": 5e13}]}",
+               "devices[0] (\"a\"): \"fp32_flops_per_s\" is not a ceilings key (closest: \"fp32_flop_per_s\"");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"tensor_int8_flop_per_s\": 1e15}]}",
+               "(closest: \"tensor_int8_op_per_s\"");
+  expect_error("{\"devices\": [{\"name\": \"a\", \"dram_bandwidth_bytes_per_s\": 2e12}]}",
+               "(closest: \"dram_bytes_per_s\"");
+  // Keys outside the entries stay free (rfbench's "about" and "measurements").
+  EXPECT_NO_THROW(CeilingDb::parse(R"({"about": "x", "measurements": [], "devices": [{"name": "a"}]})", "top"));
   // "measured" as written; a null chip or citation is none.
   const CeilingDb flags = CeilingDb::parse(
       R"({"devices": [{"name": "m", "measured": true, "citation": null, "chip": null},
