@@ -79,12 +79,22 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
     err << "rfprof: cannot run " << plan.command[0] << ": pipe: " << std::strerror(errno) << "\n";
     return 127;
   }
+  // SIGINT, SIGTERM and SIGHUP wait, blocked, from before the fork until the handlers that forward
+  // them are in place: one that came while the application started (Slurm's SIGTERM, a test's)
+  // killed rfprof and left the application running without it.
+  sigset_t forwarded, before;
+  ::sigemptyset(&forwarded);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&forwarded, sig);
+  ::sigprocmask(SIG_BLOCK, &forwarded, &before);
   const pid_t child = ::fork();
   if (child < 0) {
-    err << "rfprof: cannot run " << plan.command[0] << ": fork: " << std::strerror(errno) << "\n";
+    const int fork_errno = errno;
+    ::sigprocmask(SIG_SETMASK, &before, nullptr);
+    err << "rfprof: cannot run " << plan.command[0] << ": fork: " << std::strerror(fork_errno) << "\n";
     return 127;
   }
   if (child == 0) {
+    ::sigprocmask(SIG_SETMASK, &before, nullptr);  // the application gets them as rfprof would have
     ::close(exec_error[0]);
     if (plan.null_stdin) {  // --null-stdin
       const int null_fd = ::open("/dev/null", O_RDONLY);
@@ -117,6 +127,7 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
   ::sigaction(SIGINT, &sa, &old_int);
   ::sigaction(SIGTERM, &sa, &old_term);
   ::sigaction(SIGHUP, &sa, &old_hup);
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);  // one that waited is forwarded now
   int e = 0;
   ssize_t got = 0;
   // A forwarded signal (no SA_RESTART) interrupts the read: asked again, or a failed exec would
