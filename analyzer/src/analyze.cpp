@@ -255,6 +255,11 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
         err << "rfanalyze: note: " << path.string() << ": ncu printed " << imp.scaled_metric << " in "
             << imp.scaled_unit << " (its default --print-units auto), which keeps two decimals: the imported values "
             << "are rounded as printed; ncu --print-units base exports exact ones\n";
+      if (!imp.rate_metric.empty())
+        err << "rfanalyze: note: " << path.string() << ": it has " << imp.rate_metric
+            << ", a rate ncu's roofline sections collect, without the count rfanalyze sums: its launches have no "
+               "FLOP or bytes; export with ncu --metrics and the counts (rfprof --list-metrics --set roofline names "
+               "them)\n";
       for (const NcuImport::Process& p : imp.processes) {  // a trace each, as rfprof writes them
         TraceContext ctx;
         ctx.path = path;

@@ -1,6 +1,7 @@
 // ncu raw CSV import (rfprof/analyzer/ncu_import.h).
 #include "rfprof/analyzer/ncu_import.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -398,6 +399,16 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
     }
     builder.add(ident, std::move(values), texts, where);
   }
+  // ncu's roofline sections collect rates, not the counts the formulas sum: said, not silent.
+  auto note_rates = [&out](const std::vector<std::string>& names) {
+    const auto has = [&names](std::string_view n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+    for (std::string_view count : {metric::kFfma, metric::kFadd, metric::kFmul, metric::kDfma, metric::kHfma})
+      if (const std::string rate = std::string(count) + ".per_cycle_elapsed"; has(rate) && !has(count)) {
+        out.rate_metric = rate;
+        return;
+      }
+    if (has("dram__bytes.sum.per_second") && !has(metric::kDramRead)) out.rate_metric = "dram__bytes.sum.per_second";
+  };
   if (!have_header)
     throw NcuImportError(path.string() + ":" + std::to_string(lineno) + ":1: no ncu CSV header (a line starting with \"ID\"); "
                          "was it written with ncu --csv (--page raw or details)?");
@@ -416,6 +427,7 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
                            " different metrics in only " + std::to_string(cells) +
                            " rows: not ncu's output (each launch lists the same metrics)");
     builder.set_metrics(names);
+    note_rates(names);
     for (const auto& l : launches) {
       std::vector<double> values(names.size(), std::numeric_limits<double>::quiet_NaN());
       std::vector<std::string> texts(names.size());
@@ -432,6 +444,7 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
       builder.add(l.ident, std::move(values), texts, l.where);
     }
   }
+  if (!value_at) note_rates(out.metric_names);
   return out;
 }
 

@@ -345,5 +345,34 @@ TEST(NcuImportPages, AutoUnitsAreNamedOnce) {
   EXPECT_EQ(run.err.find("ncu printed"), std::string::npos) << run.err;
 }
 
+// A raw page of ncu's SpeedOfLight_RooflineChart section holds rates (the SASS counts per elapsed
+// cycle, DRAM bytes per second), not the counts rfanalyze sums: the import gave launches without
+// FLOP, exit 0, and said nothing. It says so (the details page too); with the counts, nothing.
+TEST(NcuImportPages, RooflineSectionRatesWithoutCountsAreSaid) {
+  TempDir dir;
+  const std::string ident = "\"0\",\"4463\",\"a\",\"h\",\"k(float*)\",\"1\",\"7\",\"(256, 1, 1)\",\"(1024, 1, 1)\",\"0\",\"9.0\"";
+  const std::string head = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
+                           "\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\","
+                           "\"sm__cycles_elapsed.avg.per_second\",";
+  write(dir.path / "section.csv",
+        head + "\"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed\"\n" +
+            "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"ns\",\"cycle/second\",\"inst/cycle\"\n" + ident +
+            ",\"12,288\",\"1,755,000,000\",\"778.2\"\n");
+  const NcuImport imp = read_ncu_csv(dir.path / "section.csv");
+  EXPECT_EQ(imp.rate_metric, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed");
+  write(dir.path / "details.csv", details_of(dir.path / "section.csv"));
+  EXPECT_EQ(read_ncu_csv(dir.path / "details.csv").rate_metric, imp.rate_metric);
+  AnalyzeOptions o;
+  o.import_ncu = {dir.path / "section.csv"};
+  const testing::AnalysisRun run = testing::analyze({}, dir.path / "out", o);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  EXPECT_NE(run.err.find("rfanalyze: note: " + (dir.path / "section.csv").string() +
+                         ": it has smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed, a rate "
+                         "ncu's roofline sections collect, without the count rfanalyze sums"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(read_ncu_csv(kFfma).rate_metric, "");  // counts: nothing to say
+}
+
 }  // namespace
 }  // namespace rf::analyzer

@@ -79,6 +79,11 @@ struct NcuImport {
   /// every such metric is in base units. Auto units keep ncu's two decimals ("14.68 Mbyte" for
   /// 14,683,392 bytes), so these values are that far off.
   std::string scaled_metric, scaled_unit;
+  /// A rate from ncu's roofline sections (SpeedOfLight_*RooflineChart collect the SASS counts as
+  /// "....sum.per_cycle_elapsed" and DRAM as "dram__bytes.sum.per_second") whose count the file
+  /// lacks ("....sum", "dram__bytes_read.sum"): its launches have no FLOP or bytes. Empty when
+  /// none, or when the counts are there too.
+  std::string rate_metric;
 };
 
 /// Reads `path`, a raw or a details page. Throws NcuImportError (FILE:LINE:COLUMN: problem) for a
