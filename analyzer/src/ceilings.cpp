@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "rfprof/analyzer/devices_json.h"
+#include "rfprof/collector/edit_distance.h"
 #include "rfprof/collector/regex_subject.h"
 
 namespace rf::analyzer {
@@ -64,19 +65,9 @@ std::string closest_entry_key(const std::string& key) {
   std::string best;
   size_t best_distance = SIZE_MAX;
   for (const std::string& candidate : entry_keys()) {
-    std::vector<size_t> row(candidate.size() + 1);
-    for (size_t j = 0; j <= candidate.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= k.size(); ++i) {
-      size_t diagonal = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= candidate.size(); ++j) {
-        const size_t above = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (k[i - 1] == candidate[j - 1] ? 0 : 1)});
-        diagonal = above;
-      }
-    }
-    if (row[candidate.size()] < best_distance) {
-      best_distance = row[candidate.size()];
+    const size_t distance = collector::edit_distance(k, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
       best = candidate;
     }
   }

@@ -8,6 +8,8 @@
 //     "succeeds" with NaN. evaluate() checks what it can before calling them.
 #include "rfprof/collector/host_metrics.h"
 
+#include "rfprof/collector/edit_distance.h"
+
 #include <cctype>
 #include <cupti_profiler_host.h>
 #include <cupti_range_profiler.h>
@@ -42,21 +44,6 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
   return out;
 }
 
-/// Levenshtein distance (insertions, deletions, substitutions each cost 1).
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 /// Owns one CUpti_Profiler_Host_Object (cuptiProfilerHostInitialize / Deinitialize).
 class HostObject {
