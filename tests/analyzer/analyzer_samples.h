@@ -143,14 +143,16 @@ class TraceBuilder {
 
   trace::Writer& writer() { return w_; }
 
-  /// A ProcessInfo of "python3 train.py" on node01; `start_ns`: the collector's start (ns).
-  void process(uint32_t pid, trace::CollectionMode mode, uint64_t start_ns = 0) {
+  /// A ProcessInfo of `command_line` ("python3 train.py") by python3 on `hostname` (node01);
+  /// `start_ns`: the collector's start (ns).
+  void process(uint32_t pid, trace::CollectionMode mode, uint64_t start_ns = 0,
+               const std::string& command_line = "python3 train.py", const std::string& hostname = "node01") {
     trace::ProcessInfo p;
     p.pid = pid;
     p.start_ns = start_ns;
-    p.hostname = w_.intern("node01");
+    p.hostname = w_.intern(hostname);
     p.process_name = w_.intern("python3");
-    p.command_line = w_.intern("python3 train.py");
+    p.command_line = w_.intern(command_line);
     p.mode = mode;
     w_.append(p);
   }

@@ -464,13 +464,7 @@ TEST(ChromeTrace, TracesOfOnePidOnTwoHostsKeepTheirOwnTracks) {
   TempDir dir;
   for (const std::string host : {"node01", "node02"}) {
     TraceBuilder t(dir.path / (host + ".rftrace"));
-    trace::ProcessInfo p;
-    p.pid = 7;
-    p.start_ns = 1000;
-    p.hostname = t.writer().intern(host);
-    p.process_name = t.writer().intern("python3");
-    p.mode = trace::CollectionMode::kTiming;
-    t.writer().append(p);
+    t.process(7, trace::CollectionMode::kTiming, 1000, "python3 train.py", host);
     t.push(1, 7, 1500, host);
     t.launch(1, 0, 7, 2000);
     t.kernel(1, host == "node01" ? 2000 : 2500, host == "node01" ? 8000 : 5000, "k_" + host);

@@ -245,11 +245,7 @@ TEST(Scaling, StepRangesInsideAStepRangeAreNotStepsOfTheirOwn) {
   TempDir dir;
   {
     TraceBuilder t(dir.path / "t.rftrace");
-    trace::ProcessInfo p;
-    p.pid = 5;
-    p.command_line = t.writer().intern("python train.py --batch-size 64");
-    p.mode = trace::CollectionMode::kTiming;
-    t.writer().append(p);
+    t.process(5, trace::CollectionMode::kTiming, 0, "python train.py --batch-size 64");
     for (uint64_t i = 0; i < 2; ++i) {
       const uint64_t at = 1'000'000 * i;
       t.push(10 * i + 1, 1, at, "iteration " + std::to_string(i));
