@@ -21,19 +21,25 @@ std::vector<uint32_t> sorted_keys(const Map& map) {
 LaunchJoiner::LaunchJoiner(bool await_counters, Sink sink, size_t max_waiting)
     : await_counters_(await_counters), max_waiting_(std::max<size_t>(max_waiting, 1)), sink_(std::move(sink)) {}
 
+bool LaunchJoiner::waiting(const std::pair<uint32_t, uint64_t>& queued) const {
+  auto it = entries_.find(queued.first);
+  return it != entries_.end() && it->second.seq == queued.second;  // not emitted, not replaced
+}
+
 void LaunchJoiner::bound_waiting() {
-  while (!order_.empty() && !entries_.count(order_.front())) order_.pop_front();
+  while (!order_.empty() && !waiting(order_.front())) order_.pop_front();
   if (order_.size() > 2 * entries_.size() + 1024) {  // emitted ids behind a long-waiting one
-    std::deque<uint32_t> live;
-    for (uint32_t d : order_)
-      if (entries_.count(d)) live.push_back(d);
+    std::deque<std::pair<uint32_t, uint64_t>> live;
+    for (const auto& q : order_)
+      if (waiting(q)) live.push_back(q);
     order_.swap(live);
   }
   while (entries_.size() > max_waiting_ && !order_.empty()) {
-    const uint32_t d = order_.front();
+    const auto queued = order_.front();
     order_.pop_front();
+    if (!waiting(queued)) continue;
+    const uint32_t d = queued.first;
     auto it = entries_.find(d);
-    if (it == entries_.end()) continue;
     Entry e = std::move(it->second);
     entries_.erase(it);
     if (e.launch && e.launch->runtime_correlation_id != 0) {
@@ -135,7 +141,10 @@ void LaunchJoiner::add_launch(const trace::LaunchApi& launch) {
     emit(std::move(old), d);
   }
   Entry& e = entries_[d];
-  order_.push_back(d);
+  // Queued with its arrival number: a reused id's earlier place is stale, not this launch's (it
+  // was, and the copies of a live id piled up: quadratic time on a trace of one id).
+  e.seq = ++arrivals_;
+  order_.emplace_back(d, e.seq);
   e.launch = launch;
   e.counters = std::move(counters);
   if (r != 0) aliases_[r] = d;

@@ -40,8 +40,8 @@ std::optional<uint64_t> flag_value(std::string_view command_line, std::initializ
       if (w[i] == f && i + 1 < w.size()) value = positive(w[i + 1]);
       if (f.starts_with("--") && w[i].size() > f.size() && w[i].starts_with(f) && w[i][f.size()] == '=')
         value = positive(std::string_view(w[i]).substr(f.size() + 1));
-      if (f.size() == 2 && f[0] == '-' && f[1] != '-' && w[i].size() > 2 && w[i].starts_with(f) &&
-          std::isdigit(static_cast<unsigned char>(w[i][2])))
+      // argparse reads anything attached to a short option as its value: -b64, -b-1, -bx.
+      if (f.size() == 2 && f[0] == '-' && f[1] != '-' && w[i].size() > 2 && w[i].starts_with(f))
         value = positive(std::string_view(w[i]).substr(2));
     }
   return value;
@@ -79,11 +79,19 @@ StepRanges step_ranges(const NvtxIndex& nvtx) {
   StepRanges s;
   // Outermost step ranges only: "iteration 3/step" is one step, as scaling.csv counts it
   // (step_range_name: the path's first step component); each was counted, doubling throughput.
-  nvtx.for_each_range_path([&](const NvtxRange& r, uint32_t path) {
+  // A step range lies inside another when one started before it on its thread ends no earlier;
+  // two that overlap without nesting (start/end ranges) are two steps.
+  uint64_t thread = 0, outer_end = 0;
+  bool first = true;
+  nvtx.for_each_range([&](const NvtxRange& r) {  // by thread, then start order
+    if (first || r.thread_id != thread) {
+      thread = r.thread_id;
+      outer_end = 0;
+      first = false;
+    }
     if (r.end_ns == std::numeric_limits<uint64_t>::max() || !is_step_range_name(r.name)) return;
-    const std::vector<std::string>& names = nvtx.path(path).names;
-    for (size_t i = 0; i + 1 < names.size(); ++i)
-      if (is_step_range_name(names[i])) return;  // inside another step range
+    if (outer_end != 0 && r.end_ns <= outer_end) return;  // inside an earlier step range
+    outer_end = r.end_ns;
     ++s.count;
     s.wall_ns += r.end_ns - r.start_ns;
   });

@@ -19,6 +19,9 @@ namespace fs = std::filesystem;
 namespace {
 volatile sig_atomic_t g_child = 0;
 volatile sig_atomic_t g_session_leader = 0;  // rfprof leads its session (ssh -t, a tmux pane)
+// Set while the signals that waited blocked around the fork are delivered: one of them may have
+// come before the application existed, so it is forwarded whatever sent it.
+volatile sig_atomic_t g_forward_all = 0;
 extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
   if (g_child <= 0) return;
   const auto child = static_cast<pid_t>(g_child);
@@ -27,7 +30,7 @@ extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
   // (a KeyboardInterrupt handler's cleanup interrupted by the second SIGINT). A hangup the kernel
   // sends only to the session leader, and any signal when the application left the group
   // (`rfprof timeout 8 app`, setsid), is forwarded. getpgid is a bare system call.
-  if (info && info->si_code == SI_KERNEL && ::getpgid(child) == ::getpgrp() &&
+  if (!g_forward_all && info && info->si_code == SI_KERNEL && ::getpgid(child) == ::getpgrp() &&
       !(sig == SIGHUP && g_session_leader))
     return;
   ::kill(child, sig);
@@ -127,7 +130,11 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
   ::sigaction(SIGINT, &sa, &old_int);
   ::sigaction(SIGTERM, &sa, &old_term);
   ::sigaction(SIGHUP, &sa, &old_hup);
-  ::sigprocmask(SIG_SETMASK, &before, nullptr);  // one that waited is forwarded now
+  // One that waited is forwarded now, even from the terminal: it may have come before the fork
+  // (a Ctrl-C then reached rfprof alone, and was dropped as one the application had too).
+  g_forward_all = 1;
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);  // pending signals are delivered before it returns
+  g_forward_all = 0;
   int e = 0;
   ssize_t got = 0;
   // A forwarded signal (no SA_RESTART) interrupts the read: asked again, or a failed exec would

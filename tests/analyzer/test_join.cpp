@@ -121,6 +121,21 @@ TEST(Join, WaitingLaunchesAreBounded) {
   EXPECT_EQ(j.stats().without_counters, 999u);
 }
 
+// Under the cap, a reused driver id's launch is as old as its own arrival, not its id's first:
+// with 5, 6, 5 (the first 5 emitted as replaced) and 7 waiting past a cap of 2, 6 goes first.
+TEST(Join, TheCapCountsAReusedIdFromItsNewLaunch) {
+  Collected out;
+  LaunchJoiner j(true, out.sink(), 2);
+  j.add_launch(launch(5, 105));
+  j.add_launch(launch(6, 106));
+  j.add_launch(launch(5, 205));  // the first 5 is emitted, replaced
+  ASSERT_EQ(out.rows.size(), 1u);
+  j.add_launch(launch(7, 107));  // three wait: the earliest, 6, is given up
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[1].launch->correlation_id, 6u);
+  EXPECT_EQ(j.stats().given_up, 1u);
+}
+
 TEST(Join, CountersBeforeKernelsBeforeLaunches) {
   Collected out;
   LaunchJoiner j(true, out.sink());

@@ -46,6 +46,9 @@ TEST(Scaling, BatchSizeFromTheCommandLine) {
   EXPECT_EQ(batch_size_of("python train.py --batch 16"), 16u);
   EXPECT_EQ(batch_size_of("python train.py --train-batch-size=32"), 32u);
   EXPECT_EQ(batch_size_of("python train.py --train_batch_size 12"), 12u);
+  // Anything attached is the value, as argparse reads it: the last -b is -1, no batch size.
+  EXPECT_FALSE(batch_size_of("python main.py --batch-size 32 -b-1"));
+  EXPECT_FALSE(batch_size_of("python main.py --batch-size 32 -bx"));
 }
 
 TEST(Scaling, IterationsFromTheCommandLine) {
@@ -266,6 +269,33 @@ TEST(Scaling, StepRangesInsideAStepRangeAreNotStepsOfTheirOwn) {
   EXPECT_EQ(p.cell(0, "step_wall_ns"), "200000");
   EXPECT_EQ(p.cell(0, "samples_per_s"), "640000");  // 64 x 2 / 200 us
   EXPECT_EQ(CsvTable::read(dir.path / "r" / "scaling.csv").cell(0, "iterations"), "2");
+}
+
+// Start/end step ranges that overlap without nesting (step 2 starts before step 1 ends) are two
+// steps, as scaling.csv counts them; a test by path took step 2 for one inside step 1.
+TEST(Scaling, OverlappingStepRangesAreTwoSteps) {
+  const auto ranges = [](bool nested) {
+    NvtxIndex nvtx;
+    auto event = [](uint64_t id, trace::NvtxEventKind kind, uint64_t t) {
+      trace::NvtxEvent e;
+      e.id = id;
+      e.kind = kind;
+      e.style = trace::NvtxRangeStyle::kStartEnd;
+      e.timestamp_ns = t;
+      e.thread_id = 1;
+      return e;
+    };
+    nvtx.add(event(1, trace::NvtxEventKind::kStart, 0), "step 1");
+    nvtx.add(event(2, trace::NvtxEventKind::kStart, 900), "step 2");
+    nvtx.add(event(1, trace::NvtxEventKind::kEnd, nested ? 3000 : 1000), "");
+    nvtx.add(event(2, trace::NvtxEventKind::kEnd, 2000), "");
+    nvtx.finalize();
+    return step_ranges(nvtx);
+  };
+  EXPECT_EQ(ranges(false).count, 2u);
+  EXPECT_EQ(ranges(false).wall_ns, 1000u + 1100u);
+  EXPECT_EQ(ranges(true).count, 1u);  // step 2 inside step 1
+  EXPECT_EQ(ranges(true).wall_ns, 3000u);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -87,6 +88,7 @@ class LaunchJoiner {
 
  private:
   struct Entry {
+    uint64_t seq = 0;  ///< arrival number of its launch (order_)
     std::optional<trace::LaunchApi> launch;
     std::optional<trace::KernelActivity> kernel;
     std::optional<CounterSample> counters;
@@ -109,7 +111,10 @@ class LaunchJoiner {
 
   bool await_counters_;
   size_t max_waiting_;
-  std::deque<uint32_t> order_;                       // driver ids of entries_, in arrival order (some emitted)
+  /// Whether `queued` (an order_ item) is a launch still waiting, not emitted or replaced.
+  bool waiting(const std::pair<uint32_t, uint64_t>& queued) const;
+  std::deque<std::pair<uint32_t, uint64_t>> order_;  // (driver id, seq) in arrival order (some stale)
+  uint64_t arrivals_ = 0;
   Sink sink_;
   std::unordered_map<uint32_t, Entry> entries_;      // by driver correlation id
   std::unordered_map<uint32_t, Graph> graphs_;       // by driver correlation id

@@ -35,9 +35,10 @@ std::string trace_label(const std::string& trace_path, const std::optional<uint6
 /// ("step 5", "Iteration", "iter:3"; not "stepper", "step_3", "steps").
 bool is_step_range_name(std::string_view name);
 
-/// Training steps of a trace: its NVTX ranges that ended, lasted more than 0 ns and whose names
-/// are step range names (is_step_range_name), outside any other step range of their thread
-/// ("iteration 3/step" is one step), and their summed wall time (ns).
+/// Training steps of a trace: its NVTX ranges that ended and whose names are step range names
+/// (is_step_range_name), but not those inside an earlier-started step range of their thread that
+/// ends no earlier ("iteration 3/step" is one step; overlapping start/end ranges are two), and
+/// their summed wall time (ns).
 struct StepRanges {
   uint64_t count = 0;
   uint64_t wall_ns = 0;
