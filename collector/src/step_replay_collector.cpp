@@ -89,11 +89,24 @@ StepWindowClosed StepReplayCollector::close_window(std::optional<bool> all_passe
         break;
     }
     if (role.pass == 0 && c.verdict.kind != WindowVerdict::kDiscarded && c.give_up.empty()) {
+      std::string unusable;
       if (replay_.reference_has_graph_launch())
-        c.give_up = "a window launches a CUDA graph, whose kernels cannot be matched to ranges";
+        unusable = "a window launches a CUDA graph, whose kernels cannot be matched to ranges";
       else if (replay_.reference_size() > max_ranges_)
-        c.give_up = "a window launches " + std::to_string(launches_in_window_) + " kernels, more than the " +
-                    std::to_string(max_ranges_) + " ranges a pass holds (raise RFPROF_MAX_RANGES)";
+        unusable = "a window launches " + std::to_string(launches_in_window_) + " kernels, more than the " +
+                   std::to_string(max_ranges_) + " ranges a pass holds (raise RFPROF_MAX_RANGES)";
+      if (!unusable.empty()) {
+        // Discarded as a first window, and the next one tried: a warm-up step (cuDNN's autotuning,
+        // torch.compile) is often larger than the steps after it. It gave up the whole run; now
+        // only kMaxRestarts + 1 such windows in a row do.
+        replay_.restart_group();
+        c.verdict.kind = WindowVerdict::kDiscarded;
+        c.verdict.message = unusable;
+        c.decode = false;
+        c.reset_profiler = true;
+        pending_.reset();
+        if (++restarts_ > kMaxRestarts) c.give_up = unusable + " (" + std::to_string(restarts_) + " windows in a row)";
+      }
     }
   } else if (role.kind == WindowRole::kTiming && c.verdict.kind == WindowVerdict::kDiscarded) {
     // Run again, with the counters kept; but not without end: uninstrumented steps that always

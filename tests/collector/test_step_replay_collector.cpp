@@ -289,13 +289,30 @@ TEST(StepReplayCollector, OpeningTwiceIsOneWindow) {
   EXPECT_EQ(c.open_window().pass, 1u);
 }
 
+// A first window that cannot be a group's reference (a CUDA graph launch, more kernels than a pass
+// holds) is discarded and the next window tried as pass 0: a warm-up step (cuDNN's autotuning) is
+// often the larger one. It gave up the whole run; only kMaxRestarts + 1 such windows in a row do.
 TEST(StepReplayCollector, GivesUpOnGraphsAndOnStepsLargerThanAPass) {
   StepReplayCollector graphs(2, 1);
-  StepWindowClosed w = window(graphs, {k("conv"), {kGraphLaunchName, {}, {}}}, 1);
+  StepWindowClosed w;
+  for (uint32_t i = 0; i <= StepReplayCollector::kMaxRestarts; ++i) {
+    w = window(graphs, {k("conv"), {kGraphLaunchName, {}, {}}}, 1 + 10 * i);
+    EXPECT_EQ(w.verdict.kind, WindowVerdict::kDiscarded) << i;
+    EXPECT_TRUE(w.reset_profiler) << i;
+    EXPECT_NE(w.verdict.message.find("CUDA graph"), std::string::npos) << w.verdict.message;
+    EXPECT_EQ(w.give_up.empty(), i < StepReplayCollector::kMaxRestarts) << i;
+  }
   EXPECT_NE(w.give_up.find("CUDA graph"), std::string::npos) << w.give_up;
+  EXPECT_NE(w.give_up.find("(4 windows in a row)"), std::string::npos) << w.give_up;
   StepReplayCollector small(2, 1, /*max_ranges=*/2);
-  w = window(small, kStep, 1);
-  EXPECT_NE(w.give_up.find("3 kernels, more than the 2 ranges"), std::string::npos) << w.give_up;
+  w = window(small, {kStep[0], kStep[1], kStep[2], kStep[0]}, 1);  // a warm-up step of 4 kernels
+  EXPECT_EQ(w.verdict.kind, WindowVerdict::kDiscarded);
+  EXPECT_EQ(w.give_up, "");
+  EXPECT_NE(w.verdict.message.find("4 kernels, more than the 2 ranges"), std::string::npos) << w.verdict.message;
+  EXPECT_EQ(small.open_window().pass, 0u);  // the next window starts the group
+  small.on_launch(kStep[0], 20);
+  small.on_launch(kStep[1], 21);
+  EXPECT_EQ(small.close_window().verdict.kind, WindowVerdict::kKept);
   StepReplayCollector fits(2, 1, 3);
   EXPECT_EQ(window(fits, kStep, 1).give_up, "");
 }
@@ -378,8 +395,10 @@ TEST(StepReplayCollector, AWindowKeepsAtMostOneLaunchMoreThanAPassHolds) {
   c.open_window();
   for (uint32_t i = 0; i < 100000; ++i) c.on_launch(k("k" + std::to_string(i % 7)), i);
   const StepWindowClosed w = c.close_window();
-  EXPECT_EQ(c.replay().reference().size(), 5u);
-  EXPECT_EQ(w.give_up, "a window launches 100000 kernels, more than the 4 ranges a pass holds (raise RFPROF_MAX_RANGES)");
+  EXPECT_EQ(w.verdict.kind, WindowVerdict::kDiscarded);  // discarded; the next window is tried
+  EXPECT_EQ(w.verdict.message, "a window launches 100000 kernels, more than the 4 ranges a pass holds (raise RFPROF_MAX_RANGES)");
+  EXPECT_EQ(w.give_up, "");
+  EXPECT_EQ(c.replay().reference().size(), 0u);  // what it kept is dropped with it
   // Later windows: one longer than a pass is discarded however long it is.
   StepReplayCollector d(2, 1, 4);
   window(d, kStep, 100);
