@@ -187,6 +187,10 @@ std::string render_roofline_svg(const std::vector<RooflineChart>& charts) {
       return range;
     };
     auto [xlo, xhi] = axis_range(xs, point_values);
+    // Nothing but the DRAM slope (no point drawn, no compute ceiling): the y axis covers it over
+    // the x axis, or the default axes clipped it away entirely.
+    if (point_values == 0 && c.roofs.empty() && c.dram_bytes_per_s)
+      ys = {*c.dram_bytes_per_s * xlo, *c.dram_bytes_per_s * xhi};
     auto [ylo, yhi] = axis_range(ys, point_values);
     LogAxis ax{xlo, xhi, kLeft, kWidth - kRight};
     LogAxis ay{ylo, yhi, y0 + kChartHeight - kBottom, y0 + kTop};

@@ -235,6 +235,27 @@ TEST(SvgRender, TheDramLabelStaysClearOfTheLowestRidge) {
       << svg.substr(memory, 200);
 }
 
+// A device with CUPTI's DRAM bandwidth only and no point drawn: the slope is inside the frame
+// (pixels 50..490 of y), where the default axes put it thousands of pixels above it.
+TEST(SvgRender, ADramOnlyChartWithoutPointsShowsItsSlope) {
+  RooflineChart c;
+  c.title = "device 0";
+  c.dram_bytes_per_s = 2e12;
+  c.notes = {"1 kernel group(s) without", "counters not drawn"};
+  const std::string svg = render_roofline_svg({c});
+  const size_t at = svg.find("class=\"roof memory\"");
+  ASSERT_NE(at, std::string::npos) << svg;
+  const std::string line = svg.substr(at, svg.find('>', at) - at);
+  auto attr = [&](const std::string& name) {
+    const size_t p = line.find(name + "=\"");
+    return std::stod(line.substr(p + name.size() + 2));
+  };
+  for (const char* y : {"y1", "y2"}) {
+    EXPECT_GE(attr(y), 50.0 - 0.01) << line;
+    EXPECT_LE(attr(y), 490.0 + 0.01) << line;
+  }
+}
+
 // Tooltips give an intensity to three significant digits: 1.47e-3 FLOP/B read "AI 0.00".
 // Names holding U+FFFE or U+FFFF (valid UTF-8, but no XML 1.0 characters) become U+FFFD.
 TEST(SvgRender, SmallIntensitiesAndXmlNonCharacters) {
