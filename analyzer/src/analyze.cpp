@@ -201,7 +201,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
       // rank) would otherwise have events before 0, which Perfetto drops.
       std::optional<uint64_t> base;
       for (const auto& path : options.traces)
-        if (const std::optional<uint64_t> start = process_start_ns(path)) base = std::min(base.value_or(*start), *start);
+        if (const auto process = first_process_info(path)) base = std::min(base.value_or(process->start_ns), process->start_ns);
       if (base) timeline->set_time_base(*base);
     }
     // trace.json's events are serialized on a thread of their own, while this one writes the CSV

@@ -2,12 +2,12 @@
 #include "rfprof/analyzer/html_report.h"
 
 #include <algorithm>
-#include <cmath>
 #include <set>
 #include <stdexcept>
 
 #include "rfprof/analyzer/csv.h"
 #include "rfprof/analyzer/roof.h"
+#include "rfprof/analyzer/roofline_charts.h"
 #include "rfprof/analyzer/scaling.h"
 #include "rfprof/analyzer/svg_roofline.h"
 #include "rfprof/analyzer/terminal_summary.h"
@@ -225,11 +225,7 @@ json ReportPage::data(const Report& report) const {
   // points drawn, as roofline.svg's are: a phase whose kernels have no counters takes no colour.
   // The other phases (in the legend and the phase select only) take the palette's next colours.
   std::set<std::string> plotted_phases, other_phases;
-  for (const auto& [k, a] : drawn) {
-    const auto ai = a.arithmetic_intensity();
-    const auto rate = a.flop_per_s();
-    (ai && rate && *ai > 0 && *rate > 0 && std::isfinite(*ai) ? plotted_phases : other_phases).insert(k.phase);
-  }
+  for (const auto& [k, a] : drawn) (drawn_on_roofline(a) ? plotted_phases : other_phases).insert(k.phase);
   std::vector<std::string> phase_names(plotted_phases.begin(), plotted_phases.end()), seen;
   for (const auto& name : other_phases)
     if (!plotted_phases.contains(name)) phase_names.push_back(name);

@@ -38,17 +38,22 @@ void LaunchJoiner::bound_waiting() {
     const auto queued = order_.front();
     order_.pop_front();
     if (!waiting(queued)) continue;
-    const uint32_t d = queued.first;
-    auto it = entries_.find(d);
-    Entry e = std::move(it->second);
-    entries_.erase(it);
-    if (e.launch && e.launch->runtime_correlation_id != 0) {
-      auto alias = aliases_.find(e.launch->runtime_correlation_id);
-      if (alias != aliases_.end() && alias->second == d) aliases_.erase(alias);
-    }
     ++stats_.given_up;
-    emit(std::move(e), d);
+    emit(take(entries_.find(queued.first)), queued.first);
   }
+}
+
+LaunchJoiner::Entry LaunchJoiner::take(std::unordered_map<uint32_t, Entry>::iterator it) {
+  const uint32_t d = it->first;
+  Entry e = std::move(it->second);
+  entries_.erase(it);
+  // Its runtime id names this launch no more: a kernel of it found later is an orphan, never a
+  // later launch's (a stale alias made entries_.at() throw: exit 3 on a well-formed trace).
+  if (e.launch && e.launch->runtime_correlation_id != 0) {
+    auto alias = aliases_.find(e.launch->runtime_correlation_id);
+    if (alias != aliases_.end() && alias->second == d) aliases_.erase(alias);
+  }
+  return e;
 }
 
 size_t LaunchJoiner::pending() const noexcept {
@@ -88,10 +93,7 @@ void LaunchJoiner::try_emit(uint32_t driver) {
   if (it == entries_.end()) return;
   Entry& e = it->second;
   if (!e.launch || !e.kernel || waits_for_counters(e)) return;
-  Entry done = std::move(e);
-  if (done.launch->runtime_correlation_id != 0) aliases_.erase(done.launch->runtime_correlation_id);
-  entries_.erase(it);
-  emit(std::move(done), driver);
+  emit(take(it), driver);
 }
 
 void LaunchJoiner::emit_graph_kernel(Graph& g, const trace::KernelActivity& kernel) {
@@ -129,17 +131,7 @@ void LaunchJoiner::add_launch(const trace::LaunchApi& launch) {
     return;
   }
 
-  if (auto it = entries_.find(d); it != entries_.end()) {  // a second launch with this id
-    Entry old = std::move(it->second);
-    entries_.erase(it);
-    // Its runtime id no longer names a pending launch: a kernel of it is an orphan, not this
-    // launch's (a stale alias made entries_.at() throw: exit 3 on a well-formed trace).
-    if (old.launch && old.launch->runtime_correlation_id != 0 && old.launch->runtime_correlation_id != r) {
-      auto alias = aliases_.find(old.launch->runtime_correlation_id);
-      if (alias != aliases_.end() && alias->second == d) aliases_.erase(alias);
-    }
-    emit(std::move(old), d);
-  }
+  if (auto it = entries_.find(d); it != entries_.end()) emit(take(it), d);  // a second launch with this id
   Entry& e = entries_[d];
   // Queued with its arrival number: a reused id's earlier place is stale, not this launch's (it
   // was, and the copies of a live id piled up: quadratic time on a trace of one id).

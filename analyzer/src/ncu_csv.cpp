@@ -54,10 +54,8 @@ bool exact_name_matches(const KernelRow& r, const NcuFilter& filter, const std::
 /// Whether -k regex `re` names the launch `r` under filter.kernel_name_base, as the collector
 /// decides (collector::regex_names_kernel); base mangled without a symbol: the demangled name.
 bool regex_names(const KernelRow& r, const NcuFilter& filter, const std::regex& re) {
-  const bool mangled = filter.kernel_name_base == "mangled" && !r.mangled.empty();
-  return collector::regex_names_kernel(re, mangled ? "mangled" : filter.kernel_name_base == "mangled" ? "demangled"
-                                                                                                  : filter.kernel_name_base,
-                                       r.kernel, r.mangled);
+  const bool no_symbol = filter.kernel_name_base == "mangled" && r.mangled.empty();
+  return collector::regex_names_kernel(re, no_symbol ? "demangled" : filter.kernel_name_base, r.kernel, r.mangled);
 }
 
 /// The kernel as filter.print_kernel_base spells it (ncu's --print-kernel-base).

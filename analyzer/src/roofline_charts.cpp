@@ -31,6 +31,12 @@ std::vector<ChartRoof> roofs_of(const DeviceCeilings& c) {
   return merged;
 }
 
+bool drawn_on_roofline(const Aggregate& a) {
+  const auto ai = a.arithmetic_intensity();
+  const auto rate = a.flop_per_s();
+  return ai && rate && *ai > 0 && *rate > 0 && std::isfinite(*ai);
+}
+
 std::vector<RooflineChart> run_charts(const Report& report) {
   const auto& devices = report.devices();
   std::vector<RooflineChart> charts(devices.size());
@@ -62,7 +68,7 @@ std::vector<RooflineChart> run_charts(const Report& report) {
       ++untimed[slot];
       continue;
     }
-    if (!ai || *ai <= 0 || *rate <= 0 || !std::isfinite(*ai)) {  // 0 FLOP, or 0 bytes (no AI)
+    if (!drawn_on_roofline(agg)) {  // 0 FLOP, or 0 bytes (no AI)
       ++zero[slot];
       zero_ns[slot] += agg.duration_ns;
       continue;

@@ -122,11 +122,6 @@ TraceContext read_context_records(const std::filesystem::path& path, RecordCheck
 
 }  // namespace
 
-std::optional<uint64_t> process_start_ns(const std::filesystem::path& path) noexcept {
-  const std::optional<trace::ProcessInfo> p = first_process_info(path);
-  return p ? std::optional<uint64_t>(p->start_ns) : std::nullopt;
-}
-
 std::optional<trace::ProcessInfo> first_process_info(const std::filesystem::path& path) noexcept {
   try {
     trace::Reader reader(path);

@@ -102,6 +102,8 @@ class LaunchJoiner {
   std::optional<uint32_t> driver_id(uint32_t correlation_id) const;
   bool waits_for_counters(const Entry& e) const;
   void try_emit(uint32_t driver);
+  /// Removes the pending launch at `it` and its runtime id's alias (when it still names it).
+  Entry take(std::unordered_map<uint32_t, Entry>::iterator it);
   void emit(Entry&& e, uint32_t id);
   void emit_graph_kernel(Graph& g, const trace::KernelActivity& kernel);
   void note_pending();

@@ -22,4 +22,8 @@ std::vector<ChartRoof> roofs_of(const DeviceCeilings& c);
 /// infinite: no place on log axes) are counted in notes, with the latter's GPU time, not drawn.
 std::vector<RooflineChart> run_charts(const Report& report);
 
+/// Whether the kernel group `a` is a point of run_charts' (and report.html's colours): an
+/// arithmetic intensity and FLOP/s both above 0, the intensity finite.
+bool drawn_on_roofline(const Aggregate& a);
+
 }  // namespace rf::analyzer

@@ -103,8 +103,6 @@ TraceContext read_context(const std::filesystem::path& path, RecordChecks checks
 /// process start before any trace is read whole, and `rfprof -i NAME` checks the pid in a
 /// NAME.PID.rftrace.
 std::optional<trace::ProcessInfo> first_process_info(const std::filesystem::path& path) noexcept;
-/// first_process_info(path)'s start_ns (ns, CUPTI clock).
-std::optional<uint64_t> process_start_ns(const std::filesystem::path& path) noexcept;
 
 /// CollectorError records of one trace with the same code and message.
 struct CollectorErrorRecord {
