@@ -18,6 +18,7 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -43,6 +44,20 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
           .count());
+}
+
+std::atomic<uint64_t> g_misuses{0};
+
+CUptiResult misuse(const std::string& what, CUptiResult result) {
+  g_misuses.fetch_add(1, std::memory_order_relaxed);
+  std::fprintf(stderr, "fake CUPTI misuse: %s\n", what.c_str());
+  return result;
+}
+
+Profiler* enabled(CUpti_RangeProfiler_Object* object) {
+  for (const auto& [ctx, prof] : g.profilers)
+    if (reinterpret_cast<CUpti_RangeProfiler_Object*>(prof) == object) return prof;
+  return nullptr;
 }
 
 /// Counts the call and returns the injected failure, or CUPTI_SUCCESS; never returns for a
@@ -297,6 +312,8 @@ void set_pass_start_in_a_launch_misses_it(bool misses) {
   std::lock_guard lock(g.m);
   g.start_misses_launch = misses;
 }
+
+uint64_t misuses() { return detail::g_misuses.load(std::memory_order_relaxed); }
 
 uint64_t calls(const std::string& function) {
   std::lock_guard lock(g.m);

@@ -28,6 +28,10 @@
 //     and Stop is one range, named by its index in the image ("0", "1", ..., as on the H100);
 //     kernel replay completes every pass inside the launch; user replay
 //     completes pass k at the k-th Stop, and isAllPassSubmitted at the last one.
+//   - calls out of the order the real Range Profiler takes (Enable twice on a context, Start before
+//     SetConfig or while started, Stop without Start, SetConfig or Decode between Start and Stop,
+//     Decode before a user replay's last pass, any call on a disabled object) are refused and
+//     written to stderr as "fake CUPTI misuse:", which fails a run_child test (fake_session.h).
 //   - counter-data images: the fake writes its own layout behind NVIDIA's "LOPDATA" signature,
 //     and the fake cuptiProfilerHostEvaluateToGpuValues evaluates metric m of the range made by
 //     the launch with driver correlation id c to value(c, m) = c * 1000 + m, so a test can tell
@@ -246,5 +250,9 @@ uint64_t calls_off_context();
 
 /// Range Profiler calls seen so far (cuptiRangeProfilerStart, ...), by function name.
 uint64_t calls(const std::string& function);
+/// Calls the real CUPTI would refuse (Enable twice, Start/Stop out of order, Decode before the last
+/// user-replay pass, calls on a disabled object), in this process; each also wrote a
+/// "fake CUPTI misuse:" line to stderr. Not reset by reset().
+uint64_t misuses();
 
 }  // namespace rf::fake_cupti

@@ -201,6 +201,9 @@ CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCount
 CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params* p) {
   if (CUptiResult r = enter("cuptiRangeProfilerEnable")) return r;
   std::lock_guard lock(g.m);
+  if (g.profilers.count(p->ctx))
+    return misuse("cuptiRangeProfilerEnable on a context whose Range Profiler is enabled",
+                  CUPTI_ERROR_INVALID_OPERATION);
   auto* prof = new Profiler;  // leaked when the session forgets it (abandon)
   prof->ctx = p->ctx;
   g.profilers[p->ctx] = prof;
@@ -211,19 +214,19 @@ CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params*
 CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Params* p) {
   if (CUptiResult r = enter("cuptiRangeProfilerDisable")) return r;
   std::lock_guard lock(g.m);
-  auto* prof = reinterpret_cast<Profiler*>(p->pRangeProfilerObject);
-  for (auto it = g.profilers.begin(); it != g.profilers.end(); ++it)
-    if (it->second == prof) {
-      check_current(prof->ctx);
-      g.profilers.erase(it);
-      delete prof;
-      return CUPTI_SUCCESS;
-    }
-  return CUPTI_ERROR_INVALID_PARAMETER;
+  Profiler* prof = enabled(p->pRangeProfilerObject);
+  if (!prof) return misuse("cuptiRangeProfilerDisable of an object not enabled", CUPTI_ERROR_INVALID_PARAMETER);
+  check_current(prof->ctx);
+  g.profilers.erase(prof->ctx);
+  delete prof;
+  return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
   if (CUptiResult r = enter("cuptiRangeProfilerGetCounterDataSize")) return r;
+  std::lock_guard lock(g.m);
+  if (!enabled(p->pRangeProfilerObject))
+    return misuse("cuptiRangeProfilerGetCounterDataSize on an object not enabled", CUPTI_ERROR_INVALID_PARAMETER);
   p->counterDataSize = std::max<size_t>(512, kHeader + kRangeBytes * p->maxNumOfRanges);
   return CUPTI_SUCCESS;
 }
@@ -231,6 +234,10 @@ CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_Ge
 CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p) {
   if (CUptiResult r = enter("cuptiRangeProfilerCounterDataImageInitialize")) return r;
+  std::lock_guard lock(g.m);
+  if (!enabled(p->pRangeProfilerObject))
+    return misuse("cuptiRangeProfilerCounterDataImageInitialize on an object not enabled",
+                  CUPTI_ERROR_INVALID_PARAMETER);
   std::memset(p->pCounterData, 0, p->counterDataSize);
   std::memcpy(p->pCounterData, kSignature, sizeof kSignature);
   return CUPTI_SUCCESS;
@@ -239,7 +246,9 @@ CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(
 CUptiResult CUPTIAPI cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) {
   if (CUptiResult r = enter("cuptiRangeProfilerSetConfig")) return r;
   std::lock_guard lock(g.m);
-  auto* prof = reinterpret_cast<Profiler*>(p->pRangeProfilerObject);
+  Profiler* prof = enabled(p->pRangeProfilerObject);
+  if (!prof) return misuse("cuptiRangeProfilerSetConfig on an object not enabled", CUPTI_ERROR_INVALID_PARAMETER);
+  if (prof->started) return misuse("cuptiRangeProfilerSetConfig between Start and Stop", CUPTI_ERROR_INVALID_OPERATION);
   prof->configured = true;
   prof->user_replay = p->replayMode == CUPTI_UserReplay;
   prof->image = p->pCounterDataImage;
@@ -255,8 +264,12 @@ CUptiResult CUPTIAPI cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_P
 CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params* p) {
   if (CUptiResult r = enter("cuptiRangeProfilerStart")) return r;
   std::lock_guard lock(g.m);
-  auto* prof = reinterpret_cast<Profiler*>(p->pRangeProfilerObject);
-  if (!prof->configured || prof->started) return CUPTI_ERROR_INVALID_OPERATION;
+  Profiler* prof = enabled(p->pRangeProfilerObject);
+  if (!prof) return misuse("cuptiRangeProfilerStart on an object not enabled", CUPTI_ERROR_INVALID_PARAMETER);
+  if (!prof->configured) return misuse("cuptiRangeProfilerStart before SetConfig", CUPTI_ERROR_INVALID_OPERATION);
+  if (prof->started) return misuse("cuptiRangeProfilerStart while started", CUPTI_ERROR_INVALID_OPERATION);
+  if (prof->user_replay && prof->pass_index >= g.passes)
+    return misuse("cuptiRangeProfilerStart after the last pass was submitted", CUPTI_ERROR_INVALID_OPERATION);
   check_current(prof->ctx);
   prof->started = true;
   prof->ranges.clear();
@@ -266,8 +279,9 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params* p
 CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) {
   if (CUptiResult r = enter("cuptiRangeProfilerStop")) return r;
   std::lock_guard lock(g.m);
-  auto* prof = reinterpret_cast<Profiler*>(p->pRangeProfilerObject);
-  if (!prof->started) return CUPTI_ERROR_INVALID_OPERATION;
+  Profiler* prof = enabled(p->pRangeProfilerObject);
+  if (!prof) return misuse("cuptiRangeProfilerStop on an object not enabled", CUPTI_ERROR_INVALID_PARAMETER);
+  if (!prof->started) return misuse("cuptiRangeProfilerStop without Start", CUPTI_ERROR_INVALID_OPERATION);
   check_current(prof->ctx);
   prof->started = false;
   prof->decodable = prof->ranges;
@@ -284,8 +298,12 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) 
 CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params* p) {
   if (CUptiResult r = enter("cuptiRangeProfilerDecodeData")) return r;
   std::lock_guard lock(g.m);
-  auto* prof = reinterpret_cast<Profiler*>(p->pRangeProfilerObject);
-  if (prof->started || !prof->image) return CUPTI_ERROR_INVALID_OPERATION;
+  Profiler* prof = enabled(p->pRangeProfilerObject);
+  if (!prof) return misuse("cuptiRangeProfilerDecodeData on an object not enabled", CUPTI_ERROR_INVALID_PARAMETER);
+  if (prof->started) return misuse("cuptiRangeProfilerDecodeData between Start and Stop", CUPTI_ERROR_INVALID_OPERATION);
+  if (!prof->image) return misuse("cuptiRangeProfilerDecodeData before SetConfig", CUPTI_ERROR_INVALID_OPERATION);
+  if (prof->user_replay && prof->pass_index < g.passes)
+    return misuse("cuptiRangeProfilerDecodeData before every pass was submitted", CUPTI_ERROR_INVALID_OPERATION);
   check_current(prof->ctx);
   const auto n = static_cast<uint32_t>(prof->decodable.size());
   if (kHeader + size_t{n} * kRangeBytes > prof->image_size)

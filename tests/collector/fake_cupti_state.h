@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 #include <cupti.h>
+#include <cupti_range_profiler.h>
 #include <cupti_profiler_target.h>
 #include <dlfcn.h>
 
@@ -97,6 +98,14 @@ F driver_fn(const char* name) {
 void check_current(CUcontext ctx);
 /// The steady clock in ns (the fake's cuptiGetTimestamp and record times).
 uint64_t now_ns();
+/// A call the real CUPTI refuses (cupti_range_profiler.h; NVIDIA's range_profiling sample shows
+/// the one order that works: Enable, SetConfig, then Start/Stop pairs, Decode after the last pass,
+/// Disable). Writes "fake CUPTI misuse: <what>" to stderr, where run_child (fake_session.h) fails
+/// the test on it, counts it (misuses()), and returns `result`. Caller may hold g.m.
+CUptiResult misuse(const std::string& what, CUptiResult result);
+/// The Range Profiler object `object` if it is enabled (made by Enable, not yet disabled), else
+/// null. Caller holds g.m.
+Profiler* enabled(CUpti_RangeProfiler_Object* object);
 /// Counts the call and returns the injected failure, or CUPTI_SUCCESS.
 CUptiResult enter(const char* function);
 /// The fake's CUPTI stream id of `stream` (cuptiGetStreamIdEx, kernel records): 7 for the legacy

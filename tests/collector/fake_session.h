@@ -62,6 +62,8 @@ inline Child run_child(const std::function<void()>& body, std::chrono::seconds l
   std::ifstream in(path);
   c.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   ::unlink(path);
+  // The session called CUPTI in an order the real one refuses (fake_cupti_state.h, misuse()).
+  EXPECT_EQ(c.err.find("fake CUPTI misuse:"), std::string::npos) << c.err;
   return c;
 }
 
