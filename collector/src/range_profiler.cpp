@@ -201,8 +201,17 @@ DecodedImage ContextProfiler::decode_passes(bool prepare_next) {
   }
   if (!prepare_next || abandoned()) return out;
   ScopedOverhead timed(process_overhead(), OverheadPhase::kImageSetup);
-  initialize_image();
-  set_config();
+  try {
+    initialize_image();
+    set_config();
+  } catch (const std::exception& e) {
+    // The ranges above are decoded and good: they are returned, not lost with the next image. The
+    // Range Profiler is disabled so that the next start() prepares everything again (Enable,
+    // image, SetConfig); the launches of this image stay for the caller to map.
+    out.prepare_error = e.what();
+    profiler_.reset();
+    counter_data_.clear();
+  }
   return out;
 }
 

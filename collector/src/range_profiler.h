@@ -34,6 +34,9 @@ struct DecodedImage {
   std::vector<RangeValues> ranges;  ///< in range order
   uint64_t dropped_ranges = 0;      ///< cuptiRangeProfilerDecodeData numOfRangeDropped
   bool all_passes_submitted = true; ///< cuptiRangeProfilerStop isAllPassSubmitted
+  /// Why the next image could not be prepared after this one was decoded ("" when it was): the
+  /// ranges above are good, the Range Profiler was disabled, and the next start() enables it again.
+  std::string prepare_error;
 };
 
 /// How the Range Profiler gets every pass of a configuration with several passes.
@@ -79,7 +82,8 @@ class ContextProfiler {
   /// num_passes().
   size_t last_stop_pass_index() const noexcept { return last_stop_pass_index_; }
   /// Decodes and evaluates the image (kStep: after its last pass). With `prepare_next`, then
-  /// re-initializes the image and sets the configuration again for the next start() (kKernel);
+  /// re-initializes the image and sets the configuration again for the next start() (kKernel; when
+  /// that fails the decoded ranges are still returned, with prepare_error);
   /// without it the caller disables the profiler (kStep, as NVIDIA's range_profiling sample ends
   /// a user-replay session: decode once, then disable). Throws CuptiError or HostApiError. A group
   /// abandoned midway is dropped with disable(); the next start() enables the Range Profiler again.

@@ -337,6 +337,10 @@ void Session::finish(FinishFrom from) noexcept {
       // nothing would ever stop.
       step_role_.store(WindowRole::kDone);
     }
+    // Counted before LaunchLog closes, never uncounted: a launch that enters before the state
+    // reads finishing and gets a ticket outside the closed window stops its context's image first
+    // (stop_image_for_outside_launch); later ones go to on_launch_enter_finishing.
+    windows_closing_.fetch_add(1);
     const std::optional<uint32_t> closed = launch_log_.close_window();
     flush_all_images(/*at_exit=*/true, signal ? kSignalLaunchWait : kExitLaunchWait, closed.value_or(0));
     if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});

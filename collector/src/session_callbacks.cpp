@@ -270,7 +270,11 @@ void Session::on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb)
     const bool timed_callback = options_.mode == trace::CollectionMode::kCounters || sample_this_callback();
     ScopedOverhead timed(timed_callback ? &process_overhead() : nullptr, OverheadPhase::kLaunchCallbacks);
     if (enter) {
-      if (running()) on_launch_enter(cbid, cb);
+      const State s = state();
+      if (s == State::kRunning)
+        on_launch_enter(cbid, cb);
+      else if (options_.mode == trace::CollectionMode::kCounters && (s == State::kFinishing || s == State::kFinished))
+        on_launch_enter_finishing(cb);
     } else {
       on_launch_exit(cbid, cb);  // always: it releases what the entry took
     }
@@ -330,7 +334,13 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
     return;
   }
   if (!on_listed_device) return;  // --devices: no Range Profiler on a device never profiled
-  if (!t.ticket.in_window && !filters_set_) return;  // outside windows no Range Profiler runs
+  if (!t.ticket.in_window) {
+    // Outside windows no Range Profiler runs, except an image still started: one a launch filter
+    // kept open in the window (-k, -s/-c, NVTX rules), or one a closing window has not stopped yet.
+    // Two atomic reads in the common case (seq_cst: close_window counts before LaunchLog closes).
+    if (filters_set_ || windows_closing_.load() != 0) stop_image_for_outside_launch(cb->context);
+    return;
+  }
   const uint32_t window = t.ticket.window;
   if (options_.mode != trace::CollectionMode::kCounters || !cb->context) return;
   std::shared_ptr<ContextProfiler> cp = profiler_for(cb->context);
@@ -339,14 +349,6 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   // LaunchRangeMap::record is the order of the ranges CUPTI writes (kernel replay serializes them).
   cp->mutex().lock();
   t_locked = cp;
-  if (!t.ticket.in_window) {
-    // Filtered out inside a window (-k, -s/-c, NVTX rules): a started Range Profiler (auto range)
-    // would profile and replay this kernel too and shift every later range onto the wrong launch.
-    // Decode what the image holds, so the kernel runs once with the profiler stopped, as outside a
-    // window; the next selected launch starts a fresh image.
-    if (cp->started()) flush_image(*cp);
-    return;
-  }
   LaunchRangeMap& launches = cp->launches();
   if (cp->started()) {
     const uint64_t now = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -360,7 +362,9 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
     if (image_must_be_decoded(image, window, is_graph(cbid), uint64_t{options_.flush_ms} * 1000000u))
       flush_image(*cp);
   }
-  if (!cp->started()) {
+  // Finishing has begun (this launch waited for the lock while the exit stopped the image): no
+  // image starts that nothing would decode; the launch is recorded without counters.
+  if (!cp->started() && running()) {
     try {
       cp->start(window);
     } catch (const CuptiError& e) {
@@ -374,6 +378,30 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
     }
   }
   if (t_locked && cp->started()) t.counters_from_ns = now_ns();
+}
+
+void Session::stop_image_for_outside_launch(CUcontext ctx, bool finishing) {
+  if (options_.mode != trace::CollectionMode::kCounters || !ctx) return;
+  std::shared_ptr<ContextProfiler> cp = profilers_.find(ctx);  // none set up: no image started
+  if (!cp) return;
+  if (!finishing) {
+    cp->mutex().lock();
+  } else if (!cp->mutex().try_lock_for(kExitLaunchWait)) {
+    return;  // a launch stuck in flight holds it (flush_all_images gave up too): never hang here
+  }
+  t_locked = cp;
+  // Decode what the image holds, so this kernel runs once with the profiler stopped; the next
+  // launch in a window starts a fresh image.
+  if (cp->started()) flush_image(*cp);
+}
+
+void Session::on_launch_enter_finishing(const CUpti_CallbackData* cb) {
+  if (step_mode()) return;  // replay across steps: step_finish ends the passes
+  release_stale_launch_lock();
+  launch_log_.exit(t_launch.ticket, std::nullopt);  // the previous launch's exit never came
+  if (t_launch.step_unlocked) step_unlocked_launch_exit();
+  t_launch = ThreadLaunch{};  // not active: its exit records nothing and only unlocks
+  stop_image_for_outside_launch(cb->context, /*finishing=*/true);
 }
 
 void Session::on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
@@ -460,10 +488,11 @@ void Session::close_window(uint32_t cbid) {
   if (step_range_) return;
   release_stale_launch_lock();
   if (step_mode()) return step_close_window(cbid);
+  windows_closing_.fetch_add(1);  // before LaunchLog says "closed": see stop_image_for_outside_launch
   const std::optional<uint32_t> id = launch_log_.close_window();
-  if (!id) return;  // no window open
-  flush_all_images(/*at_exit=*/false);
-  write(trace::ProfilingWindow{*id, false, now_ns(), cbid});
+  if (id) flush_all_images(/*at_exit=*/false);
+  windows_closing_.fetch_sub(1);
+  if (id) write(trace::ProfilingWindow{*id, false, now_ns(), cbid});
 }
 
 void Session::on_resource(CUpti_CallbackId cbid, const void* data) {

@@ -195,6 +195,11 @@ void Session::flush_image(ContextProfiler& cp, DecodeFrom from) noexcept {
       write(rc);
     }
     cp.launches().reset();
+    if (!image.prepare_error.empty())
+      write_error(trace::ErrorCode::kCuptiCall, window, 0, 0,
+                  "preparing the next counter image of " + device + " failed: " + image.prepare_error +
+                      "; the decoded counters are kept and the Range Profiler is enabled again at the "
+                      "next launch in a window");
   } catch (const std::exception& e) {
     static std::atomic<bool> reported{false};  // once: an error at every window must not flood stderr
     if (!reported.exchange(true)) print_line("rfprof: internal error while decoding counters: ", e.what());

@@ -139,6 +139,15 @@ class Session {
   void on_runtime_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  /// A launch outside every window on `ctx` while its image may be started (a launch filter
+  /// refused it, or a window is closing): a started Range Profiler (auto range) would profile and
+  /// replay this kernel as a range of the window and spoil that image's launch mapping. Takes the
+  /// context's lock until the launch's exit (t_locked) and stops the image first (flush_image).
+  /// `finishing`: waits at most kExitLaunchWait for the lock, then lets the launch go unlocked.
+  void stop_image_for_outside_launch(CUcontext ctx, bool finishing = false);
+  /// A launch entry (counters mode) once the session finishes or has finished: nothing is
+  /// recorded, but an image the exit's window left started is stopped first.
+  void on_launch_enter_finishing(const CUpti_CallbackData* cb);
   void on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void open_window(uint32_t cbid, CUcontext ctx);
   void close_window(uint32_t cbid);
@@ -261,6 +270,10 @@ class Session {
   std::unique_ptr<LaunchSelection> selection_;
   std::unique_ptr<LaunchFilter> kernel_id_names_;  // the kernel id's NAME, matched as -k (null: any)
   bool filters_set_ = false;  // a launch filter or -s/-c: in-window launches may be refused
+  // Windows being closed (close_window, finish) whose images may still be started: from before
+  // LaunchLog says "closed" until every image is stopped. A launch outside windows meanwhile
+  // stops its context's image first (stop_image_for_outside_launch).
+  std::atomic<uint32_t> windows_closing_{0};
   // NVTX domain names for the filter's rules (nvtxDomainCreateA): the session's table, and each
   // thread's copy of the names it asked for, refilled when a domain is created (the generation
   // changes), so that a range in a domain takes no lock shared between threads.

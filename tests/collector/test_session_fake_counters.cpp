@@ -298,6 +298,53 @@ TEST_F(FakeSessionTest, ADecodeFailureLosesThatImageSaysSoAndStopsCountersThere)
   EXPECT_EQ(launch_indices, (std::vector<uint64_t>{0, 1, 0, 1}));
 }
 
+// Preparing the next image (image initialize, SetConfig) fails after an image was decoded and
+// evaluated: that image's counters are written, not lost with the next one.
+TEST_F(FakeSessionTest, ANextImageThatCannotBePreparedKeepsTheDecodedOne) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.max_ranges_per_image = 2;
+    o.flush_ms = 60000;
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launches_on(ctx, 2);
+    fail("cuptiRangeProfilerSetConfig", CUPTI_ERROR_UNKNOWN);
+    launches_on(ctx, 1);  // the image is full: decoded before this launch
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  EXPECT_EQ(range_ids(t), (std::vector<uint32_t>{1, 2}));
+  const auto prepare = errors_with(t, trace::ErrorCode::kCuptiCall);
+  ASSERT_EQ(prepare.size(), 1u);
+  EXPECT_NE(t.str(prepare[0].message).find("preparing the next counter image of device 0 (GH100) failed"),
+            std::string::npos);
+  EXPECT_TRUE(errors_with(t, trace::ErrorCode::kDecodeFailed).empty());
+}
+
+// The same on rfprof's flush thread; the next launch in the window enables the Range Profiler again
+// and gets its counters.
+TEST_F(FakeSessionTest, AfterAFailedPreparationTheNextLaunchGetsCountersAgain) {
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kCounters);
+    o.flush_ms = 20;
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    launches_on(ctx, 2);
+    fail("cuptiRangeProfilerCounterDataImageInitialize", CUPTI_ERROR_UNKNOWN);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (calls("cuptiRangeProfilerDecodeData") == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    fail("cuptiRangeProfilerCounterDataImageInitialize", CUPTI_SUCCESS);
+    launches_on(ctx, 1);
+    std::fprintf(stderr, "enables=%llu\n", static_cast<unsigned long long>(calls("cuptiRangeProfilerEnable")));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("enables=2\n"), std::string::npos) << c.err;
+  const Trace t = read_trace(trace_);
+  EXPECT_EQ(range_ids(t), (std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(errors_with(t, trace::ErrorCode::kCuptiCall).size(), 1u);
+}
+
 TEST_F(FakeSessionTest, SigtermFinishesTheTraceWithItsCountersThenEndsTheProcess) {
   const Child c = run_child([&] {
     auto o = options(CollectionMode::kCounters);
