@@ -329,6 +329,16 @@ void Session::step_finish() noexcept {
       // without kernels, such as warm-up steps outside the training loop, are not).
       if (step_mismatched_ > 0)
         print_line(step_discarded_line(step_mismatched_, step_->replay().groups_done(), step_first_mismatch_));
+      // RFPROF_REPLAY_GROUPS > 1 and the run ended inside a later group: said, not dropped silently.
+      const StepReplay& replay = step_->replay();
+      if (!replay.done()) {
+        const std::string line = step_incomplete_group_line(replay.groups_done(), replay.passes_kept(),
+                                                            replay.passes(), step_->counters_pending());
+        if (!line.empty()) {
+          print_line(line);
+          write_error(trace::ErrorCode::kCountersUnavailable, 0, replay.passes(), replay.passes_kept(), line);
+        }
+      }
       return;
     }
     StepEndState end;

@@ -185,6 +185,17 @@ std::string step_no_counters_line(const StepEndState& end) {
   return line + " (" + std::to_string(end.nvtx_calls_seen) + " NVTX push/start calls seen, none matching it)";
 }
 
+std::string step_incomplete_group_line(uint32_t groups_done, uint32_t passes_kept, uint32_t passes,
+                                       bool counters_decoded) {
+  if (passes_kept == 0 && !counters_decoded) return "";
+  std::string line = "rfprof: replay across steps: the run ended during group " + std::to_string(groups_done + 1) +
+                     ", after " + std::to_string(passes_kept) + " of its " + std::to_string(passes) +
+                     " pass windows";
+  if (counters_decoded) line += " (its counters decoded, its timing window not run)";
+  return line + "; that group's counters are dropped, the " + std::to_string(groups_done) + " complete " +
+         (groups_done == 1 ? "group is" : "groups are") + " in the trace";
+}
+
 std::string step_discarded_line(uint64_t discarded, uint32_t groups, const std::string& first) {
   return "rfprof: replay across steps discarded " + std::to_string(discarded) +
          (discarded == 1 ? " window" : " windows") + " whose kernels differed from their group's first window (the first: " +

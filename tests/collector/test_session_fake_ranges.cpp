@@ -105,16 +105,18 @@ TEST_F(FakeSessionTest, ARefusedStartIsOneLineAndDisablesThatContextsProfiler) {
 TEST_F(FakeSessionTest, ADecodeFailureOnTheFlushThreadLosesOnlyThatImage) {
   const Child c = run_child([&] {
     auto o = options(CollectionMode::kCounters);
-    o.flush_ms = 50;  // launches back to back are younger: no decode at their entry
+    // Launches back to back are younger than that, even on a loaded machine: no decode at their
+    // entry (at 50 ms a CI run under load decoded at the second launch's entry instead).
+    o.flush_ms = 250;
     if (!collector::start_session(o)) std::_Exit(3);
     fail("cuptiRangeProfilerDecodeData", CUPTI_ERROR_UNKNOWN);
     CUcontext ctx = create_context(1);
     launch({ctx, "_Z1av"});
     launch({ctx, "_Z1av"});
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the flush thread fails to decode
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));  // the flush thread fails to decode
     launch({ctx, "_Z1bv"});
     launch({ctx, "_Z1bv"});
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // and does not try again
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));  // and does not try again
     fail("cuptiRangeProfilerDecodeData", CUPTI_SUCCESS);
     std::fprintf(stderr, "enables=%llu\n", n("cuptiRangeProfilerEnable"));
   });

@@ -116,6 +116,42 @@ TEST_F(FakeSessionTest, EachGroupGivesItsTimingWindowItsOwnCounters) {
   expect_counters(t, 3, said(c.err, "timing2"), said(c.err, "again1"));
 }
 
+// RFPROF_REPLAY_GROUPS=3 and the run ends inside the second group: the first group's counters
+// are kept, and the second's loss is said once and recorded (it was dropped silently).
+TEST_F(FakeSessionTest, ARunEndingInsideALaterGroupSaysThatGroupIsDropped) {
+  for (const int windows_after_group : {0, 1, 2}) {
+    std::filesystem::remove(trace_);
+    const Child c = run_child([&] {
+      auto o = step_options(trace_);
+      o.replay_groups = 3;
+      if (!collector::start_session(o)) std::_Exit(3);
+      CUcontext ctx = create_context(1);
+      for (int i = 0; i < 3 + windows_after_group; ++i) step(ctx);
+    });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    const Trace t = read_trace(trace_);
+    EXPECT_EQ(t.all<trace::RangeCounters>().size(), 3u) << windows_after_group;
+    const auto dropped = errors_with(t, trace::ErrorCode::kCountersUnavailable);
+    if (windows_after_group == 0) {  // the second group never began: nothing lost, nothing said
+      EXPECT_EQ(rfprof_lines(c.err), 0u) << c.err;
+      EXPECT_TRUE(dropped.empty());
+      continue;
+    }
+    EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+    const std::string expected =
+        windows_after_group == 1
+            ? "rfprof: replay across steps: the run ended during group 2, after 1 of its 2 pass windows; "
+              "that group's counters are dropped, the 1 complete group is in the trace"
+            : "rfprof: replay across steps: the run ended during group 2, after 2 of its 2 pass windows (its "
+              "counters decoded, its timing window not run); that group's counters are dropped, the 1 complete "
+              "group is in the trace";
+    EXPECT_NE(c.err.find(expected), std::string::npos) << c.err;
+    ASSERT_EQ(dropped.size(), 1u);
+    EXPECT_EQ(t.str(dropped[0].message), expected);
+    EXPECT_EQ(dropped[0].actual, static_cast<uint64_t>(windows_after_group));
+  }
+}
+
 /// A step whose pass window also runs a kernel rfprof never sees launched (CUPTI profiles it).
 void step_with_unseen_kernel(CUcontext ctx) {
   profiler_start(ctx);

@@ -143,6 +143,9 @@ class StepReplay {
   uint32_t passes() const noexcept { return passes_; }
   /// The host API's planned pass count (the constructor's `passes`).
   uint32_t planned_passes() const noexcept { return planned_; }
+  /// Pass windows kept in the current group so far: 0 before its first, passes() once its passes
+  /// are complete and its timing window comes next.
+  uint32_t passes_kept() const noexcept { return next_pass_; }
   /// Groups completed so far (kGroupTimed verdicts).
   uint32_t groups_done() const noexcept { return groups_done_; }
   /// Windows discarded so far.
