@@ -4,7 +4,9 @@
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('rf-data').textContent);
-  const ALL = '(all)';
+  // The filters' "every value" choice: null, which no phase or NVTX range name can equal (a range
+  // named "(all)" was indistinguishable from it); shown as "(all)".
+  const ALL = null, ALL_LABEL = '(all)';
   const fmt = (v, unit) => {
     if (v === null || v === undefined || !isFinite(v)) return '';
     const a = Math.abs(v);
@@ -194,8 +196,8 @@
                                 { field: 'ridge_ai', title: 'FLOP/byte', format: '.3~g' },
                                 { field: 'peak', title: 'peak FLOP/s', format: '.4~s' }] } },
         { name: 'rf_points_' + i, data: { values: pts },
-          transform: [{ filter: `(phase_filter == '${ALL}' || datum.phase == phase_filter) && ` +
-                                `(range_filter == '${ALL}' || datum.range == range_filter)` }],
+          transform: [{ filter: '(phase_filter === null || datum.phase === phase_filter) && ' +
+                                '(range_filter === null || datum.range === range_filter)' }],
           mark: { type: 'circle', opacity: 0.75, clip: true },
           encoding: {
             x: { ...x, field: 'arithmetic_intensity' }, y: { ...y, field: 'flop_per_s' },
@@ -227,8 +229,10 @@
   const rooflineSpec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     params: [
-      { name: 'phase_filter', value: ALL, bind: { input: 'select', options: [ALL, ...phases], name: 'phase ' } },
-      { name: 'range_filter', value: ALL, bind: { input: 'select', options: [ALL, ...ranges], name: 'NVTX range ' } },
+      { name: 'phase_filter', value: ALL,
+        bind: { input: 'select', options: [ALL, ...phases], labels: [ALL_LABEL, ...phases], name: 'phase ' } },
+      { name: 'range_filter', value: ALL,
+        bind: { input: 'select', options: [ALL, ...ranges], labels: [ALL_LABEL, ...ranges], name: 'NVTX range ' } },
     ],
     concat: panels,
     columns: 2,

@@ -1,7 +1,7 @@
 // Writes the constructed traces of the report.html tests into DIR and runs rfanalyze on them
 // (DIR/report: one trace; DIR/scaling: batch sizes 8 and 32; DIR/measured: user ceilings;
 // DIR/ops: a page with an "ops" section; DIR/many: 6,000 ranges on a device without compute
-// ceilings). Used by the browser test
+// ceilings; DIR/allnamed: an NVTX range named "(all)"). Used by the browser test
 // (report_browser_test.mjs), whose expected counts follow from the traces below.
 //
 // One trace, counters mode, one H100 (FP32 67 TFLOP/s, DRAM 3.35 TB/s from the datasheet):
@@ -109,6 +109,33 @@ void write_many_ranges_trace(const fs::path& path) {
   t.finish();
 }
 
+/// DIR/allnamed.rftrace: two launches of one kernel, one in an NVTX range named "(all)" (what
+/// the page's filter calls every range) and one in "other": 2 points, one per range.
+void write_all_named_trace(const fs::path& path) {
+  TraceBuilder t(path);
+  rf::trace::ProcessInfo p;
+  p.pid = 4243;
+  p.mode = rf::trace::CollectionMode::kCounters;
+  t.writer().append(p);
+  t.device(0, "NVIDIA H100 80GB HBM3", "GH100", 3352320000ull);
+  t.config(1, rf::analyzer::testing::roofline_metrics());
+  t.push(1, 100, 1000, "(all)");
+  t.pop(1, 100, 1900);
+  t.push(2, 100, 2000, "other");
+  t.pop(2, 100, 2900);
+  for (uint32_t corr : {11u, 12u}) {
+    const uint64_t at = corr == 11 ? 1100 : 2100;
+    t.launch(corr, 0, 100, at);
+    t.kernel(corr, at * 1000, at * 1000 + 20000, "gemm<float>");
+    Counts c;
+    c.ffma = 4e8;
+    c.read = 1.5e6;
+    c.write = 0.5e6;
+    t.counters(1, corr, c.values());
+  }
+  t.finish();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -144,7 +171,13 @@ int main(int argc, char** argv) {
   rf::analyzer::AnalyzeOptions many;
   many.traces = {dir / "many.rftrace"};
   many.output_dir = dir / "many";
+  // DIR/allnamed: an NVTX range named "(all)" beside the filter's own "(all)".
+  write_all_named_trace(dir / "allnamed.rftrace");
+  rf::analyzer::AnalyzeOptions all_named;
+  all_named.traces = {dir / "allnamed.rftrace"};
+  all_named.output_dir = dir / "allnamed";
   int status = rf::analyzer::run_analysis(one, std::cerr);
+  if (status == 0) status = rf::analyzer::run_analysis(all_named, std::cerr);
   if (status == 0) status = rf::analyzer::run_analysis(many, std::cerr);
   if (status == 0) status = rf::analyzer::run_analysis(two, std::cerr);
   if (status == 0) status = rf::analyzer::run_analysis(measured, std::cerr);

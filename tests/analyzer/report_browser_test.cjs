@@ -197,6 +197,21 @@ async function checkRoofLabels(page, what) {
     await many.page.screenshot({ path: path.join(fixture, 'many.png'), fullPage: true });
     check(many.errors.length === 0, 'many ranges: no console/page errors ' + JSON.stringify(many.errors));
 
+    // An NVTX range named "(all)": the filter's own "(all)" is another choice (it was the same
+    // value, so choosing the range showed every point).
+    const named = await open(browser, 'allnamed');
+    const rangeSelect = named.page.locator('.vega-bindings select').nth(1);
+    const labels = await rangeSelect.locator('option').allTextContents();
+    check(JSON.stringify(labels) === '["(all)","(all)","other"]', 'allnamed: range choices ' + JSON.stringify(labels));
+    check((await points(named.page)) === 2, 'allnamed: 2 points at first, got ' + (await points(named.page)));
+    await rangeSelect.selectOption({ index: 1 });
+    await named.page.waitForTimeout(200);
+    check((await points(named.page)) === 1, 'allnamed: the range "(all)" alone: 1 point, got ' + (await points(named.page)));
+    await rangeSelect.selectOption({ index: 0 });
+    await named.page.waitForTimeout(200);
+    check((await points(named.page)) === 2, 'allnamed: every range again: 2 points, got ' + (await points(named.page)));
+    check(named.errors.length === 0, 'allnamed: no console/page errors ' + JSON.stringify(named.errors));
+
     // An "ops" section (summary.json of emit_nvtx() traces): op and layer tables with ratios.
     const ops = await open(browser, 'ops');
     check(await ops.page.locator('#rf-ops-section').isVisible(), 'ops section shown');
