@@ -198,11 +198,13 @@ def train(args):
     for i in range(args.iters):
         images, labels = next(data)
         in_window = args.warmup <= i < args.warmup + args.profile_iters
-        if cuda and in_window and (i == args.warmup or args.window_per_step):
-            sync()
-            torch.cuda.profiler.start()
+        # A step's time includes the cudaProfilerStart/Stop it makes, where a profiler does its
+        # window work (rfprof's replay across steps ends a pass there, kernel replay decodes), so
+        # that a profiled step's time is all the profiler costs it (bench/overhead.py, steps.csv).
         sync()
         t0 = time.perf_counter()
+        if cuda and in_window and (i == args.warmup or args.window_per_step):
+            torch.cuda.profiler.start()
         push(f"step {i}")
         push("forward")
         with torch.autocast(device_type=args.device.split(":")[0], dtype=torch.float16,
@@ -219,11 +221,11 @@ def train(args):
         pop()
         pop()
         sync()
+        if cuda and in_window and (i == args.warmup + args.profile_iters - 1 or args.window_per_step):
+            torch.cuda.profiler.stop()
         ms = (time.perf_counter() - t0) * 1e3
         if in_window:
             profiled.append(ms)
-        if cuda and in_window and (i == args.warmup + args.profile_iters - 1 or args.window_per_step):
-            torch.cuda.profiler.stop()
         print(f"step {i}: {ms:.2f} ms, loss {loss.item():.4f}{' (profiled)' if in_window else ''}",
               flush=True)
     if profiled:
