@@ -18,8 +18,11 @@ void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
   if (plan.command.empty()) return;  // nothing runs: -i, --list-sets, --help, --version
   // The application's environment, as application_environment builds it: the plan's variables
   // over the process's own (a user's RFPROF_* reaches the application too).
+  // RFPROF_ROOT_PID is the application's process id, set in the child after the fork (run.cpp):
+  // any id stands for it here, or --target-processes application-only was always refused.
   inject::EnvLookup env = [&](const std::string& name) -> std::optional<std::string> {
     if (auto it = plan.env.find(name); it != plan.env.end()) return it->second;
+    if (name == "RFPROF_ROOT_PID") return std::to_string(::getpid());
     return process_env(name);
   };
   static const std::vector<std::pair<std::string, std::string>> kFlagOf = {

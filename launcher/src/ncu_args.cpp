@@ -315,7 +315,7 @@ Plan parse_args(const std::vector<std::string>& given) {
   app.add_option("-o,--export", export_pattern, "trace path pattern (%h %p %q{ENV} %i %%)");
   app.add_flag("-f,--force-overwrite", force, "overwrite existing traces");
   app.add_option("-i,--import", import, "print an existing rfprof trace instead of running");
-  app.add_option("--profile-from-start", from_start, "on|off|yes|no|1|0 (default on)");
+  app.add_option("--profile-from-start", from_start, "on|off|yes|no|true|false|1|0 (default on)");
   app.add_flag("--disable-profiler-start-stop", no_start_stop, "ignore cu(da)ProfilerStart/Stop");
   app.add_option("--target-processes", targets, "application-only or all (default all)")
       ->check(CLI::IsMember({"application-only", "all"}));

@@ -179,6 +179,19 @@ TEST(RfprofBinary, TheTraceListAndTheLogFileAroundARun) {
   EXPECT_FALSE(fs::exists(dir.path / "stderr"));
 }
 
+// --target-processes application-only (ncu's flag, docs/cluster.md's example) runs the
+// application: the check before the run refused it, since rfprof sets RFPROF_ROOT_PID only in the
+// child ("expected all, or application-only with RFPROF_ROOT_PID set", exit 2, nothing run).
+TEST(RfprofBinary, ApplicationOnlyRunsTheApplication) {
+  TempDir dir;
+  one_kernel_trace(dir.path / "mine.src");
+  const Result r =
+      run_in(dir.path, "RFPROF --target-processes application-only --csv --page raw " + lists("mine.src", "t.rftrace"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(csv_rows(r.out), 1u) << r.out;
+  EXPECT_EQ(r.err.find("RFPROF_TARGET_PROCESSES"), std::string::npos) << r.err;
+}
+
 // Found through a symbolic link elsewhere (a PATH entry), rfprof finds librfinject beside itself.
 TEST(RfprofBinary, FoundThroughASymlinkItFindsItsLibrary) {
   TempDir dir;
