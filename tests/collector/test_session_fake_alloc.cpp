@@ -30,6 +30,7 @@ uint64_t launches(CUcontext ctx, const char* kernel, int n, uint32_t* next, bool
   DirectLaunch launch(ctx, kernel, 1, 128);
   if (!launch.ok()) std::_Exit(5);
   t_allocations = 0;
+  test::t_buffer_allocations = 0;
   t_armed = armed;
   for (int i = 0; i < n; ++i) launch((*next)++);
   t_armed = false;
@@ -37,13 +38,26 @@ uint64_t launches(CUcontext ctx, const char* kernel, int n, uint32_t* next, bool
 }
 
 /// In the child: warms the thread up, then reports the allocations of 20,000 launches to stderr.
+/// Also reports the writer buffers allocated meanwhile (alloc_counter.h: only when the flush thread
+/// is behind), which expect_few_buffers bounds.
 void count_allocations(CUcontext ctx) {
   uint32_t next = 1000;
   launches(ctx, "_Z4gemmPKfS0_Pf", 2000, &next, false);  // the thread's buffer, caches, name
   launches(ctx, "_Z4reluPf", 2000, &next, false);
   uint64_t n = launches(ctx, "_Z4gemmPKfS0_Pf", 10000, &next, true);
+  uint64_t buffers = test::t_buffer_allocations;
   n += launches(ctx, "_Z4reluPf", 10000, &next, true);
-  std::fprintf(stderr, "allocations=%llu\n", static_cast<unsigned long long>(n));
+  buffers += test::t_buffer_allocations;
+  std::fprintf(stderr, "allocations=%llu\nwriter buffers=%llu\n", static_cast<unsigned long long>(n),
+               static_cast<unsigned long long>(buffers));
+}
+
+/// count_allocations' 20,000 launch records are well under 4 MiB, 64 buffers of 64 KiB: more would
+/// mean buffers allocated per launch, not per buffer handed over.
+void expect_few_buffers(const std::string& err) {
+  const size_t at = err.find("writer buffers=");
+  ASSERT_NE(at, std::string::npos) << err;
+  EXPECT_LE(std::stoull(err.substr(at + 15)), 64u) << err;
 }
 
 // The instrument works in this executable: a thread's first launches allocate (its writer buffer,
@@ -68,6 +82,7 @@ TEST_F(FakeSessionTest, TimingModeLaunchCallbacksAllocateNothing) {
   });
   ASSERT_TRUE(c.exited_zero()) << c.err;
   EXPECT_NE(c.err.find("allocations=0\n"), std::string::npos) << c.err;
+  expect_few_buffers(c.err);
   // The 24,000 launches are in the trace: the arming did not skip the path it measures.
   EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), 24000u);
 }
@@ -85,6 +100,7 @@ TEST_F(FakeSessionTest, TimingModeLaunchCallbacksWithFiltersAllocateNothing) {
   });
   ASSERT_TRUE(c.exited_zero()) << c.err;
   EXPECT_NE(c.err.find("allocations=0\n"), std::string::npos) << c.err;
+  expect_few_buffers(c.err);
   EXPECT_EQ(read_trace(trace_).all<trace::LaunchApi>().size(), 24000u);
 }
 
