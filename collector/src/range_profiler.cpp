@@ -163,11 +163,11 @@ void ContextProfiler::set_config() {
   RF_CUPTI_CALL(cuptiRangeProfilerSetConfig(&p));
 }
 
-DecodedImage ContextProfiler::stop_and_decode() {
+DecodedImage ContextProfiler::stop_and_decode(bool prepare_next) {
   if (!started_) return DecodedImage{};
   const bool all_passes_submitted = stop_pass();
   // Decodes, then a fresh image for the next start(): the old ranges must not be decoded twice.
-  DecodedImage out = decode_passes();
+  DecodedImage out = decode_passes(prepare_next);
   out.all_passes_submitted = all_passes_submitted;
   return out;
 }

@@ -71,9 +71,11 @@ class ContextProfiler {
   /// When start() last started an image (steady clock, ns).
   uint64_t started_at_ns() const noexcept { return started_at_ns_; }
 
-  /// Stops collecting, decodes and evaluates every range, and re-initializes the image so that
-  /// start() can be called again. Throws CuptiError or HostApiError; the profiler is then stopped.
-  DecodedImage stop_and_decode();
+  /// Stops collecting, decodes and evaluates every range, and (with `prepare_next`) re-initializes
+  /// the image so that start() can be called again; without it (the last image: exit, context
+  /// destruction) the caller disables the profiler next. Throws CuptiError or HostApiError; the
+  /// profiler is then stopped.
+  DecodedImage stop_and_decode(bool prepare_next = true);
   /// kStep: ends the current pass (cuptiRangeProfilerStop) without decoding. Returns
   /// isAllPassSubmitted: true after the configuration's last pass. Throws CuptiError.
   bool stop_pass();

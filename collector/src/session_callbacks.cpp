@@ -338,7 +338,8 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
     // Outside windows no Range Profiler runs, except an image still started: one a launch filter
     // kept open in the window (-k, -s/-c, NVTX rules), or one a closing window has not stopped yet.
     // Two atomic reads in the common case (seq_cst: close_window counts before LaunchLog closes).
-    if (filters_set_ || windows_closing_.load() != 0) stop_image_for_outside_launch(cb->context);
+    if (filters_set_ || windows_closing_.load() != 0)
+      stop_image_for_outside_launch(cb->context, /*finishing=*/!running());
     return;
   }
   const uint32_t window = t.ticket.window;
@@ -362,9 +363,11 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
     if (image_must_be_decoded(image, window, is_graph(cbid), uint64_t{options_.flush_ms} * 1000000u))
       flush_image(*cp);
   }
-  // Finishing has begun (this launch waited for the lock while the exit stopped the image): no
-  // image starts that nothing would decode; the launch is recorded without counters.
-  if (!cp->started() && running()) {
+  // Its window closed (or finishing began) while this launch waited for the lock, and the closing
+  // stopped the image: no image starts for a closed window, which nothing would decode and later
+  // launches outside it would spoil (close_window publishes "closed" before it takes the lock).
+  // The launch is recorded without counters.
+  if (!cp->started() && running() && launch_log_.current_window() == window) {
     try {
       cp->start(window);
     } catch (const CuptiError& e) {

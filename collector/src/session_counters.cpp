@@ -130,7 +130,7 @@ std::shared_ptr<ContextProfiler> Session::set_up_profiler(CUcontext ctx) {
   return nullptr;
 }
 
-void Session::flush_image(ContextProfiler& cp, DecodeFrom from) noexcept {
+void Session::flush_image(ContextProfiler& cp, DecodeFrom from, bool last) noexcept {
   try {
     if (!cp.started() || cp.abandoned()) {
       cp.launches().reset();
@@ -146,7 +146,7 @@ void Session::flush_image(ContextProfiler& cp, DecodeFrom from) noexcept {
     }
     DecodedImage image;
     try {
-      image = cp.stop_and_decode();
+      image = cp.stop_and_decode(/*prepare_next=*/!last);
     } catch (const std::exception& e) {
       if (from == DecodeFrom::kFlushThread) {
         // Not yet run on a GPU: if CUPTI refuses to decode off the launching thread, only this
@@ -227,7 +227,7 @@ void Session::flush_all_images(bool at_exit, std::chrono::milliseconds launch_wa
     } else {
       lock.lock();
     }
-    flush_image(*cp);
+    flush_image(*cp, DecodeFrom::kLaunchPath, /*last=*/at_exit);
     if (at_exit) {
       driver::ScopedContext scope(cp->context());  // as the samples disable: the context current
       cp->disable();
@@ -264,7 +264,7 @@ void Session::drop_context(CUcontext ctx) noexcept {
       return;
     }
     if (step_mode()) step_context_destroyed(*cp);
-    flush_image(*cp);  // a decode failure refuses ctx in the table: forgotten again below
+    flush_image(*cp, DecodeFrom::kLaunchPath, /*last=*/true);  // a decode failure refuses ctx: forgotten below
     driver::ScopedContext scope(cp->context());
     cp->stop_for_good();  // before the context goes away; a launch still holding cp starts nothing
   }

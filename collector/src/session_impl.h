@@ -220,7 +220,9 @@ class Session {
   /// launches (kStep: only ends the pass). Caller holds cp.mutex(). A decode failure is written as a
   /// CollectorError; from the launch path it stops counters on that context, from the flush thread
   /// it loses only that image and turns decode_waiting_images off.
-  void flush_image(ContextProfiler& cp, DecodeFrom from = DecodeFrom::kLaunchPath) noexcept;
+  /// `last`: the context's last image (exit, context destruction; the caller disables the Range
+  /// Profiler next): no next image is prepared.
+  void flush_image(ContextProfiler& cp, DecodeFrom from = DecodeFrom::kLaunchPath, bool last = false) noexcept;
   /// Decodes every context's image (window close); at exit also disables the Range Profiler and
   /// waits at most `launch_wait` for a launch in flight on a context (else skips it, saying so).
   /// `launch_wait` is one deadline for all contexts together; `exit_window` names the window in

@@ -354,6 +354,9 @@ void destroy_context(CUcontext ctx) {
   callback(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &r);
   std::lock_guard lock(g.m);
   g.contexts.erase(ctx);
+  // The context's Range Profiler goes with it, disabled or not (a session that abandoned it made
+  // no call): the handle may come back for a new context, whose Enable is then no misuse.
+  g.profilers.erase(ctx);  // the object leaks: the session may still hold its pointer
 }
 
 uint32_t launch(const Launch& l) {

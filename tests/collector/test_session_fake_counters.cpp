@@ -326,13 +326,16 @@ TEST_F(FakeSessionTest, ANextImageThatCannotBePreparedKeepsTheDecodedOne) {
 TEST_F(FakeSessionTest, AfterAFailedPreparationTheNextLaunchGetsCountersAgain) {
   const Child c = run_child([&] {
     auto o = options(CollectionMode::kCounters);
-    o.flush_ms = 20;
+    // The flush thread decodes every 250 ms: not between the two launches and the failure's
+    // injection (at 20 ms a loaded machine decoded first, and the preparation never failed).
+    o.flush_ms = 250;
     if (!collector::start_session(o)) std::_Exit(3);
     CUcontext ctx = create_context(1);
     launches_on(ctx, 2);
     fail("cuptiRangeProfilerCounterDataImageInitialize", CUPTI_ERROR_UNKNOWN);
+    const uint64_t decodes = calls("cuptiRangeProfilerDecodeData");
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (calls("cuptiRangeProfilerDecodeData") == 0 && std::chrono::steady_clock::now() < deadline)
+    while (calls("cuptiRangeProfilerDecodeData") == decodes && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     fail("cuptiRangeProfilerCounterDataImageInitialize", CUPTI_SUCCESS);
     launches_on(ctx, 1);

@@ -4,6 +4,8 @@
 // one context (their launches serialized on it) or each has its own. CI also runs the timing
 // tests under ThreadSanitizer (scripts/run-tests).
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -162,7 +164,7 @@ TEST_F(FakeSessionTest, ThreadsWithAContextEachInCountersModeGetTheirOwnRanges) 
 // cudaProfilerStop waits for a launch in flight to stop the image, and meanwhile another thread
 // launches outside every window: that kernel must not become a range of the closed window's image
 // (it did: 3 ranges for 2 launches, and every counter of the window unmapped).
-TEST_F(FakeSessionTest, ALaunchWhileAWindowClosesIsNotARangeOfIt) {
+TEST_F(FakeSessionTest, CountersModeALaunchWhileAWindowClosesIsNotARangeOfIt) {
   const Child c = run_child([&] {
     auto o = options(CollectionMode::kCounters);
     o.flush_ms = 60000;
@@ -194,19 +196,28 @@ TEST_F(FakeSessionTest, ALaunchWhileAWindowClosesIsNotARangeOfIt) {
 // Launches go on while the process exits: the last image holds only recorded launches (they were
 // ranges of it, 2,000 ranges for 1,620 launches, all unmapped). Racy by nature: each child gives
 // the race one chance; three children make a miss on the old code unlikely.
-TEST_F(FakeSessionTest, LaunchesDuringTheExitAreNotRangesOfTheLastImage) {
+TEST_F(FakeSessionTest, CountersModeLaunchesDuringTheExitAreNotRangesOfTheLastImage) {
   for (int run = 0; run < 3; ++run) {
     std::filesystem::remove(trace_);
     const Child c = run_child([&] {
+      static std::atomic<bool> stop{false};
+      static std::thread background;
+      // Registered before the session's exit handler, so it runs after it: the thread launches
+      // through rfprof's whole finish, then stops before the fake's state is destroyed.
+      std::atexit([] {
+        stop = true;
+        if (background.joinable()) background.join();
+      });
       auto o = options(CollectionMode::kCounters);
       o.flush_ms = 60000;
       if (!collector::start_session(o)) std::_Exit(3);
       static CUcontext ctx = create_context(1);
-      std::thread([] {
-        for (;;) launch({ctx, "_Z10backgroundv"});
-      }).detach();
+      background = std::thread([] {
+        while (!stop) launch({ctx, "_Z10backgroundv"});
+      });
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
     const Trace t = read_trace(trace_);
     const std::vector<uint32_t> ranges = range_ids(t);
     EXPECT_EQ(std::count(ranges.begin(), ranges.end(), 0u), 0) << "run " << run;

@@ -106,8 +106,6 @@ class StepReplayCollector {
   std::optional<std::vector<RangeValues>> pending_;
 };
 
-/// What the session knows at the end of a run in which replay across steps collected no
-/// counters (and did not step aside, which says why itself).
 /// The line for a run that ended inside a group after `groups_done` (>= 1) complete groups: the
 /// current group had kept `passes_kept` of its `passes` pass windows, and with `counters_decoded`
 /// its counters were decoded but its timing window never ran. "" when the group had not begun
@@ -115,6 +113,8 @@ class StepReplayCollector {
 std::string step_incomplete_group_line(uint32_t groups_done, uint32_t passes_kept, uint32_t passes,
                                        bool counters_decoded);
 
+/// What the session knows at the end of a run in which replay across steps collected no
+/// counters (and did not step aside, which says why itself).
 struct StepEndState {
   uint64_t windows_opened = 0;  ///< window-opening callbacks seen (cudaProfilerStart: runtime and driver)
   std::string replay_range;     ///< RFPROF_REPLAY_RANGE; "": cudaProfilerStart/Stop windows
