@@ -71,8 +71,8 @@ inline constexpr OpWeights kScalarWeights{1.0, 1.0, 2.0};
 /// examples/hfma2.ncu.csv), so 4 FLOP each.
 inline constexpr OpWeights kFp16Weights{2.0, 2.0, 4.0};
 /// Packed FP32 on GB100, GB102 and GB110 (FADD2, FMUL2, FFMA2: two FP32 lanes per thread instruction,
-/// counted apart from FADD/FMUL/FFMA): 2, 2, 4 FLOP, as NVIDIA's SOLFPRoofline rule of Nsight
-/// Compute's SpeedOfLight_RooflineChart section adds them for compute capability 10.0 and 10.3.
+/// counted apart from FADD/FMUL/FFMA): 2, 2, 4 FLOP, two lanes of each instruction (rfprof's
+/// weighting from the instructions' definition; docs/metrics.md says what NVIDIA's rules show).
 /// Added to fp32_flop when the metric list has them (collector: packed_fp32_metrics()). Not yet
 /// checked on such a GPU.
 inline constexpr OpWeights kPackedFp32Weights{2.0, 2.0, 4.0};
