@@ -197,6 +197,10 @@ DeviceCeilings resolve_ceilings(std::string_view device_name, std::string_view c
   if (sources.forced) {
     if (sources.user) user = sources.user->find(*sources.forced);
     if (sources.datasheet) sheet = sources.datasheet->find(*sources.forced);
+    // A user entry named for its GPU ("NVIDIA H100 80GB HBM3 (measured)", as rfbench names it)
+    // takes the values it lacks from the datasheet entry that GPU matches, as a trace of that GPU
+    // does; --device with rfbench's name gave only the measured values.
+    if (user && !sheet && sources.datasheet) sheet = sources.datasheet->match(user->name, user->chip);
   } else {
     if (sources.user) user = sources.user->match(device_name, chip);
     if (sources.datasheet) sheet = sources.datasheet->match(device_name, chip);

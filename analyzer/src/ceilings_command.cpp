@@ -80,7 +80,7 @@ int run_ceilings(const CeilingsOptions& options, std::ostream& out, std::ostream
   for (const auto& source : citations) out << "source: " << source << "\n";
 
   RooflineChart chart;
-  chart.title = name + ": datasheet rooflines";
+  chart.title = name + (c.user_entry.empty() ? ": datasheet rooflines" : ": rooflines");
   chart.dram_bytes_per_s = c.dram.value;
   chart.roofs = roofs_of(c);
   const auto path = options.output_dir / ("roofline-" + slug(name) + ".svg");

@@ -509,6 +509,30 @@ TEST(CeilingsCommand, AUserEntryPrintedWholeAndItsChartWritten) {
   EXPECT_EQ(err2.str(), "rfanalyze: cannot write " + (o.output_dir / "roofline-Lab-GPU-rev-2.svg").string() + "\n");
 }
 
+// rfbench's file, shown as docs/ceilings.md shows it (--device "<GPU> (measured)"): the measured
+// values, and the datasheet's for what it did not measure (FP8 tensor, the L2 size), as a trace of
+// that GPU gets them. Before, only the measured values were printed, under "datasheet rooflines".
+TEST(CeilingsCommand, AMeasuredEntryTakesWhatItLacksFromItsGpusDatasheet) {
+  testing::TempDir dir;
+  const auto file = dir.path / "h100-ceilings.json";
+  std::ofstream(file) << R"json({"devices": [{"name": "NVIDIA H100 80GB HBM3 (measured)", "chip": "GH100",
+      "patterns": ["NVIDIA H100 80GB HBM3"], "measured": true, "fp32_flop_per_s": 6.0e13,
+      "dram_bytes_per_s": 2.8e12, "citation": "rfbench"}]})json";
+  CeilingsOptions o;
+  o.ceilings = file;
+  o.device = "NVIDIA H100 80GB HBM3 (measured)";
+  o.output_dir = dir.path;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_ceilings(o, out, err), kExitOk) << err.str();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("fp32,6e+13,FLOP/s,"), std::string::npos) << text;           // measured
+  EXPECT_NE(text.find("dram,2.8e+12,bytes/s,,\"measured: "), std::string::npos) << text;
+  EXPECT_NE(text.find("tensor_fp8,1.979e+15,FLOP/s,"), std::string::npos) << text;  // datasheet
+  EXPECT_NE(text.find("l2_size,5.243e+07,bytes,,\"datasheet: H100 SXM5\""), std::string::npos) << text;
+  const std::string svg = testing::slurp(dir.path / "roofline-NVIDIA-H100-80GB-HBM3-(measured).svg");
+  EXPECT_NE(svg.find("NVIDIA H100 80GB HBM3 (measured): rooflines"), std::string::npos);
+}
+
 TEST(CeilingsCommand, ListAndErrors) {
   std::ostringstream out, err;
   CeilingsOptions list;
