@@ -3,63 +3,25 @@
 
     bench/overhead.py --build build --out bench/results/h100-2026-11-22 [--repeats 3]
 
-runs every workload natively, under librfinject in each mode and under ncu with the same metrics
-and the same steps. Per workload: --warmup-runs native runs that are not counted (the first run
-of a machine pays for cold caches and a cold GPU), then --repeats rounds in which each mode of
---repeat-modes (default: all) runs once, in --modes order (the modes' samples interleave, so a
-drift of the machine spreads over all of them), then the other modes once. Each run gets at most
---timeout seconds (and what is left of --budget); a run past it has its whole process group
-(its own session: under ncu the application too) sent SIGTERM, then SIGKILL after --kill-grace
-seconds. Writes into --out, after every run (each file written aside and renamed):
-  overhead.csv  workload,mode,wall_s,ratio_to_native: the median wall time of the whole command
-                (start to exit, time.monotonic) over the mode's counted runs that exited 0, and its
-                ratio to native's median in this invocation. A mode none of whose runs exited 0
-                (failed, stopped at its time limit) has no row: wall_s stays a number; README.md
-                and runs.csv give such runs with their status and how long they ran.
-  steps.csv     workload,mode,runs,profiled_steps,profiled_step_ms,native_step_ms,ratio_to_native,
-                unprofiled_step_ms: the workload's own step times, from examples/imagenet/main.py's
-                lines "step I: X ms, loss L[ (profiled)]" in each counted run that exited 0:
-                profiled_step_ms the median of the steps marked "(profiled)" (all runs pooled),
-                native_step_ms native's median over the same step indexes, ratio_to_native their
-                ratio, unprofiled_step_ms the median of the other steps but each run's first
-                (CUDA and cuDNN set-up). Only workloads that print such lines have rows (resnet18).
-  runs.csv      every run: workload,mode,repeat,wall_s,exit_status,command (repeat "warmup": not
-                counted; exit_status "timeout": stopped at its time limit, wall_s then a lower
-                bound; "interrupted": stopped by SIGINT/SIGTERM)
-  logs/         each run's stdout and stderr (WORKLOAD-MODE-REPEAT.log), with rfprof's own messages
-  costs.csv     workload,mode,launches,phase,count,total_ns,mean_ns,max_ns,ns_per_launch: where each
-                rfprof mode's own time went, per phase, from the trace of its last run
-                (ProfilerOverhead records: rfanalyze's profiler_overhead.csv; a run stopped at its
-                time limit is read from its .part trace, which holds the totals of its last flush).
-                ns_per_launch (ns_per_launch()): launch.callbacks 2 * total / count (count is the
-                callbacks timed: entry and exit each, one in 64 per thread in timing mode, every
-                one in counters mode), launch.counters total / count (launch calls under the Range
-                Profiler), other phases total / launches (kernels.csv rows); README.md's cost
-                table reads these values.
-  README.md     GPU, driver, CUDA, ncu and torch versions, the commands, the tables, issue 8's
-                budget judged on the step times (the whole-command ratios beside them), what was
-                not measured
-A roofline or roofline-step-replay run whose trace holds counters for none of its launches (CUPTI
-refused them, no step-replay group completed, ...) keeps its wall time row but is marked "no
-counters: <its first rfprof: line>", and the budget checks of counters say "not measured"; so do
-they while its trace was not analyzed.
-  traces/       the rfprof traces written, analysis/ their rfanalyze outputs, ncu/ the ncu reports
-SIGINT or SIGTERM stops the run in progress (its process group, as at a time limit), runs nothing
-more, writes the tables and README.md of what finished and exits 128 + the signal's number; the
-per-phase analysis of the traces is then not run.
+Runs each workload natively, under librfinject in each mode (timing; roofline: counters with
+kernel replay; roofline-step-replay: replay across steps) and under ncu with the same metrics and
+steps. Per workload: --warmup-runs native runs, not counted, then --repeats rounds of the
+--repeat-modes (each round every one of them once, so that their samples interleave), then the
+other modes once. Each run gets at most --timeout seconds and what is left of --budget (which
+also counts the version queries); a run past it is stopped with its whole process group (under
+ncu the application too). Writes into --out after every run, each file aside and renamed:
+overhead.csv (workload,mode,wall_s,ratio_to_native: whole commands), steps.csv (main.py's step
+times, on which issue 8's budget is judged for ResNet-18), runs.csv (every run and how it
+ended), costs.csv (rfprof's own time per phase, from each rfprof mode's last trace), logs/,
+traces/, analysis/, ncu/, and README.md (versions, commands, the tables, the budget, what was not
+measured). What each file, column and check means: bench/README.md, section "overhead.py".
 
-Workloads (--workloads): resnet18 (examples/imagenet/main.py, --dummy, cudaProfilerStart/Stop
-around --profile-iters steps), many_kernels (tiny kernels back to back), big_memory (tens of GiB
-held), cuda_init (CUDA initialization alone); not run by default: big_memory_1gib, _4gib, _16gib
-(one kernel 8 times while 1, 4 or 16 GiB are held: kernel replay's cost per launch against the
-memory held, README's "Launch calls" table). Modes (--modes): native, timing, roofline (kernel
-replay), roofline-step-replay (RFPROF_REPLAY=step, the workload's --window-per-step: one pass per step;
-only for workloads with profiling windows: resnet18, many_kernels, and any given with
---windowed-workload), ncu. A mode that cannot run on a workload is
-listed as skipped in README.md, never silently dropped.
-Never changes clocks or any GPU setting; ncu runs with --cache-control all --clock-control base,
-its defaults, spelled out so the commands say which settings each number used.
-Standard library only; tested without a GPU by tests/examples/test_bench_overhead.py.
+Exit status: 0; 1 when a workload's native runs have no run that exited 0 (no ratio and no budget
+check can be judged against it), which includes "no result at all"; 2 on bad arguments;
+128 + N after signal N (SIGINT or SIGTERM: the run in progress is stopped, nothing more runs, the
+tables of what finished are written). Never changes clocks or any GPU setting; ncu runs with its
+defaults --cache-control all --clock-control base spelled out. Standard library only; tested
+without a GPU by tests/examples/test_bench_overhead.py.
 """
 import argparse
 import csv
@@ -88,8 +50,9 @@ RFPROF_MODES = ("timing", "roofline", "roofline-step-replay")
 COUNTERS_MODES = ("roofline", "roofline-step-replay")
 OVERHEAD_COLUMNS = ["workload", "mode", "wall_s", "ratio_to_native"]
 RUN_COLUMNS = ["workload", "mode", "repeat", "wall_s", "exit_status", "command"]
-STEP_COLUMNS = ["workload", "mode", "runs", "profiled_steps", "profiled_step_ms", "native_step_ms",
-                "ratio_to_native", "unprofiled_step_ms"]
+STEP_COLUMNS = ["workload", "mode", "runs", "profiled_steps", "profiled_step_ms", "p10_ms", "p90_ms",
+                "native_step_ms", "native_p10_ms", "native_p90_ms", "ratio_to_native", "profiled_sum_ms",
+                "native_sum_ms", "sum_ratio_to_native", "unprofiled_step_ms"]
 COST_COLUMNS = ["workload", "mode", "launches", "phase", "count", "total_ns", "mean_ns", "max_ns",
                 "ns_per_launch"]
 WARMUP = "warmup"          # runs.csv's repeat of a run that is not counted
@@ -120,12 +83,15 @@ def read_metrics():
 
 
 def command_for(mode, workload, cmd, from_start, args, out):
-    """(argv, extra environment) of one run."""
+    """(argv, extra environment) of one run. resnet18 gets the --resnet-args-for arguments of
+    `mode` after its own (main.py takes the last of each option)."""
     env = {}
-    if mode in ("timing", "roofline", "roofline-step-replay"):
+    if workload == "resnet18":
+        cmd = cmd + shlex.split(" ".join(getattr(args, "resnet_args_for", {}).get(mode, [])))
+    if mode in RFPROF_MODES:
         env = {"CUDA_INJECTION64_PATH": args.inject, "NVTX_INJECTION64_PATH": args.inject,
                "RFPROF_MODE": "timing" if mode == "timing" else "counters",
-               "RFPROF_OUTPUT": os.path.join(out, "traces", f"{workload}-{mode}.rftrace"),
+               "RFPROF_OUTPUT": trace_path(out, workload, mode),
                "RFPROF_FORCE_OVERWRITE": "1",
                "RFPROF_PROFILE_FROM_START": "on" if from_start else "off"}
         if mode == "roofline-step-replay":
@@ -135,9 +101,8 @@ def command_for(mode, workload, cmd, from_start, args, out):
                 env["RFPROF_STEP_PASS_START"] = os.environ["RFPROF_STEP_PASS_START"]
             extra = ["--window-per-step"]
             if workload == "resnet18":
-                # Counters of one step need a window per pass and then the timing window (3 for
-                # the default set's 2 passes), where the other modes profile --resnet-args' steps:
-                # main.py takes the last --profile-iters. Native runs do not depend on it.
+                # The counters of one step need a window per pass and then the timing window (3 for
+                # the default set's 2 passes): one group, whatever the other modes profile.
                 extra += ["--profile-iters", str(getattr(args, "step_replay_steps", 3))]
             return cmd + extra, env
         return cmd, env
@@ -351,38 +316,72 @@ def index_ranges(indexes):
     return ";".join(parts)
 
 
+def percentile(values, p):
+    """The p-th percentile (0-100) of `values`, interpolated between the two nearest ranks."""
+    xs = sorted(values)
+    k = (len(xs) - 1) * p / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
 def step_summary(samples):
     """(workload, mode) -> its step times, from `samples`: (workload, mode) -> [read_steps() of
-    each counted run that exited 0]. Each entry: runs (with step lines), per_step (profiled index
-    -> median ms over the runs), profiled_step_ms (median of all profiled steps of all runs),
-    native_step_ms (native's median over the same indexes, every one of them present in native's
-    runs, whether native marked them profiled or not), ratio_to_native, unprofiled_step_ms (median
-    of the steps not profiled but each run's first). Modes without step lines are absent."""
-    by_index, profiled, unprofiled, runs = {}, {}, {}, {}
+    each counted run that exited 0]. Modes without step lines are absent. Each entry:
+      runs             runs with step lines
+      per_step         profiled index -> median ms over the runs
+      profiled         every profiled step of every run (pooled), ms
+      native_same      native's steps at the same indexes, every run pooled (None unless native
+                       has each index, whether it marked it profiled or not)
+      profiled_step_ms, p10_ms, p90_ms: median, 10th and 90th percentile of `profiled`
+      native_step_ms, native_p10_ms, native_p90_ms: the same of `native_same`
+      ratio_to_native  profiled_step_ms / native_step_ms (timing's check: the median of many steps)
+      profiled_sum_ms  a run's profiled steps summed, median over the runs
+      native_sum_ms    native's same steps summed per run (its runs having all of them), median
+      sum_ratio_to_native  profiled_sum_ms / native_sum_ms (the roofline modes' check: all the
+                       steps a step's counters cost)
+      unprofiled_step_ms  median of the steps not profiled but each run's first (set-up)."""
+    by_index, runs_of, unprofiled = {}, {}, {}
     for key, per_run in samples.items():
         for steps in per_run:
             if not steps:
                 continue
-            runs[key] = runs.get(key, 0) + 1
+            runs_of.setdefault(key, []).append(steps)
             first = min(steps)
             for i, (ms, prof) in steps.items():
                 by_index.setdefault(key, {}).setdefault(i, []).append(ms)
-                if prof:
-                    profiled.setdefault(key, {}).setdefault(i, []).append(ms)
-                elif i != first:
+                if not prof and i != first:
                     unprofiled.setdefault(key, []).append(ms)
     out = {}
-    for key in runs:
-        prof = profiled.get(key, {})
+    for key, runs in runs_of.items():
+        prof = {}
+        for steps in runs:
+            for i, (ms, p) in steps.items():
+                if p:
+                    prof.setdefault(i, []).append(ms)
         mine = [ms for i in sorted(prof) for ms in prof[i]]
+        sums = [sum(ms for ms, p in steps.values() if p) for steps in runs if any(p for _, p in steps.values())]
+        native_runs = runs_of.get((key[0], "native"), [])
         native = by_index.get((key[0], "native"), {})
-        same = [ms for i in sorted(prof) for ms in native.get(i, [])]
-        step_ms = statistics.median(mine) if mine else None
-        native_ms = statistics.median(same) if prof and all(i in native for i in prof) else None
-        out[key] = {"runs": runs[key], "per_step": {i: statistics.median(prof[i]) for i in sorted(prof)},
-                    "profiled_step_ms": step_ms, "native_step_ms": native_ms,
-                    "ratio_to_native": step_ms / native_ms if step_ms is not None and native_ms else None,
-                    "unprofiled_step_ms": statistics.median(unprofiled[key]) if unprofiled.get(key) else None}
+        have = bool(prof) and all(i in native for i in prof)
+        same = [ms for i in sorted(prof) for ms in native.get(i, [])] if have else None
+        native_sums = [sum(steps[i][0] for i in prof) for steps in native_runs
+                       if prof and all(i in steps for i in prof)]
+        e = {"runs": len(runs), "per_step": {i: statistics.median(prof[i]) for i in sorted(prof)},
+             "profiled": mine, "native_same": same,
+             "profiled_step_ms": statistics.median(mine) if mine else None,
+             "p10_ms": percentile(mine, 10) if mine else None, "p90_ms": percentile(mine, 90) if mine else None,
+             "native_step_ms": statistics.median(same) if same else None,
+             "native_p10_ms": percentile(same, 10) if same else None,
+             "native_p90_ms": percentile(same, 90) if same else None,
+             "profiled_sum_ms": statistics.median(sums) if sums else None,
+             "native_sum_ms": statistics.median(native_sums) if native_sums else None,
+             "unprofiled_step_ms": statistics.median(unprofiled[key]) if unprofiled.get(key) else None}
+        e["ratio_to_native"] = (e["profiled_step_ms"] / e["native_step_ms"]
+                                if e["profiled_step_ms"] is not None and e["native_step_ms"] else None)
+        e["sum_ratio_to_native"] = (e["profiled_sum_ms"] / e["native_sum_ms"]
+                                    if e["profiled_sum_ms"] is not None and e["native_sum_ms"] else None)
+        out[key] = e
     return out
 
 
@@ -395,11 +394,10 @@ def step_rows(chosen, modes, summary):
         for m in modes:
             s = summary.get((w, m))
             if s:
-                rows.append({"workload": w, "mode": m, "runs": s["runs"], "profiled_steps": index_ranges(s["per_step"]),
-                             "profiled_step_ms": f(s["profiled_step_ms"], ".2f"),
-                             "native_step_ms": f(s["native_step_ms"], ".2f"),
-                             "ratio_to_native": f(s["ratio_to_native"], ".3f"),
-                             "unprofiled_step_ms": f(s["unprofiled_step_ms"], ".2f")})
+                row = {"workload": w, "mode": m, "runs": s["runs"], "profiled_steps": index_ranges(s["per_step"])}
+                for col in STEP_COLUMNS[4:]:
+                    row[col] = f(s[col], ".3f" if "ratio" in col else ".2f")
+                rows.append(row)
     return rows
 
 
@@ -413,7 +411,7 @@ def counter_coverage(out, workload, mode):
     totals.launches_with_counters: that counts launches with both FLOP and DRAM bytes, which a
     metric set without them never has."""
     try:
-        with open(os.path.join(out, "analysis", f"{workload}-{mode}", "summary.json"), encoding="utf-8") as f:
+        with open(os.path.join(analysis_path(out, workload, mode), "summary.json"), encoding="utf-8") as f:
             summary = json.load(f)
         launches = sum(int(t["launches"]) for t in summary["traces"])
         # A trace not in counters mode awaited no counters: none of its launches has any.
@@ -444,6 +442,11 @@ def trace_path(out, workload, mode):
     return os.path.join(out, "traces", f"{workload}-{mode}.rftrace")
 
 
+def analysis_path(out, workload, mode):
+    """rfanalyze's output folder for the trace of `mode`'s last run."""
+    return os.path.join(out, "analysis", f"{workload}-{mode}")
+
+
 def ns_per_launch(phase, count, total_ns, launches):
     """A phase's time per launch, as costs.csv gives it and README.md's cost table reads it, or
     None without a divisor. Each phase by what its count means (docs/trace-format.md,
@@ -463,14 +466,16 @@ def ns_per_launch(phase, count, total_ns, launches):
 def collector_costs(rfanalyze, out, workload, mode, timeout=600):
     """costs.csv rows of one rfprof run: rfanalyze on its trace (or the .part a stopped run left),
     then its profiler_overhead.csv, each phase with ns_per_launch(). [] when there is no trace or
-    rfanalyze fails (its output: logs/WORKLOAD-MODE-rfanalyze.log); the reason is printed."""
+    rfanalyze fails (its output: logs/WORKLOAD-MODE-rfanalyze.log); the reason is printed. The
+    analysis an earlier invocation left in `out` is removed first, trace or not: counter_coverage()
+    and launch_calls() read only what this run's trace gave."""
+    dest = analysis_path(out, workload, mode)
+    shutil.rmtree(dest, ignore_errors=True)
     trace = trace_path(out, workload, mode)
     if not os.path.exists(trace) and os.path.exists(trace + ".part"):
         trace += ".part"
     if not os.path.exists(trace):
         return []
-    dest = os.path.join(out, "analysis", f"{workload}-{mode}")
-    shutil.rmtree(dest, ignore_errors=True)  # an earlier invocation's outputs are not this trace's
     log = os.path.join(out, "logs", f"{workload}-{mode}-rfanalyze.log")
     with open(log, "wb") as f:
         _, status = run_process([rfanalyze, trace, "-o", dest], None, timeout, f, 2.0, what=f"rfanalyze {trace}")
@@ -500,7 +505,7 @@ def launch_calls(out, workload, mode):
     order. Under kernel replay each call holds its kernel's replays and memory save and restore;
     the first also holds the Range Profiler's set-up. None without trace.json or calls."""
     try:
-        with open(os.path.join(out, "analysis", f"{workload}-{mode}", "trace.json"), encoding="utf-8") as f:
+        with open(os.path.join(analysis_path(out, workload, mode), "trace.json"), encoding="utf-8") as f:
             events = json.load(f)["traceEvents"]
         calls = sorted((float(e["ts"]), float(e["dur"]) / 1000.0) for e in events if e.get("cat") == "cuda_api")
     except (OSError, ValueError, KeyError, TypeError):
@@ -542,17 +547,37 @@ def cost_summary(rows, coverage=None):
     return out
 
 
-def versions(args):
-    def last(cmd):
-        text = command_output(cmd, timeout=60)
-        lines = text.strip().splitlines() if text else []
-        return lines[-1] if lines else "(not available)"
-    return {
-        "GPU, driver": last(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"]),
-        "CUDA": last(["nvcc", "--version"]),
-        "ncu": last([args.ncu, "--version"]),
-        "torch": last([sys.executable, "-c", "import torch; print(torch.__version__)"]),
+VERSIONS_TIMEOUT_S = 15.0  # at most, for all the version queries together (they run at once)
+
+
+def versions(args, timeout=VERSIONS_TIMEOUT_S):
+    """GPU, driver, CUDA, ncu and torch versions: the last line each query printed, or why there is
+    none. The queries (importing torch takes seconds; a broken ncu or driver can hang) run at
+    once, each stopped after `timeout` seconds."""
+    queries = {
+        "GPU, driver": ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+        "CUDA": ["nvcc", "--version"],
+        "ncu": [args.ncu, "--version"],
+        "torch": [sys.executable, "-c", "import torch; print(torch.__version__)"],
     }
+    found = {}
+
+    def ask(key, argv):
+        start = time.monotonic()
+        text = command_output(argv, timeout=timeout)
+        lines = text.strip().splitlines() if text else []
+        if lines:
+            found[key] = lines[-1]
+        elif time.monotonic() - start >= timeout:
+            found[key] = f"(not available: no answer in {timeout:g} s)"
+        else:
+            found[key] = "(not available)"
+    threads = [threading.Thread(target=ask, args=kv, daemon=True) for kv in queries.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout + 10.0)  # run_process stops each within its timeout and a 2 s grace
+    return {k: found.get(k, "(not available)") for k in queries}
 
 
 # --- Issue 8's budget ---------------------------------------------------------------------------
@@ -561,76 +586,141 @@ BUDGET_TIMING_RATIO = 1.05     # timing-only mode within 5% of native on ResNet-
 BUDGET_ROOFLINE_RATIO = 2.5    # the roofline set within 2.5x of native on ResNet-18 steps
 BUDGET_FASTER_THAN_NCU = 20.0  # at least 20x faster than ncu with the same metrics, same command
 BUDGET_INIT_ADDED_S = 0.3      # less than 0.3 s added at CUDA initialization (cuda_init)
-STEP_CHECK = "profiled step / native's same steps"
-NCU_CHECK = "ncu's profiled step / this mode's"
+# What each ratio is (README's "check" column). Timing costs per step: the median of many steps.
+# A roofline mode is judged on everything one step's counters cost it: kernel replay and ncu get
+# every counter in each profiled step; replay across steps in one group of steps (a window per
+# pass, then the timing window), all of which --step-replay-steps profiles.
+TIMING_CHECK = "median profiled step / native's median over the same steps"
+KERNEL_REPLAY_CHECK = "profiled steps summed / native's same steps summed"
+STEP_REPLAY_CHECK = "profiled steps of one group (passes + timing window) summed / native's same steps summed"
+NCU_CHECK = "ncu's ms per profiled step / this mode's ms per step of counters"
 INIT_CHECK = "seconds added to CUDA initialization (whole command)"
-NO_STEPS = ("no step times (main.py's \"step I: X ms\" lines) for this mode's profiled steps or for native's "
-            "same steps")
+NATIVE_CHECK = "every check (native is the reference)"
+STEP_CHECKS = {"timing": (TIMING_CHECK, BUDGET_TIMING_RATIO),
+               "roofline": (KERNEL_REPLAY_CHECK, BUDGET_ROOFLINE_RATIO),
+               "roofline-step-replay": (STEP_REPLAY_CHECK, BUDGET_ROOFLINE_RATIO)}
 
 
-def budget_checks(rows, steps=None, counters=None, unfinished=None):
-    """Issue 8's budget: a list of (workload, mode, check, target, measured, whole_command, met)
-    where met is True/False, or None when not measured (measured then says why).
+def no_steps(whose):
+    return f"no step times (main.py's \"step I: X ms\" lines) from {whose}"
 
-    resnet18, judged on main.py's step times (`steps`: (workload, mode) -> step_summary()'s
-    entry), with the same ratio of whole-command wall times (overhead.csv's `rows`) beside it as
-    whole_command, not judged (that is mostly ResNet-18's start-up): timing's profiled steps over
-    native's same steps <= 1.05; each roofline mode's <= 2.5; ncu's profiled step over each
-    roofline mode's >= 20. A roofline mode's checks are judged only when `counters` ((workload,
-    mode) -> counters_state()) says its trace holds counters; otherwise "not measured" with the
-    reason (no counters, or not checked). cuda_init: seconds added over native by timing and
-    roofline < 0.3, to the millisecond of wall_s (whole_command ""). A check needs native's row
-    and the mode's; `unfinished` ((workload, mode) -> why it has no row) names ncu's timeout in
-    the "faster than ncu" checks."""
+
+def ms_per_step_of_counters(mode, s):
+    """What one step's worth of counters costs `mode` in ms, from its step_summary() entry `s`:
+    replay across steps, the sum of a run's profiled steps (one group); kernel replay and ncu,
+    whose every profiled step has all the counters, that sum over their count. None without steps."""
+    if not s or s["profiled_sum_ms"] is None or not s["per_step"]:
+        return None
+    return s["profiled_sum_ms"] if mode == "roofline-step-replay" else s["profiled_sum_ms"] / len(s["per_step"])
+
+
+def each_step(s, most=8):
+    """"3: 2555.55, 4: 60.55, 5: 60.60": the median of each profiled step; past `most` steps the
+    first 3 and the last 2 (where a window opens and closes) and the count."""
+    items = [f"{i}: {ms:.2f}" for i, ms in s["per_step"].items()]
+    if len(items) <= most:
+        return ", ".join(items)
+    return ", ".join(items[:3] + ["..."] + items[-2:]) + f" ({len(items)} steps)"
+
+
+def step_detail(mode, s):
+    """README's "steps (ms)" beside a resnet18 check: what the judged ratio was computed from."""
+    if mode == "timing":
+        summed = s["sum_ratio_to_native"]
+        return (f"median of {len(s['profiled'])} steps {s['profiled_step_ms']:.2f} (p10-p90 {s['p10_ms']:.2f}-"
+                f"{s['p90_ms']:.2f}); native's of {len(s['native_same'])}: {s['native_step_ms']:.2f} "
+                f"({s['native_p10_ms']:.2f}-{s['native_p90_ms']:.2f})"
+                + ("" if summed is None else f"; summed, the window's opening and closing included: {summed:.3f}"))
+    return f"{each_step(s)}; summed {s['profiled_sum_ms']:.2f}; native's summed {s['native_sum_ms']:.2f}"
+
+
+def budget_checks(rows, steps=None, counters=None, missing=None):
+    """Issue 8's budget: a list of (workload, mode, check, target, measured, steps, whole_command,
+    met) where met is True/False, or None when not measured (measured then says why).
+
+    resnet18 is judged on main.py's step times (`steps`: (workload, mode) -> step_summary()'s
+    entry; `steps` column: what the ratio was computed from), with the same ratio of whole-command
+    wall times (overhead.csv's `rows`) beside it, not judged (mostly ResNet-18's start-up):
+    timing's median step over native's median over the same steps <= 1.05; each roofline mode's
+    profiled steps summed over native's same steps summed <= 2.5 (kernel replay: its profiled
+    step(s); replay across steps: its group, passes and timing window); ncu's ms per profiled step
+    over the mode's ms per step of counters (ms_per_step_of_counters) >= 20. A roofline mode is
+    judged only when `counters` ((workload, mode) -> counters_state()) says its trace holds
+    counters. cuda_init: seconds added over native by timing and roofline < 0.3, to the
+    millisecond of wall_s. `missing` ((workload, mode) -> why it has no row: Bench.missing()) turns
+    a mode run without a result into "not measured" rows saying why; without native's row a
+    workload gets one row saying the budget cannot be judged."""
     wall = {(r["workload"], r["mode"]): float(r["wall_s"]) for r in rows}
     given = {(r["workload"], r["mode"]): r["ratio_to_native"] for r in rows if r.get("ratio_to_native")}
-    steps, counters, unfinished = steps or {}, counters or {}, unfinished or {}
-
-    def step(m, field):
-        s = steps.get(("resnet18", m))
-        return s.get(field) if s else None
-
+    steps, counters, missing = steps or {}, counters or {}, missing or {}
     checks = []
+
+    def ran(w, m):
+        return (w, m) in wall or (w, m) in missing
+
+    def not_measured(w, m, check, target, why, whole=""):
+        checks.append((w, m, check, target, f"not measured: {why}", "", whole, None))
+
+    def without_native(w):
+        if (w, "native") in missing:
+            not_measured(w, "native", NATIVE_CHECK, "",
+                         f"the budget cannot be judged without native: {missing[(w, 'native')]}")
+
+    without_native("resnet18")
     native = wall.get(("resnet18", "native"))
-    if native:
-        for m, target in (("timing", BUDGET_TIMING_RATIO), ("roofline", BUDGET_ROOFLINE_RATIO),
-                          ("roofline-step-replay", BUDGET_ROOFLINE_RATIO)):
-            if ("resnet18", m) not in wall:
-                continue
-            ok, note = counters.get(("resnet18", m), (None, "counters not checked")) if m in COUNTERS_MODES \
-                else (True, "")
-            whole = given.get(("resnet18", m)) or f"{wall[('resnet18', m)] / native:.3f}"  # overhead.csv's
-            ratio = step(m, "ratio_to_native")
-            if not ok:
-                checks.append(("resnet18", m, STEP_CHECK, f"<= {target:g}", f"not measured: {note}", whole, None))
-            elif ratio is None:
-                checks.append(("resnet18", m, STEP_CHECK, f"<= {target:g}", f"not measured: {NO_STEPS}", whole, None))
-            else:
-                checks.append(("resnet18", m, STEP_CHECK, f"<= {target:g}", f"{ratio:.3f}", whole, ratio <= target))
-            if m not in COUNTERS_MODES:
-                continue
-            target = f">= {BUDGET_FASTER_THAN_NCU:g}"
-            if ("resnet18", "ncu") in wall:
-                whole = f"{wall[('resnet18', 'ncu')] / wall[('resnet18', m)]:.2f}"
-                ncu_ms, mine = step("ncu", "profiled_step_ms"), step(m, "profiled_step_ms")
-                if not ok:
-                    checks.append(("resnet18", m, NCU_CHECK, target, f"not measured: {note}", whole, None))
-                elif ncu_ms is None or not mine:
-                    checks.append(("resnet18", m, NCU_CHECK, target, f"not measured: {NO_STEPS}", whole, None))
-                else:
-                    faster = ncu_ms / mine
-                    checks.append(("resnet18", m, NCU_CHECK, target, f"{faster:.2f}", whole,
-                                   faster >= BUDGET_FASTER_THAN_NCU))
-            elif ("resnet18", "ncu") in unfinished:
-                checks.append(("resnet18", m, NCU_CHECK, target,
-                               f"not measured: ncu {unfinished[('resnet18', 'ncu')]}", "", None))
+    ncu_key = ("resnet18", "ncu")
+    for m, (check, limit) in STEP_CHECKS.items() if native else ():
+        key, target = ("resnet18", m), f"<= {limit:g}"
+        ncu_target = f">= {BUDGET_FASTER_THAN_NCU:g}"
+        with_ncu = m in COUNTERS_MODES and ran(*ncu_key)
+        if key in missing:
+            not_measured("resnet18", m, check, target, f"{m}: {missing[key]}")
+            if with_ncu:
+                not_measured("resnet18", m, NCU_CHECK, ncu_target, f"{m}: {missing[key]}")
+            continue
+        if key not in wall:
+            continue
+        ok, note = counters.get(key, (None, "counters not checked")) if m in COUNTERS_MODES else (True, "")
+        whole = given.get(key) or f"{wall[key] / native:.3f}"  # overhead.csv's
+        s = steps.get(key)
+        ratio = s and s["ratio_to_native" if m == "timing" else "sum_ratio_to_native"]
+        if not ok:
+            not_measured("resnet18", m, check, target, note, whole)
+        elif not s:
+            not_measured("resnet18", m, check, target, no_steps(f"{m}'s runs"), whole)
+        elif ratio is None:
+            not_measured("resnet18", m, check, target,
+                         no_steps(f"native's runs for steps {index_ranges(s['per_step'])}"), whole)
+        else:
+            checks.append(("resnet18", m, check, target, f"{ratio:.3f}", step_detail(m, s), whole, ratio <= limit))
+        if not with_ncu:
+            continue
+        if ncu_key in missing:
+            not_measured("resnet18", m, NCU_CHECK, ncu_target, f"ncu: {missing[ncu_key]}")
+            continue
+        whole = f"{wall[ncu_key] / wall[key]:.2f}"
+        theirs, mine = ms_per_step_of_counters("ncu", steps.get(ncu_key)), ms_per_step_of_counters(m, s)
+        if not ok:
+            not_measured("resnet18", m, NCU_CHECK, ncu_target, note, whole)
+        elif theirs is None:
+            not_measured("resnet18", m, NCU_CHECK, ncu_target, no_steps("ncu's run (its profiled steps)"), whole)
+        elif not mine:
+            not_measured("resnet18", m, NCU_CHECK, ncu_target, no_steps(f"{m}'s runs"), whole)
+        else:
+            faster = theirs / mine
+            detail = (f"ncu {each_step(steps[ncu_key])} ({theirs:.2f} per step); this mode {mine:.2f} per step "
+                      "of counters")
+            checks.append(("resnet18", m, NCU_CHECK, ncu_target, f"{faster:.2f}", detail, whole,
+                           faster >= BUDGET_FASTER_THAN_NCU))
+    without_native("cuda_init")
     init = wall.get(("cuda_init", "native"))
-    if init is not None:
-        for m in ("timing", "roofline"):
-            if ("cuda_init", m) in wall:
-                added = round(wall[("cuda_init", m)] - init, 3)  # wall_s has ms resolution
-                checks.append(("cuda_init", m, INIT_CHECK, f"< {BUDGET_INIT_ADDED_S:g}", f"{added:.3f}", "",
-                               added < BUDGET_INIT_ADDED_S))
+    for m in ("timing", "roofline") if init is not None else ():
+        key, target = ("cuda_init", m), f"< {BUDGET_INIT_ADDED_S:g}"
+        if key in wall:
+            added = round(wall[key] - init, 3)  # wall_s has ms resolution
+            checks.append(("cuda_init", m, INIT_CHECK, target, f"{added:.3f}", "", "", added < BUDGET_INIT_ADDED_S))
+        elif key in missing:
+            not_measured("cuda_init", m, INIT_CHECK, target, f"{m}: {missing[key]}")
     return checks
 
 
@@ -672,6 +762,7 @@ class Bench:
         self.runs = []            # dicts: workload, mode, repeat, wall, exit_status, command, log
         self.not_run = {}         # (workload, mode) -> (count, why): counted runs never started
         self.costs, self.coverage, self.calls = [], {}, {}
+        self.unanalyzed = {}      # (workload, mode) -> why its trace has no analysis
         self.analysis = "pending"  # "pending", "done", or why the traces were not analyzed
 
     def counted(self, w, m, ok_only=False):
@@ -691,14 +782,19 @@ class Bench:
                                  "ratio_to_native": f"{wall / native:.3f}" if native else ""})
         return rows
 
-    def unfinished(self):
-        """(workload, mode) -> why a mode with counted runs has none that exited 0."""
+    def missing(self):
+        """(workload, mode) -> why a mode that was to be run has no overhead.csv row: "no run
+        exited 0 (last: how it ended; its last line: ...)" or "not run: why"."""
         out = {}
         for w in self.chosen:
             for m in self.modes:
                 mine = self.counted(w, m)
                 if mine and not self.counted(w, m, True):
-                    out[(w, m)] = run_outcome(mine[-1])
+                    said = last_line(mine[-1]["log"]) if mine[-1].get("log") else ""
+                    out[(w, m)] = (f"no run exited 0 (last: {run_outcome(mine[-1])}"
+                                   + (f"; its last line: {said}" if said else "") + ")")
+                elif not mine and (w, m) in self.not_run:
+                    out[(w, m)] = f"not run: {self.not_run[(w, m)][1]}"
         return out
 
     def steps(self):
@@ -721,8 +817,8 @@ class Bench:
                 elif self.analysis != "done":
                     unchecked = self.analysis
                 else:
-                    unchecked = (f"its trace could not be analyzed (no trace, or rfanalyze failed: "
-                                 f"logs/{w}-{m}-rfanalyze.log)")
+                    unchecked = self.unanalyzed.get((w, m), f"its trace could not be analyzed "
+                                                            f"(logs/{w}-{m}-rfanalyze.log)")
                 out[(w, m)] = counters_state(self.coverage.get((w, m)), mine[-1]["log"], unchecked)
         return out
 
@@ -739,30 +835,37 @@ class Bench:
         write_atomic(os.path.join(out, "README.md"), self.readme(rows, steps))
         return rows
 
+    # README.md: a function per section; what the columns mean is bench/README.md's ("overhead.py").
+
     def readme(self, rows, steps):
-        args, out = self.args, io.StringIO()
-        counters, unfinished = self.counters(), self.unfinished()
+        counters, missing = self.counters(), self.missing()
+        return "".join([self.readme_head(), self.whole_command_table(rows, counters), self.steps_table(steps),
+                        self.budget_table(rows, steps, counters, missing), self.costs_table(), self.calls_table(),
+                        self.not_measured_list(missing),
+                        "\nEvery command with its environment, and every run with how it ended: runs.csv.\n"])
+
+    def readme_head(self):
+        args = self.args
         repeat_modes = [m for m in self.modes if m in args.repeat_modes]
         once = [m for m in self.modes if m not in args.repeat_modes]
-        out.write(f"# rfprof overhead, {datetime.date.today().isoformat()}\n\n")
-        for k, val in self.versions.items():
-            out.write(f"- {k}: {val}\n")
+        text = f"# rfprof overhead, {datetime.date.today().isoformat()}\n\n"
+        text += "".join(f"- {k}: {val}\n" for k, val in self.versions.items())
         cmd = " ".join(shlex.quote(a) for a in (self.argv if self.argv is not None else sys.argv[1:]))
-        out.write(f"\nCommand: `bench/overhead.py {cmd}`: per workload {args.warmup_runs} native warm-up run(s), "
-                  f"not counted, then {args.repeats} round(s) of {', '.join(repeat_modes) or 'no mode'} (each "
-                  "round every one of them once, in this order)"
-                  + (f", then {', '.join(once)} once" if once else "") + "; each figure is the median of a "
-                  "mode's runs that exited 0.\n")
+        text += (f"\nCommand: `bench/overhead.py {cmd}`: per workload {args.warmup_runs} native warm-up run(s), "
+                 f"not counted, then {args.repeats} round(s) of {', '.join(repeat_modes) or 'no mode'} (each "
+                 "round every one of them once, in this order)"
+                 + (f", then {', '.join(once)} once" if once else "") + "; each figure is the median of a "
+                 "mode's runs that exited 0. What each table, column and check means: bench/README.md, "
+                 "section \"overhead.py\", in rfprof's sources.\n")
         if Stop.signum:
-            out.write(f"\n**Interrupted by {signal_name(Stop.signum)}** after {len(self.runs)} run(s): the run in "
-                      "progress was stopped and nothing more was run; the tables hold the runs that ended before.\n")
+            text += (f"\n**Interrupted by {signal_name(Stop.signum)}** after {len(self.runs)} run(s): the run in "
+                     "progress was stopped and nothing more was run; the tables hold the runs that ended before.\n")
+        return text
 
-        out.write("\n## Whole command (overhead.csv)\n\nWall time from start to exit. For resnet18 that is mostly "
-                  "Python's imports, CUDA initialization and the model's set-up (about 13 s on an H100, where a "
-                  "step takes about 11 ms): the budget is judged on the steps below. A mode without a run that "
-                  "exited 0 is not in overhead.csv; its row here says how its runs ended (a run stopped at its "
-                  "time limit ran at least wall_s).\n\n"
-                  "| workload | mode | wall_s | ratio_to_native | runs | note |\n|---|---|---|---|---|---|\n")
+    def whole_command_table(self, rows, counters):
+        text = ("\n## Whole command (overhead.csv)\n\nStart to exit; for resnet18 mostly start-up, so its budget is "
+                "judged on the steps below. A run stopped at its time limit ran at least wall_s.\n\n"
+                "| workload | mode | wall_s | ratio_to_native | runs | note |\n|---|---|---|---|---|---|\n")
         by_key = {(r["workload"], r["mode"]): r for r in rows}
         natives = {r["workload"]: float(r["wall_s"]) for r in rows if r["mode"] == "native"}
         for w in self.chosen:
@@ -781,101 +884,114 @@ class Bench:
                     notes.append(f"{self.not_run[(w, m)][0]} not run: {self.not_run[(w, m)][1]}")
                 if (w, m) in by_key:
                     r = by_key[(w, m)]
-                    walls = " / ".join(f"{x['wall']:.3f}" for x in ok)
                     if len(ok) > 1:
-                        notes.insert(0, f"runs: {walls}")
-                    out.write(f"| {w} | {m} | {r['wall_s']} | {r['ratio_to_native']} | {runs} | {'; '.join(notes)} |\n")
+                        notes.insert(0, "runs: " + " / ".join(f"{x['wall']:.3f}" for x in ok))
+                    text += table_row([w, m, r["wall_s"], r["ratio_to_native"], runs, "; ".join(notes)])
                 else:
                     longest = max(mine, key=lambda x: x["wall"])
                     lower = longest["exit_status"] in ("timeout", "interrupted")
                     wall = f">= {longest['wall']:.3f}" if lower else ""
                     ratio = f">= {longest['wall'] / natives[w]:.3f}" if lower and natives.get(w) else ""
-                    out.write(f"| {w} | {m} | {wall} | {ratio} | {runs} | not in overhead.csv: {'; '.join(notes)} |\n")
+                    text += table_row([w, m, wall, ratio, runs, "not in overhead.csv: " + "; ".join(notes)])
+        return text
 
-        if steps:
-            out.write("\n## Steps (steps.csv)\n\nexamples/imagenet/main.py's own step times (\"step I: X ms\"; "
-                      "\"(profiled)\": inside the profiling window). Each is timed from a synchronize after the "
-                      "window's cudaProfilerStart to a synchronize before its cudaProfilerStop, so what a "
-                      "profiler does when a window opens or closes (ending a replay pass, decoding) is in the "
-                      "whole command only. profiled_step_ms: median of the profiled steps, all runs pooled; "
-                      "native, same steps: native's median over the same step indexes; unprofiled: the other "
-                      "steps but each run's first (CUDA and cuDNN set-up). roofline-step-replay profiles its "
-                      "pass windows and then the timing window (--step-replay-steps).\n\n"
-                      "| workload | mode | runs | profiled steps: median ms each | profiled_step_ms | "
-                      "native, same steps (ms) | ratio_to_native | unprofiled_step_ms |\n"
-                      "|---|---|---|---|---|---|---|---|\n")
-            for r in step_rows(self.chosen, self.modes, steps):
-                each = ", ".join(f"{i}: {ms:.2f}" for i, ms in steps[(r["workload"], r["mode"])]["per_step"].items())
-                out.write(f"| {r['workload']} | {r['mode']} | {r['runs']} | {each} | {r['profiled_step_ms']} | "
-                          f"{r['native_step_ms']} | {r['ratio_to_native']} | {r['unprofiled_step_ms']} |\n")
+    def steps_table(self, steps):
+        if not steps:
+            return ""
+        text = ("\n## Steps (steps.csv)\n\nexamples/imagenet/main.py's own step times, each from a synchronize "
+                "before the step to the end of the cudaProfilerStop it makes (a profiler's work when a window "
+                "opens or closes is in the step); p10-p90: 10th to 90th percentile of the steps, all runs "
+                "pooled.\n\n"
+                "| workload | mode | runs | profiled steps: median ms each | median step ms (p10-p90) | "
+                "native, same steps: median ms (p10-p90) | median ratio | summed ms | native's same steps "
+                "summed (ms) | summed ratio | unprofiled_step_ms |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 
-        checks = budget_checks(rows, steps, counters, unfinished)
-        if checks:
-            out.write("\n## Against issue 8's budget\n\nJudged on resnet18's step times (Steps above): a mode's "
-                      "profiled steps against native's same steps, ncu's profiled step against the mode's. "
-                      "\"whole command\" is the same ratio of the commands' wall times (overhead.csv), given "
-                      "for comparison and not judged: ResNet-18's start-up is most of it. cuda_init's check is on "
-                      "its whole command, which is CUDA initialization. A roofline mode is judged only when its "
-                      "trace holds counters. A check whose runs did not all end is absent, or \"not measured\" "
-                      "with the reason.\n\n"
-                      "| workload | mode | check | target | measured (judged) | whole command (not judged) | met |\n"
-                      "|---|---|---|---|---|---|---|\n")
-            for w, m, check, target, measured, whole, met in checks:
-                verdict = "not measured" if met is None else ("yes" if met else "NO")
-                out.write(f"| {w} | {m} | {check} | {target} | {measured} | {whole} | {verdict} |\n")
+        def ms(x):
+            return "" if x is None else f"{x:.2f}"
 
-        if self.costs or self.coverage:
-            out.write("\n## Where rfprof's own time went (costs.csv)\n\nFrom each rfprof mode's last trace, its "
-                      "ProfilerOverhead records (phases: docs/trace-format.md). With counters: launches of the "
-                      "trace that have counters (rfanalyze's join); callbacks: entry + exit per launch, "
-                      "2 * total / count of launch.callbacks (timed one in 64 in timing mode, every one in "
-                      "counters mode); launch call under counters: launch.counters' total / count, the mean "
-                      "launch call while the Range Profiler ran (kernel replay inside it); decode: DecodeData + "
-                      "evaluation, and write: writer flushes + activity buffers, over the trace's launches; "
-                      "set-up: session start + counters set-up + Range Profiler enable. The per-launch figures "
-                      "are costs.csv's ns_per_launch.\n\n"
-                      "| workload | mode | launches | with counters | callbacks ns/launch "
-                      "| launch call under counters (ms) | decode ns/launch | write ns/launch | set-up ms |\n"
-                      "|---|---|---|---|---|---|---|---|---|\n")
-            for r in cost_summary(self.costs, self.coverage):
-                out.write("| " + " | ".join(str(c) for c in r) + " |\n")
-        if self.calls:
-            out.write("\nLaunch calls (trace.json's launch API calls, in time order). Under kernel replay a call holds "
-                      "its kernel's replay passes and the save and restore of the memory it may write; the first "
-                      "call also holds the Range Profiler's set-up.\n\n"
-                      "| workload | mode | calls | first call (ms) | median of the others (ms) | longest (ms) |\n"
-                      "|---|---|---|---|---|---|\n")
-            for (w, m), (n, first, median, longest) in self.calls.items():
-                out.write(f"| {w} | {m} | {n} | {first:.3f} | {'' if median is None else f'{median:.3f}'} "
-                          f"| {longest:.3f} |\n")
+        def spread(med, lo, hi):
+            return "" if med is None else f"{med:.2f} ({lo:.2f}-{hi:.2f})"
 
-        lines = [f"- {w}, {m}: {why}" for w, m, why in self.skipped]
+        def ratio(x):
+            return "" if x is None else f"{x:.3f}"
         for w in self.chosen:
             for m in self.modes:
-                mine = self.counted(w, m)
-                if mine and not self.counted(w, m, True):
-                    said = last_line(mine[-1]["log"])
-                    lines.append(f"- {w}, {m}: no run exited 0 (last: {run_outcome(mine[-1], short=True)}"
-                                 + (f"; its last line: {said}" if said else "") + ")")
-                elif not mine and (w, m) in self.not_run:
-                    lines.append(f"- {w}, {m}: not run: {self.not_run[(w, m)][1]}")
+                s = steps.get((w, m))
+                if s:
+                    text += table_row([w, m, s["runs"], each_step(s),
+                                       spread(s["profiled_step_ms"], s["p10_ms"], s["p90_ms"]),
+                                       spread(s["native_step_ms"], s["native_p10_ms"], s["native_p90_ms"]),
+                                       ratio(s["ratio_to_native"]), ms(s["profiled_sum_ms"]), ms(s["native_sum_ms"]),
+                                       ratio(s["sum_ratio_to_native"]), ms(s["unprofiled_step_ms"])])
+        return text
+
+    def budget_table(self, rows, steps, counters, missing):
+        checks = budget_checks(rows, steps, counters, missing)
+        if not checks:
+            return ""
+        text = ("\n## Against issue 8's budget\n\nresnet18 judged on its step times (Steps above), each check "
+                "saying which ratio; \"whole command\": the same ratio of overhead.csv's wall times, not judged. "
+                "A roofline mode is judged only when its trace holds counters.\n\n"
+                "| workload | mode | check | target | measured (judged) | steps (ms) | whole command (not judged) "
+                "| met |\n|---|---|---|---|---|---|---|---|\n")
+        for w, m, check, target, measured, detail, whole, met in checks:
+            verdict = "not measured" if met is None else ("yes" if met else "NO")
+            text += table_row([w, m, check, target, measured, detail, whole, verdict])
+        return text
+
+    def costs_table(self):
+        if not (self.costs or self.coverage):
+            return ""
+        text = ("\n## Where rfprof's own time went (costs.csv)\n\nFrom each rfprof mode's last trace (its "
+                "ProfilerOverhead records); the per-launch figures are costs.csv's ns_per_launch.\n\n"
+                "| workload | mode | launches | with counters | callbacks ns/launch "
+                "| launch call under counters (ms) | decode ns/launch | write ns/launch | set-up ms |\n"
+                "|---|---|---|---|---|---|---|---|---|\n")
+        return text + "".join(table_row(r) for r in cost_summary(self.costs, self.coverage))
+
+    def calls_table(self):
+        if not self.calls:
+            return ""
+        text = ("\nLaunch calls (trace.json's launch API calls, in time order; under kernel replay a call holds its "
+                "kernel's replay passes and memory save and restore, the first also the Range Profiler's set-up).\n\n"
+                "| workload | mode | calls | first call (ms) | median of the others (ms) | longest (ms) |\n"
+                "|---|---|---|---|---|---|\n")
+        for (w, m), (n, first, median, longest) in self.calls.items():
+            text += table_row([w, m, n, f"{first:.3f}", "" if median is None else f"{median:.3f}", f"{longest:.3f}"])
+        return text
+
+    def not_measured_list(self, missing):
+        lines = [f"- {w}, {m}: {why}" for w, m, why in self.skipped]
+        lines += [f"- {w}, {m}: {why}" for (w, m), why in missing.items()]
         if self.analysis not in ("pending", "done"):
             lines.append(f"- every rfprof run, per-phase costs: {self.analysis}")
-        if lines:
-            out.write("\n## Not measured\n\n" + "\n".join(lines) + "\n")
-        out.write("\nEvery command with its environment, and every run with how it ended: runs.csv.\n")
-        return out.getvalue()
+        return "\n## Not measured\n\n" + "\n".join(lines) + "\n" if lines else ""
 
 
-def run_outcome(run, short=False):
-    """How a run that did not exit 0 ended, e.g. "timeout after >= 200.000 s"."""
+def table_row(cells):
+    """A Markdown table row; a "|" in a cell (a log's last line) would split it."""
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |\n"
+
+
+def run_outcome(run):
+    """How a run that did not exit 0 ended, e.g. "stopped at its time limit after >= 200.000 s"."""
     status, wall = run["exit_status"], run["wall"]
     if status in ("timeout", "interrupted"):
-        return f"{status} after >= {wall:.3f} s" if short else \
-            f"{'stopped at its time limit' if status == 'timeout' else 'interrupted'} after >= {wall:.3f} s"
+        return f"{'stopped at its time limit' if status == 'timeout' else 'interrupted'} after >= {wall:.3f} s"
     if isinstance(status, int):
-        return str(status) if short else f"exited {status} after {wall:.3f} s"
+        return f"exited {status} after {wall:.3f} s"
     return str(status)
+
+
+def parse_mode_args(ap, given):
+    """--resnet-args-for MODE=ARGS, repeatable: mode -> [ARGS, ...]."""
+    out = {}
+    for g in given:
+        mode, sep, extra = g.partition("=")
+        if not sep or mode not in MODES:
+            ap.error(f"--resnet-args-for {g!r}: expected MODE=ARGS with MODE one of {', '.join(MODES)}")
+        out.setdefault(mode, []).append(extra)
+    return out
 
 
 def main(argv=None):
@@ -905,7 +1021,13 @@ def main(argv=None):
     ap.add_argument("--inject", help="librfinject.so (default: BUILD/librfinject.so)")
     ap.add_argument("--ncu", default=shutil.which("ncu") or "ncu")
     ap.add_argument("--rfanalyze", help="rfanalyze, for the per-phase costs (default: BUILD/rfanalyze)")
-    ap.add_argument("--resnet-args", default="--iters 12 --warmup 5 --profile-iters 5")
+    ap.add_argument("--resnet-args", default="--iters 12 --warmup 5 --profile-iters 5",
+                    help="examples/imagenet/main.py's arguments after -a resnet18 --dummy")
+    ap.add_argument("--resnet-args-for", action="append", default=[], metavar="MODE=ARGS",
+                    help="more main.py arguments for MODE's resnet18 runs only, after --resnet-args (the last "
+                         "of an option counts), e.g. native=\"--iters 23 --profile-iters 20\" and the same for "
+                         "timing: many profiled steps where each costs a step's time, one where each costs "
+                         "seconds (ncu, kernel replay); repeatable")
     ap.add_argument("--step-replay-steps", type=int, default=3,
                     help="resnet18's profiled steps (--profile-iters) under roofline-step-replay: one window per "
                          "pass, then the timing window (default 3: the default set's 2 passes); the steps "
@@ -918,6 +1040,7 @@ def main(argv=None):
                          "it runs in every mode, roofline-step-replay included")
     args = ap.parse_args(argv)
     args.inject = args.inject or os.path.join(args.build, "librfinject.so")
+    args.resnet_args_for = parse_mode_args(ap, args.resnet_args_for)
     args.rfanalyze = args.rfanalyze or os.path.join(args.build, "rfanalyze")
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
@@ -966,9 +1089,10 @@ def run_bench(args, argv, workloads, chosen, modes):
     for d in (out, os.path.join(out, "traces"), os.path.join(out, "ncu"), os.path.join(out, "logs")):
         os.makedirs(d, exist_ok=True)
     plan, skipped = schedule(chosen, modes, workloads, args.repeats, args.repeat_modes, args.warmup_runs)
-    bench = Bench(out, argv, args, chosen, modes, plan, skipped, versions(args))
+    began = time.monotonic()  # --budget counts the version queries too
+    asked = versions(args, min(VERSIONS_TIMEOUT_S, args.budget / 4) if args.budget else VERSIONS_TIMEOUT_S)
+    bench = Bench(out, argv, args, chosen, modes, plan, skipped, asked)
     bench.write()
-    began = time.monotonic()
     for w, m, r in plan:
         why = None
         timeout = args.timeout
@@ -985,10 +1109,11 @@ def run_bench(args, argv, workloads, chosen, modes):
             continue
         cmd, from_start = workloads[w]
         argv_, env = command_for(m, w, cmd, from_start, args, out)
-        if m in RFPROF_MODES:  # a trace left by an earlier run must not be read as this one's
+        if m in RFPROF_MODES:  # a trace or analysis left by an earlier run must not be read as this one's
             for stale in (trace_path(out, w, m), trace_path(out, w, m) + ".part"):
                 if os.path.exists(stale):
                     os.remove(stale)
+            shutil.rmtree(analysis_path(out, w, m), ignore_errors=True)
         log = log_path(out, w, m, r)
         wall, status = run_one(argv_, env, timeout, log, args.kill_grace, what=f"{w} {m} #{r}")
         line = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + (" " if env else "") + shlex.join(argv_)
@@ -1003,27 +1128,40 @@ def run_bench(args, argv, workloads, chosen, modes):
     elif not os.access(args.rfanalyze, os.X_OK):
         bench.analysis = f"{args.rfanalyze} not found (--rfanalyze)"
     else:
-        for w in chosen:
-            for m in modes:
-                if m not in RFPROF_MODES or not bench.counted(w, m) or Stop.signum:
-                    continue
-                left = args.budget - (time.monotonic() - began) if args.budget else 600
-                bench.costs += collector_costs(args.rfanalyze, out, w, m, timeout=max(left, 10))
-                cov = counter_coverage(out, w, m)
-                if cov is not None:
-                    bench.coverage[(w, m)] = cov
-                lc = launch_calls(out, w, m)
-                if lc is not None:
-                    bench.calls[(w, m)] = lc
-        bench.analysis = "done" if not Stop.signum else \
-            f"analysis cut short: interrupted by {signal_name(Stop.signum)}"
+        analyze_traces(bench, args, chosen, modes, began)
     rows = bench.write()
     print(f"overhead: {len(rows)} results in {os.path.join(out, 'overhead.csv')}", file=sys.stderr)
     if Stop.signum:
         print(f"overhead: interrupted by {signal_name(Stop.signum)}: the tables hold the runs that ended before",
               file=sys.stderr)
         return 128 + Stop.signum
-    return 0 if rows else 1
+    failed = {w: why for (w, m), why in bench.missing().items() if m == "native"}
+    failed.update({w: "no counted native run" for w in chosen if not bench.counted(w, "native") and w not in failed})
+    for w, why in failed.items():
+        print(f"overhead: {w}, native: {why}: nothing of {w} can be judged against it (exit status 1)",
+              file=sys.stderr)
+    return 1 if failed or not rows else 0
+
+
+def analyze_traces(bench, args, chosen, modes, began):
+    """rfanalyze on each rfprof mode's last trace: costs.csv's rows, counters and launch calls."""
+    out = args.out
+    for w in chosen:
+        for m in modes:
+            if m not in RFPROF_MODES or not bench.counted(w, m) or Stop.signum:
+                continue
+            left = args.budget - (time.monotonic() - began) if args.budget else 600
+            bench.costs += collector_costs(args.rfanalyze, out, w, m, timeout=max(left, 10))
+            if not any(os.path.exists(trace_path(out, w, m) + ext) for ext in ("", ".part")):
+                bench.unanalyzed[(w, m)] = f"its last run wrote no trace ({os.path.relpath(trace_path(out, w, m), out)})"
+            cov = counter_coverage(out, w, m)
+            if cov is not None:
+                bench.coverage[(w, m)] = cov
+            lc = launch_calls(out, w, m)
+            if lc is not None:
+                bench.calls[(w, m)] = lc
+    bench.analysis = "done" if not Stop.signum else \
+        f"analysis cut short: interrupted by {signal_name(Stop.signum)}"
 
 
 if __name__ == "__main__":
