@@ -1,11 +1,14 @@
 // rfbench: measures the ceilings of one GPU and writes them as an rfanalyze ceilings file
 // (docs/rfbench.md). Empirical Roofline Toolkit style: best of N timed runs per ceiling.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "amounts.h"
+#include "document.h"
 #include "measure.h"
 
 namespace {
@@ -15,16 +18,6 @@ std::string today() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
   return buf;
-}
-
-/// ECMAScript regex matching exactly `s`.
-std::string exact_pattern(const std::string& s) {
-  std::string out = "^";
-  for (char c : s) {
-    if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) out += '\\';
-    out += c;
-  }
-  return out + "$";
 }
 
 }  // namespace
@@ -50,32 +43,30 @@ int main(int argc, char** argv) {
   try {
     const rfbench::DeviceIdentity dev = rfbench::open_device(options);
     std::cerr << "rfbench: " << dev.name << " (sm_" << dev.cc_major << dev.cc_minor << ", " << dev.sm_count
-              << " SMs, L2 " << (dev.l2_bytes >> 20) << " MiB)\n";
+              << " SMs, " << dev.max_threads_per_sm << " threads per SM, L2 " << (dev.l2_bytes >> 20) << " MiB)\n";
+    rfbench::check_kernel_image(dev);
     std::vector<rfbench::Measurement> ms;
+    std::vector<rfbench::Skipped> skipped;
     if (wanted("dram")) ms.push_back(rfbench::measure_dram(options, dev));
     if (wanted("l2")) ms.push_back(rfbench::measure_l2(options, dev));
     for (const char* p : {"fp64", "fp32", "fp16"})
       if (wanted(p)) ms.push_back(rfbench::measure_fma(options, dev, p));
-    for (const char* p : {"fp64", "tf32", "fp16", "bf16", "int8"})
-      if (wanted(std::string("tensor-") + p)) ms.push_back(rfbench::measure_gemm(options, p));
-
-    nlohmann::ordered_json entry;
-    entry["name"] = dev.name + " (measured)";
-    entry["measured"] = true;
-    entry["patterns"] = {exact_pattern(dev.name)};
-    nlohmann::ordered_json measurements = nlohmann::ordered_json::array();
-    for (const auto& m : ms) {
-      entry[m.ceiling] = m.value;
-      measurements.push_back({{"ceiling", m.ceiling}, {"value", m.value}, {"unit", m.unit},
-                              {"method", m.method}, {"runs", m.runs}});
-      std::cout << m.ceiling << " = " << m.value << " " << m.unit << "  (" << m.method << ")\n";
+    for (const char* p : {"fp64", "tf32", "fp16", "bf16", "int8"}) {
+      if (!wanted(std::string("tensor-") + p)) continue;
+      // A precision the GPU has no tensor cores for is skipped: cuBLAS would run CUDA-core code,
+      // which is no tensor roof.
+      if (std::string why = rfbench::tensor_unsupported(p, dev.cc_major, dev.cc_minor); !why.empty()) {
+        skipped.push_back({rfbench::tensor_ceiling_key(p), why});
+        std::cerr << "rfbench: tensor-" << p << " skipped: " << why << "\n";
+        continue;
+      }
+      ms.push_back(rfbench::measure_gemm(options, dev, p));
     }
-    entry["citation"] = "measured by rfbench on " + today() + ", device " + std::to_string(options.device) +
-                        ", best of " + std::to_string(options.runs) + " runs" + (options.quick ? " (--quick)" : "");
-    nlohmann::ordered_json doc;
-    doc["about"] = "Ceilings measured by rfbench (docs/rfbench.md); use with rfanalyze --ceilings FILE.";
-    doc["devices"] = {entry};
-    doc["measurements"] = measurements;
+
+    for (const auto& m : ms) std::cout << m.ceiling << " = " << m.value << " " << m.unit << "  (" << m.method << ")\n";
+    std::cout << "l2_bytes = " << dev.l2_bytes << " bytes  (cudaDeviceProp::l2CacheSize)\n";
+    for (const auto& s : skipped) std::cout << s.ceiling << " not measured: " << s.reason << "\n";
+    const nlohmann::ordered_json doc = rfbench::ceilings_document(dev, ms, skipped, options, today());
     std::ofstream out(output);
     out << doc.dump(2) << "\n";
     if (!out) {
@@ -84,6 +75,9 @@ int main(int argc, char** argv) {
     }
     std::cerr << "rfbench: wrote " << output << "\n";
   } catch (const rfbench::GpuError& e) {
+    std::cerr << "rfbench: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {  // e.g. std::bad_alloc: still one "rfbench:" line
     std::cerr << "rfbench: " << e.what() << "\n";
     return 1;
   }
