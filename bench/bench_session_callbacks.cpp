@@ -40,6 +40,7 @@ void remove_trace() {
 /// The settings of one benchmark process (main()'s flags).
 struct ProcessOptions {
   std::string kernel_filter, nvtx_include, replay_range, open_range;
+  bool outside_window = false;  // profile-from-start off and no window opened: launches outside
 };
 
 struct Process {
@@ -55,6 +56,7 @@ struct Process {
     o.mode = rf::trace::CollectionMode::kTiming;
     o.filter.kernel_name = p.kernel_filter;
     if (!p.nvtx_include.empty()) o.filter.nvtx_include = {p.nvtx_include};
+    if (p.outside_window) o.profile_from_start = false;
     if (!p.replay_range.empty()) {
       o.mode = rf::trace::CollectionMode::kCounters;
       o.profile_from_start = false;
@@ -111,7 +113,9 @@ BENCHMARK(BM_SessionNvtxDomainPushPop)->Threads(1)->Threads(2)->Threads(4)->UseR
 
 /// The process's own flags (before Google Benchmark's, which are passed on):
 /// `--kernel-filter EXPR` (-k), `--nvtx-include RULE`, `--replay-range RULE` (replay across steps
-/// with NVTX-range windows), `--open-range NAME` (an NVTX range pushed before the benchmarks run).
+/// with NVTX-range windows), `--open-range NAME` (an NVTX range pushed before the benchmarks run),
+/// `--outside-window` (profile-from-start off and no cudaProfilerStart: every launch is outside a
+/// window, as in a PyTorch run profiling a few steps).
 int main(int argc, char** argv) {
   CLI::App app("bench_session_callbacks: rfprof's session callbacks on the fake CUPTI");
   app.allow_extras();
@@ -120,6 +124,7 @@ int main(int argc, char** argv) {
   app.add_option("--nvtx-include", p.nvtx_include, "--nvtx-include for this process");
   app.add_option("--replay-range", p.replay_range, "replay across steps, this NVTX range as the window");
   app.add_option("--open-range", p.open_range, "an NVTX range pushed on the main thread first");
+  app.add_flag("--outside-window", p.outside_window, "profile-from-start off, no window: launches outside");
   CLI11_PARSE(app, argc, argv);
   std::vector<std::string> rest = app.remaining();
   std::vector<char*> args{argv[0]};
