@@ -59,8 +59,8 @@ size_t gemm_buffer_bytes(const std::string& precision, int n);
 std::string tensor_ceiling_key(const std::string& precision);
 /// Empty when a GPU of compute capability major.minor has tensor cores for `precision` ("fp64",
 /// "tf32", "fp16", "bf16", "fp8", "int8"); otherwise why not, e.g. "sm_86 has no FP64 tensor cores
-/// (DMMA: sm_80, sm_90, sm_100 and later 10.x)". FP16: 7.0 and later; INT8: 7.2, 7.5 and later;
-/// TF32, BF16: 8.0 and later; FP8: 8.9 and later; FP64 (DMMA): 8.0, 9.0, 10.x only.
+/// (DMMA: sm_80, sm_90 and sm_100 only)". FP16: 7.0 and later; INT8: 7.2, 7.5 and later but not
+/// 10.3 (B300); TF32, BF16: 8.0 and later; FP8: 8.9 and later; FP64 (DMMA): 8.0, 9.0, 10.0 only.
 std::string tensor_unsupported(const std::string& precision, int major, int minor);
 
 }  // namespace rfbench

@@ -93,6 +93,19 @@ struct LtPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   LtPlan(int n, const Layout& l, const GemmType& t) {
+    try {
+      create(n, l, t);
+    } catch (...) {  // a constructor that throws runs no destructor: what was made is destroyed here
+      destroy();
+      throw;
+    }
+  }
+  ~LtPlan() { destroy(); }
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+
+ private:
+  void create(int n, const Layout& l, const GemmType& t) {
     check_cublas(cublasLtMatmulDescCreate(&desc, t.compute, t.scale), "cublasLtMatmulDescCreate");
     const int32_t ta = l.a, tb = l.b;
     check_cublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
@@ -104,14 +117,14 @@ struct LtPlan {
     check_cublas(cublasLtMatrixLayoutCreate(&b, t.in, n, n, n), "cublasLtMatrixLayoutCreate");
     check_cublas(cublasLtMatrixLayoutCreate(&c, t.out, n, n, n), "cublasLtMatrixLayoutCreate");
   }
-  ~LtPlan() {
+  void destroy() noexcept {
     if (c) cublasLtMatrixLayoutDestroy(c);
     if (b) cublasLtMatrixLayoutDestroy(b);
     if (a) cublasLtMatrixLayoutDestroy(a);
     if (desc) cublasLtMatmulDescDestroy(desc);
+    c = b = a = nullptr;
+    desc = nullptr;
   }
-  LtPlan(const LtPlan&) = delete;
-  LtPlan& operator=(const LtPlan&) = delete;
 };
 
 /// One way to run one GEMM.
@@ -198,7 +211,11 @@ std::vector<Candidate> lt_candidates(const Context& x, int n, const Layout& l, c
   cublasLtMatmulPreference_t pref = nullptr;
   check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
   const uint64_t ws = kLtWorkspace;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  // Unchecked, a failure left the workspace at 0: only algorithms without one, lower roofs, no word.
+  const cublasStatus_t set =
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  if (set != CUBLAS_STATUS_SUCCESS) cublasLtMatmulPreferenceDestroy(pref);
+  check_cublas(set, "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
   cublasLtMatmulHeuristicResult_t results[kLtAlgos] = {};
   int returned = 0;
   const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(x.lt, plan->desc, plan->a, plan->b, plan->c, plan->c, pref,

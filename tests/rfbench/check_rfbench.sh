@@ -4,7 +4,7 @@
 #               "rfbench: no NVIDIA GPU found: ..." (skipped, exit 77, where a GPU is present)
 #   gpu:        rfbench --quick --runs 3 writes a ceilings JSON (check_ceilings.py): one entry
 #               "<GPU> (measured)" with l2_bytes, every ceiling measured or skipped for want of
-#               tensor cores, positive rates with their method and 3 runs, each within 0.3-1.1 of
+#               tensor cores, positive rates with their method and 3 runs, each within 0.6-1.1 of
 #               the datasheet entry of DEVICES_JSON (analyzer/data/devices.json) matching the GPU
 #   gpu-search: the full (not --quick) DRAM kernels and INT8/FP16 GEMM searches, checked the same;
 #               the methods name the DRAM kernel kept and the GEMM configuration kept

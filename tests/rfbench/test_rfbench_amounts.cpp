@@ -108,7 +108,7 @@ TEST(TensorSupport, OnlyPrecisionsTheGpuHasTensorCoresFor) {
       {8, 9, "tf32 fp16 bf16 fp8 int8"},            // L4, L40S, RTX 4090
       {9, 0, "fp64 tf32 fp16 bf16 fp8 int8"},       // H100, H200
       {10, 0, "fp64 tf32 fp16 bf16 fp8 int8"},      // B200
-      {10, 3, "fp64 tf32 fp16 bf16 fp8 int8"},      // B300
+      {10, 3, "tf32 fp16 bf16 fp8"},                // B300: no FP64 tensor cores, no INT8 tensor throughput
       {12, 0, "tf32 fp16 bf16 fp8 int8"},           // RTX 50
   };
   for (const Row& r : rows)
