@@ -285,12 +285,16 @@ void Session::on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb)
   }
 }
 
-void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+void Session::forget_previous_launch() {
   release_stale_launch_lock();  // an exit callback never came: do not keep the context locked
+  launch_log_.exit(t_launch.ticket, std::nullopt);  // the previous launch's exit never came
+  if (t_launch.step_unlocked) step_unlocked_launch_exit();
+  t_launch = ThreadLaunch{};
+}
+
+void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  forget_previous_launch();
   ThreadLaunch& t = t_launch;
-  launch_log_.exit(t.ticket, std::nullopt);  // the previous launch's exit never came
-  if (t.step_unlocked) step_unlocked_launch_exit();
-  t = ThreadLaunch{};
   // A launch into a stream being captured into a CUDA graph runs no kernel now (its kernels run,
   // under the graph launch's correlation id, when the graph is launched): not a launch to record.
   if (driver::is_capturing(launch_stream(cbid, cb->functionParams))) return;
@@ -400,10 +404,7 @@ void Session::stop_image_for_outside_launch(CUcontext ctx, bool finishing) {
 
 void Session::on_launch_enter_finishing(const CUpti_CallbackData* cb) {
   if (step_mode()) return;  // replay across steps: step_finish ends the passes
-  release_stale_launch_lock();
-  launch_log_.exit(t_launch.ticket, std::nullopt);  // the previous launch's exit never came
-  if (t_launch.step_unlocked) step_unlocked_launch_exit();
-  t_launch = ThreadLaunch{};  // not active: its exit records nothing and only unlocks
+  forget_previous_launch();  // t_launch not active: this launch's exit records nothing, only unlocks
   stop_image_for_outside_launch(cb->context, /*finishing=*/true);
 }
 

@@ -138,6 +138,9 @@ class Session {
   // context creation and destruction, NVTX ranges.
   void on_runtime_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  /// A launch entry's first step: whatever this thread's previous launch left (a lock, a ticket,
+  /// an unlocked step count) because its exit callback never came, released; t_launch reset.
+  void forget_previous_launch();
   void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   /// A launch outside every window on `ctx` while its image may be started (a launch filter
   /// refused it, or a window is closing): a started Range Profiler (auto range) would profile and
