@@ -65,13 +65,19 @@ Profiler* enabled(CUpti_RangeProfiler_Object* object) {
 CUptiResult enter(const char* function) {
   bool hangs = false;
   CUptiResult result = CUPTI_SUCCESS;
+  std::function<void()> before;
   {
     std::lock_guard lock(g.m);
     ++g.calls[function];
     hangs = g.hangs.count(function) != 0;
     auto it = g.failures.find(function);
     if (it != g.failures.end()) result = it->second;
+    if (auto b = g.before.find(function); b != g.before.end()) {
+      before = std::move(b->second);
+      g.before.erase(b);
+    }
   }
+  if (before) before();
   while (hangs) std::this_thread::sleep_for(std::chrono::hours(1));
   return result;
 }
@@ -154,6 +160,7 @@ void reset() {
   std::lock_guard lock(g.m);
   g.failures.clear();
   g.hangs.clear();
+  g.before.clear();
   g.calls.clear();
   g.other_subscriber.clear();
   g.subscriber.clear();
@@ -236,6 +243,11 @@ void fail(const std::string& function, CUptiResult result) {
 void hang(const std::string& function) {
   std::lock_guard lock(g.m);
   g.hangs.insert(function);
+}
+
+void before_next_call(const std::string& function, std::function<void()> hook) {
+  std::lock_guard lock(g.m);
+  g.before[function] = std::move(hook);
 }
 
 void set_other_subscriber(const std::string& name) {

@@ -72,6 +72,11 @@ void fail(const std::string& function, CUptiResult result);
 /// never returns: a hung driver, a lock held elsewhere); for a child process that ends by signal.
 void hang(const std::string& function);
 
+/// The next call of CUPTI function `function`, on any thread, first runs `hook` on that thread
+/// (outside the fake's own lock), once: what another thread does while a call of the session is
+/// on its way (e.g. cuptiGetDeviceId, a context's first Range Profiler set-up inside a launch).
+void before_next_call(const std::string& function, std::function<void()> hook);
+
 /// cuptiSubscribe_v2 then refuses with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED and names
 /// `name` as the subscriber already attached (what CUPTI does when nsys or ncu is there).
 void set_other_subscriber(const std::string& name);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -58,6 +59,7 @@ struct State {
   std::mutex m;
   std::map<std::string, CUptiResult> failures;
   std::set<std::string> hangs;  // functions whose calls never return (hang())
+  std::map<std::string, std::function<void()>> before;  // before_next_call(), run once
   std::map<std::string, uint64_t> calls;
   std::string other_subscriber, subscriber;
   CUpti_CallbackFunc callback = nullptr;

@@ -193,6 +193,29 @@ TEST_F(FakeSessionTest, CountersModeALaunchWhileAWindowClosesIsNotARangeOfIt) {
   EXPECT_TRUE(t.all<trace::CollectorError>().empty()) << t.str(t.all<trace::CollectorError>()[0].message);
 }
 
+// A launch takes its ticket inside a window, and while it sets up its context's Range Profiler (the
+// context's first launch: it was made before rfprof attached) another thread closes the window:
+// no image starts for the closed window. One did (the review of 4c3922c: 4 ranges for 1 launch),
+// nothing decoded it at the window's end, and every later launch outside windows was a range of it.
+TEST_F(FakeSessionTest, CountersModeALaunchWhoseWindowClosedStartsNoImage) {
+  const Child c = run_child([&] {
+    CUcontext ctx = create_context(1);  // no session yet: its profiler is set up at its first launch
+    auto o = options(CollectionMode::kCounters);
+    o.flush_ms = 60000;
+    o.profile_from_start = false;
+    if (!collector::start_session(o)) std::_Exit(3);
+    profiler_start(ctx);
+    before_next_call("cuptiGetDeviceId", [ctx] { std::thread([ctx] { profiler_stop(ctx); }).join(); });
+    launch({ctx, "_Z4latev"});
+    for (int i = 0; i < 3; ++i) launch({ctx, "_Z7outsidev"});
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  ASSERT_EQ(launch_ids(t).size(), 1u);  // the late launch, recorded without counters
+  EXPECT_EQ(range_ids(t), std::vector<uint32_t>{});
+  EXPECT_TRUE(errors_with(t, trace::ErrorCode::kRangeLaunchMismatch).empty());
+}
+
 // Launches go on while the process exits: the last image holds only recorded launches (they were
 // ranges of it, 2,000 ranges for 1,620 launches, all unmapped). Racy by nature: each child gives
 // the race one chance; three children make a miss on the old code unlikely.
