@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -141,18 +142,26 @@ void read_filters(const EnvLookup& env, Config& c) {
       bad("RFPROF_DEVICES", *v, "CUDA device ordinals below 1024 separated by commas, none twice, such as 0 or 0,2");
     c.filter.devices = std::move(*devices);
   }
-  try {
-    collector::LaunchFilter check(c.filter);
-  } catch (const collector::FilterError& e) {
-    const char* var = "RFPROF_NVTX_INCLUDE";
-    const std::string what = e.what();
-    if (what.rfind("kernel name base", 0) == 0) var = "RFPROF_KERNEL_NAME_BASE";
-    else if (what.rfind("kernel name", 0) == 0) var = "RFPROF_KERNEL_NAME";
-    else
-      for (const auto& r : c.filter.nvtx_exclude)
-        if (what.find("\"" + r + "\"") != std::string::npos) var = "RFPROF_NVTX_EXCLUDE";
-    throw ConfigError("rfprof: " + std::string(var) + ": " + what);
-  }
+  // Each variable's filter alone, so that an error names the variable its value came from (an
+  // include rule's error may quote an exclude rule's text).
+  const auto check = [](const char* var, const std::string& value, const collector::LaunchFilterOptions& only) {
+    try {
+      collector::LaunchFilter filter(only);
+    } catch (const collector::FilterError& e) {
+      throw ConfigError("rfprof: " + std::string(var) + "=\"" + value + "\": " + e.what());
+    }
+  };
+  collector::LaunchFilterOptions only;
+  only.kernel_name_base = c.filter.kernel_name_base;
+  check("RFPROF_KERNEL_NAME_BASE", get(env, "RFPROF_KERNEL_NAME_BASE").value_or(""), only);
+  only.kernel_name = c.filter.kernel_name;
+  check("RFPROF_KERNEL_NAME", c.filter.kernel_name, only);
+  only = {};
+  only.nvtx_include = c.filter.nvtx_include;
+  check("RFPROF_NVTX_INCLUDE", get(env, "RFPROF_NVTX_INCLUDE").value_or(""), only);
+  only = {};
+  only.nvtx_exclude = c.filter.nvtx_exclude;
+  check("RFPROF_NVTX_EXCLUDE", get(env, "RFPROF_NVTX_EXCLUDE").value_or(""), only);
 }
 
 /// RFPROF_KERNEL_RECORDS.
@@ -480,8 +489,15 @@ bool profiles_process(const Config& config, uint32_t pid) noexcept {
 bool append_trace_list(const std::filesystem::path& list, const std::filesystem::path& trace) noexcept {
   try {
     const std::string line = std::filesystem::absolute(trace).string() + "\n";
-    const int fd = ::open(list.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    // O_NONBLOCK: a pipe that no process reads fails at once (ENXIO) instead of blocking the
+    // application's CUDA initialization for good; anything but a regular file is refused.
+    const int fd = ::open(list.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
     if (fd < 0) return false;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return false;
+    }
     // One write of the whole line: O_APPEND writes of processes sharing the list never interleave.
     const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
     return ::close(fd) == 0 && ok;

@@ -175,6 +175,10 @@ TEST(TraceList, EachProcessAppendsItsTraceOnALine) {
   EXPECT_EQ(lines.size(), 401u);
   EXPECT_TRUE(lines.count((dir / "a.rftrace").string()));
   EXPECT_FALSE(append_trace_list(dir / "no" / "such" / "list", dir / "b.rftrace"));  // false, no throw
+  // A pipe that no process reads, or a folder: false at once, never a blocked application.
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  EXPECT_FALSE(append_trace_list(dir / "fifo", dir / "c.rftrace"));
+  EXPECT_FALSE(append_trace_list(dir, dir / "c.rftrace"));
   // A relative trace path is listed absolute; the list is readable by all (0644 under umask 022).
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir);
@@ -338,16 +342,16 @@ TEST(ReadConfig, BadLaunchFilters) {
   expect_names(error_of("RFPROF_NVTX_INCLUDE", "A/;;B/"), "RFPROF_NVTX_INCLUDE", "A/;;B/",
                "NVTX rules in ncu's syntax separated by ';', without empty items");
   const std::string bad_regex = error_of("RFPROF_KERNEL_NAME", "regex:(x");
-  EXPECT_NE(bad_regex.find("RFPROF_KERNEL_NAME:"), std::string::npos) << bad_regex;
+  EXPECT_NE(bad_regex.find("RFPROF_KERNEL_NAME=\"regex:(x\": "), std::string::npos) << bad_regex;
   EXPECT_NE(bad_regex.find("not a valid regular expression"), std::string::npos) << bad_regex;
   const std::string bad_rule = error_of("RFPROF_NVTX_EXCLUDE", "A//B");
-  EXPECT_NE(bad_rule.find("RFPROF_NVTX_EXCLUDE:"), std::string::npos) << bad_rule;
+  EXPECT_NE(bad_rule.find("RFPROF_NVTX_EXCLUDE=\"A//B\": "), std::string::npos) << bad_rule;
   EXPECT_NE(bad_rule.find("empty range name"), std::string::npos) << bad_rule;
   for (const char* v : {"gpu0", "0,,1", "-1", "0,0"})
     expect_names(error_of("RFPROF_DEVICES", v), "RFPROF_DEVICES", v,
                  "CUDA device ordinals below 1024 separated by commas, none twice, such as 0 or 0,2");
   const std::string bad_base = error_of("RFPROF_KERNEL_NAME_BASE", "short");
-  EXPECT_NE(bad_base.find("RFPROF_KERNEL_NAME_BASE:"), std::string::npos) << bad_base;
+  EXPECT_NE(bad_base.find("RFPROF_KERNEL_NAME_BASE=\"short\": "), std::string::npos) << bad_base;
 }
 
 TEST(ReadConfig, NcuCountingFilters) {
@@ -497,13 +501,19 @@ TEST(ReadConfig, EachBadNvtxRuleNamesItsOwnVariable) {
   expect_names(error_of("RFPROF_NVTX_EXCLUDE", "A/;;B/"), "RFPROF_NVTX_EXCLUDE", "A/;;B/",
                "NVTX rules in ncu's syntax separated by ';', without empty items");
   const auto error_with = error_of_all;
-  EXPECT_EQ(error_with({{"RFPROF_NVTX_INCLUDE", "A//B"}}).rfind("rfprof: RFPROF_NVTX_INCLUDE: ", 0), 0u);
+  EXPECT_EQ(error_with({{"RFPROF_NVTX_INCLUDE", "A//B"}}).rfind("rfprof: RFPROF_NVTX_INCLUDE=\"A//B\": ", 0), 0u);
   // An exclude rule's text inside the bad include rule, not as the quoted rule, is no match.
   const std::string inside = error_with({{"RFPROF_NVTX_INCLUDE", "A//B"}, {"RFPROF_NVTX_EXCLUDE", "A/"}});
-  EXPECT_EQ(inside.rfind("rfprof: RFPROF_NVTX_INCLUDE: ", 0), 0u) << inside;
+  EXPECT_EQ(inside.rfind("rfprof: RFPROF_NVTX_INCLUDE=\"A//B\": ", 0), 0u) << inside;
+  // A valid exclude rule quoted in the bad include rule's error (it named RFPROF_NVTX_EXCLUDE).
+  const std::string quoted = error_with({{"RFPROF_NVTX_INCLUDE", "regex:("}, {"RFPROF_NVTX_EXCLUDE", "("}});
+  EXPECT_EQ(quoted.rfind("rfprof: RFPROF_NVTX_INCLUDE=\"regex:(\": ", 0), 0u) << quoted;
+  // And a bad exclude rule with a good include rule names the exclude variable.
+  const std::string exclude = error_with({{"RFPROF_NVTX_INCLUDE", "A/"}, {"RFPROF_NVTX_EXCLUDE", "A//B"}});
+  EXPECT_EQ(exclude.rfind("rfprof: RFPROF_NVTX_EXCLUDE=\"A//B\": ", 0), 0u) << exclude;
   // A rule mentioning "kernel name" is still an NVTX rule.
   const std::string kernel = error_with({{"RFPROF_NVTX_INCLUDE", "kernel name//x"}});
-  EXPECT_EQ(kernel.rfind("rfprof: RFPROF_NVTX_INCLUDE: ", 0), 0u) << kernel;
+  EXPECT_EQ(kernel.rfind("rfprof: RFPROF_NVTX_INCLUDE=\"kernel name//x\": ", 0), 0u) << kernel;
 }
 
 TEST(ReadConfig, ReplayAcrossStepsRefusesEveryFilterAndNamesItself) {

@@ -34,9 +34,10 @@ class PhaseMap {
   /// Compiles `rules`. Throws PhaseMapError naming the rule whose pattern is not a valid regex.
   explicit PhaseMap(std::vector<PhaseRule> rules);
 
-  /// The default rules, in this order: /optimi[sz]er|\boptim\b|^step$/i -> optimizer (a range
-  /// named just "step" is an optimizer step, "step 12" is not), /forward|fwd/i -> forward,
-  /// /backward|bwd|grad/i -> backward.
+  /// The default rules, in this order: /optimi[sz]er|\boptim\b|zero_grad/i -> optimizer
+  /// (PyTorch's "Optimizer.zero_grad#SGD.zero_grad" must not read as backward), /forward|fwd/i ->
+  /// forward, /backward|bwd|grad/i -> backward. A range named just "step" is a training step
+  /// (processes.csv, scaling.csv), so no phase.
   static PhaseMap defaults();
   /// Reads a JSON list of {"regex": "...", "phase": "..."} (optional "ignore_case": bool, default
   /// true) that replaces the default rules. Throws PhaseMapError naming `path` for an unreadable
