@@ -241,6 +241,9 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
       } catch (const trace::TraceError& e) {
         err << "rfanalyze: " << trace_error_line(path, e) << "\n";
         return kExitBadInput;
+      } catch (const NvtxPathBudgetError& e) {  // a path of process and thread ranges, made in pass 2
+        err << "rfanalyze: " << path.string() << ": " << e.what() << "\n";
+        return kExitBadInput;
       }
     }
     for (const auto& path : options.import_ncu) {

@@ -22,7 +22,7 @@ uint32_t NvtxIndex::intern_name(std::string_view name) {
   return id;
 }
 
-uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names) {
+uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names) const {
   if (names.empty()) return kNoPath;
   auto it = path_ids_.find(names);
   if (it != path_ids_.end()) return it->second;
@@ -60,8 +60,8 @@ uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names) {
 void NvtxIndex::add(const trace::NvtxEvent& event, std::string_view name) {
   switch (event.kind) {
     case trace::NvtxEventKind::kStart: {
-      Range r{event.thread_id, event.timestamp_ns, std::numeric_limits<uint64_t>::max(), seq_++,
-              intern_name(name)};
+      Range r{event.thread_id, event.timestamp_ns, std::numeric_limits<uint64_t>::max(), seq_++ & 0x7fffffffu,
+              event.style == trace::NvtxRangeStyle::kStartEnd ? 1u : 0u, intern_name(name)};
       if (auto end = early_ends_.find(event.id); end != early_ends_.end()) {
         const uint64_t end_ns = end->second;  // its kEnd came first in the trace
         early_ends_.erase(end);
@@ -103,21 +103,38 @@ void NvtxIndex::finalize() {
   early_ends_.clear();
   for (auto& [id, r] : open_) ranges_.push_back(r);  // never ended: open to the end of the trace
   open_.clear();
-  // Trimmed now, before any timeline exists, so that the copy is not added to build_thread's peak;
+  // Trimmed now, before any timeline exists, so that the copy is not added to build_timeline's peak;
   // kept otherwise (up to a quarter unused).
   if (ranges_.capacity() - ranges_.size() > ranges_.size() / 4) ranges_.shrink_to_fit();
   range_count_ = ranges_.size();
   std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) {
     return a.thread_id != b.thread_id ? a.thread_id < b.thread_id : a.seq < b.seq;
   });
+  // Process ranges (start/end) on a timeline of their own; thread ranges on their thread's. A
+  // thread's ranges are passed in place when it has no process range (the common case), else its
+  // thread ranges are copied for the time of its timeline's build.
+  std::vector<Range> thread_ranges;
   size_t begin = 0;
   while (begin < ranges_.size()) {
     size_t end = begin;
-    while (end < ranges_.size() && ranges_[end].thread_id == ranges_[begin].thread_id) ++end;
-    build_thread(ranges_[begin].thread_id,
-                 std::span<const Range>(ranges_.data() + begin, end - begin));
+    size_t process = 0;
+    for (; end < ranges_.size() && ranges_[end].thread_id == ranges_[begin].thread_id; ++end)
+      process += ranges_[end].process;
+    std::span<const Range> all(ranges_.data() + begin, end - begin);
+    if (process == 0) {
+      build_timeline(all, timelines_[ranges_[begin].thread_id]);
+    } else {
+      thread_ranges.clear();
+      for (const Range& r : all) (r.process ? process_ranges_ : thread_ranges).push_back(r);
+      if (!thread_ranges.empty()) build_timeline(thread_ranges, timelines_[ranges_[begin].thread_id]);
+    }
     begin = end;
   }
+  std::vector<Range>().swap(thread_ranges);
+  std::sort(process_ranges_.begin(), process_ranges_.end(), [](const Range& a, const Range& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.seq < b.seq;
+  });
+  build_timeline(process_ranges_, process_timeline_);
   // ranges_ is kept for ranges() and for_each_range() (trace.json, step counts, memory peaks).
 }
 
@@ -128,7 +145,7 @@ std::vector<NvtxRange> NvtxIndex::ranges() const {
   return out;
 }
 
-void NvtxIndex::build_thread(uint64_t thread_id, std::span<const Range> ranges) {
+void NvtxIndex::build_timeline(std::span<const Range> ranges, std::vector<Transition>& timeline) {
   // Events: (time, is_start, index into ranges), 16 bytes. All events at one time are applied
   // together. A thread has fewer than 2^32 ranges (pass 1 would need over 128 GB for them).
   struct Event {
@@ -155,7 +172,6 @@ void NvtxIndex::build_thread(uint64_t thread_id, std::span<const Range> ranges) 
     return ranges[a].start_ns != ranges[b].start_ns ? ranges[a].start_ns < ranges[b].start_ns
                                                     : ranges[a].seq < ranges[b].seq;
   };
-  std::vector<Transition>& timeline = timelines_[thread_id];
   timeline.reserve(events.size());  // at most one transition per event: no growth, no slack to double
   std::vector<uint32_t> names;
   std::vector<size_t> before;  // the open ranges before this time's events
@@ -193,30 +209,75 @@ const NvtxIndex::Transition* NvtxIndex::state_at(const std::vector<Transition>& 
   return &*std::prev(it);
 }
 
-uint32_t NvtxIndex::own_path(size_t i) const {
-  const Range& r = ranges_[i];
-  auto it = timelines_.find(r.thread_id);
-  if (it == timelines_.end()) return kNoPath;
-  const Transition* at = state_at(it->second, r.start_ns);
-  if (!at || at->path == kNoPath) return kNoPath;
-  // The ranges started in the same nanosecond after it nest inside it (by trace order, as the
-  // timeline orders them): ranges_ holds a thread's ranges in trace order, so they follow it.
-  size_t inner = 0;
-  for (size_t j = i + 1; j < ranges_.size() && ranges_[j].thread_id == r.thread_id && ranges_[j].start_ns == r.start_ns; ++j)
-    if (ranges_[j].end_ns != r.start_ns) ++inner;
-  const std::vector<uint32_t>& open = path_names_[at->path];
-  if (inner >= open.size() || open[open.size() - 1 - inner] != r.name) return kNoPath;
+uint32_t NvtxIndex::without_inner(uint32_t open_path, size_t inner, uint32_t name) const {
+  if (open_path == kNoPath) return kNoPath;
+  const std::vector<uint32_t>& open = path_names_[open_path];
+  if (inner >= open.size() || open[open.size() - 1 - inner] != name) return kNoPath;
   const std::vector<uint32_t> own(open.begin(), open.end() - static_cast<std::ptrdiff_t>(inner));
   auto p = path_ids_.find(own);  // every prefix of a path is interned
   return p == path_ids_.end() ? kNoPath : p->second;
 }
 
+uint32_t NvtxIndex::own_path(size_t i) const {
+  const Range& r = ranges_[i];
+  const Transition* process_at = state_at(process_timeline_, r.start_ns);
+  const uint32_t process_path = process_at ? process_at->path : kNoPath;
+  if (r.process) {
+    // The process ranges started in the same nanosecond after it (in trace order) nest inside it:
+    // process_ranges_ is ordered by start, then trace order, so they follow it there.
+    auto it = std::lower_bound(process_ranges_.begin(), process_ranges_.end(), r, [](const Range& a, const Range& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.seq < b.seq;
+    });
+    size_t inner = 0;
+    for (++it; it != process_ranges_.end() && it->start_ns == r.start_ns; ++it)
+      if (it->end_ns != r.start_ns) ++inner;
+    return without_inner(process_path, inner, r.name);
+  }
+  auto it = timelines_.find(r.thread_id);
+  if (it == timelines_.end()) return kNoPath;
+  const Transition* at = state_at(it->second, r.start_ns);
+  if (!at) return kNoPath;
+  // The thread ranges started in the same nanosecond after it nest inside it (by trace order, as
+  // the timeline orders them): ranges_ holds a thread's ranges in trace order, so they follow it.
+  size_t inner = 0;
+  for (size_t j = i + 1; j < ranges_.size() && ranges_[j].thread_id == r.thread_id && ranges_[j].start_ns == r.start_ns; ++j)
+    if (!ranges_[j].process && ranges_[j].end_ns != r.start_ns) ++inner;
+  const uint32_t own = without_inner(at->path, inner, r.name);
+  return own == kNoPath ? kNoPath : combine(process_path, own);
+}
+
+uint32_t NvtxIndex::combine(uint32_t outer, uint32_t inner) const {
+  if (outer == kNoPath) return inner;
+  if (inner == kNoPath) return outer;
+  const uint64_t key = (uint64_t{outer} << 32) | inner;
+  if (auto it = combined_.find(key); it != combined_.end()) return it->second;
+  std::vector<uint32_t> names = path_names_[outer];
+  names.insert(names.end(), path_names_[inner].begin(), path_names_[inner].end());
+  const uint32_t id = intern_path(names);
+  combined_.emplace(key, id);
+  return id;
+}
+
 uint32_t NvtxIndex::attribute(uint64_t thread_id, uint64_t start_ns, uint64_t end_ns) const {
-  if (end_ns < start_ns) end_ns = start_ns;
+  const Transition* process = state_at(process_timeline_, start_ns);
+  return combine(process ? process->path : kNoPath, thread_path(thread_id, start_ns, end_ns));
+}
+
+uint32_t NvtxIndex::context_path(uint64_t thread_id, uint64_t start_ns, uint64_t end_ns) const {
+  const Transition* process = state_at(process_timeline_, start_ns);
+  return combine(process ? process->path : kNoPath, others_path(thread_id, start_ns, end_ns));
+}
+
+uint32_t NvtxIndex::thread_path(uint64_t thread_id, uint64_t start_ns, uint64_t end_ns) const {
   if (auto it = timelines_.find(thread_id); it != timelines_.end()) {
     const Transition* own = state_at(it->second, start_ns);
     if (own && own->path != kNoPath) return own->path;
   }
+  return others_path(thread_id, start_ns, end_ns);
+}
+
+uint32_t NvtxIndex::others_path(uint64_t thread_id, uint64_t start_ns, uint64_t end_ns) const {
+  if (end_ns < start_ns) end_ns = start_ns;
   const Transition* best = nullptr;  // innermost range spans the call, started last
   uint32_t partial = kNoPath;        // only outer ranges span the call (first such thread)
   for (const auto& [tid, timeline] : timelines_) {  // ascending thread id: ties keep the lowest

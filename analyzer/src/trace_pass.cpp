@@ -247,6 +247,12 @@ class RowBuilder {
     row.nvtx = ctx_.nvtx.path(path).joined;
     out.nvtx_path = &ctx_.nvtx.path(path).names;
     row.phase = phase_of(path);
+    // A path of no phase on a thread with ranges of its own (a custom autograd Function's range on
+    // the autograd thread): the phase of what holds the call on other threads ("backward").
+    if (row.phase == PhaseMap::kOtherPhase && path != NvtxIndex::kNoPath && j.launch) {
+      const uint32_t context = ctx_.nvtx.context_path(j.launch->thread_id, j.launch->api_start_ns, j.launch->api_end_ns);
+      if (context != path) row.phase = phase_of(context);
+    }
     sink_(out);
   }
 

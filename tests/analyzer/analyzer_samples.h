@@ -223,21 +223,23 @@ class TraceBuilder {
     rc.values = values;
     w_.append(rc);
   }
-  void push(uint64_t id, uint64_t thread, uint64_t t_ns, const std::string& name) {
+  /// An NVTX range's start (push, or with kStartEnd nvtxRangeStart) and end (pop / nvtxRangeEnd).
+  void push(uint64_t id, uint64_t thread, uint64_t t_ns, const std::string& name,
+            trace::NvtxRangeStyle style = trace::NvtxRangeStyle::kPushPop) {
     trace::NvtxEvent n;
     n.id = id;
     n.kind = trace::NvtxEventKind::kStart;
-    n.style = trace::NvtxRangeStyle::kPushPop;
+    n.style = style;
     n.timestamp_ns = t_ns;
     n.thread_id = thread;
     n.name = w_.intern(name);
     w_.append(n);
   }
-  void pop(uint64_t id, uint64_t thread, uint64_t t_ns) {
+  void pop(uint64_t id, uint64_t thread, uint64_t t_ns, trace::NvtxRangeStyle style = trace::NvtxRangeStyle::kPushPop) {
     trace::NvtxEvent n;
     n.id = id;
     n.kind = trace::NvtxEventKind::kEnd;
-    n.style = trace::NvtxRangeStyle::kPushPop;
+    n.style = style;
     n.timestamp_ns = t_ns;
     n.thread_id = thread;
     w_.append(n);

@@ -94,6 +94,41 @@ TEST(EndToEnd, KernelRowsJoinCountersAndNvtx) {
             counters.end());
 }
 
+// Phases across threads: a start/end range is open on every thread (an "optimizer" range
+// started on the main thread holds the launches of another thread inside its own push/pop
+// range), and a launch whose own path names no phase takes the phase of what other threads hold
+// around it (a custom autograd Function's range on the autograd thread, inside "backward").
+TEST(EndToEnd, PhasesOfLaunchesOnOtherThreads) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(1, CollectionMode::kTiming);
+    t.push(1, kMain, 1000, "backward");
+    t.push(2, kAutograd, 2000, "attention");
+    t.launch(11, 0, kAutograd, 2500);  // its own "attention", inside main's "backward"
+    t.pop(2, kAutograd, 3000);
+    t.launch(12, 0, kAutograd, 3500);  // no range of its own: main's "backward"
+    t.pop(1, kMain, 5000);
+    t.push(3, kMain, 6000, "Optimizer.step#Adam.step", trace::NvtxRangeStyle::kStartEnd);
+    t.push(4, kAutograd, 6100, "aten::add_");
+    t.launch(13, 0, kAutograd, 6200);  // inside the process range and its own push/pop range
+    t.pop(4, kAutograd, 6300);
+    t.pop(3, kAutograd, 7000, trace::NvtxRangeStyle::kStartEnd);  // ended on another thread
+    for (uint32_t id : {11u, 12u, 13u}) t.kernel(id, id * 1000, id * 1000 + 500);
+    t.finish();
+  }
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const CsvTable kt = CsvTable::read(dir.path / "report" / "kernels.csv");
+  ASSERT_EQ(kt.rows.size(), 3u);
+  EXPECT_EQ(kt.cell(kt.find("id", "11"), "nvtx"), "attention");
+  EXPECT_EQ(kt.cell(kt.find("id", "11"), "phase"), "backward");  // was other
+  EXPECT_EQ(kt.cell(kt.find("id", "12"), "nvtx"), "backward");
+  EXPECT_EQ(kt.cell(kt.find("id", "12"), "phase"), "backward");
+  EXPECT_EQ(kt.cell(kt.find("id", "13"), "nvtx"), "Optimizer.step#Adam.step/aten::add_");  // was aten::add_
+  EXPECT_EQ(kt.cell(kt.find("id", "13"), "phase"), "optimizer");
+}
+
 // Counters mode on an H100: the replayed kernel's activity record has no timestamps, so its
 // duration (and FLOP/s) comes from gpu__time_duration.sum; a kernel with timestamps keeps them.
 // Each kernels.csv row says where its launch sits under its device's roofline (roof.h).

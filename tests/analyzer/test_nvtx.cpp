@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <map>
 #include <string>
 
 #include "rfprof/analyzer/nvtx_attribution.h"
@@ -83,14 +84,49 @@ TEST(NvtxAttribution, FallbackPicksTheThreadWhoseInnermostRangeStartedLast) {
   EXPECT_EQ(x.at(100, 950), "train");           // own thread first
 }
 
-TEST(NvtxAttribution, StartEndRangeEndedOnAnotherThreadBelongsToItsStarter) {
+/// A start/end range (nvtxRangeStartA/End: NVTX's process range) from `start` on thread
+/// `starter` to `end` on thread `ender`.
+void process_range(NvtxIndex& nvtx, uint64_t id, uint64_t starter, uint64_t start, uint64_t ender, uint64_t end,
+                   const std::string& name) {
+  NvtxEvent s = ev(id, NvtxEventKind::kStart, starter, start);
+  s.style = trace::NvtxRangeStyle::kStartEnd;
+  NvtxEvent e = ev(id, NvtxEventKind::kEnd, ender, end);
+  e.style = trace::NvtxRangeStyle::kStartEnd;
+  nvtx.add(s, name);
+  nvtx.add(e, "");
+}
+
+TEST(NvtxAttribution, AStartEndRangeIsOpenOnEveryThread) {
   Index x;
-  x.nvtx.add(ev(9, NvtxEventKind::kStart, 1, 10), "epoch");
-  x.nvtx.add(ev(9, NvtxEventKind::kEnd, 2, 50), "");
+  process_range(x.nvtx, 9, /*starter*/ 1, 10, /*ender*/ 2, 50, "epoch");
+  x.range(1, 3, 20, 40, "aten::add_");  // another thread's own push/pop range
   x.nvtx.finalize();
-  EXPECT_EQ(x.at(1, 30), "epoch");
-  EXPECT_EQ(x.at(1, 60), "");
-  EXPECT_EQ(x.nvtx.range_count(), 1u);
+  EXPECT_EQ(x.at(1, 15), "epoch");
+  EXPECT_EQ(x.at(2, 45), "epoch");
+  EXPECT_EQ(x.at(3, 30), "epoch/aten::add_");  // it was "aten::add_": the starter's range only
+  EXPECT_EQ(x.at(4, 45), "epoch");              // a thread with no range of its own
+  EXPECT_EQ(x.at(3, 50), "");
+  EXPECT_EQ(x.nvtx.range_count(), 2u);
+}
+
+TEST(NvtxAttribution, ProcessRangesComeBeforeThreadRanges) {
+  Index x;
+  x.range(1, 7, 0, 100, "step");
+  process_range(x.nvtx, 2, 7, 50, 7, 90, "optimizer");  // started inside "step", on its thread
+  x.range(3, /*main*/ 100, 200, 400, "backward");
+  process_range(x.nvtx, 4, 100, 150, 100, 500, "epoch 3");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.at(7, 60), "optimizer/step");
+  // The autograd thread 200 pushes nothing: the main thread's "backward", under the process range.
+  EXPECT_EQ(x.call(200, 250, 260), "epoch 3/backward");
+  EXPECT_EQ(x.call(200, 450, 460), "epoch 3");
+  // Each range's own path, as ranges.csv keys memory peaks: the same order.
+  std::map<std::string, std::string> own;
+  x.nvtx.for_each_range_path([&](const NvtxRange& r, uint32_t path) { own[std::string(r.name)] = x.nvtx.path(path).joined; });
+  EXPECT_EQ(own["step"], "step");
+  EXPECT_EQ(own["optimizer"], "optimizer");
+  EXPECT_EQ(own["backward"], "epoch 3/backward");
+  EXPECT_EQ(own["epoch 3"], "epoch 3");
 }
 
 TEST(NvtxAttribution, OverlappingStartEndRangesAreOrderedByStart) {
@@ -100,6 +136,17 @@ TEST(NvtxAttribution, OverlappingStartEndRangesAreOrderedByStart) {
   x.nvtx.finalize();
   EXPECT_EQ(x.at(5, 50), "A/B");
   EXPECT_EQ(x.at(5, 70), "B");
+}
+
+TEST(NvtxAttribution, OverlappingProcessRangesOfTwoThreadsAreOrderedByStart) {
+  Index x;
+  process_range(x.nvtx, 1, 5, 0, 5, 60, "A");
+  process_range(x.nvtx, 2, 6, 40, 6, 100, "B");
+  x.range(3, 6, 45, 55, "inner");
+  x.nvtx.finalize();
+  EXPECT_EQ(x.at(5, 50), "A/B/inner");  // no range of its own: thread 6's (rule 2), under A and B
+  EXPECT_EQ(x.at(6, 50), "A/B/inner");
+  EXPECT_EQ(x.at(7, 70), "B");
 }
 
 TEST(NvtxAttribution, EventsInAnyFileOrder) {
