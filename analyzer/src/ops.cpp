@@ -55,28 +55,41 @@ void OpBreakdown::add(const KernelRow& row, const std::vector<std::string>& path
     if (!op) continue;  // the outermost op range decides
     // path[0, i) holds no op range (path[i] is the outermost): the innermost of them is the layer.
     std::string layer = i > 0 ? path[i - 1] : std::string();
-    std::string key = op->op;
     if (op->backward) {
-      if (auto it = forward_by_seq_.find(op->seq); it != forward_by_seq_.end()) {
-        key = it->second.op;
-        layer = it->second.layer;
-      }
-    } else {
-      // Every forward op range on the path is the outermost op's: PyTorch numbers each op that
-      // records autograd (aten::linear's aten::t has its seq, the aten::addmm inside it the next
-      // one, which AddmmBackward0 carries), so each seq inside names this op and layer.
-      forward_by_seq_.try_emplace(op->seq, Forward{op->op, layer});
-      for (size_t j = i + 1; j < path.size(); ++j)
-        if (auto inner = parse_op_range(path[j]); inner && !inner->backward)
-          forward_by_seq_.try_emplace(inner->seq, Forward{op->op, layer});
+      // Matched with its forward op at the trace's end: the autograd thread's launches may come
+      // before the main thread's forward ones in the trace (rows come in join order).
+      pending_[PendingKey{op->seq, op->op, std::move(layer)}].add(row);
+      overall_.backward.add(row);
+      any_ = true;
+      return;
     }
-    Aggregate OpSums::*side = op->backward ? &OpSums::backward : &OpSums::forward;
-    (by_op_[key].*side).add(row);
-    (by_layer_[layer].*side).add(row);
-    (overall_.*side).add(row);
+    // Every forward op range on the path is the outermost op's: PyTorch numbers each op that
+    // records autograd (aten::linear's aten::t has its seq, the aten::addmm inside it the next
+    // one, which AddmmBackward0 carries), so each seq inside names this op and layer.
+    forward_by_seq_.try_emplace(op->seq, Forward{op->op, layer});
+    for (size_t j = i + 1; j < path.size(); ++j)
+      if (auto inner = parse_op_range(path[j]); inner && !inner->backward)
+        forward_by_seq_.try_emplace(inner->seq, Forward{op->op, layer});
+    by_op_[op->op].forward.add(row);
+    by_layer_[layer].forward.add(row);
+    overall_.forward.add(row);
     any_ = true;
     return;
   }
+}
+
+void OpBreakdown::end_trace() {
+  for (auto& [k, sums] : pending_) {
+    const std::string* key = &k.op;
+    const std::string* layer = &k.layer;
+    if (auto it = forward_by_seq_.find(k.seq); it != forward_by_seq_.end()) {
+      key = &it->second.op;
+      layer = &it->second.layer;
+    }
+    by_op_[*key].backward.merge(sums);
+    by_layer_[*layer].backward.merge(sums);
+  }
+  pending_.clear();
 }
 
 void OpBreakdown::write_csv(std::ostream& out, const std::string& key_column, const std::map<std::string, OpSums>& sums) {

@@ -123,6 +123,7 @@ void Report::add_launch(const LaunchOutput& launch) {
 }
 
 void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
+  ops_.end_trace();
   TraceSummary t;
   t.path = ctx.path.string();
   t.pid = ctx.pid();

@@ -307,6 +307,7 @@ TEST(OpBreakdown, BackwardOpsMatchForwardOpsOfTheirOwnTrace) {
   b.add(r, {"fc", "aten::linear, seq = 5"});
   b.add(r, {"AddmmBackward0, seq = 5"});
   b.add(r, {"MulBackward0, seq = 9"});  // trace a had no op 9 either
+  b.end_trace();
   const auto& ops = b.by_op();
   ASSERT_TRUE(ops.count("aten::conv2d") && ops.count("aten::linear"));
   EXPECT_EQ(ops.at("aten::conv2d").backward.launches, 1u);
@@ -316,6 +317,24 @@ TEST(OpBreakdown, BackwardOpsMatchForwardOpsOfTheirOwnTrace) {
   EXPECT_EQ(b.by_layer().at("conv1").backward.launches, 1u);
   EXPECT_EQ(b.by_layer().at("fc").backward.launches, 1u);
   EXPECT_EQ(b.overall().backward.launches, 3u);  // the sums go on across traces
+}
+
+// Rows come in join order, and with several threads launching that is not launch order: the
+// autograd thread's backward launch may come before the forward one it belongs to (it was a row
+// AddmmBackward0 of its own, and aten::linear had no backward).
+TEST(OpBreakdown, ABackwardLaunchBeforeItsForwardOpIsStillItsOps) {
+  KernelRow r;
+  r.duration_ns = 100;
+  OpBreakdown b;
+  b.begin_trace();
+  b.add(r, {"AddmmBackward0, seq = 6"});
+  b.add(r, {"fc", "aten::linear, seq = 6"});
+  b.end_trace();
+  ASSERT_EQ(b.by_op().size(), 1u);
+  EXPECT_EQ(b.by_op().at("aten::linear").forward.launches, 1u);
+  EXPECT_EQ(b.by_op().at("aten::linear").backward.launches, 1u);
+  EXPECT_EQ(b.by_layer().at("fc").backward.launches, 1u);
+  EXPECT_EQ(b.by_layer().count(""), 0u);
 }
 
 TEST(OpBreakdown, NoOpRangesNoOpsSection) {

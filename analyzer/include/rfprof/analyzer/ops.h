@@ -9,7 +9,8 @@
 // Rule (docs/analyzer.md, "Per-op breakdown"): a launch whose NVTX path holds an op range belongs
 // to the outermost one. A forward op is keyed by its name ("aten::conv2d"); a backward Function
 // by the forward op with its sequence number (the outermost forward op range seen with it), or by
-// its own name when that forward op launched nothing. A launch's layer is the innermost range
+// its own name when that forward op launched nothing (matched at the trace's end, whatever the
+// order of the launches in the trace). A launch's layer is the innermost range
 // outside its op that is not an op range (a module name pushed by user code), for backward that
 // of the forward op.
 #pragma once
@@ -53,7 +54,13 @@ class OpBreakdown {
   /// A trace (one process) begins: its backward ops are matched only with its own forward ops,
   /// since PyTorch numbers the operators of each process from 0 (two processes' "seq = 5" are
   /// different ops). The sums go on across traces.
-  void begin_trace() { forward_by_seq_.clear(); }
+  void begin_trace() {
+    end_trace();
+    forward_by_seq_.clear();
+  }
+  /// The trace's launches are all added: its backward launches are matched with its forward ops
+  /// (whichever came first in the trace). by_op() and by_layer() are complete only after it.
+  void end_trace();
   /// Adds one launch with its NVTX path (names outermost first). Launches outside op ranges are
   /// not counted.
   void add(const KernelRow& row, const std::vector<std::string>& path);
@@ -72,6 +79,13 @@ class OpBreakdown {
     std::string op, layer;
   };
   std::map<uint64_t, Forward> forward_by_seq_;
+  /// A backward Function's launches of this trace, until end_trace() matches them.
+  struct PendingKey {
+    uint64_t seq;
+    std::string op, layer;  ///< its own name and layer: used when no forward op has its seq
+    auto operator<=>(const PendingKey&) const = default;
+  };
+  std::map<PendingKey, Aggregate> pending_;
   std::map<std::string, OpSums> by_op_, by_layer_;
   OpSums overall_;
   bool any_ = false;
