@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,12 +18,14 @@ namespace rf::launcher {
 void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
   if (plan.command.empty()) return;  // nothing runs: -i, --list-sets, --help, --version
   // The application's environment, as application_environment builds it: the plan's variables
-  // over the process's own (a user's RFPROF_* reaches the application too).
+  // over the process's own (a user's RFPROF_* reaches the application too), less those the plan
+  // removes (Plan::env_unset).
   // RFPROF_ROOT_PID is the application's process id, set in the child after the fork (run.cpp):
   // any id stands for it here, or --target-processes application-only was always refused.
   inject::EnvLookup env = [&](const std::string& name) -> std::optional<std::string> {
     if (auto it = plan.env.find(name); it != plan.env.end()) return it->second;
     if (name == "RFPROF_ROOT_PID") return std::to_string(::getpid());
+    if (plan.env_unset.count(name)) return std::nullopt;
     return process_env(name);
   };
   static const std::vector<std::pair<std::string, std::string>> kFlagOf = {
@@ -36,11 +39,25 @@ void check_plan(const Plan& plan, const inject::EnvLookup& process_env) {
       {"RFPROF_KERNEL_ID", "--kernel-id"},      {"RFPROF_FILTER_MODE", "--filter-mode"},
       {"RFPROF_LAUNCH_SKIP_BEFORE_MATCH", "--launch-skip-before-match"},
       {"RFPROF_DISABLE_PROFILER_START_STOP", "--disable-profiler-start-stop"}};
+  // The other RFPROF_* variables a message names that come from rfprof's environment, not from a
+  // flag: the conflict a flag's variable meets may be theirs (RFPROF_KERNEL_NAME=x rfprof
+  // --replay-mode step). "" when none does.
+  auto inherited = [&](const std::string& what, const std::string& own) {
+    static const std::regex kVariable("RFPROF_[A-Z0-9_]+");
+    std::string named;
+    for (std::sregex_iterator it(what.begin(), what.end(), kVariable), end; it != end; ++it) {
+      const std::string var = it->str();
+      const auto value = var == own || plan.env.count(var) ? std::nullopt : env(var);
+      if (!value || value->empty() || var == "RFPROF_ROOT_PID" || named.find(var + "=") != std::string::npos) continue;
+      named += (named.empty() ? "" : ", ") + var + "=\"" + *value + "\"";
+    }
+    return named.empty() ? named : " (from the environment: " + named + ")";
+  };
   auto refuse = [&](const inject::ConfigError& e) {
     const std::string what = collector::detail_of(e);
     for (const auto& [var, flag] : kFlagOf)
       if (what.rfind(var, 0) == 0 && (what[var.size()] == '=' || what[var.size()] == ':'))
-        fail((plan.env.count(var) ? flag + ": " : "the environment's ") + what);
+        fail(plan.env.count(var) ? flag + ": " + what + inherited(what, var) : "the environment's " + what);
     fail(what);
   };
   try {

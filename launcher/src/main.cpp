@@ -1,6 +1,6 @@
 // rfprof: Nsight Compute's command line on rfprof's collector (docs/ncu-flags.md).
 //   rfprof [ncu options] application [arguments]    run it under librfinject, then print ncu's
-//                                                    text (--csv: its CSV; -o without --csv and
+//                                                    text (--csv: its CSV; -o without --page and
 //                                                    without --print-summary: nothing)
 //   rfprof -i TRACE [--csv --page raw|details]        print an existing trace as ncu's text or CSV
 //   rfprof --list-sets [--chip GH100]                 rfprof's metric sets and their passes
@@ -186,6 +186,11 @@ class ScratchFolder {
   fs::path path_;
 };
 
+/// Whether a run prints its results, as ncu: always without -o; with -o ("If no --page option is
+/// given and --export is set, no results are printed") only when --page is given, or a summary is
+/// asked for by name (--print-summary per-kernel).
+bool prints_results(const launcher::Plan& plan) { return !plan.export_given || plan.page_given || plan.print_summary; }
+
 /// True when `trace` lies in `folder` (empty: none).
 bool inside(const fs::path& trace, const fs::path& folder) { return !folder.empty() && trace.parent_path() == folder; }
 
@@ -218,9 +223,12 @@ int main(int argc, char** argv) {
     std::ostream* out = output_channel(plan, file);
     return out ? launcher::run_listing(*plan.listing, *out, std::cerr) : 2;
   }
-  if (plan.list_chips) {
+  if (plan.list_chips) {  // to --log-file, as the listings
+    std::ofstream file;
+    std::ostream* out = output_channel(plan, file);
+    if (!out) return 2;
     try {
-      std::cout << launcher::chip_list(collector::MetricHost::supported_chips()) << "\n";
+      *out << launcher::chip_list(collector::MetricHost::supported_chips()) << "\n";
     } catch (const std::exception& e) {
       std::cerr << e.what() << "\n";
       return 2;
@@ -276,7 +284,7 @@ int main(int argc, char** argv) {
   TraceList list;
   if (list.create()) {
     plan.env["RFPROF_TRACE_LIST"] = list.path().string();
-  } else if (plan.csv || !plan.export_given || plan.print_summary) {
+  } else if (prints_results(plan)) {
     std::cerr << "rfprof: cannot create a temporary file in " << fs::temp_directory_path(ec).string()
               << " (to print this run's results)\n";
     return 2;
@@ -311,13 +319,13 @@ int main(int argc, char** argv) {
   if (!plan.quiet)  // the traces kept: those -o named (the scratch folder's are removed)
     for (const auto& t : all)
       if (!inside(t, scratch.path())) std::cerr << "rfprof: trace: " << t.string() << "\n";
-  // As ncu: --csv prints the CSV; without it, the results are printed as text unless -o wrote them.
-  // A summary asked for with --print-summary is printed with -o too: it was asked for by name.
+  // As ncu: the results are printed (the CSV with --csv, else text) unless -o wrote them and no
+  // --page was given. A summary asked for with --print-summary is printed with -o too.
   // ncu warns "No kernels were profiled" with -o too: a run that profiled nothing is said always.
   if (all.empty()) {
     if (!list.path().empty())  // without the list this run's traces are unknown, not absent
       std::cerr << "rfprof: no trace was written (no CUDA work profiled?)\n";
-  } else if ((plan.csv || !plan.export_given || plan.print_summary) && !print_results(plan, all, /*filtered=*/false)) {
+  } else if (prints_results(plan) && !print_results(plan, all, /*filtered=*/false)) {
     if (!scratch.path().empty()) {
       std::cerr << "rfprof: the traces are kept in " << scratch.path().string() << "\n";
       scratch.keep();  // not printed: what was recorded is not thrown away

@@ -184,6 +184,23 @@ bool on_off(const std::string& flag, const std::string& value) {
   fail(flag + " " + value + ": expected one of on, off, yes, no, true, false, 1, 0");
 }
 
+/// Checks the placeholders of the -o pattern as typed (before ".rftrace" is appended), as librfinject
+/// expands them; any %q{VAR} counts as set (a launcher inside the command may set it). Throws
+/// ArgsError naming -o and the pattern typed.
+void check_export_pattern(const std::string& pattern) {
+  inject::PatternContext context;
+  context.pid = 1;
+  context.env = [](const std::string&) -> std::optional<std::string> { return std::string("x"); };
+  context.exists = [](const std::filesystem::path&) { return false; };
+  try {
+    (void)inject::expand_output_pattern(pattern, context);
+  } catch (const inject::ConfigError& e) {
+    const std::string what = collector::detail_of(e);  // RFPROF_OUTPUT="...": expected ...
+    const size_t expected = what.find(": expected ");
+    fail("-o/--export " + pattern + (expected == std::string::npos ? ": " + what : what.substr(expected)));
+  }
+}
+
 }  // namespace
 
 Plan parse_args(const std::vector<std::string>& given) {
@@ -199,7 +216,7 @@ Plan parse_args(const std::vector<std::string>& given) {
       "version", "disable-extra-suffixes", "quiet", "verbose", "null-stdin", "forward-signals",
       "list-sections", "query-metrics", "list-rules", "list-metrics", "list-chips", "open-in-ui",
       "section-folder-restore", "disable-pm-warp-sampling", "print-rule-details", "print-metric-attribution",
-      "print-fp", "lockstep-kernel-launch"};
+      "print-fp", "lockstep-kernel-launch", "support-32bit", "details-all"};
   static const std::vector<std::string> kShortWithValue = {"-o", "-i", "-k", "-s", "-c"};
   std::vector<std::string> all = long_options();
   for (const auto& [flag, why] : unsupported_flags())
@@ -249,6 +266,9 @@ Plan parse_args(const std::vector<std::string>& given) {
         if (attached.empty() && i + 1 < raw.size()) ++i;
         continue;
       }
+      if (name == "clock-control" && spelled == "reset")  // ncu's reset unlocks what it locked before
+        fail("--clock-control reset is not supported: rfprof never locks clocks, so there are none to reset "
+             "(kernels run at the application's clocks)");
       if (auto it = unsupported_flags().find(name); it != unsupported_flags().end() && !it->second.empty()) {
         if (!(name == "replay-mode" && (value == "kernel" || value == "step")))  // rfprof's modes
           fail("--" + name + (value.empty() ? "" : " " + value) + " is not supported: " + it->second);
@@ -403,7 +423,8 @@ Plan parse_args(const std::vector<std::string>& given) {
   app.add_flag("--verbose", verbose, "accepted (rfprof prints the same)");
   app.add_flag("--null-stdin", plan.null_stdin, "run the application with /dev/null as its standard input");
   app.add_flag("--forward-signals", forward_signals,
-               "accepted: rfprof always forwards SIGINT, SIGTERM and SIGHUP to the application");
+               "accepted: rfprof always forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, "
+               "SIGVTALRM, SIGPROF and SIGXCPU to the application");
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app.parse(reversed);
@@ -420,6 +441,7 @@ Plan parse_args(const std::vector<std::string>& given) {
     fail("--print-summary " + summary + ": only per-kernel is printed; rfanalyze's phases.csv and ranges.csv "
          "sum kernels per phase and per NVTX range");
   plan.print_summary = summary == "per-kernel";
+  plan.page_given = app.count("--page") > 0;
   if (plan.print_summary && plan.csv)
     fail("--print-summary per-kernel with --csv: the summary is printed as text; for CSV use --csv --page raw "
          "(one row per launch) and group by \"Kernel Name\"");
@@ -465,7 +487,11 @@ Plan parse_args(const std::vector<std::string>& given) {
     return plan;
   }
   if (list_chips) {
+    if (!list_chip.empty() || plan.csv || !set.empty() || !section_flags.empty() || !metrics_flags.empty())
+      fail("--list-chips lists every chip; drop --chips, --csv, --set, --section and --metrics (or use "
+           "--query-metrics)");
     plan.list_chips = true;
+    if (!log_file.empty()) plan.log_file = log_file;
     return plan;
   }
   if (query_metrics || query_flags) {
@@ -516,6 +542,14 @@ Plan parse_args(const std::vector<std::string>& given) {
     if (!export_pattern.empty())
       fail("-i with -o: rfprof does not export a filtered copy of a trace; -i prints it (--csv), "
            "rfanalyze analyzes it");
+    // As ncu, which ignores them with --import and --page raw: the raw page prints every metric.
+    if ((!set.empty() || !section_flags.empty()) && page == "raw") {
+      if (!quiet)
+        plan.notes.push_back("rfprof: note: --set/--section: ignored with -i and --page raw, as ncu ignores them (the "
+                             "raw page prints every metric of the trace; --metrics a,b chooses them)");
+      set.clear();
+      section_flags.clear();
+    }
     if (!set.empty() || !section_flags.empty())
       fail("-i with --set/--section: rfprof's traces have one section (the metrics collected); choose the "
            "printed metrics with --metrics a,b");
@@ -580,6 +614,11 @@ Plan parse_args(const std::vector<std::string>& given) {
   }
   if (!set.empty()) plan.env["RFPROF_METRIC_SET"] = set_for("set", set);
   if (!section_flags.empty()) plan.env["RFPROF_METRIC_SET"] = set_of_sections(section_flags);
+  // --set, --section and --metrics decide what is collected: an inherited RFPROF_METRICS,
+  // RFPROF_METRIC_SET or RFPROF_MODE that they do not set is removed, not added to it.
+  if (!command.empty() && (!names.empty() || !set.empty() || !section_flags.empty()))
+    for (const char* var : {"RFPROF_METRICS", "RFPROF_METRIC_SET", "RFPROF_MODE"})
+      if (!plan.env.count(var)) plan.env_unset.insert(var);
   if (!from_start.empty())
     plan.env["RFPROF_PROFILE_FROM_START"] = on_off("--profile-from-start", from_start) ? "on" : "off";
   if (no_start_stop) plan.env["RFPROF_DISABLE_PROFILER_START_STOP"] = "1";
@@ -591,10 +630,11 @@ Plan parse_args(const std::vector<std::string>& given) {
   if (!memory_usage.empty()) {
     const std::string m = lower(memory_usage);
     if (m != "true" && m != "false") fail("--cuda-memory-usage " + memory_usage + ": expected true or false");
-    if (m == "true") plan.env["RFPROF_MEMORY"] = "1";
+    plan.env["RFPROF_MEMORY"] = m == "true" ? "1" : "0";
   }
   plan.env["RFPROF_TARGET_PROCESSES"] = targets;
   plan.export_given = !export_pattern.empty();
+  if (plan.export_given) check_export_pattern(export_pattern);
   plan.output_pattern = export_pattern.empty() ? "rfprof_%p" : export_pattern;
   constexpr std::string_view kNcuRep = ".ncu-rep";  // -o rep.ncu-rep writes rep.rftrace
   if (plan.output_pattern.size() > kNcuRep.size() && plan.output_pattern.ends_with(kNcuRep))
@@ -622,14 +662,17 @@ Plan parse_args(const std::vector<std::string>& given) {
     plan.env["RFPROF_KERNEL_NAME_BASE"] = name_base;
     plan.kernel_name_base = name_base;
   }
-  if (skip > 0) plan.env["RFPROF_LAUNCH_SKIP"] = std::to_string(skip);
+  // A flag given decides its variable, at its default value too: rfprof's own environment, which
+  // the application inherits, may hold another (RFPROF_LAUNCH_SKIP=5 rfprof -s 0 app).
+  if (app.count("--launch-skip") > 0) plan.env["RFPROF_LAUNCH_SKIP"] = std::to_string(skip);
   if (!devices.empty()) plan.env["RFPROF_DEVICES"] = devices;
   if (!kernel_id.empty()) plan.env["RFPROF_KERNEL_ID"] = kernel_id;
-  if (filter_mode != "global") plan.env["RFPROF_FILTER_MODE"] = filter_mode;
-  if (skip_before_match > 0) plan.env["RFPROF_LAUNCH_SKIP_BEFORE_MATCH"] = std::to_string(skip_before_match);
+  if (app.count("--filter-mode") > 0) plan.env["RFPROF_FILTER_MODE"] = filter_mode;
+  if (app.count("--launch-skip-before-match") > 0)
+    plan.env["RFPROF_LAUNCH_SKIP_BEFORE_MATCH"] = std::to_string(skip_before_match);
   if (count > 0) plan.env["RFPROF_LAUNCH_COUNT"] = std::to_string(count);
+  if (app.count("--replay-mode") > 0) plan.env["RFPROF_REPLAY"] = replay;
   if (replay == "step") {
-    plan.env["RFPROF_REPLAY"] = "step";
     // Each window is one step: the profile window does not start with the process.
     if (!plan.env.count("RFPROF_PROFILE_FROM_START")) plan.env["RFPROF_PROFILE_FROM_START"] = "off";
   }

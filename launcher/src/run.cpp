@@ -35,6 +35,12 @@ extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
     return;
   ::kill(child, sig);
 }
+// The signals forwarded to the application (run.h): those whose default action would end rfprof
+// and leave the application running without it, that other processes send (a terminal, Slurm's
+// --signal=USR1@N, a batch system's SIGXCPU warning, kill). Not SIGPIPE (ignored: ignore_sigpipe),
+// SIGCHLD, the job-control signals (a stop cannot be caught) nor the faults of rfprof's own code.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU};
+constexpr size_t kForwardedCount = sizeof kForwarded / sizeof kForwarded[0];
 struct sigaction g_pipe_before {};  // SIGPIPE's disposition before ignore_sigpipe()
 bool g_pipe_saved = false;
 }  // namespace
@@ -62,6 +68,9 @@ std::vector<std::string> application_environment(const Plan& plan, const fs::pat
     const auto eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  // Set per child by run_application: an inherited one (rfprof under rfprof) would come first.
+  env.erase("RFPROF_ROOT_PID");
+  for (const auto& k : plan.env_unset) env.erase(k);
   for (const auto& [k, v] : plan.env) env[k] = v;
   env["CUDA_INJECTION64_PATH"] = inject.string();
   env["NVTX_INJECTION64_PATH"] = inject.string();
@@ -82,12 +91,12 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
     err << "rfprof: cannot run " << plan.command[0] << ": pipe: " << std::strerror(errno) << "\n";
     return 127;
   }
-  // SIGINT, SIGTERM and SIGHUP wait, blocked, from before the fork until the handlers that forward
+  // The forwarded signals wait, blocked, from before the fork until the handlers that forward
   // them are in place: one that came while the application started (Slurm's SIGTERM, a test's)
   // killed rfprof and left the application running without it.
   sigset_t forwarded, before;
   ::sigemptyset(&forwarded);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&forwarded, sig);
+  for (int sig : kForwarded) ::sigaddset(&forwarded, sig);
   ::sigprocmask(SIG_BLOCK, &forwarded, &before);
   const pid_t child = ::fork();
   if (child < 0) {
@@ -123,13 +132,11 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
   ::close(exec_error[1]);
   g_child = child;
   g_session_leader = ::getsid(0) == ::getpid() ? 1 : 0;
-  struct sigaction sa {}, old_int {}, old_term {}, old_hup {};
+  struct sigaction sa {}, old[kForwardedCount] {};
   sa.sa_sigaction = forward_signal;
   sa.sa_flags = SA_SIGINFO;
   ::sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, &old_int);
-  ::sigaction(SIGTERM, &sa, &old_term);
-  ::sigaction(SIGHUP, &sa, &old_hup);
+  for (size_t i = 0; i < kForwardedCount; ++i) ::sigaction(kForwarded[i], &sa, &old[i]);
   // One that waited is forwarded now, even from the terminal: it may have come before the fork
   // (a Ctrl-C then reached rfprof alone, and was dropped as one the application had too).
   g_forward_all = 1;
@@ -146,9 +153,7 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
-  ::sigaction(SIGHUP, &old_hup, nullptr);
+  for (size_t i = 0; i < kForwardedCount; ++i) ::sigaction(kForwarded[i], &old[i], nullptr);
   g_child = 0;
   if (exec_failed) {
     err << "rfprof: cannot run " << plan.command[0] << ": " << std::strerror(e) << "\n";

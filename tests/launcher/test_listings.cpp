@@ -2,7 +2,10 @@
 // (listings.h), the layouts checked against Nsight Compute 2024.1.1's own output in data/.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -292,6 +295,36 @@ TEST(ListingsHostApi, MetricsBesideASectionAreListedAfterItsMetrics) {
   ASSERT_EQ(listing(*both.listing, both_out, err), 0) << err;
   ASSERT_TRUE(has(set_out, "dram__bytes_read.sum\n"));  // in the set already: listed once
   EXPECT_EQ(both_out, set_out + "sm__cycles_elapsed.avg\n -sm__cycles_elapsed.avg\n");
+}
+
+// --list-chips lists every chip: the listing flags it would ignore are refused, as with --list-sets
+// (a flag is never silently ignored); --log-file is honoured, as by the other listings.
+TEST(ListingsArgs, ListChipsRefusesWhatItWouldIgnore) {
+  for (const std::vector<std::string>& flags : {std::vector<std::string>{"--chips", "bogus"}, {"--csv"},
+                                                {"--metrics", "x"}, {"--set", "roofline"},
+                                                {"--section", "SpeedOfLight_RooflineChart"}}) {
+    std::vector<std::string> args = {"--list-chips"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    EXPECT_EQ(error_of(args), "rfprof: --list-chips lists every chip; drop --chips, --csv, --set, --section and "
+                              "--metrics (or use --query-metrics)")
+        << flags[0];
+  }
+  const Plan p = parse_args({"--list-chips", "--log-file", "chips.txt"});
+  EXPECT_TRUE(p.list_chips);
+  EXPECT_EQ(p.log_file, "chips.txt");
+}
+
+TEST(ListingsHostApi, ListChipsGoesToTheLogFile) {
+  const std::string dir = ::testing::TempDir() + "rfprof-list-chips-" + std::to_string(::getpid());
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  const std::string cmd = "cd " + dir + " && " + RFPROF_BIN + " --list-chips --log-file chips.txt > out.txt";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream chips(dir + "/chips.txt"), out(dir + "/out.txt");
+  const std::string listed((std::istreambuf_iterator<char>(chips)), std::istreambuf_iterator<char>()),
+      printed((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(has(listed, ", gh100, ")) << listed;
+  EXPECT_EQ(printed, "");
+  (void)std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(ListingsArgs, RefusedCombinations) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "launcher_test_util.h"
 
 namespace rf::launcher {
@@ -88,7 +90,7 @@ TEST(NcuArgs, CallStackAndMemoryUsage) {
   EXPECT_EQ(p.env.at("RFPROF_CALLSTACKS"), "1");
   EXPECT_EQ(p.env.at("RFPROF_MEMORY"), "1");
   EXPECT_EQ(p.command, (std::vector<std::string>{"./app", "--call-stack"}));  // the app's own flag
-  EXPECT_FALSE(parse({"--cuda-memory-usage", "false", "./app"}).env.count("RFPROF_MEMORY"));
+  EXPECT_EQ(parse({"--cuda-memory-usage", "false", "./app"}).env.at("RFPROF_MEMORY"), "0");  // given: decides
   EXPECT_EQ(parse({"--cuda-memory-usage", "TRUE", "./app"}).env.at("RFPROF_MEMORY"), "1");  // any case
   EXPECT_EQ(parse({"--call-stack", "--call-stack-type", "NATIVE", "./app"}).env.at("RFPROF_CALLSTACKS"), "1");
   EXPECT_NE(error_of({"--call-stack-type", "python", "./app"}).find("only native call stacks"), std::string::npos);
@@ -199,7 +201,8 @@ TEST(NcuArgs, KernelFiltersAndReplayMode) {
     EXPECT_EQ(named.kernel_name_base, "function") << flag;
   }
   EXPECT_NE(error_of({"--replay-mode", "application", "a"}).find("--replay-mode step"), std::string::npos);
-  EXPECT_FALSE(p.env.count("RFPROF_REPLAY"));
+  EXPECT_EQ(p.env.at("RFPROF_REPLAY"), "kernel");  // given: decides over an inherited RFPROF_REPLAY
+  EXPECT_FALSE(parse({"a"}).env.count("RFPROF_REPLAY"));
   EXPECT_NE(error_of({"-k", "regex:(", "a"}).find("not a valid regular expression"), std::string::npos);
   EXPECT_NE(error_of({"-c", "0", "a"}), "");
   // --devices: the collector skips the launches of other devices (device_filter.h).
@@ -220,11 +223,14 @@ TEST(NcuArgs, KernelIdFilterModeAndSkipBeforeMatch) {
   EXPECT_EQ(p.env.at("RFPROF_LAUNCH_SKIP_BEFORE_MATCH"), "10");
   EXPECT_EQ(p.kernel_id, std::optional<std::string>("::regex:at::native::.*gemm:2"));
   EXPECT_EQ(p.launch_skip_before_match, 10u);  // what -i applies to the launches it prints
-  // ncu's defaults pass nothing to the collector.
+  // ncu's defaults, not given, pass nothing to the collector; given, they are passed (an inherited
+  // RFPROF_* must not decide over them).
   Plan d = parse({"--filter-mode", "global", "--launch-skip-before-match", "0", "a"});
-  EXPECT_FALSE(d.env.count("RFPROF_FILTER_MODE"));
-  EXPECT_FALSE(d.env.count("RFPROF_LAUNCH_SKIP_BEFORE_MATCH"));
+  EXPECT_EQ(d.env.at("RFPROF_FILTER_MODE"), "global");
+  EXPECT_EQ(d.env.at("RFPROF_LAUNCH_SKIP_BEFORE_MATCH"), "0");
   EXPECT_FALSE(d.env.count("RFPROF_KERNEL_ID"));
+  EXPECT_FALSE(parse({"a"}).env.count("RFPROF_FILTER_MODE"));
+  EXPECT_FALSE(parse({"a"}).env.count("RFPROF_LAUNCH_SKIP_BEFORE_MATCH"));
   EXPECT_EQ(parse({"--filter-mode", "per-gpu", "-i", "x.rftrace"}).filter_mode, "per-gpu");
   // Refused before the run, naming the flag and what was expected.
   EXPECT_NE(error_of({"--kernel-id", "foo:2", "a"}).find("--kernel-id foo:2: expected CONTEXT:STREAM:[regex:]NAME:INVOCATION"),
@@ -341,7 +347,8 @@ TEST(NcuArgs, NcuDefaultsAcceptedWithTheirNotes) {
     }
   }
   // A value ncu does not have is refused with the values accepted (boost was missing from the list).
-  EXPECT_TRUE(has(error_of({"--clock-control", "high", "app"}), "expected base, boost or none")) << error_of({"--clock-control", "high", "app"});
+  EXPECT_TRUE(has(error_of({"--clock-control", "high", "app"}), "expected base, boost, force-boost or none"))
+      << error_of({"--clock-control", "high", "app"});
   // Where ncu's numbers would differ, one note says how.
   const std::vector<std::pair<std::vector<std::string>, std::string>> noted = {
       {{"--clock-control", "base"}, "rfprof: note: --clock-control base: rfprof does not lock clocks as ncu does"},
@@ -404,6 +411,55 @@ TEST(NcuArgs, AnEmptyMetricsFlagAddsNothing) {
   EXPECT_EQ(p.print_attributes, (std::vector<std::string>{"launch__grid_size"}));
   EXPECT_NE(error_of({"--metrics", "launch__grid_size,,launch__block_size", "app"}).find("without empty items"),
             std::string::npos);
+}
+
+// A flag given at ncu's default still decides its variable: the application inherits rfprof's
+// environment, whose RFPROF_* would otherwise win (RFPROF_LAUNCH_SKIP=5 rfprof -s 0 app). Where
+// "unset" is the default, the inherited variable is removed (Plan::env_unset).
+TEST(NcuArgs, FlagsGivenAtTheirDefaultStillDecide) {
+  const Plan p = parse({"-s", "0", "--replay-mode", "kernel", "--filter-mode", "global", "--launch-skip-before-match",
+                        "0", "--cuda-memory-usage", "false", "--set", "roofline", "app"});
+  EXPECT_EQ(p.env.at("RFPROF_LAUNCH_SKIP"), "0");
+  EXPECT_EQ(p.env.at("RFPROF_REPLAY"), "kernel");
+  EXPECT_EQ(p.env.at("RFPROF_FILTER_MODE"), "global");
+  EXPECT_EQ(p.env.at("RFPROF_LAUNCH_SKIP_BEFORE_MATCH"), "0");
+  EXPECT_EQ(p.env.at("RFPROF_MEMORY"), "0");
+  EXPECT_EQ(p.env.at("RFPROF_METRIC_SET"), "hierarchical");
+  // --set alone collects the set: no inherited RFPROF_METRICS besides it, nor RFPROF_MODE.
+  EXPECT_EQ(p.env_unset, (std::set<std::string>{"RFPROF_METRICS", "RFPROF_MODE"}));
+  EXPECT_EQ(parse({"-s", "0", "app"}).env.at("RFPROF_LAUNCH_SKIP"), "0");
+  EXPECT_TRUE(parse({"app"}).env_unset.empty());  // no flag, nothing decided
+  EXPECT_TRUE(parse({"-i", "t.rftrace", "--metrics", "gpu__time_duration.sum"}).env_unset.empty());  // nothing runs
+}
+
+// ncu's switches without a value: the word after them is the application, never their value.
+TEST(NcuArgs, Support32BitAndDetailsAllAreSwitches) {
+  EXPECT_EQ(error_of({"--support-32bit", "true"}),
+            "rfprof: --support-32bit is not supported: rfprof profiles 64-bit processes only");
+  EXPECT_TRUE(has(error_of({"--details-all", "./app"}), "rfprof: --details-all is not supported: an old ncu flag"))
+      << error_of({"--details-all", "./app"});
+}
+
+// Current ncu's --clock-control values: base, boost, force-boost, none (what rfprof does anyway,
+// with a note where ncu's clocks would differ) and reset, refused with its own reason.
+TEST(NcuArgs, ClockControlForceBoostAndReset) {
+  const Plan p = parse({"--clock-control", "force-boost", "app"});
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_EQ(p.notes[0], "rfprof: note: --clock-control force-boost: rfprof does not lock clocks as ncu does; kernels "
+                        "run at the application's clocks");
+  EXPECT_EQ(error_of({"--clock-control", "reset", "app"}),
+            "rfprof: --clock-control reset is not supported: rfprof never locks clocks, so there are none to reset "
+            "(kernels run at the application's clocks)");
+  EXPECT_TRUE(has(error_of({"--clock-control", "high", "app"}), "expected base, boost, force-boost or none"));
+}
+
+// -o is checked as typed: a bad placeholder names the pattern given, not the one with ".rftrace".
+TEST(NcuArgs, ExportPatternIsCheckedAsTyped) {
+  EXPECT_EQ(error_of({"-o", "rep%", "true"}),
+            "rfprof: -o/--export rep%: expected a path pattern; it ends with a lone % (write %% for a literal %)");
+  EXPECT_EQ(error_of({"-o", "x_%z", "true"}),
+            "rfprof: -o/--export x_%z: expected placeholders %p, %h, %q{VAR}, %i or %%; %z is unknown");
+  EXPECT_EQ(error_of({"-o", "rep_%q{RANK}_%p.ncu-rep", "true"}), "");
 }
 
 }  // namespace

@@ -254,6 +254,66 @@ TEST(NcuDropIn, ThePlansVariablesGoOverTheEnvironments) {
   fs::remove_all(dir);
 }
 
+// A flag given decides its variables at its default too, and a conflict between a flag's variable
+// and one of rfprof's environment says that the latter came from the environment.
+TEST(NcuDropIn, FlagsGivenDecideOverTheEnvironmentsVariables) {
+  std::map<std::string, std::string> vars;
+  auto check = [&](const std::vector<std::string>& args) -> std::string {
+    try {
+      check_plan(parse_args(args), [&](const std::string& name) -> std::optional<std::string> {
+        if (auto it = vars.find(name); it != vars.end()) return it->second;
+        return std::nullopt;
+      });
+    } catch (const ArgsError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // The inherited step replay would refuse -k; --replay-mode kernel given decides.
+  vars = {{"RFPROF_REPLAY", "step"}, {"RFPROF_PROFILE_FROM_START", "off"}};
+  EXPECT_EQ(check({"--replay-mode", "kernel", "-k", "gemm", "app"}), "");
+  // The inherited metrics would be refused with the timing set; --set timing alone removes them.
+  vars = {{"RFPROF_METRICS", "dram__bytes_read.sum"}};
+  EXPECT_EQ(check({"--set", "timing", "app"}), "");
+  vars = {{"RFPROF_MODE", "timing"}};
+  EXPECT_EQ(check({"--set", "roofline", "app"}), "");
+  // A conflict with a variable the flags do not decide: named as the environment's.
+  vars = {{"RFPROF_KERNEL_NAME", "relu"}};
+  EXPECT_EQ(check({"--replay-mode", "step", "app"}),
+            "rfprof: --replay-mode: RFPROF_REPLAY=\"step\": expected no kernel, NVTX, launch or device filter with it "
+            "(every kernel of a window runs the pass); RFPROF_KERNEL_NAME is set (from the environment: "
+            "RFPROF_KERNEL_NAME=\"relu\")");
+  vars = {{"RFPROF_PROFILE_FROM_START", "off"}};
+  EXPECT_TRUE(has(check({"--disable-profiler-start-stop", "app"}),
+                  "rfprof: --disable-profiler-start-stop: RFPROF_DISABLE_PROFILER_START_STOP=\"1\": expected "
+                  "RFPROF_PROFILE_FROM_START=on with it"))
+      << check({"--disable-profiler-start-stop", "app"});
+  EXPECT_TRUE(has(check({"--disable-profiler-start-stop", "app"}),
+                  "(from the environment: RFPROF_PROFILE_FROM_START=\"off\")"))
+      << check({"--disable-profiler-start-stop", "app"});
+  // The flag's own variables are not said to come from the environment.
+  vars = {};
+  EXPECT_TRUE(has(check({"--profile-from-start", "off", "--disable-profiler-start-stop", "app"}), "with it (profiling"));
+  EXPECT_FALSE(has(check({"--profile-from-start", "off", "--disable-profiler-start-stop", "app"}), "from the environment"));
+}
+
+// ncu ignores --set and --section with --import and --page raw (its manual: "This option is ignored
+// when used with --import and --page raw"): so does rfprof, with one note. Where ncu would use them
+// to choose the printed sections (the details page, the text), they are refused as before.
+TEST(NcuDropIn, ImportWithThePageRawIgnoresSetsAndSections) {
+  const Plan p = parse_args({"-i", "src.rftrace", "--section", "SpeedOfLight_RooflineChart", "--csv", "--page", "raw"});
+  EXPECT_EQ(p.import_files, (std::vector<std::string>{"src.rftrace"}));
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_EQ(p.notes[0], "rfprof: note: --set/--section: ignored with -i and --page raw, as ncu ignores them (the raw "
+                        "page prints every metric of the trace; --metrics a,b chooses them)");
+  EXPECT_FALSE(p.env.count("RFPROF_METRIC_SET"));
+  EXPECT_EQ(error_of({"-i", "src.rftrace", "--set", "basic", "--csv", "--page", "raw"}), "");  // ignored, as in ncu
+  EXPECT_TRUE(parse_args({"--quiet", "-i", "src.rftrace", "--set", "roofline", "--page", "raw"}).notes.empty());
+  EXPECT_TRUE(has(error_of({"-i", "src.rftrace", "--set", "roofline", "--csv", "--page", "details"}),
+                  "-i with --set/--section"));
+  EXPECT_TRUE(has(error_of({"-i", "src.rftrace", "--set", "roofline"}), "-i with --set/--section"));
+}
+
 TEST(NcuDropIn, ResponseFilesAreSplicedInBeforeTheApplication) {
   const fs::path dir = fs::temp_directory_path() / ("rfprof-dropin-rsp-" + std::to_string(::getpid()));
   fs::create_directories(dir);

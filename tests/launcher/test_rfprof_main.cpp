@@ -367,5 +367,49 @@ TEST(RfprofBinary, FinishedTracesAreNamedFirstThenKilledOnes) {
   EXPECT_TRUE(has(r.err, named)) << r.err;
 }
 
+// As ncu ("If no --page option is given and --export is set, no results are printed to the console
+// output"): with -o the results are printed only when --page is given, --csv or not; without -o
+// they are printed always. --print-summary per-kernel prints with -o too (asked for by name).
+TEST(RfprofBinary, WithAnExportResultsArePrintedOnlyWithPage) {
+  TempDir dir;
+  one_kernel_trace(dir.path / "mine.src");
+  const std::string app = lists("mine.src", "rep.rftrace");
+  const Result csv = run_in(dir.path, "RFPROF -f -o rep --csv " + app);
+  EXPECT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out, "");  // -o without --page: nothing printed
+  EXPECT_TRUE(has(csv.err, "rfprof: trace: ")) << csv.err;
+  const Result raw = run_in(dir.path, "RFPROF -f -o rep --page raw " + app);
+  EXPECT_EQ(raw.status, 0) << raw.err;
+  EXPECT_TRUE(has(raw.out, "mine()")) << raw.out;  // --page given: printed (text, without --csv)
+  const Result raw_csv = run_in(dir.path, "RFPROF -f -o rep --csv --page raw " + app);
+  EXPECT_EQ(raw_csv.status, 0) << raw_csv.err;
+  EXPECT_EQ(csv_rows(raw_csv.out), 1u) << raw_csv.out;
+  const Result details = run_in(dir.path, "RFPROF -f -o rep --csv --page details " + app);
+  EXPECT_TRUE(has(details.out, "\"Metric Name\"")) << details.out;
+  const Result no_export = run_in(dir.path, "RFPROF --csv " + lists("mine.src", "t.rftrace"));
+  EXPECT_TRUE(has(no_export.out, "\"Metric Name\"")) << no_export.out;  // without -o: printed, details page
+}
+
+// A flag given decides over rfprof's own environment, which the application inherits, at ncu's
+// default too; the inherited RFPROF_ROOT_PID (rfprof under rfprof) is replaced by the child's own.
+TEST(RfprofBinary, FlagsGivenDecideOverRfprofsOwnEnvironment) {
+  TempDir dir;
+  const Result r = run_in(dir.path, "RFPROF_LAUNCH_SKIP=5 RFPROF_FILTER_MODE=per-gpu RFPROF_ROOT_PID=1 RFPROF --quiet "
+                                    "-o t -s 0 --filter-mode global env");  // env: no shell to merge duplicates
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::vector<std::string> env = lines_of(r.out);
+  auto values = [&](const std::string& name) {
+    std::vector<std::string> found;
+    for (const auto& line : env)
+      if (line.rfind(name + "=", 0) == 0) found.push_back(line.substr(name.size() + 1));
+    return found;
+  };
+  EXPECT_EQ(values("RFPROF_LAUNCH_SKIP"), (std::vector<std::string>{"0"}));
+  EXPECT_EQ(values("RFPROF_FILTER_MODE"), (std::vector<std::string>{"global"}));
+  const std::vector<std::string> root = values("RFPROF_ROOT_PID");
+  ASSERT_EQ(root.size(), 1u) << ::testing::PrintToString(root);  // the child's own, once
+  EXPECT_NE(root[0], "1");
+}
+
 }  // namespace
 }  // namespace rf::launcher

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pty.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,17 +50,18 @@ TEST(Run, ExitStatusIsTheApplications) {
   EXPECT_EQ(none.str(), "rfprof: no application to run\n");
 }
 
-// SIGINT, SIGTERM and SIGHUP are forwarded while the application runs, and the caller's handlers
-// are back afterwards.
+// The forwarded signals (SIGINT, SIGTERM, SIGHUP, SIGUSR1, ...) are forwarded while the application
+// runs, and the caller's handlers are back afterwards.
 TEST(Run, SignalHandlersAreRestoredAfterTheRun) {
-  struct sigaction ignore {}, before[3] {}, after {};
+  constexpr int kSignals = 10;
+  struct sigaction ignore {}, before[kSignals] {}, after {};
   ignore.sa_handler = SIG_IGN;
-  const int signals[3] = {SIGINT, SIGTERM, SIGHUP};
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(::sigaction(signals[i], &ignore, &before[i]), 0);
+  const int signals[kSignals] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU};
+  for (int i = 0; i < kSignals; ++i) ASSERT_EQ(::sigaction(signals[i], &ignore, &before[i]), 0);
   std::ostringstream err;
   auto env = application_environment(plan_for({}), "/x/librfinject.so", environ);
   EXPECT_EQ(run_application(plan_for({"true"}), env, err), 0) << err.str();
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < kSignals; ++i) {
     ASSERT_EQ(::sigaction(signals[i], &before[i], &after), 0);
     EXPECT_EQ(after.sa_handler, SIG_IGN) << "signal " << signals[i];
   }
@@ -94,6 +96,37 @@ TEST(Run, TheInheritedEnvironmentIsPassedOnAsItIs) {
   for (const auto& kv : env) {
     EXPECT_NE(kv, "RFPROF_MODE=x=y");
     EXPECT_NE(kv.rfind("NOEQ", 0), 0u) << kv;
+  }
+}
+
+// rfprof under rfprof (or a job script that exported it): the inherited RFPROF_ROOT_PID is not
+// passed on beside the child's own, which C's getenv would not see (it returns the first).
+TEST(Run, AnInheritedRootPidIsReplacedNotRepeated) {
+  std::string root = "RFPROF_ROOT_PID=1", home = "HOME=/home/u";
+  char* current[] = {root.data(), home.data(), nullptr};
+  const std::vector<std::string> env = application_environment(plan_for({}), "/x/librfinject.so", current);
+  for (const auto& kv : env) EXPECT_NE(kv.rfind("RFPROF_ROOT_PID=", 0), 0u) << kv;  // the child adds its own
+  EXPECT_NE(std::find(env.begin(), env.end(), "HOME=/home/u"), env.end());
+}
+
+// A flag given decides its variables over rfprof's own environment, at ncu's default too: set to
+// the default, or removed where "unset" is the default (RFPROF_METRICS beside --set).
+TEST(Run, FlagsGivenDecideOverTheInheritedEnvironment) {
+  std::vector<std::string> inherited = {"RFPROF_LAUNCH_SKIP=5", "RFPROF_REPLAY=step", "RFPROF_FILTER_MODE=per-gpu",
+                                        "RFPROF_MEMORY=1", "RFPROF_METRICS=dram__bytes_read.sum", "RFPROF_MODE=timing",
+                                        "RFPROF_LAUNCH_SKIP_BEFORE_MATCH=3", "HOME=/home/u"};
+  std::vector<char*> current;
+  for (auto& kv : inherited) current.push_back(kv.data());
+  current.push_back(nullptr);
+  const Plan p = parse_args({"-s", "0", "--replay-mode", "kernel", "--filter-mode", "global", "--cuda-memory-usage",
+                             "false", "--set", "roofline", "--launch-skip-before-match", "0", "app"});
+  const std::vector<std::string> env = application_environment(p, "/x/librfinject.so", current.data());
+  for (const char* kv : {"RFPROF_LAUNCH_SKIP=0", "RFPROF_REPLAY=kernel", "RFPROF_FILTER_MODE=global", "RFPROF_MEMORY=0",
+                         "RFPROF_METRIC_SET=hierarchical", "RFPROF_LAUNCH_SKIP_BEFORE_MATCH=0", "HOME=/home/u"})
+    EXPECT_NE(std::find(env.begin(), env.end(), kv), env.end()) << kv;
+  for (const auto& kv : env) {
+    EXPECT_NE(kv.rfind("RFPROF_METRICS=", 0), 0u) << kv;  // --set alone: the set, nothing besides
+    EXPECT_NE(kv.rfind("RFPROF_MODE=", 0), 0u) << kv;
   }
 }
 
@@ -234,16 +267,21 @@ TEST(RfprofBinary, CsvPrintsOnlyTheTracesThisRunListed) {
       << slurp(dir.path / "err3.txt");
 }
 
-// SIGINT, SIGTERM and SIGHUP sent to rfprof (Ctrl-C, Slurm's time limit, a closed terminal) go on
-// to the application, which ends as it would without rfprof; rfprof returns 128 + the signal.
+// The signals that would end rfprof and leave the application running without it (Ctrl-C, Slurm's
+// time limit and its --signal=USR1@N, a closed terminal, kill -QUIT) go on to the application,
+// which ends as it would without rfprof; rfprof waits for it and returns 128 + the signal.
 TEST(RfprofBinary, SignalsAreForwardedToTheApplication) {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+  const std::vector<int> forwarded = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1,
+                                      SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU};
+  for (int sig : forwarded) {
     TempDir dir;
     const auto pid_file = dir.path / "pid";
     const pid_t rfprof = ::fork();
     ASSERT_GE(rfprof, 0);
     if (rfprof == 0) {
-      for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);  // as from a terminal, not ignored
+      for (int s : forwarded) ::signal(s, SIG_DFL);  // as from a terminal, not ignored
+      const struct rlimit no_core = {0, 0};
+      ::setrlimit(RLIMIT_CORE, &no_core);  // SIGQUIT and SIGXCPU dump the application's core
       const std::string script = "echo $$ > " + pid_file.string() + ".tmp && mv " + pid_file.string() +
                                  ".tmp " + pid_file.string() + " && exec sleep 30";
       ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
@@ -359,7 +397,7 @@ TEST(RfprofBinary, RefusesBeforeRunningWhatTheCollectorWouldRefuse) {
   };
   for (const auto& [flags, expected] : std::vector<std::pair<std::string, std::string>>{
            {"--metrics a,,b", "rfprof: --metrics: RFPROF_METRICS=\"a,,b\""},
-           {"-o x_%z", "rfprof: -o/--export: RFPROF_OUTPUT"},
+           {"-o x_%z", "rfprof: -o/--export x_%z: expected placeholders"},
            {"--replay-mode step --profile-from-start on", "--replay-mode step needs --profile-from-start off"},
            {"--replay-mode step -k regex:x", "--replay-mode step profiles every kernel of a step"},
            {"-s -1", "expected a whole number of launches below 2^64, got -1"},

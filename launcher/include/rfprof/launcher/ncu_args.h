@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,15 +31,22 @@ struct Plan {
   /// Environment for the application: CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH are added by
   /// the runner; the RFPROF_* variables of docs/inject-env.md are here.
   std::map<std::string, std::string> env;
+  /// RFPROF_* variables removed from the inherited environment: those of a flag given whose value
+  /// means "unset" (--set without --metrics: no RFPROF_METRICS), so that rfprof's own environment
+  /// never decides what a flag given says.
+  std::set<std::string> env_unset;
   /// Traces to read instead of running anything (-i/--import).
   std::vector<std::string> import_files;
   bool csv = false;                      ///< --csv: print ncu's CSV (else, without -o, ncu's text)
   std::string page = "details";          ///< --page raw|details (ncu's default: details)
+  /// --page was given: as ncu, a run with -o prints its results only then (or with --print-summary).
+  bool page_given = false;
   /// --log-file: where the CSV/report text goes; "stdout" and "stderr" name those channels (ncu)
   std::optional<std::string> log_file;
   std::string output_pattern;            ///< -o/--export pattern, ".rftrace" appended if missing
-  /// -o/--export was given. As ncu: without it and without --csv the results are printed as text
-  /// after the run; with it only the traces are named.
+  /// -o/--export was given. As ncu: without it the results are printed after the run (text, or
+  /// the CSV with --csv); with it only the traces are named, unless --page (or --print-summary) is
+  /// given.
   bool export_given = false;
   /// --print-summary per-kernel: the text is one table per kernel (min, max, average) instead of
   /// one per launch (analyzer::write_ncu_summary_text).
@@ -66,7 +74,8 @@ struct Plan {
   std::vector<std::string> print_attributes;
   /// --list-sets, --list-sections or --list-metrics: print the listing and exit (run_listing).
   std::optional<Listing> listing;
-  bool list_chips = false;                    ///< --list-chips: print the chips --chips takes and exit
+  /// --list-chips: print the chips --chips takes (to --log-file when given) and exit
+  bool list_chips = false;
   /// --query-metrics (or --query-metrics-mode): list metrics and exit (launcher::run_metric_query).
   std::optional<MetricQuery> metric_query;
   bool help = false;                     ///< --help: usage was requested
@@ -108,8 +117,10 @@ Plan parse_args(const std::vector<std::string>& args);
 
 /// Checks, before the application starts, the settings librfinject will read in it: the plan's
 /// RFPROF_* variables over `process_env` (rfprof's own environment, which the application
-/// inherits), with inject::read_config, the -o pattern's syntax, and check_output. Throws ArgsError naming the
-/// flag (or "the environment's RFPROF_X") and what was expected. Does nothing without a command.
+/// inherits; less Plan::env_unset), with inject::read_config, the -o pattern's syntax, and check_output.
+/// Throws ArgsError naming the flag (or "the environment's RFPROF_X") and what was expected; a flag's
+/// conflict with a variable of `process_env` names that variable as the environment's. Does nothing
+/// without a command.
 void check_plan(const Plan& plan, const std::function<std::optional<std::string>(const std::string&)>& process_env);
 
 /// The -o checks of check_plan, before the application starts: a folder named without

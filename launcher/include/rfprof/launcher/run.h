@@ -15,9 +15,9 @@ namespace rf::launcher {
 /// ../lib (an install tree). nullopt when neither exists.
 std::optional<std::filesystem::path> find_inject_library(const std::filesystem::path& self);
 
-/// The environment of the application: the current environment, then `plan.env`, then
-/// CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH set to `inject`, as "NAME=value" strings.
-/// (RFPROF_ROOT_PID is added in the child, which knows its pid.)
+/// The environment of the application: the current environment less RFPROF_ROOT_PID and
+/// `plan.env_unset`, then `plan.env`, then CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH set to
+/// `inject`, as "NAME=value" strings. (RFPROF_ROOT_PID is added in the child, which knows its pid.)
 std::vector<std::string> application_environment(const Plan& plan, const std::filesystem::path& inject,
                                                  char** current_environment);
 
@@ -26,8 +26,9 @@ std::vector<std::string> application_environment(const Plan& plan, const std::fi
 /// run_application gives the application the disposition rfprof started with.
 void ignore_sigpipe() noexcept;
 
-/// Runs `plan.command` (PATH lookup as execvp) with `environment`, forwarding SIGINT, SIGTERM and
-/// SIGHUP to it while it runs, except those the kernel sent (si_code SI_KERNEL: the terminal's
+/// Runs `plan.command` (PATH lookup as execvp) with `environment`, forwarding SIGINT, SIGTERM,
+/// SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF and SIGXCPU to it while it runs
+/// (and waiting for it), except those the kernel sent (si_code SI_KERNEL: the terminal's
 /// Ctrl-C and hangup) while the application is in rfprof's process group, which they reached
 /// already; a hangup when rfprof leads its session (sent to it alone) is forwarded. Returns its exit status, 128 + N when signal N killed it, 127 when
 /// it could not be started (one "rfprof: cannot run ..." line on `err`; `*started`, when given, is
