@@ -342,6 +342,27 @@ struct StringField {
   std::function<Record(StringId)> make;
 };
 
+// string() returned a reference into a vector that later definitions reallocated (a review): a
+// defined string now stays where it is for the Reader's lifetime.
+TEST(ReaderStrings, AStringsReferenceStaysValidWhileMoreStringsAreRead) {
+  TempDir dir;
+  const auto p = dir.path / "many.rftrace";
+  {
+    Writer w(p);
+    w.intern("first");
+    for (int i = 0; i < 1000; ++i) w.intern("s" + std::to_string(i));
+    w.finish();
+  }
+  Reader r(p);
+  Record rec;
+  ASSERT_TRUE(r.next(rec));
+  const std::string* first = &r.string(1);
+  while (r.next(rec)) {
+  }
+  ASSERT_EQ(&r.string(1), first) << "moved by later definitions";
+  EXPECT_EQ(*first, "first");
+}
+
 TEST(ReaderStrings, EveryStringFieldOfEveryRecordMustBeDefined) {
   const std::vector<StringField> fields = {
       {"process.hostname", [](StringId id) { ProcessInfo r; r.hostname = id; return Record{r}; }},
@@ -468,19 +489,42 @@ TEST(DecodeEdges, ACountBeyondTheBytesLeftIsNamedAtTheCount) {
   }
 }
 
-TEST(DecodeEdges, ALaunchWithFewerThanFourBytesAfterIsGraphHasNoStack) {
+// A 1.0 launch (78 bytes) has no stack id; one of 79 to 81 bytes holds part of one (a torn or
+// corrupt record: every writer since 1.1 writes all 4 bytes before any later field), and was read
+// as stack id 0 (a review): it is a bad record at the stack id. 82 bytes and more: 1.1 and later.
+TEST(DecodeEdges, ALaunchOf78BytesHasNoStackAndOneOf79To81IsABadRecordAtTheStackId) {
   LaunchApi l;
   l.correlation_id = 7;
   l.stack_id = 5;
   std::string payload = payload_of(l);
-  payload.resize(payload.size() - 4);  // a 1.0 launch: no stack id
-  for (int extra = 0; extra < 4; ++extra) {
-    const std::optional<Record> rec = decode_record(static_cast<uint16_t>(RecordType::kLaunch), payload, 1000);
-    ASSERT_TRUE(rec.has_value()) << extra;
-    EXPECT_EQ(std::get<LaunchApi>(*rec).stack_id, 0u) << extra;
-    EXPECT_EQ(std::get<LaunchApi>(*rec).correlation_id, 7u) << extra;
-    payload.push_back('\x01');  // bytes of a newer writer, fewer than a stack id
+  ASSERT_EQ(payload.size(), 82u);
+  payload.resize(78);  // a 1.0 launch: no stack id
+  const auto kLaunch = static_cast<uint16_t>(RecordType::kLaunch);
+  std::optional<Record> rec = decode_record(kLaunch, payload, 1000);
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(std::get<LaunchApi>(*rec).stack_id, 0u);
+  EXPECT_EQ(std::get<LaunchApi>(*rec).correlation_id, 7u);
+  for (size_t size = 79; size < 82; ++size) {
+    const std::string torn = payload_of(l).substr(0, size);
+    EXPECT_EQ(error_offset(RecordType::kLaunch, torn), 1078u) << size;
   }
+  for (size_t size : {82u, 83u, 90u}) {  // later fields of a newer minor version are skipped
+    std::string longer = payload_of(l);
+    longer.resize(size, '\x01');
+    rec = decode_record(kLaunch, longer, 1000);
+    ASSERT_TRUE(rec.has_value()) << size;
+    EXPECT_EQ(std::get<LaunchApi>(*rec).stack_id, 5u) << size;
+  }
+}
+
+// Control characters of both ranges become one '?' each: C1 ones (U+0080..U+009F, the bytes
+// C2 80..C2 9F; U+009B is a CSI terminals act on) passed unchanged (a review).
+TEST(Utf8Edges, PrintableReplacesC0DelAndC1Controls) {
+  EXPECT_EQ(printable("a\x1b[31m b\xC2\x9B" "31m c\xC2\x85" "d\x7f\xC2\x80\xC2\x9F"), "a?[31m b?31m c?d???");
+  EXPECT_EQ(printable("\xC2\xA0\xC2\xBF \xC3\xA9 \xE2\x82\xAC"), "\xC2\xA0\xC2\xBF \xC3\xA9 \xE2\x82\xAC")
+      << "U+00A0 and later are kept";
+  EXPECT_EQ(printable("x\xC2"), "x\xEF\xBF\xBD") << "a lone lead byte is U+FFFD, not a control";
+  EXPECT_EQ(printable("\x85"), "\xEF\xBF\xBD") << "a stray continuation byte is U+FFFD";
 }
 
 /// Chunks in a trace file and the largest payload among them.

@@ -107,6 +107,16 @@ void encode_payload(const Record& record, wire::Out& o) {
 
 }  // namespace
 
+bool enums_in_range(const Record& record) noexcept {
+  // The highest values get_enum accepts in decode_record_into below.
+  const auto le = [](auto value, unsigned max) { return static_cast<unsigned>(value) <= max; };
+  if (const auto* r = std::get_if<ProcessInfo>(&record)) return le(r->mode, 1);
+  if (const auto* r = std::get_if<LaunchApi>(&record)) return le(r->domain, 1);
+  if (const auto* r = std::get_if<NvtxEvent>(&record)) return le(r->kind, 2) && le(r->style, 2);
+  if (const auto* r = std::get_if<MemoryActivity>(&record)) return le(r->operation, 1) && le(r->memory_kind, 7);
+  return true;  // bools are written as 0 or 1; other records have no enum the reader checks
+}
+
 RecordType record_type(const Record& record) noexcept {
   static constexpr RecordType kTypes[] = {
       RecordType::kString, RecordType::kProcess,      RecordType::kDevice,   RecordType::kKernel,
@@ -220,7 +230,8 @@ bool decode_record_into(uint16_t type, std::string_view payload, uint64_t base_o
       r.kernel_name = in.get<uint32_t>("launch.kernel_name");
       get_dim3(in, r.grid, "launch.grid"); get_dim3(in, r.block, "launch.block");
       r.is_graph = get_bool(in, "launch.is_graph");
-      if (in.remaining() >= sizeof(uint32_t)) r.stack_id = in.get<uint32_t>("launch.stack_id");  // 1.1
+      // 1.1. Absent (a 1.0 payload of 78 bytes): 0; 1 to 3 bytes of it: too short, kBadRecord there.
+      if (in.remaining() != 0) r.stack_id = in.get<uint32_t>("launch.stack_id");
       return true;
     }
     case RecordType::kNvtx: {

@@ -14,6 +14,11 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
+/// True when every enum field of `record` holds a value the reader accepts (the ranges of
+/// docs/trace-format.md, "Records"): the writer drops a record that fails this instead of writing
+/// one that would make the reader refuse it and everything after it.
+bool enums_in_range(const Record& record) noexcept;
+
 /// Calls `visit` with every StringId field of `record` (StringDef's own id excluded).
 /// (A template: the reader calls it for every record, ~3 per launch.)
 template <class Visit>

@@ -63,10 +63,21 @@ std::string valid_utf8(std::string_view text) {
 }
 
 std::string printable(std::string_view text) {
-  std::string s = valid_utf8(text);
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return s;
+  const std::string s = valid_utf8(text);
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += '?';  // C0 controls and DEL
+    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
+      out += '?';  // C1 controls U+0080..U+009F (C2 80..C2 9F; valid_utf8 left only well-formed ones)
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
 }
 
 std::string_view utf8_prefix(std::string_view text, size_t max_bytes) {

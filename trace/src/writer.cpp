@@ -7,11 +7,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
 #include <thread>
 
+#include "codec.h"
 #include "rfprof/trace/reader.h"
 #include "rfprof/trace/utf8.h"
 #include "wire.h"
@@ -70,6 +72,20 @@ static_assert(2 * Writer::kMaxRecordBytes <= wire::kMaxChunkBytes,
 
 /// Spare chunk bodies kept for reuse.
 constexpr size_t kMaxSpares = 16;
+
+/// Whether a body of `capacity` bytes is fit for reuse where `target` bytes are wanted: at least
+/// that, at most twice (take_spare_locked's rule). Larger ones (grown by a large record) are freed.
+bool fits(size_t capacity, size_t target) { return capacity >= target && capacity <= 2 * target; }
+
+/// Gives `v` (holding `v.size()` bytes to keep) a capacity of `target` again once a large record
+/// grew it past twice that, so that one large record does not pin its memory for the whole run.
+void shrink_if_grown(std::vector<uint8_t>& v, size_t target) {
+  if (v.capacity() <= 2 * target) return;
+  std::vector<uint8_t> smaller;
+  smaller.reserve(std::max(target, v.size()));
+  smaller.assign(v.begin(), v.end());
+  v.swap(smaller);
+}
 
 /// Writes all of `iov` to `fd`, retrying on EINTR and short writes. Returns 0 or an errno.
 int write_all(int fd, struct iovec* iov, int count) {
@@ -223,7 +239,9 @@ StringId Writer::intern(std::string_view value) {
     std::lock_guard lock(mutex_);
     auto it = strings_.find(value);  // no allocation when the string is already interned
     if (it != strings_.end()) return it->second;
-    id = static_cast<StringId>(strings_.size() + 1);
+    do {
+      id = next_string_id_++;
+    } while (appended_strings_.contains(id));  // taken by a StringDef given to append()
     strings_.emplace(std::string(value), id);
     started = append_locked(StringDef{id, std::string(value)});
   }
@@ -243,15 +261,32 @@ StringId Writer::intern_cached(std::string_view value) {
 
 void Writer::append_buffered(const Record& record) {
   if (finished_.load(std::memory_order_relaxed)) return;
+  if (std::holds_alternative<StringDef>(record)) return append(record);  // checked against intern()'s ids
+  if (!enums_in_range(record)) {  // the reader would refuse it and every record after it
+    dropped_invalid_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   ThreadBuffer& b = buffers_.local();
   bool started = false;
   {
     std::lock_guard own(b.mutex);  // taken by another thread only to collect (once per flush)
-    if (b.bytes.capacity() == 0) b.bytes.reserve(options_.thread_buffer_bytes + 4096);  // first use
+    if (b.bytes.capacity() == 0) {  // first use
+      // A buffer finish()'s collection may have missed (added after its walk): ordered with
+      // finish()'s store of finishing_ and its walk, so this thread sees finishing_ or is collected.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      b.bytes.reserve(options_.thread_buffer_bytes + 4096);
+    }
+    // finish() collects every buffer once, after setting finishing_ (a buffer lock apart): a
+    // record this buffer took later would be in no chunk. Dropped, and counted in TraceEnd.
+    if (finishing_.load(std::memory_order_relaxed)) {
+      dropped_while_finishing_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     const size_t before = b.bytes.size();
     encode_record(record, b.bytes);
     if (b.bytes.size() - before > kMaxRecordBytes) {  // its chunk would pass the reader's limit
       b.bytes.resize(before);
+      shrink_if_grown(b.bytes, options_.thread_buffer_bytes + 4096);
       dropped_oversized_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
@@ -350,6 +385,9 @@ std::vector<uint8_t> Writer::take_spare_locked(size_t capacity) {
 void Writer::return_spares_locked(std::vector<Pending>& batch) {
   for (auto& p : batch) {
     if (spares_.size() >= kMaxSpares) break;
+    const size_t c = p.body.capacity();
+    if (!fits(c, options_.chunk_bytes + 4096) && !fits(c, options_.thread_buffer_bytes + 4096))
+      continue;  // grown by a large record (or too small): freed with the batch
     p.body.clear();
     spares_.push_back(std::move(p.body));
   }
@@ -357,15 +395,35 @@ void Writer::return_spares_locked(std::vector<Pending>& batch) {
 }
 
 void Writer::append(const Record& record) {
+  if (!enums_in_range(record)) {  // the reader would refuse it and every record after it
+    dropped_invalid_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
   if (const auto* w = std::get_if<ProfilingWindow>(&record); w && !w->begin)
     (void)collect_locked_buffers();  // the window's buffered launches precede its close
   bool started = false;
   {
     std::lock_guard lock(mutex_);
+    if (const auto* s = std::get_if<StringDef>(&record); s && !take_string_id_locked(*s)) {
+      dropped_invalid_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     started = append_locked(record);
   }
   if (started && options_.on_chunk_pending) options_.on_chunk_pending();
+}
+
+bool Writer::take_string_id_locked(const StringDef& def) {
+  if (def.id == 0) return false;  // 0 is "no string"
+  if (auto it = appended_strings_.find(def.id); it != appended_strings_.end())
+    return it->second == def.value;  // the same definition again is accepted by the reader
+  if (def.id < next_string_id_) {    // intern() gave it
+    auto it = strings_.find(def.value);
+    return it != strings_.end() && it->second == def.id;
+  }
+  appended_strings_.emplace(def.id, def.value);
+  return true;
 }
 
 bool Writer::append_locked(const Record& record) {
@@ -378,6 +436,7 @@ bool Writer::append_locked(const Record& record) {
   encode_record(record, chunk_);
   if (chunk_.size() - before > kMaxRecordBytes) {  // its chunk would pass the reader's limit
     chunk_.resize(before);
+    shrink_if_grown(chunk_, options_.chunk_bytes + 4096);
     dropped_oversized_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
@@ -413,23 +472,35 @@ void Writer::close_chunk_locked() {
   push_pending_locked(std::move(p));
 }
 
-int Writer::write_batch_locked(int fd, std::vector<Pending>& batch) {
-  for (auto& p : batch) {
-    if (io_failed_) return EIO;
-    struct iovec iov[2] = {{p.header.data(), p.header.size()}, {p.body.data(), p.body.size()}};
-    if (int err = write_all(fd, iov, 2)) {
-      io_failed_ = true;  // a partial chunk may be on disk: nothing may follow it
+int Writer::write_batch_locked(int fd, std::vector<Pending>& batch, uint64_t& unwritten) {
+  unwritten = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Pending& p = batch[i];
+    int err = io_failed_ ? EIO : 0;
+    if (!err) {
+      struct iovec iov[2] = {{p.header.data(), p.header.size()}, {p.body.data(), p.body.size()}};
+      err = write_all(fd, iov, 2);
+      if (err) io_failed_ = true;  // a partial chunk may be on disk: nothing may follow it
+    }
+    if (err) {
+      for (size_t k = i; k < batch.size(); ++k) unwritten += batch[k].records;
       return err;
     }
   }
   return 0;
 }
 
-void Writer::fail_locked(int err) {
+void Writer::fail_locked(int err, uint64_t unwritten) {
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
   }
+  // The records of the chunk that failed, of those after it and of those still waiting were
+  // counted as written: they never reach the file.
+  for (const Pending& p : pending_) unwritten += p.records;
+  unwritten += chunk_records_;
+  records_written_ -= std::min(unwritten, records_written_);
+  dropped_after_failure_ += unwritten;
   pending_.clear();
   chunk_.clear();
   chunk_records_ = 0;
@@ -458,10 +529,11 @@ void Writer::flush(std::optional<std::chrono::nanoseconds> buffer_wait) {
   std::unique_lock io(io_mutex_);  // taken before mutex_ is released: batches keep their order
   const int fd = fd_;
   lock.unlock();  // appending threads go on while this thread writes
-  const int err = write_batch_locked(fd, batch);
+  uint64_t unwritten = 0;
+  const int err = write_batch_locked(fd, batch, unwritten);
   io.unlock();
   lock.lock();
-  if (err) fail_locked(err);
+  if (err) fail_locked(err, unwritten);
   return_spares_locked(batch);
 }
 
@@ -478,22 +550,29 @@ void Writer::flush_locked() {
   std::vector<Pending> batch = take_pending_locked();
   if (batch.empty()) return;
   int err = 0;
+  uint64_t unwritten = 0;
   {
     std::lock_guard io(io_mutex_);
-    err = write_batch_locked(fd_, batch);
+    err = write_batch_locked(fd_, batch, unwritten);
   }
-  if (err) fail_locked(err);
+  if (err) fail_locked(err, unwritten);
   return_spares_locked(batch);
 }
 
 void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
   if (finished_.load()) return;
   ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
+  // From here a thread's buffer takes no record (append_buffered drops and counts it): the one
+  // collection below is the last, and a record taken after it would be lost uncounted.
+  finishing_.store(true);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // with append_buffered's, for new buffers
   // Every thread's records precede TraceEnd (a buffer left out under bound_buffer_waits excepted).
   (void)collect_locked_buffers();
   std::lock_guard lock(mutex_);
   if (finished_.load()) return;
-  append_locked(TraceEnd{timestamp_ns, records_written_, dropped_records + dropped_oversized_.load()});
+  append_locked(TraceEnd{timestamp_ns, records_written_,
+                         dropped_records + dropped_oversized_.load() + dropped_invalid_.load() +
+                             dropped_while_finishing_.load()});
   finished_.store(true);
   flush_locked();
   if (fd_ < 0) return;
@@ -513,6 +592,20 @@ void Writer::abandon_in_forked_child() noexcept {
   if (fd_ >= 0) ::close(fd_);  // the parent's descriptor keeps the open file and its lock
   fd_ = -1;
   finished_.store(true);
+}
+
+uint64_t Writer::buffer_capacity_bytes() {
+  ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
+  uint64_t bytes = 0;
+  buffers_.for_each([&](ThreadBuffer& b) {
+    std::lock_guard own(b.mutex);
+    bytes += b.bytes.capacity();
+  });
+  std::lock_guard lock(mutex_);
+  bytes += chunk_.capacity();
+  for (const Pending& p : pending_) bytes += p.body.capacity();
+  for (const auto& v : spares_) bytes += v.capacity();
+  return bytes;
 }
 
 uint64_t Writer::records_written() const {

@@ -1,9 +1,11 @@
 // Reads an rfprof trace as a stream of records. Treats every file as hostile: every length is
 // checked against the bytes left, no allocation is larger than the bytes that back it, and every
-// failure is a TraceError with the byte offset of the first bad byte. Format: docs/trace-format.md.
+// failure is a TraceError with the byte offset of the first bad byte (a string-table error:
+// the offset of its record, see TraceErrorKind::kBadString). Format: docs/trace-format.md.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -25,9 +27,11 @@ enum class TraceErrorKind {
   kBadChunk,       ///< a chunk header is inconsistent (bad magic, size over the limit, flags)
   kBadRecord,      ///< a record's length or fields are inconsistent
   kBadString,      ///< a record refers to a string id that was never defined, or one is redefined
+                   ///< (offset(): the record header's, not the id field's)
 };
 
-/// A typed reading error. offset() is the byte offset in the file of the first bad byte.
+/// A typed reading error. offset() is the byte offset in the file of the first bad byte; for
+/// kBadString, of the header of the record that defines or refers to the bad id.
 class TraceError : public std::runtime_error {
  public:
   TraceError(TraceErrorKind kind, uint64_t offset, const std::string& message);
@@ -53,13 +57,13 @@ class Reader {
   /// Opens `path` and checks the file header. Throws TraceError (kIo, kBadMagic, kBadVersion).
   explicit Reader(std::filesystem::path path);
 
-  /// Reads the next record into `out`. Returns false at the end of the trace, either clean (after
-  /// TraceEnd) or truncated (see truncated()). Throws TraceError on corrupt data.
-  /// StringDef records are returned too, after being added to strings().
-  /// On TraceError, `out` holds an unspecified record.
   /// Size of the file in bytes, as when it was opened.
   uint64_t file_size() const noexcept { return file_size_; }
 
+  /// Reads the next record into `out`. Returns false at the end of the trace, either clean (after
+  /// TraceEnd) or truncated (see truncated()). Throws TraceError (kIo, kBadChunk, kBadRecord,
+  /// kBadString) on corrupt data. StringDef records are returned too, after being added to the
+  /// string table (string()). On TraceError, `out` holds an unspecified record.
   bool next(Record& out);
 
   /// Reads the next record's header without decoding its payload (rfanalyze's first pass skips
@@ -70,14 +74,17 @@ class Reader {
   bool next_raw(RawRecord& out);
   /// Decodes a record next_raw() just returned into `out` and checks that every string id it refers
   /// to is defined. Returns false for an unknown tag (a newer writer's record: skip it). Throws
-  /// TraceError (kBadRecord, kBadString) with the offset of the bad field; `out` is then unspecified.
+  /// TraceError: kBadRecord with the offset of the bad field, kBadString with the record header's;
+  /// `out` is then unspecified.
   bool decode(const RawRecord& raw, Record& out);
 
   /// True once next() returned false because the file ended inside a chunk or without TraceEnd.
   bool truncated() const noexcept { return truncated_; }
   /// Byte offset where a truncated trace stops being readable.
   uint64_t truncated_at() const noexcept { return truncated_at_; }
-  /// The string with `id`; "" for id 0. Throws TraceError(kBadString) for an undefined id.
+  /// The string with `id`; "" for id 0. Throws TraceError(kBadString) for an undefined id, at the
+  /// offset of the next unread record. The reference stays valid as long as the Reader: reading
+  /// further records never moves a defined string.
   const std::string& string(StringId id) const;
   /// Format version found in the file header.
   uint16_t version_major() const noexcept { return major_; }
@@ -105,8 +112,9 @@ class Reader {
   /// The string with `id`, or nullptr when undefined.
   const std::string* find_string(StringId id) const noexcept;
   /// Strings defined in id order 1, 2, 3, ... (as the writer defines them), at index id - 1; any
-  /// other id goes to sparse_strings_. Memory: the defined strings only.
-  std::vector<std::string> dense_strings_;
+  /// other id goes to sparse_strings_. Memory: the defined strings only. A deque (and a node map):
+  /// a string never moves once defined, so string()'s reference stays valid.
+  std::deque<std::string> dense_strings_;
   std::unordered_map<StringId, std::string> sparse_strings_;
   /// The value vector of the last RangeCounters decoded, reused by the next (one record's worth).
   std::vector<double> spare_values_;

@@ -16,8 +16,9 @@ bool is_valid_utf8(std::string_view text);
 /// (as nlohmann::json's error_handler_t::replace does); valid text is returned unchanged.
 std::string valid_utf8(std::string_view text);
 
-/// `text` safe for a terminal: valid_utf8, and control characters (escape sequences or a newline
-/// from a hostile trace or an environment variable) as '?'.
+/// `text` safe for a terminal: valid_utf8, and each control character (C0 U+0000..U+001F, DEL
+/// U+007F and C1 U+0080..U+009F: escape sequences, a CSI or a newline from a hostile trace or an
+/// environment variable) as one '?'.
 std::string printable(std::string_view text);
 
 /// The longest prefix of `text` of at most `max_bytes` that does not end inside a UTF-8 sequence:

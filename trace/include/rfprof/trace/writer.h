@@ -49,6 +49,7 @@ class TraceExistsError : public WriteError {
 /// Options of a Writer.
 struct WriterOptions {
   /// Close the current chunk once it holds this many bytes (a chunk never exceeds kMaxChunkBytes).
+  /// 0 or more than 32 MiB (half the reader's 64 MiB chunk limit): the 1 MiB default is used.
   uint32_t chunk_bytes = 1u << 20;
   /// Overwrite an existing file at the final path (ncu's -f), and a `.part` no live process holds
   /// (a killed run's). Without it, either throws TraceExistsError. A `.part` a live Writer holds is
@@ -62,7 +63,8 @@ struct WriterOptions {
   /// none waited before: the owner wakes its flush thread. Must not call back into the Writer.
   std::function<void()> on_chunk_pending = nullptr;
   /// Bytes a thread's buffer (append_buffered) holds before it joins the ordered stream as one
-  /// chunk; capped like chunk_bytes. Memory: about this much per thread that appended.
+  /// chunk. 0 or more than 32 MiB: the 64 KiB default is used. Memory: about this much per thread
+  /// that appended.
   uint32_t thread_buffer_bytes = 64u << 10;
   /// Signals blocked on a thread while it holds the writer's shared locks (appending, interning,
   /// moving a full thread buffer, flushing, finishing), restored after. The collector names the
@@ -103,16 +105,29 @@ class Writer {
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  /// Returns the id of `value` in the string table, appending a StringDef record the first time.
+  /// Returns the id of `value` in the string table, appending a StringDef record the first time
+  /// (ids 1, 2, 3, ..., skipping any a StringDef given to append() took). `value` is cut to 1 MiB
+  /// at a whole UTF-8 character. Throws WriteError when appending that record writes (inline mode
+  /// or past max_pending_chunks) and the write fails, as append() does.
   StringId intern(std::string_view value);
   /// intern() behind a cache of the calling thread: a string this thread interned before is found
   /// without any lock shared with other threads (the launch path's kernel names). Memory: one
   /// entry per distinct string and thread that asked for it, so use it for bounded sets of names.
+  /// Throws WriteError as intern() does.
   StringId intern_cached(std::string_view value);
-  /// Appends one record to the ordered stream (StringDef records are written by intern(); passing
-  /// one is allowed). A ProfilingWindow record that closes a window first collects every thread's
-  /// buffer (collect_thread_buffers), so every append_buffered record that returned before it
-  /// precedes the close in the file.
+  /// Appends one record to the ordered stream. A ProfilingWindow record that closes a window first
+  /// collects every thread's buffer (collect_thread_buffers), so every append_buffered record that
+  /// returned before it precedes the close in the file.
+  /// Dropped and counted in TraceEnd's dropped_records (never written, as the reader would refuse
+  /// it and every record after it): a record with an enum field out of its range
+  /// (docs/trace-format.md, "Records"; dropped_invalid()), one over kMaxRecordBytes
+  /// (dropped_oversized()). StringDef records are written by intern(); one passed here is written
+  /// when its id is new (intern() then skips that id) or it repeats an earlier definition exactly,
+  /// and dropped as invalid when its id is 0 or was defined with another value. Dropped without
+  /// a count after finish(), and counted in dropped_after_failure() after a failed write.
+  /// Throws WriteError when this call writes (inline mode, past max_pending_chunks, or the
+  /// window close's collection) and the write fails: the file is closed, what was written before
+  /// stays readable, and every later record is dropped.
   void append(const Record& record);
   /// Appends one record to the calling thread's buffer: the launch path's writer. It takes no lock
   /// shared with other threads (only the thread's own buffer lock, which the flush thread takes
@@ -121,7 +136,11 @@ class Writer {
   /// per chunk), and at flush(), finish() and a window's close. Order: each thread's buffered
   /// records keep their order; a StringDef (interned before the append) precedes them; records of
   /// different threads and append() records may interleave in any order between chunks
-  /// (docs/trace-format.md, "Order"). Dropped after finish() or a failed write, like append().
+  /// (docs/trace-format.md, "Order"). Dropped like append()'s (out-of-range enums, oversized, after
+  /// a failed write, after finish()); a StringDef goes to append(). A record appended once finish()
+  /// has started collecting the buffers is dropped and counted in its TraceEnd.
+  /// Throws WriteError when its full buffer is written by this thread (inline mode or past
+  /// max_pending_chunks) and the write fails, as append() does.
   void append_buffered(const Record& record);
   /// Moves every thread's buffered records into the ordered stream, one chunk per thread that has
   /// any (the flush thread, window close, finish). Throws WriteError when that writes and fails.
@@ -130,9 +149,18 @@ class Writer {
   /// The writing happens outside the lock appending threads take. `buffer_wait`: how long to wait
   /// for each thread's buffer lock (nullopt: as long as it takes); a buffer still busy then stays
   /// for the next flush, so a thread stopped inside append_buffered (a signal handler running on
-  /// it) cannot stop the flushing thread. Throws WriteError.
+  /// it) cannot stop the flushing thread. Throws WriteError when a write fails: the file is closed
+  /// (the `.part` keeps the chunks written before), the records not written are counted in
+  /// dropped_after_failure(), and every later record is dropped (counted there too).
   void flush(std::optional<std::chrono::nanoseconds> buffer_wait = std::nullopt);
   /// Appends TraceEnd, flushes, closes and renames `<path>.part` to `<path>`. Idempotent.
+  /// `timestamp_ns`: TraceEnd's time stamp (ns, CUPTI clock); `dropped_records`: the caller's
+  /// count of records it could not write, to which TraceEnd adds dropped_oversized(),
+  /// dropped_invalid() and the records append_buffered dropped while finishing.
+  /// Throws WriteError when the last write fails (the `.part` then ends without TraceEnd, as a
+  /// killed run's) or the rename fails (the complete trace stays at `<path>.part`). After an
+  /// earlier failed write it writes nothing, leaves the `.part` (readable up to the failure, read
+  /// as truncated) and returns without throwing.
   void finish(uint64_t timestamp_ns = 0, uint64_t dropped_records = 0);
   /// From now on every collection of the thread buffers (a window's close, flush() without its
   /// own wait, finish()) waits at most `wait` for each thread's buffer lock and leaves a buffer
@@ -162,9 +190,11 @@ class Writer {
   /// Final path of the trace.
   const std::filesystem::path& path() const noexcept { return path_; }
   /// Records in the ordered stream so far (strings included; records still in a thread's buffer
-  /// are counted once collected).
+  /// are counted once collected). After a failed write: those written to the file before it
+  /// (the records it did not write moved to dropped_after_failure()).
   uint64_t records_written() const;
-  /// Records dropped because an earlier write failed (the file is closed then; memory stays bounded).
+  /// Records lost to a failed write: those of the chunk that failed and of every chunk not written
+  /// yet then, and every record appended after it (the file is closed; memory stays bounded).
   uint64_t dropped_after_failure() const {
     std::lock_guard lock(mutex_);
     return dropped_after_failure_;
@@ -175,6 +205,13 @@ class Writer {
   /// Records dropped because their encoding was over kMaxRecordBytes (a chunk holding one would
   /// make the whole trace unreadable); counted into TraceEnd's dropped_records by finish().
   uint64_t dropped_oversized() const noexcept { return dropped_oversized_.load(std::memory_order_relaxed); }
+  /// Records dropped because the reader would refuse them (an enum field out of its range, a
+  /// StringDef with id 0 or redefining an id); counted into TraceEnd's dropped_records by finish().
+  uint64_t dropped_invalid() const noexcept { return dropped_invalid_.load(std::memory_order_relaxed); }
+  /// Bytes of memory the writer holds for chunk bodies (capacity, not size): the open chunk, the
+  /// waiting chunks, the spare bodies kept for reuse and every thread's buffer. Takes each thread's
+  /// buffer lock, then the writer's lock. For tests and diagnostics.
+  uint64_t buffer_capacity_bytes();
 
  private:
   /// Transparent hash: intern() looks up a string_view without building a std::string.
@@ -215,17 +252,25 @@ class Writer {
   bool bound_pending_locked(bool was_empty);
   /// An empty body with chunk capacity: a spare one (written earlier) or a new one.
   std::vector<uint8_t> take_spare_locked(size_t capacity);
-  /// Keeps written bodies for reuse (at most a few), so steady appends allocate nothing.
+  /// Keeps written bodies for reuse (at most a few), so steady appends allocate nothing: only those
+  /// take_spare_locked may reuse (within twice a chunk's or a thread buffer's size); larger ones
+  /// (a large record's) are freed.
   void return_spares_locked(std::vector<Pending>& batch);
   /// Returns true when a chunk started waiting (the caller runs on_chunk_pending after unlocking).
   bool append_locked(const Record& record);
+  /// Whether a StringDef given to append() may be written: a new id (then taken, so that intern()
+  /// skips it) or the same definition again. False for id 0 or an id defined with another value.
+  bool take_string_id_locked(const StringDef& def);
   /// Moves the open chunk, if any, to pending_.
   void close_chunk_locked();
   /// Writes `batch` in order to `fd` unless an earlier write failed; caller holds io_mutex_.
-  /// Returns 0 or an errno (then io_failed_ is set and nothing more is ever written).
-  int write_batch_locked(int fd, std::vector<Pending>& batch);
-  /// Closes the file after a failed write and throws WriteError; caller holds mutex_ only.
-  [[noreturn]] void fail_locked(int err);
+  /// Returns 0 or an errno (then io_failed_ is set and nothing more is ever written), with
+  /// `unwritten` the records of the chunk that failed and of those after it in `batch`.
+  int write_batch_locked(int fd, std::vector<Pending>& batch, uint64_t& unwritten);
+  /// Closes the file after a failed write and throws WriteError; caller holds mutex_ only. The
+  /// `unwritten` records of the failed batch, the waiting chunks' and the open chunk's move from
+  /// records_written_ to dropped_after_failure_.
+  [[noreturn]] void fail_locked(int err, uint64_t unwritten);
   /// Closes the open chunk and takes every pending one, in order (empty after a failed write).
   std::vector<Pending> take_pending_locked();
   /// Writes the open chunk and every pending one, holding mutex_ (finish, inline mode, bound).
@@ -242,12 +287,17 @@ class Writer {
   std::atomic<int64_t> buffer_wait_bound_ns_{-1};  // bound_buffer_waits(); -1: none
   std::atomic<uint64_t> buffers_left_out_{0};
   std::atomic<bool> finished_{false};  // set under mutex_; read without it by append_buffered
+  std::atomic<bool> finishing_{false};  // finish() started collecting: buffers take no more records
   std::vector<uint8_t> chunk_;   // encoded records of the open chunk
   uint32_t chunk_records_ = 0;
   uint64_t records_written_ = 0;
   uint64_t dropped_after_failure_ = 0;
   std::atomic<uint64_t> dropped_oversized_{0};
+  std::atomic<uint64_t> dropped_invalid_{0};
+  std::atomic<uint64_t> dropped_while_finishing_{0};  // append_buffered after finish() began
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
+  StringId next_string_id_ = 1;  // (mutex_) the id intern() gives next, unless append() took it
+  std::unordered_map<StringId, std::string> appended_strings_;  // (mutex_) ids StringDefs given to append() defined
   std::vector<std::vector<uint8_t>> spares_;  // (mutex_) written chunk bodies kept for reuse
   PerThread<ThreadBuffer> buffers_;  // walked (for_each) without its registry lock
 };
