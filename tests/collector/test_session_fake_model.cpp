@@ -100,36 +100,42 @@ TEST_F(FakeModel, TheFakeRefusesCallsOutOfOrder) {
   reset();
   CUcontext ctx = create_context(1);
   const uint64_t before = misuses();
-  CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+  CUpti_RangeProfiler_Enable_Params enable{};
+  enable.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
   enable.ctx = ctx;
   ASSERT_EQ(cuptiRangeProfilerEnable(&enable), CUPTI_SUCCESS);
   CUpti_RangeProfiler_Object* object = enable.pRangeProfilerObject;
   EXPECT_EQ(cuptiRangeProfilerEnable(&enable), CUPTI_ERROR_INVALID_OPERATION);  // enabled twice
-  CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+  CUpti_RangeProfiler_Start_Params start{};
+  start.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
   start.pRangeProfilerObject = object;
   EXPECT_EQ(cuptiRangeProfilerStart(&start), CUPTI_ERROR_INVALID_OPERATION);  // before SetConfig
   std::vector<uint8_t> image(4096);
-  CUpti_RangeProfiler_SetConfig_Params config{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+  CUpti_RangeProfiler_SetConfig_Params config{};
+  config.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
   config.pRangeProfilerObject = object;
   config.pCounterDataImage = image.data();
   config.counterDataImageSize = image.size();
   config.replayMode = CUPTI_UserReplay;
   config.maxRangesPerPass = 4;
   ASSERT_EQ(cuptiRangeProfilerSetConfig(&config), CUPTI_SUCCESS);
-  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  CUpti_RangeProfiler_Stop_Params stop{};
+  stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
   stop.pRangeProfilerObject = object;
   EXPECT_EQ(cuptiRangeProfilerStop(&stop), CUPTI_ERROR_INVALID_OPERATION);  // without Start
   ASSERT_EQ(cuptiRangeProfilerStart(&start), CUPTI_SUCCESS);
   ASSERT_EQ(cuptiRangeProfilerStop(&stop), CUPTI_SUCCESS);
   EXPECT_EQ(stop.isAllPassSubmitted, 0u);  // 2 passes: one submitted
-  CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+  CUpti_RangeProfiler_DecodeData_Params decode{};
+  decode.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
   decode.pRangeProfilerObject = object;
   EXPECT_EQ(cuptiRangeProfilerDecodeData(&decode), CUPTI_ERROR_INVALID_OPERATION);  // a pass to go
   ASSERT_EQ(cuptiRangeProfilerStart(&start), CUPTI_SUCCESS);
   ASSERT_EQ(cuptiRangeProfilerStop(&stop), CUPTI_SUCCESS);
   EXPECT_EQ(stop.isAllPassSubmitted, 1u);
   EXPECT_EQ(cuptiRangeProfilerDecodeData(&decode), CUPTI_SUCCESS);
-  CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+  CUpti_RangeProfiler_Disable_Params disable{};
+  disable.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE;
   disable.pRangeProfilerObject = object;
   ASSERT_EQ(cuptiRangeProfilerDisable(&disable), CUPTI_SUCCESS);
   EXPECT_EQ(cuptiRangeProfilerStart(&start), CUPTI_ERROR_INVALID_PARAMETER);  // disabled object
