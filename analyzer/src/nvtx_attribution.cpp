@@ -22,10 +22,11 @@ uint32_t NvtxIndex::intern_name(std::string_view name) {
   return id;
 }
 
-uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names) const {
+uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names, bool prefixes) const {
   if (names.empty()) return kNoPath;
   auto it = path_ids_.find(names);
   if (it != path_ids_.end()) return it->second;
+  if (!prefixes) return add_path(names);
   // Every prefix is a path too: a call spanning a transition is given the outer ranges that
   // stayed open, which may never have been open alone (attribute(), rule 3). Usually only the
   // path itself is new; the missing prefixes are added shortest first, without recursion (a
@@ -36,24 +37,29 @@ uint32_t NvtxIndex::intern_path(const std::vector<uint32_t>& names) const {
   uint32_t id = kNoPath;
   for (size_t n = have + 1; n <= names.size(); ++n) {
     prefix.assign(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(n));
-    uint64_t bytes = 64 + 2 * sizeof(uint32_t) * prefix.size();  // path_names_ and path_ids_' key
-    for (uint32_t name : prefix) bytes += 2 * names_[name].size() + 1 + sizeof(std::string);
-    path_bytes_ += bytes;
-    if (path_bytes_ > path_budget_)
-      throw NvtxPathBudgetError("its NVTX ranges, nested up to " + std::to_string(names.size()) +
-                                " deep, have range paths of more than " + std::to_string(path_budget_ >> 20) +
-                                " MiB (their names repeated at every depth): not a trace rfprof wrote");
-    RangePath p;
-    for (uint32_t name : prefix) {
-      if (!p.joined.empty()) p.joined += '/';
-      p.joined += names_[name];
-      p.names.push_back(names_[name]);
-    }
-    id = static_cast<uint32_t>(paths_.size());
-    paths_.push_back(std::move(p));
-    path_names_.push_back(prefix);
-    path_ids_.emplace(prefix, id);
+    id = add_path(prefix);
   }
+  return id;
+}
+
+uint32_t NvtxIndex::add_path(const std::vector<uint32_t>& names) const {
+  uint64_t bytes = 64 + 2 * sizeof(uint32_t) * names.size();  // path_names_ and path_ids_' key
+  for (uint32_t name : names) bytes += 2 * names_[name].size() + 1 + sizeof(std::string);
+  path_bytes_ += bytes;
+  if (path_bytes_ > path_budget_)
+    throw NvtxPathBudgetError("its NVTX ranges, " + std::to_string(names.size()) +
+                              " open at once, have range paths of more than " + std::to_string(path_budget_ >> 20) +
+                              " MiB (their names repeated at every depth): not a trace rfprof wrote");
+  RangePath p;
+  for (uint32_t name : names) {
+    if (!p.joined.empty()) p.joined += '/';
+    p.joined += names_[name];
+    p.names.push_back(names_[name]);
+  }
+  const auto id = static_cast<uint32_t>(paths_.size());
+  paths_.push_back(std::move(p));
+  path_names_.push_back(names);
+  path_ids_.emplace(names, id);
   return id;
 }
 
@@ -134,7 +140,10 @@ void NvtxIndex::finalize() {
   std::sort(process_ranges_.begin(), process_ranges_.end(), [](const Range& a, const Range& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.seq < b.seq;
   });
-  build_timeline(process_ranges_, process_timeline_);
+  // Without every prefix of each path: process ranges need not nest, so as the oldest open one
+  // ends every prefix changes (8 threads' overlapping ranges interned ~d^2/2 names a transition),
+  // and only own_path asks for one (interned then).
+  build_timeline(process_ranges_, process_timeline_, /*prefixes=*/false);
   // ranges_ is kept for ranges() and for_each_range() (trace.json, step counts, memory peaks).
 }
 
@@ -145,7 +154,7 @@ std::vector<NvtxRange> NvtxIndex::ranges() const {
   return out;
 }
 
-void NvtxIndex::build_timeline(std::span<const Range> ranges, std::vector<Transition>& timeline) {
+void NvtxIndex::build_timeline(std::span<const Range> ranges, std::vector<Transition>& timeline, bool prefixes) {
   // Events: (time, is_start, index into ranges), 16 bytes. All events at one time are applied
   // together. A thread has fewer than 2^32 ranges (pass 1 would need over 128 GB for them).
   struct Event {
@@ -192,7 +201,7 @@ void NvtxIndex::build_timeline(std::span<const Range> ranges, std::vector<Transi
     for (size_t r : open) names.push_back(ranges[r].name);
     uint32_t kept = 0;
     while (kept < before.size() && kept < open.size() && before[kept] == open[kept]) ++kept;
-    Transition tr{t, open.empty() ? 0 : ranges[open.back()].start_ns, intern_path(names), kept};
+    Transition tr{t, open.empty() ? 0 : ranges[open.back()].start_ns, intern_path(names, prefixes), kept};
     if (!timeline.empty() && timeline.back().path == tr.path && kept == before.size() && kept == open.size())
       continue;  // nothing changed (a zero-length range)
     timeline.push_back(tr);
@@ -214,8 +223,8 @@ uint32_t NvtxIndex::without_inner(uint32_t open_path, size_t inner, uint32_t nam
   const std::vector<uint32_t>& open = path_names_[open_path];
   if (inner >= open.size() || open[open.size() - 1 - inner] != name) return kNoPath;
   const std::vector<uint32_t> own(open.begin(), open.end() - static_cast<std::ptrdiff_t>(inner));
-  auto p = path_ids_.find(own);  // every prefix of a path is interned
-  return p == path_ids_.end() ? kNoPath : p->second;
+  auto p = path_ids_.find(own);  // every prefix of a thread timeline's path is interned
+  return p != path_ids_.end() ? p->second : intern_path(own, /*prefixes=*/false);
 }
 
 uint32_t NvtxIndex::own_path(size_t i) const {
@@ -253,7 +262,7 @@ uint32_t NvtxIndex::combine(uint32_t outer, uint32_t inner) const {
   if (auto it = combined_.find(key); it != combined_.end()) return it->second;
   std::vector<uint32_t> names = path_names_[outer];
   names.insert(names.end(), path_names_[inner].begin(), path_names_[inner].end());
-  const uint32_t id = intern_path(names);
+  const uint32_t id = intern_path(names, /*prefixes=*/false);  // no lookup asks for their prefixes
   combined_.emplace(key, id);
   return id;
 }

@@ -56,11 +56,17 @@ void OpBreakdown::add(const KernelRow& row, const std::vector<std::string>& path
     // path[0, i) holds no op range (path[i] is the outermost): the innermost of them is the layer.
     std::string layer = i > 0 ? path[i - 1] : std::string();
     if (op->backward) {
-      // Matched with its forward op at the trace's end: the autograd thread's launches may come
-      // before the main thread's forward ones in the trace (rows come in join order).
-      pending_[PendingKey{op->seq, op->op, std::move(layer)}].add(row);
       overall_.backward.add(row);
       any_ = true;
+      if (auto it = forward_by_seq_.find(op->seq); it != forward_by_seq_.end()) {
+        by_op_[it->second.op].backward.add(row);
+        by_layer_[it->second.layer].backward.add(row);
+        return;
+      }
+      // Its forward op not seen yet: matched at the trace's end (the autograd thread's launches
+      // may come before the main thread's forward ones: rows come in join order). A forward op
+      // seen later cannot take a seq already matched: the first forward op with it keeps it.
+      pending_[PendingKey{op->seq, op->op, std::move(layer)}].add(row);
       return;
     }
     // Every forward op range on the path is the outermost op's: PyTorch numbers each op that

@@ -73,13 +73,17 @@ PhaseMap PhaseMap::from_file(const std::filesystem::path& path) {
   }
 }
 
-std::string PhaseMap::phase_of(const std::vector<std::string>& path) const {
+std::optional<std::string> PhaseMap::matched_phase(const std::vector<std::string>& path) const {
   for (auto it = path.rbegin(); it != path.rend(); ++it)
     for (size_t i = 0; i < compiled_.size(); ++i)
       if (const std::string_view subject = collector::regex_subject(*it);  // a bound on the stack
           std::regex_search(subject.begin(), subject.end(), compiled_[i]))
         return rules_[i].phase;
-  return kOtherPhase;
+  return std::nullopt;
+}
+
+std::string PhaseMap::phase_of(const std::vector<std::string>& path) const {
+  return matched_phase(path).value_or(kOtherPhase);
 }
 
 }  // namespace rf::analyzer

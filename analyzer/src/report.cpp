@@ -99,7 +99,7 @@ void Report::add_launch(const LaunchOutput& launch) {
   }
   call_sites_.add(row);
   if (current_has_memory_ && !row.nvtx.empty() && !path_phases_.contains(row.nvtx))
-    path_phases_.emplace(row.nvtx, row.phase);
+    path_phases_.emplace(row.nvtx, launch.path_phase ? *launch.path_phase : row.phase);  // a path's own phase
 
   kernel_groups_[KernelGroupKey{device_index, row.kernel, row.phase}].add(row, sums);
   if (!roof) {

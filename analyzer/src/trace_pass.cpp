@@ -246,21 +246,33 @@ class RowBuilder {
       path = ctx_.nvtx.attribute(j.launch->thread_id, j.launch->api_start_ns, j.launch->api_end_ns);
     row.nvtx = ctx_.nvtx.path(path).joined;
     out.nvtx_path = &ctx_.nvtx.path(path).names;
-    row.phase = phase_of(path);
-    // A path of no phase on a thread with ranges of its own (a custom autograd Function's range on
-    // the autograd thread): the phase of what holds the call on other threads ("backward").
-    if (row.phase == PhaseMap::kOtherPhase && path != NvtxIndex::kNoPath && j.launch) {
+    const PathPhase& own = phase_of(path);
+    row.phase = own.phase;
+    out.path_phase = &own.phase;
+    // A path no phase rule matches, on a thread with ranges of its own (a custom autograd
+    // Function's range on the autograd thread): the phase of what holds the call around it
+    // ("backward" on the main thread).
+    if (!own.matched && path != NvtxIndex::kNoPath && j.launch) {
       const uint32_t context = ctx_.nvtx.context_path(j.launch->thread_id, j.launch->api_start_ns, j.launch->api_end_ns);
-      if (context != path) row.phase = phase_of(context);
+      if (context != path) row.phase = phase_of(context).phase;
     }
     sink_(out);
   }
 
  private:
-  const std::string& phase_of(uint32_t path) {
+  /// A path's phase, and whether a rule matched (else "other").
+  struct PathPhase {
+    std::string phase;
+    bool matched = false;
+  };
+  /// By path id, cached (an unordered_map's elements stay where they are: out.path_phase points
+  /// into it).
+  const PathPhase& phase_of(uint32_t path) {
     auto it = phase_cache_.find(path);
-    if (it == phase_cache_.end())
-      it = phase_cache_.emplace(path, phases_.phase_of(ctx_.nvtx.path(path).names)).first;
+    if (it == phase_cache_.end()) {
+      std::optional<std::string> m = phases_.matched_phase(ctx_.nvtx.path(path).names);
+      it = phase_cache_.emplace(path, PathPhase{m.value_or(PhaseMap::kOtherPhase), m.has_value()}).first;
+    }
     return it->second;
   }
 
@@ -269,7 +281,7 @@ class RowBuilder {
   const trace::Reader& reader_;
   StreamStats& stats_;
   const std::function<void(const LaunchOutput&)>& sink_;
-  std::unordered_map<uint32_t, std::string> phase_cache_;  // by NVTX path id
+  std::unordered_map<uint32_t, PathPhase> phase_cache_;  // by NVTX path id
   std::unordered_map<trace::StringId, std::string> demangled_;  // by symbol id: demangled once
 
   /// The demangled name of the symbol `id` (demangle(): libstdc++'s, else LLVM's), once per symbol.

@@ -418,13 +418,13 @@ Plan parse_args(const std::vector<std::string>& given) {
                  "profiling (the Range Profiler's metrics, the only collection rfprof has)");
   app.add_flag("-v,--version", plan.version, "print rfprof's version and exit");
   bool& quiet = plan.quiet;
-  bool verbose = false, forward_signals = false;
+  bool verbose = false;
   app.add_flag("--quiet", quiet, "print no notes and no trace names (rfprof's errors are still printed)");
   app.add_flag("--verbose", verbose, "accepted (rfprof prints the same)");
   app.add_flag("--null-stdin", plan.null_stdin, "run the application with /dev/null as its standard input");
-  app.add_flag("--forward-signals", forward_signals,
-               "accepted: rfprof always forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, "
-               "SIGVTALRM, SIGPROF and SIGXCPU to the application");
+  app.add_flag("--forward-signals", plan.forward_signals,
+               "forward SIGUSR1 and SIGUSR2 to the application too (rfprof always forwards SIGINT, SIGTERM, "
+               "SIGHUP, SIGQUIT, SIGALRM, SIGVTALRM, SIGPROF and SIGXCPU; without this flag it ignores SIGUSR1/2)");
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app.parse(reversed);

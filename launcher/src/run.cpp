@@ -36,9 +36,11 @@ extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
   ::kill(child, sig);
 }
 // The signals forwarded to the application (run.h): those whose default action would end rfprof
-// and leave the application running without it, that other processes send (a terminal, Slurm's
-// --signal=USR1@N, a batch system's SIGXCPU warning, kill). Not SIGPIPE (ignored: ignore_sigpipe),
-// SIGCHLD, the job-control signals (a stop cannot be caught) nor the faults of rfprof's own code.
+// and leave the application running without it, that other processes send (a terminal, a batch
+// system's SIGXCPU warning, kill). SIGUSR1 and SIGUSR2 only with --forward-signals, else ignored by
+// rfprof: Slurm's --signal=USR1@N signals every process of the step, and a forwarded copy ran the
+// application's handler (a checkpoint) twice. Not SIGPIPE (ignored: ignore_sigpipe), SIGCHLD, the
+// job-control signals (a stop cannot be caught) nor the faults of rfprof's own code.
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU};
 constexpr size_t kForwardedCount = sizeof kForwarded / sizeof kForwarded[0];
 struct sigaction g_pipe_before {};  // SIGPIPE's disposition before ignore_sigpipe()
@@ -136,7 +138,13 @@ int run_application(const Plan& plan, const std::vector<std::string>& environmen
   sa.sa_sigaction = forward_signal;
   sa.sa_flags = SA_SIGINFO;
   ::sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < kForwardedCount; ++i) ::sigaction(kForwarded[i], &sa, &old[i]);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigemptyset(&ignore.sa_mask);
+  for (size_t i = 0; i < kForwardedCount; ++i) {
+    const bool user = kForwarded[i] == SIGUSR1 || kForwarded[i] == SIGUSR2;
+    ::sigaction(kForwarded[i], user && !plan.forward_signals ? &ignore : &sa, &old[i]);
+  }
   // One that waited is forwarded now, even from the terminal: it may have come before the fork
   // (a Ctrl-C then reached rfprof alone, and was dropped as one the application had too).
   g_forward_all = 1;

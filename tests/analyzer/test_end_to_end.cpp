@@ -129,6 +129,53 @@ TEST(EndToEnd, PhasesOfLaunchesOnOtherThreads) {
   EXPECT_EQ(kt.cell(kt.find("id", "13"), "phase"), "optimizer");
 }
 
+// The fallback applies only where no phase rule matched: a --phase-map rule whose phase is
+// "other" decides (it was replaced by the main thread's phase). And a path's memory peak counts
+// for the path's own phase, not for the phase a launch in it took from other threads (forward
+// showed the 1 GiB allocated only in backward, through a side thread's "prefetch").
+TEST(EndToEnd, PhaseFallbackLeavesMatchedRulesAndMemoryPeaksAlone) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(1, CollectionMode::kTiming);
+    t.memory(true, 900, 0x1000, 1 << 20);  // 1 MiB in use throughout
+    t.push(1, kMain, 1000, "forward");
+    t.launch(13, 0, kMain, 1200);
+    t.push(2, kAutograd, 1500, "prefetch");
+    t.launch(11, 0, kAutograd, 1550);
+    t.pop(2, kAutograd, 1600);
+    t.pop(1, kMain, 2000);
+    t.push(3, kMain, 3000, "backward");
+    t.launch(14, 0, kMain, 3200);
+    t.push(4, kAutograd, 3500, "prefetch");
+    t.memory(true, 3520, 0x100000000, 1ull << 30);
+    t.launch(12, 0, kAutograd, 3550);
+    t.memory(false, 3580, 0x100000000, 1ull << 30);
+    t.pop(4, kAutograd, 3600);
+    t.pop(3, kMain, 4000);
+    for (uint32_t id : {11u, 12u, 13u, 14u}) t.kernel(id, id * 1000, id * 1000 + 500);
+    t.finish();
+  }
+  AnalysisRun r = analyze({dir.path / "t.rftrace"}, dir.path / "report");
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  CsvTable kt = CsvTable::read(dir.path / "report" / "kernels.csv");
+  EXPECT_EQ(kt.cell(kt.find("id", "11"), "phase"), "forward");
+  EXPECT_EQ(kt.cell(kt.find("id", "12"), "phase"), "backward");
+  const CsvTable phases = CsvTable::read(dir.path / "report" / "phases.csv");
+  EXPECT_EQ(phases.cell(phases.find("phase", "forward"), "peak_memory_bytes"), std::to_string(1 << 20));
+  EXPECT_EQ(phases.cell(phases.find("phase", "backward"), "peak_memory_bytes"), std::to_string((1ull << 30) + (1 << 20)));
+
+  std::ofstream(dir.path / "map.json") << R"([{"regex": "prefetch", "phase": "other"},
+    {"regex": "forward", "phase": "forward"}, {"regex": "backward", "phase": "backward"}])";
+  AnalyzeOptions o;
+  o.phase_map = dir.path / "map.json";
+  r = analyze({dir.path / "t.rftrace"}, dir.path / "mapped", o);
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  kt = CsvTable::read(dir.path / "mapped" / "kernels.csv");
+  EXPECT_EQ(kt.cell(kt.find("id", "11"), "phase"), "other");
+  EXPECT_EQ(kt.cell(kt.find("id", "12"), "phase"), "other");
+}
+
 // Counters mode on an H100: the replayed kernel's activity record has no timestamps, so its
 // duration (and FLOP/s) comes from gpu__time_duration.sum; a kernel with timestamps keeps them.
 // Each kernels.csv row says where its launch sits under its device's roofline (roof.h).

@@ -149,6 +149,23 @@ TEST(NvtxAttribution, OverlappingProcessRangesOfTwoThreadsAreOrderedByStart) {
   EXPECT_EQ(x.at(7, 70), "B");
 }
 
+// Eight threads marking their batches with start/end ranges that overlap each other's (a server
+// marking each request): as the oldest open range ends, every prefix of the process ranges' path
+// changes. Interning each prefix took d^2/2 names a transition, and a valid 49 MB trace was
+// refused as past the path budget; now at most one path a transition.
+TEST(NvtxAttribution, OverlappingProcessRangesOfManyThreadsInternOnePathATransition) {
+  NvtxIndex nvtx;
+  constexpr uint64_t kThreads = 8, kPerThread = 1000;
+  uint64_t id = 1;
+  for (uint64_t i = 0; i < kPerThread; ++i)
+    for (uint64_t k = 0; k < kThreads; ++k, ++id)
+      process_range(nvtx, id, 100 + k, i * 80 + k * 10, 100 + k, i * 80 + k * 10 + 75,
+                    "t" + std::to_string(k) + " batch " + std::to_string(i));
+  nvtx.finalize();
+  EXPECT_LE(nvtx.path_count(), 2 * kThreads * kPerThread + 1);
+  EXPECT_EQ(nvtx.path(nvtx.attribute(999, 80 * 500 + 72)).names.size(), 8u);  // all eight open
+}
+
 TEST(NvtxAttribution, EventsInAnyFileOrder) {
   Index x;
   x.nvtx.add(ev(2, NvtxEventKind::kEnd, 5, 50), "");  // the end is read before its start

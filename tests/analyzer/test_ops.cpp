@@ -307,6 +307,9 @@ TEST(OpBreakdown, BackwardOpsMatchForwardOpsOfTheirOwnTrace) {
   b.add(r, {"fc", "aten::linear, seq = 5"});
   b.add(r, {"AddmmBackward0, seq = 5"});
   b.add(r, {"MulBackward0, seq = 9"});  // trace a had no op 9 either
+  // A backward call whose forward op came first is matched at once: nothing kept per call (600
+  // bytes each until the trace's end, for every backward Function of the run).
+  EXPECT_EQ(b.unmatched_backward_calls(), 1u);  // MulBackward0 alone
   b.end_trace();
   const auto& ops = b.by_op();
   ASSERT_TRUE(ops.count("aten::conv2d") && ops.count("aten::linear"));
@@ -329,7 +332,9 @@ TEST(OpBreakdown, ABackwardLaunchBeforeItsForwardOpIsStillItsOps) {
   b.begin_trace();
   b.add(r, {"AddmmBackward0, seq = 6"});
   b.add(r, {"fc", "aten::linear, seq = 6"});
+  EXPECT_EQ(b.unmatched_backward_calls(), 1u);  // kept until the trace's end
   b.end_trace();
+  EXPECT_EQ(b.unmatched_backward_calls(), 0u);
   ASSERT_EQ(b.by_op().size(), 1u);
   EXPECT_EQ(b.by_op().at("aten::linear").forward.launches, 1u);
   EXPECT_EQ(b.by_op().at("aten::linear").backward.launches, 1u);

@@ -268,12 +268,16 @@ TEST(RfprofBinary, CsvPrintsOnlyTheTracesThisRunListed) {
 }
 
 // The signals that would end rfprof and leave the application running without it (Ctrl-C, Slurm's
-// time limit and its --signal=USR1@N, a closed terminal, kill -QUIT) go on to the application,
-// which ends as it would without rfprof; rfprof waits for it and returns 128 + the signal.
+// time limit, a closed terminal, kill -QUIT; SIGUSR1/2 with --forward-signals) go on to the
+// application, which ends as it would without rfprof; rfprof waits for it and returns 128 + the
+// signal. Without --forward-signals rfprof ignores SIGUSR1/2 (it died of them, leaving the
+// application running without it; forwarded always, a checkpoint signal Slurm also sends the
+// application itself ran its handler twice).
 TEST(RfprofBinary, SignalsAreForwardedToTheApplication) {
   const std::vector<int> forwarded = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1,
                                       SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU};
   for (int sig : forwarded) {
+    const bool user = sig == SIGUSR1 || sig == SIGUSR2;
     TempDir dir;
     const auto pid_file = dir.path / "pid";
     const pid_t rfprof = ::fork();
@@ -284,7 +288,11 @@ TEST(RfprofBinary, SignalsAreForwardedToTheApplication) {
       ::setrlimit(RLIMIT_CORE, &no_core);  // SIGQUIT and SIGXCPU dump the application's core
       const std::string script = "echo $$ > " + pid_file.string() + ".tmp && mv " + pid_file.string() +
                                  ".tmp " + pid_file.string() + " && exec sleep 30";
-      ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+      if (user)
+        ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "--forward-signals", "sh", "-c", script.c_str(),
+                static_cast<char*>(nullptr));
+      else
+        ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
       ::_exit(126);
     }
     for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i) ::usleep(10 * 1000);
@@ -302,6 +310,41 @@ TEST(RfprofBinary, SignalsAreForwardedToTheApplication) {
     EXPECT_TRUE(app_gone) << "signal " << sig << " did not reach the application";
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + sig)
         << "signal " << sig << ": rfprof should return the application's 128 + signal, wait status " << status;
+  }
+}
+
+// Without --forward-signals, SIGUSR1 and SIGUSR2 sent to rfprof end neither rfprof nor the
+// application; SIGTERM afterwards still ends both.
+TEST(RfprofBinary, UserSignalsAreIgnoredWithoutForwardSignals) {
+  for (int sig : {SIGUSR1, SIGUSR2}) {
+    TempDir dir;
+    const auto pid_file = dir.path / "pid";
+    const pid_t rfprof = ::fork();
+    ASSERT_GE(rfprof, 0);
+    if (rfprof == 0) {
+      ::signal(sig, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
+      const std::string script = "echo $$ > " + pid_file.string() + ".tmp && mv " + pid_file.string() +
+                                 ".tmp " + pid_file.string() + " && exec sleep 30";
+      ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+      ::_exit(126);
+    }
+    for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i) ::usleep(10 * 1000);
+    ASSERT_TRUE(std::filesystem::exists(pid_file)) << "the application did not start";
+    const pid_t app = std::stoi(slurp(pid_file));
+    ASSERT_EQ(::kill(rfprof, sig), 0);
+    ::usleep(300 * 1000);
+    int status = 0;
+    EXPECT_EQ(::waitpid(rfprof, &status, WNOHANG), 0) << "signal " << sig << " ended rfprof";
+    EXPECT_EQ(::kill(app, 0), 0) << "signal " << sig << " ended the application";
+    ::kill(rfprof, SIGTERM);
+    for (int i = 0; i < 500 && ::waitpid(rfprof, &status, WNOHANG) == 0; ++i) ::usleep(10 * 1000);
+    if (::kill(app, 0) == 0) ::kill(app, SIGKILL);
+    if (::waitpid(rfprof, &status, WNOHANG) == 0) {
+      ::kill(rfprof, SIGKILL);
+      ::waitpid(rfprof, &status, 0);
+    }
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << "wait status " << status;
   }
 }
 

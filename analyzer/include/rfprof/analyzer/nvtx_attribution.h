@@ -150,9 +150,14 @@ class NvtxIndex {
 
   uint32_t intern_name(std::string_view name);
   void close(Range r, uint64_t end_ns);
-  uint32_t intern_path(const std::vector<uint32_t>& names) const;
+  /// The id of the path of `names`, added (with every prefix of it, when `prefixes`) if new.
+  /// Throws NvtxPathBudgetError.
+  uint32_t intern_path(const std::vector<uint32_t>& names, bool prefixes = true) const;
+  /// Adds the path of `names` (not yet a path). Throws NvtxPathBudgetError.
+  uint32_t add_path(const std::vector<uint32_t>& names) const;
   /// The timeline of `ranges` (one thread's thread ranges, or every process range) into `timeline`.
-  void build_timeline(std::span<const Range> ranges, std::vector<Transition>& timeline);
+  /// `prefixes`: intern every prefix of each path too (rule 3 and own_path look them up).
+  void build_timeline(std::span<const Range> ranges, std::vector<Transition>& timeline, bool prefixes = true);
   /// The path of `outer`'s names followed by `inner`'s (either may be kNoPath), interned on first
   /// use. Throws NvtxPathBudgetError.
   uint32_t combine(uint32_t outer, uint32_t inner) const;

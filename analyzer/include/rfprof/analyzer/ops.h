@@ -64,6 +64,9 @@ class OpBreakdown {
   /// Adds one launch with its NVTX path (names outermost first). Launches outside op ranges are
   /// not counted.
   void add(const KernelRow& row, const std::vector<std::string>& path);
+  /// Backward Function calls of this trace whose forward op was not seen yet (kept until
+  /// end_trace()): distinct (seq, op, layer) keys.
+  size_t unmatched_backward_calls() const noexcept { return pending_.size(); }
   /// True once a launch inside an op range was added.
   bool any() const noexcept { return any_; }
   const std::map<std::string, OpSums>& by_op() const noexcept { return by_op_; }
@@ -79,7 +82,8 @@ class OpBreakdown {
     std::string op, layer;
   };
   std::map<uint64_t, Forward> forward_by_seq_;
-  /// A backward Function's launches of this trace, until end_trace() matches them.
+  /// A backward Function's launches of this trace whose forward op was not seen yet, until
+  /// end_trace() matches them (an entry per such call: most backward launches come after theirs).
   struct PendingKey {
     uint64_t seq;
     std::string op, layer;  ///< its own name and layer: used when no forward op has its seq

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <regex>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,8 @@ class PhaseMap {
   /// name, else in the next one out. Each name is searched in its first 4096 bytes
   /// (collector/regex_subject.h).
   std::string phase_of(const std::vector<std::string>& path) const;
+  /// phase_of()'s phase, or nullopt when no rule matched (a rule whose phase is "other" matches).
+  std::optional<std::string> matched_phase(const std::vector<std::string>& path) const;
   const std::vector<PhaseRule>& rules() const noexcept { return rules_; }
 
  private:

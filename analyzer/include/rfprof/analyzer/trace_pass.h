@@ -121,6 +121,9 @@ struct LaunchOutput {
   const std::vector<std::string>* metric_names = nullptr;  ///< nullptr without counters
   const std::vector<double>* metric_values = nullptr;
   const std::vector<std::string>* nvtx_path = nullptr;     ///< range names, outermost first (nullptr: none)
+  /// The phase of the path's own names (row.phase may come from the ranges around the launch on
+  /// other threads instead): what a path's memory peak counts for (phases.csv). Null: row.phase.
+  const std::string* path_phase = nullptr;
 };
 
 /// What pass 2 counted besides the rows.

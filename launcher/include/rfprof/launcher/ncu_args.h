@@ -82,6 +82,10 @@ struct Plan {
   std::string help_text;
   bool version = false;                  ///< -v/--version: print rfprof's version and exit
   bool null_stdin = false;               ///< --null-stdin: the application reads /dev/null
+  /// --forward-signals: SIGUSR1 and SIGUSR2 go on to the application too (without it rfprof
+  /// ignores them: an application-defined signal delivered twice, as when Slurm's
+  /// --signal=USR1@N signals every process of the step, would run its handler twice).
+  bool forward_signals = false;
   bool quiet = false;                    ///< --quiet: no notes, no "rfprof: trace:" lines
   /// One-line notes for stderr before the run ("rfprof: note: ..."): ncu flags accepted whose ncu
   /// meaning rfprof does not reproduce (e.g. --cache-control all: no cache flush).
