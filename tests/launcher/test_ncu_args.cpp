@@ -418,17 +418,23 @@ TEST(NcuArgs, AnEmptyMetricsFlagAddsNothing) {
 // "unset" is the default, the inherited variable is removed (Plan::env_unset).
 TEST(NcuArgs, FlagsGivenAtTheirDefaultStillDecide) {
   const Plan p = parse({"-s", "0", "--replay-mode", "kernel", "--filter-mode", "global", "--launch-skip-before-match",
-                        "0", "--cuda-memory-usage", "false", "--set", "roofline", "app"});
+                        "0", "--cuda-memory-usage", "false", "app"});
   EXPECT_EQ(p.env.at("RFPROF_LAUNCH_SKIP"), "0");
   EXPECT_EQ(p.env.at("RFPROF_REPLAY"), "kernel");
   EXPECT_EQ(p.env.at("RFPROF_FILTER_MODE"), "global");
   EXPECT_EQ(p.env.at("RFPROF_LAUNCH_SKIP_BEFORE_MATCH"), "0");
   EXPECT_EQ(p.env.at("RFPROF_MEMORY"), "0");
+  EXPECT_EQ(parse({"-s", "0", "app"}).env.at("RFPROF_LAUNCH_SKIP"), "0");
+  EXPECT_TRUE(parse({"app"}).env_unset.empty());  // no flag, nothing decided
+}
+
+// *HostApi: --set checks the set with CUPTI's profiler host API, so not in the sanitizer build
+// (scripts/run-tests).
+TEST(NcuArgsHostApi, ASetGivenDecidesOverInheritedMetricsAndMode) {
+  const Plan p = parse({"--set", "roofline", "app"});
   EXPECT_EQ(p.env.at("RFPROF_METRIC_SET"), "hierarchical");
   // --set alone collects the set: no inherited RFPROF_METRICS besides it, nor RFPROF_MODE.
   EXPECT_EQ(p.env_unset, (std::set<std::string>{"RFPROF_METRICS", "RFPROF_MODE"}));
-  EXPECT_EQ(parse({"-s", "0", "app"}).env.at("RFPROF_LAUNCH_SKIP"), "0");
-  EXPECT_TRUE(parse({"app"}).env_unset.empty());  // no flag, nothing decided
   EXPECT_TRUE(parse({"-i", "t.rftrace", "--metrics", "gpu__time_duration.sum"}).env_unset.empty());  // nothing runs
 }
 
