@@ -75,7 +75,7 @@
   // Header.
   document.getElementById('rf-meta').textContent =
     `${data.tool} ${data.version}: ${data.traces.length} trace(s), ${data.totals.launches} launch(es), ` +
-    `${ms(data.totals.duration_ns)} ms GPU time` + boundShare(data.totals) +
+    `${data.totals.duration_ns === null ? '-' : ms(data.totals.duration_ns)} ms GPU time` + boundShare(data.totals) +
     (data.above_roof_count ? `; ${data.above_roof_count} launch(es) above their roof (see summary.json)` : '');
 
   // Roofline: one panel per (trace, device) that has points; ceilings of the device as roofs.
@@ -290,10 +290,10 @@
   const kernels = new Map();
   data.points.forEach((p) => {
     const k = kernels.get(p.kernel) ||
-      { kernel: p.kernel, kernel_short: p.kernel_short, launches: 0, duration_ns: 0, flop: null, dram_bytes: null,
+      { kernel: p.kernel, kernel_short: p.kernel_short, launches: 0, duration_ns: null, flop: null, dram_bytes: null,
         rate_flop: null, rate_ns: 0, roof_weighted: 0, roof_ns: 0, bound_ns: {} };
     k.launches += p.launches;
-    k.duration_ns += p.duration_ns;
+    if (p.duration_ns !== null) k.duration_ns = (k.duration_ns || 0) + p.duration_ns;  // null: no launch timed
     // % of roof: the points' achieved / attainable FLOP/s, weighted by their GPU time; the bound
     // with the most GPU time.
     if (p.roof_fraction != null) {
@@ -319,7 +319,8 @@
   });
   const boundOf = (k) => Object.keys(k.bound_ns).sort((a, b) => k.bound_ns[b] - k.bound_ns[a])[0] || '';
   table('rf-top-kernels', [{ title: 'kernel', get: (k) => k.kernel, short: (k) => k.kernel_short, name: true },
-    { title: '% GPU time', get: (k) => ((100 * k.duration_ns) / total).toFixed(1) }, ...sumColumns,
+    { title: '% GPU time', get: (k) => (k.duration_ns === null ? '' : ((100 * k.duration_ns) / total).toFixed(1)) },
+    ...sumColumns,
     { title: 'bound', get: boundOf },
     { title: '% of roof', get: (k) => (k.roof_ns ? ((100 * k.roof_weighted) / k.roof_ns).toFixed(1) : '') }], top);
   // Peak GPU memory (RFPROF_MEMORY traces only): the column is shown when a row has a value.

@@ -14,6 +14,7 @@
 #include "rfprof/analyzer/batch_thread.h"
 #include "rfprof/analyzer/chrome_trace.h"
 #include "rfprof/analyzer/csv.h"
+#include "rfprof/analyzer/flops.h"
 #include "rfprof/analyzer/memory.h"
 #include "rfprof/analyzer/html_report.h"
 #include "rfprof/analyzer/ncu_import.h"
@@ -145,7 +146,7 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
     std::error_code ec;
     if (!fs::is_regular_file(t, ec)) {
       err << "rfanalyze: " << t.string() << (fs::exists(t, ec) ? ": not a regular file" : ": no such file")
-          << " (expected an ncu --csv --page raw file)\n";
+          << " (expected an ncu CSV: its raw page, ncu --csv --page raw, or its details page, ncu --csv)\n";
       return kExitBadInput;
     }
   }
@@ -198,10 +199,15 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
     if (std::ostream* json = out.open_if_written("trace.json")) {
       timeline.emplace(*json);
       // One time axis from the earliest process start: a later trace that started earlier (another
-      // rank) would otherwise have events before 0, which Perfetto drops.
+      // rank) would otherwise have events before 0, which Perfetto drops. With two or more traces,
+      // from the earliest NVTX range start too (a range before its process's start, as in a
+      // hand-made trace), which only the first trace's begin_trace could still move the axis to.
       std::optional<uint64_t> base;
-      for (const auto& path : options.traces)
+      for (const auto& path : options.traces) {
         if (const auto process = first_process_info(path)) base = std::min(base.value_or(process->start_ns), process->start_ns);
+        if (options.traces.size() > 1)
+          if (const auto nvtx = earliest_nvtx_start(path)) base = std::min(base.value_or(*nvtx), *nvtx);
+      }
       if (base) timeline->set_time_base(*base);
     }
     // trace.json's events are serialized on a thread of their own, while this one writes the CSV
@@ -263,6 +269,13 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
             << ", a rate ncu's roofline sections collect, without the count rfanalyze sums: its launches have no "
                "FLOP or bytes; export with ncu --metrics and the counts (rfprof --list-metrics --set roofline names "
                "them)\n";
+      if (imp.no_used_metric)
+        err << "rfanalyze: note: " << path.string() << ": none of its columns is a metric rfanalyze uses ("
+            << metric::kGpuTime << ", the FLOP counts, dram__bytes_*): its launches have no duration, FLOP or bytes; "
+            << "export with ncu --print-metric-name name and --metrics with the counts (rfprof --list-metrics --set "
+               "roofline names them)\n";
+      if (imp.rows.empty())
+        err << "rfanalyze: note: " << path.string() << ": no launches (an ncu run that profiled no kernel?)\n";
       for (const NcuImport::Process& p : imp.processes) {  // a trace each, as rfprof writes them
         TraceContext ctx;
         ctx.path = path;

@@ -27,12 +27,13 @@ std::optional<double> counted_bytes(const Aggregate& a) {
   return a.counted_launches ? std::optional<double>(a.ai_bytes) : std::nullopt;
 }
 
-/// The page's sums of one key: launches, GPU time (ns), FLOP, DRAM bytes, FLOP/byte, FLOP/s, and
+/// The page's sums of one key: launches, GPU time (ns; null when no launch had a duration, as in
+/// summary.json), FLOP, DRAM bytes, FLOP/byte, FLOP/s, and
 /// the FLOP and time FLOP/s is over (rate_flop, rate_ns: the launches with FLOP and a duration,
 /// Aggregate::flop_per_s), so that sums of keys (the top-kernels table) give the same FLOP/s.
 json sums(const Aggregate& a) {
   return {{"launches", a.launches},
-          {"duration_ns", a.duration_ns},
+          {"duration_ns", a.timed_launches ? json(a.duration_ns) : json(nullptr)},
           {"flop", opt(counted_flop(a))},
           {"dram_bytes", opt(counted_bytes(a))},
           {"arithmetic_intensity", opt(a.arithmetic_intensity())},

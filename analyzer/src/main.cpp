@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> import_ncu;
   // One file per --import-ncu (repeat it for more): traces after it stay traces.
   app.add_option("--import-ncu", import_ncu,
-                 "Nsight Compute raw CSV (ncu --csv --page raw) to analyze like a trace; repeat for several")
+                 "Nsight Compute CSV to analyze like a trace: its raw page (ncu --csv --page raw) or its details "
+                 "page (ncu --csv); repeat for several")
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

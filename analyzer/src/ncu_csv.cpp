@@ -98,13 +98,28 @@ std::string ncu_whole_number(uint64_t value) {
 }
 
 std::string ncu_unit(const std::string& m) {
-  auto has = [&](const char* x) { return m.find(x) != std::string::npos; };
-  if (has("__time_duration")) return "ns";  // ncu 2025.3 (CUDA 13), seen on an H100; older ncu: "nsecond"
-  if (has("bytes")) return "byte";
-  if (has("sectors")) return "sector";
-  if (has("inst_executed")) return "inst";
-  if (has("cycles")) return "cycle";
-  return "";
+  const std::string base = m.substr(0, m.find('.'));
+  auto has = [&](const char* x) { return base.find(x) != std::string::npos; };
+  std::string unit;
+  if (has("__time_duration")) unit = "ns";  // ncu 2025.3 (CUDA 13), seen on an H100; older ncu: "nsecond"
+  else if (has("bytes")) unit = "byte";
+  else if (has("sectors")) unit = "sector";
+  else if (has("inst_executed")) unit = "inst";
+  else if (has("cycles")) unit = "cycle";
+  // The rollup's rate or percentage (launcher's suffix_unit, from the metrics query, agrees):
+  // ".sum.per_second" -> "byte/second", ".per_cycle_*" and ".peak_sustained" -> "inst/cycle"
+  // (cycles per cycle: ""), ".pct*" -> "%"; ".peak_sustained_active/_elapsed" keep the unit.
+  std::string_view rest = std::string_view(m).substr(base.size());
+  for (std::string_view rollup : {".sum", ".avg", ".min", ".max"})
+    if (rest.substr(0, rollup.size()) == rollup && (rest.size() == rollup.size() || rest[rollup.size()] == '.'))
+      rest.remove_prefix(rollup.size());
+  auto per = [&unit](const std::string& denominator) {
+    return unit.empty() ? "1/" + denominator : unit == denominator ? std::string() : unit + "/" + denominator;
+  };
+  if (rest.substr(0, 4) == ".pct") return "%";
+  if (rest.size() >= 11 && rest.substr(rest.size() - 11) == ".per_second") return per("second");
+  if (rest == ".peak_sustained" || rest.substr(0, 10) == ".per_cycle") return per("cycle");
+  return unit;
 }
 
 namespace {

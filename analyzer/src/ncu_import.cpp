@@ -1,4 +1,4 @@
-// ncu raw CSV import (rfprof/analyzer/ncu_import.h).
+// ncu CSV import (raw and details pages) (rfprof/analyzer/ncu_import.h).
 #include "rfprof/analyzer/ncu_import.h"
 
 #include <algorithm>
@@ -46,10 +46,13 @@ std::vector<std::string> ident_fields(const std::vector<std::string>& f, size_t 
 }
 
 std::optional<uint32_t> uint_field(const std::string& s);
+std::optional<std::string> c_locale_number(std::string_view s);
 
 /// "(256, 1, 1)" or "(1,024, 1, 1)" (thousands separators) -> {256, 1, 1}; nullopt when it is
 /// not that shape. The parts are separated by ", " (comma and space), separators have no space.
-std::optional<std::array<int32_t, 3>> dims(const std::string& s) {
+/// Throws NcuImportError naming `where` (FILE:LINE:COLUMN) for a whole part above INT32_MAX,
+/// which no launch has (CUDA's largest grid dimension is 2^31 - 1) and int32_t cannot hold.
+std::optional<std::array<int32_t, 3>> dims(const std::string& s, const std::string& where) {
   if (s.size() < 2 || s.front() != '(' || s.back() != ')') return std::nullopt;
   const std::string inner = s.substr(1, s.size() - 2);
   std::array<int32_t, 3> d{};
@@ -57,9 +60,14 @@ std::optional<std::array<int32_t, 3>> dims(const std::string& s) {
   for (int i = 0; i < 3; ++i) {
     const size_t sep = inner.find(", ", start);
     if ((i < 2) != (sep != std::string::npos)) return std::nullopt;
-    auto v = uint_field(inner.substr(start, i < 2 ? sep - start : std::string::npos));
-    if (!v) return std::nullopt;
-    d[static_cast<size_t>(i)] = static_cast<int32_t>(*v);
+    const std::optional<std::string> t = c_locale_number(inner.substr(start, i < 2 ? sep - start : std::string::npos));
+    if (!t || t->find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    uint64_t v = 0;
+    auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), v);
+    if (ec == std::errc::result_out_of_range || (ec == std::errc() && v > std::numeric_limits<int32_t>::max()))
+      throw NcuImportError(where + ": \"" + s + "\" has a part above 2,147,483,647 (INT32_MAX), which no launch has");
+    if (ec != std::errc() || p != t->data() + t->size()) return std::nullopt;
+    d[static_cast<size_t>(i)] = static_cast<int32_t>(v);
     start = sep + 2;
   }
   return d;
@@ -197,6 +205,22 @@ std::optional<double> ncu_cell_value(const std::string& cell, const std::string&
 
 namespace {
 
+/// A duration of 2^53 ns (104 days) or more is refused: sums of durations (uint64_t ns, Aggregate)
+/// must not wrap, and doubles hold every whole ns below it.
+constexpr double kMaxDurationNs = 9007199254740992.0;  // 2^53
+
+/// Refuses gpu__time_duration.sum's value `ns` (from cell `cell`) when it is negative, infinite or
+/// 2^53 ns or more; NaN (no value) passes. `where`: FILE:LINE:COLUMN.
+void check_duration(double ns, const std::string& cell, const std::string& where) {
+  if (!std::isnan(ns) && !(ns >= 0 && ns < kMaxDurationNs))
+    throw NcuImportError(where + ": gpu__time_duration.sum \"" + cell +
+                         "\" is not a duration (expected 0 to 2^53 ns, 9,007,199,254,740,992)");
+}
+
+/// The most bytes one CSV record may have, quoted newlines included: ncu's records are a few KB
+/// (about 200 device__attribute_* columns); a longer one is a quote that never closes.
+constexpr size_t kMaxRecordBytes = size_t{1} << 20;
+
 /// What read_ncu_csv builds, launch by launch.
 class ImportBuilder {
  public:
@@ -217,9 +241,10 @@ class ImportBuilder {
   bool uses(size_t i) const { return layout_->uses(i); }
 
   /// One launch: `ident`, the 11 fields "ID" .. "CC"; `values`, one per metric (NaN: none);
-  /// `texts`, the metric cells as written (for the device's name). `where`: FILE:LINE.
+  /// `texts`, the metric cells as written (for the device's name). `where`: FILE:LINE;
+  /// `first_metric`: the 0-based column after "CC" (a Block Size or Grid Size error's column).
   void add(const std::vector<std::string>& ident, std::vector<double> values,
-           const std::vector<std::string>& texts, const std::string& where) {
+           const std::vector<std::string>& texts, const std::string& where, size_t first_metric) {
     KernelRow r;
     auto id = uint_field(ident[0]);
     if (!id) throw NcuImportError(where + ":1: ID \"" + ident[0] + "\" is not a number");
@@ -228,8 +253,9 @@ class ImportBuilder {
     r.kernel = ident[4];
     r.context = uint_field(ident[5]);
     r.stream = uint_field(ident[6]);
-    r.block = dims(ident[7]);
-    r.grid = dims(ident[8]);
+    // "Block Size" and "Grid Size" are the 4th and 3rd columns before the metrics (1-based: first_metric - 3, - 2).
+    r.block = dims(ident[7], where + ":" + std::to_string(first_metric - 3));
+    r.grid = dims(ident[8], where + ":" + std::to_string(first_metric - 2));
     r.device = uint_field(ident[9]);
     NcuImport::Process& p = process(r.pid, ident[2], ident[3]);
     if (r.device && !p.devices.count(*r.device)) {
@@ -243,11 +269,10 @@ class ImportBuilder {
       p.devices.emplace(*r.device, std::move(d));
     }
     r.metrics = layout_->evaluate(values);
-    // A duration is a finite, non-negative number of ns below 2^63: anything else (a hostile
-    // "-5", "inf" or "1e30", which llround cannot represent) leaves the launch untimed.
+    // A duration was checked by check_duration (0 to 2^53 ns); NaN ("n/a", empty): untimed.
     if (time_col_) {
       const double t = values[*time_col_];
-      if (std::isfinite(t) && t >= 0 && t < 9.2e18) r.duration_ns = static_cast<uint64_t>(std::llround(t));
+      if (std::isfinite(t) && t >= 0 && t < kMaxDurationNs) r.duration_ns = static_cast<uint64_t>(std::llround(t));
     }
     p.rows.push_back(out_.rows.size());
     out_.rows.push_back(std::move(r));
@@ -328,11 +353,26 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
   std::optional<size_t> name_at, unit_at, value_at;
   std::vector<DetailsLaunch> launches;
   std::set<std::string> ended;  // IDs of details launches before the current one
+  std::set<std::string> ids;    // raw page: IDs of the records read
   size_t cells = 0;             // details rows read
   while (std::getline(in, line)) {
-    ++lineno;
+    const size_t record_line = ++lineno;  // a record's first line (a quoted field may hold newlines)
+    const std::string where = path.string() + ":" + std::to_string(record_line);
+    // A record whose quote is still open at the line's end goes on on the next line (RFC 4180,
+    // as rfprof's own pages quote a kernel name with a newline); only after the header and for a
+    // line that starts as ncu's records do, so that application output cannot swallow records.
+    if (have_header && !line.empty() && line[0] == '"')
+      for (std::string next; std::count(line.begin(), line.end(), '"') % 2 == 1;) {
+        if (!std::getline(in, next)) break;  // split_csv_record names the unterminated field
+        ++lineno;
+        line += '\n';
+        line += next;
+        if (line.size() > kMaxRecordBytes)
+          throw NcuImportError(where + ":1: a record longer than " + std::to_string(kMaxRecordBytes) +
+                               " bytes over lines " + std::to_string(record_line) + " to " + std::to_string(lineno) +
+                               " (a quoted field that never closes?)");
+      }
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string where = path.string() + ":" + std::to_string(lineno);
     if (lineno == 1 && line.size() >= 2 && ((line[0] == '\xff' && line[1] == '\xfe') || (line[0] == '\xfe' && line[1] == '\xff')))
       throw NcuImportError(where + ":1: UTF-16 text (as PowerShell's > writes it); convert it to UTF-8 first, e.g. "
                            "iconv -f UTF-16 -t UTF-8");
@@ -349,6 +389,11 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
                              "\"Grid Size\",\"Device\",\"CC\", then metrics or \"Section Name\",\"Metric Name\",...)");
       fields = h.size();
       first = *metrics_at;
+      std::map<std::string, size_t> column_of;  // a metric named twice: which one would be read?
+      for (size_t i = first; i < h.size(); ++i)
+        if (auto [it, added] = column_of.emplace(h[i], i); !added)
+          throw NcuImportError(where + ":" + std::to_string(i + 1) + ": column \"" + h[i] + "\" again (first column " +
+                               std::to_string(it->second + 1) + "): each metric must have one column");
       for (size_t i = first; i < h.size(); ++i) {
         if (h[i] == "Metric Name") name_at = i;
         if (h[i] == "Metric Unit") unit_at = i;
@@ -363,7 +408,18 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
       continue;
     }
     if (!have_header) continue;                     // ==PROF== lines and application output before it
-    if (line.empty() || line[0] != '"') continue;  // ==PROF== and application lines between records
+    if (line.empty() || line[0] != '"') {  // ==PROF== and application lines between records, but
+      // not a record with its quotes lost (an editor's or a script's rewrite): ncu quotes every field.
+      std::vector<std::string> unquoted;
+      try {
+        unquoted = split_csv_record(line, where);
+      } catch (const NcuImportError&) {
+      }
+      if (unquoted.size() == fields && uint_field(unquoted[0]))
+        throw NcuImportError(where + ":1: unquoted record (ncu quotes every field, \"" + unquoted[0] +
+                             "\",...): a record rewritten by another tool? Export it again with ncu --csv");
+      continue;
+    }
     auto f = split_csv_record(line, where);
     if (f.size() != fields)
       throw NcuImportError(where + ":1: " + std::to_string(f.size()) + " fields, expected " + std::to_string(fields) +
@@ -390,14 +446,17 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
         if (builder.uses(i)) note_scaled(out, out.metric_names[i], units[i]);
       continue;
     }
+    if (!ids.insert(f[0]).second)
+      throw NcuImportError(where + ":1: ID \"" + f[0] + "\" again: a raw page has one record per launch");
     const std::vector<std::string> texts(f.begin() + static_cast<std::ptrdiff_t>(first), f.end());
     std::vector<double> values(texts.size());
     for (size_t i = 0; i < values.size(); ++i) {
       const std::string cell_where = where + ":" + std::to_string(first + i + 1);
       check_locale(texts[i], cell_where);
       values[i] = metric_value(texts[i], units[i], builder.uses(i), cell_where);
+      if (out.metric_names[i] == metric::kGpuTime) check_duration(values[i], texts[i], cell_where);
     }
-    builder.add(ident, std::move(values), texts, where);
+    builder.add(ident, std::move(values), texts, where, first);
   }
   // ncu's roofline sections collect rates, not the counts the formulas sum: said, not silent.
   auto note_rates = [&out](const std::vector<std::string>& names) {
@@ -438,13 +497,18 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
         seen[i] = true;
         texts[i] = c.value;
         if (builder.uses(i)) note_scaled(out, c.name, c.unit);
-        values[i] = metric_value(c.value, c.unit, builder.uses(i),
-                                 path.string() + ":" + std::to_string(c.line) + ":" + std::to_string(*value_at + 1));
+        const std::string cell_where =
+            path.string() + ":" + std::to_string(c.line) + ":" + std::to_string(*value_at + 1);
+        values[i] = metric_value(c.value, c.unit, builder.uses(i), cell_where);
+        if (c.name == metric::kGpuTime) check_duration(values[i], c.value, cell_where);
       }
-      builder.add(l.ident, std::move(values), texts, l.where);
+      builder.add(l.ident, std::move(values), texts, l.where, first);
     }
   }
   if (!value_at) note_rates(out.metric_names);
+  out.no_used_metric = !out.metric_names.empty() && out.rate_metric.empty();
+  for (size_t i = 0; i < out.metric_names.size() && out.no_used_metric; ++i)
+    if (builder.uses(i)) out.no_used_metric = false;
   return out;
 }
 

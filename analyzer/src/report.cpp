@@ -132,11 +132,12 @@ void Report::end_trace(const TraceContext& ctx, const StreamStats& stats) {
   t.command_line = ctx.command_line;
   t.rfprof_version = ctx.rfprof_version;
   t.mode = !ctx.process ? "unknown" : ctx.counters_mode() ? "counters" : "timing";
-  t.format_version = std::to_string(ctx.version_major) + "." + std::to_string(ctx.version_minor);
+  const bool from_trace = ctx.version_major || ctx.version_minor;  // 0.0: an ncu CSV's import, no trace format
+  if (from_trace) t.format_version = std::to_string(ctx.version_major) + "." + std::to_string(ctx.version_minor);
   t.truncated = ctx.truncated;
   t.truncated_at = ctx.truncated_at;
   t.records = ctx.records;
-  if (ctx.process) t.start_ns = ctx.process->start_ns;
+  if (ctx.process && from_trace) t.start_ns = ctx.process->start_ns;  // an import has no start time
   if (ctx.last_event_ns) t.last_event_ns = ctx.last_event_ns;
   if (ctx.end) t.dropped_records = ctx.end->dropped_records;
   t.launches = current_launches_;

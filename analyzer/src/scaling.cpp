@@ -100,7 +100,8 @@ StepRanges step_ranges(const NvtxIndex& nvtx) {
 
 std::optional<double> ProcessRow::samples_per_s() const {
   if (!batch_size || steps.count == 0 || steps.wall_ns == 0) return std::nullopt;
-  return static_cast<double>(*batch_size * steps.count) * 1e9 / static_cast<double>(steps.wall_ns);
+  // In double: batch size times steps may exceed 2^64 (a hostile --batch-size).
+  return static_cast<double>(*batch_size) * static_cast<double>(steps.count) * 1e9 / static_cast<double>(steps.wall_ns);
 }
 
 std::vector<std::string> processes_csv_header() {

@@ -92,7 +92,7 @@ json trace_json(const TraceSummary& t) {
           {"command_line", t.command_line},
           {"rfprof_version", t.rfprof_version},
           {"mode", t.mode},
-          {"format_version", t.format_version},
+          {"format_version", t.format_version.empty() ? json(nullptr) : json(t.format_version)},
           {"truncated", t.truncated},
           {"truncated_at_byte", t.truncated ? json(t.truncated_at) : json(nullptr)},
           {"records", t.records},
@@ -135,19 +135,24 @@ json ceilings_json(const DeviceCeilings& c) {
 json device_json(const DeviceSummary& d, const std::vector<TraceSummary>& traces) {
   const auto& i = d.device.info;
   const DeviceCeilings& c = d.ceilings;
+  // 0 is unknown (no device has 0 SMs or bytes): an ncu CSV's import has none of these but the
+  // compute capability, and a trace a field its driver did not report.
+  auto known = [](auto v) { return v ? json(v) : json(nullptr); };
   return {{"trace", d.trace_index < traces.size() ? json(traces[d.trace_index].path) : json(nullptr)},
           {"pid", d.pid},
           {"device_id", i.device_id},
           {"name", d.device.name},
           {"chip", d.device.chip},
-          {"compute_capability", std::to_string(i.cc_major) + "." + std::to_string(i.cc_minor)},
-          {"sm_count", i.sm_count},
-          {"core_clock_khz", i.core_clock_khz},
-          {"memory_clock_khz", i.memory_clock_khz ? json(i.memory_clock_khz) : json(nullptr)},
-          {"memory_bus_width_bits", i.memory_bus_width_bits ? json(i.memory_bus_width_bits) : json(nullptr)},
-          {"global_memory_bytes", i.global_memory_bytes},
-          {"l2_cache_bytes", i.l2_cache_bytes},
-          {"reported_memory_bandwidth_bytes_per_s", static_cast<double>(i.global_memory_bandwidth_kbps) * 1000.0},
+          {"compute_capability",
+           i.cc_major ? json(std::to_string(i.cc_major) + "." + std::to_string(i.cc_minor)) : json(nullptr)},
+          {"sm_count", known(i.sm_count)},
+          {"core_clock_khz", known(i.core_clock_khz)},
+          {"memory_clock_khz", known(i.memory_clock_khz)},
+          {"memory_bus_width_bits", known(i.memory_bus_width_bits)},
+          {"global_memory_bytes", known(i.global_memory_bytes)},
+          {"l2_cache_bytes", known(i.l2_cache_bytes)},
+          {"reported_memory_bandwidth_bytes_per_s",
+           known(static_cast<double>(i.global_memory_bandwidth_kbps) * 1000.0)},
           {"ceilings", ceilings_json(c)}};
 }
 

@@ -122,9 +122,10 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
   const json& totals = field(data, "totals");
   const json& traces = field(data, "traces");
   const std::optional<double> total_ns = number(totals, "duration_ns");
-  auto share = [&](std::optional<double> ns) -> std::string {
-    if (!ns || !total_ns || *total_ns <= 0) return "-";
-    return fixed(100 * *ns / *total_ns, "%.1f%%");
+  const double total = total_ns.value_or(0.0);
+  auto share = [total](std::optional<double> ns) -> std::string {
+    if (!ns.has_value() || total <= 0) return "-";
+    return fixed(100 * ns.value_or(0.0) / total, "%.1f%%");
   };
   out << "rfanalyze: " << (traces.is_array() ? traces.size() : 0) << " trace(s), "
       << fixed(number(totals, "launches"), "%.0f") << " launches, " << ms(total_ns) << " GPU time, "
@@ -157,7 +158,7 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
   struct Sum {
     double launches = 0, ns = 0, flop = 0, bytes = 0;
     double rate_flop = 0, rate_ns = 0;       // FLOP and time of the launches with both (FLOP/s)
-    bool has_flop = false, has_bytes = false;
+    bool has_ns = false, has_flop = false, has_bytes = false;  // ns: a point with a duration (else "-")
     double roof_weighted = 0, roof_ns = 0;   // roof fractions weighted by GPU time
     std::map<std::string, double> bound_ns;  // GPU time per bound
   };
@@ -168,7 +169,7 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
       if (!field(p, "kernel").is_string()) continue;
       Sum& s = kernels[field(p, "kernel").get<std::string>()];
       s.launches += number(p, "launches").value_or(0);
-      s.ns += number(p, "duration_ns").value_or(0);
+      if (auto ns = number(p, "duration_ns")) s.ns += *ns, s.has_ns = true;
       if (auto f = number(p, "flop")) s.flop += *f, s.has_flop = true;
       if (auto f = number(p, "rate_flop")) s.rate_flop += *f, s.rate_ns += number(p, "rate_ns").value_or(0);
       if (auto b = number(p, "dram_bytes")) s.bytes += *b, s.has_bytes = true;
@@ -195,8 +196,9 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
       double most = -1;
       for (const auto& [b, ns] : s.bound_ns)
         if (ns > most) bound = printable(b), most = ns;
-      out << row({{share(s.ns), 6},
-                  {ms(s.ns), 10},
+      const std::optional<double> ns = s.has_ns ? std::optional<double>(s.ns) : std::nullopt;
+      out << row({{share(ns), 6},
+                  {ms(ns), 10},
                   {fixed(s.launches, "%.0f"), 8},
                   {si(flop_per_s, "FLOP/s"), 14},
                   {fixed(ai, "%.3g"), 9},

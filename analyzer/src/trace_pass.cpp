@@ -140,6 +140,22 @@ std::optional<trace::ProcessInfo> first_process_info(const std::filesystem::path
   return std::nullopt;
 }
 
+std::optional<uint64_t> earliest_nvtx_start(const std::filesystem::path& path) noexcept {
+  std::optional<uint64_t> earliest;
+  try {
+    trace::Reader reader(path);
+    trace::RawRecord raw;
+    trace::Record rec;
+    while (reader.next_raw(raw)) {
+      if (raw.type != static_cast<uint16_t>(trace::RecordType::kNvtx) || !reader.decode(raw, rec)) continue;
+      if (const auto* e = std::get_if<trace::NvtxEvent>(&rec); e && e->kind == trace::NvtxEventKind::kStart)
+        earliest = std::min(earliest.value_or(e->timestamp_ns), e->timestamp_ns);
+    }
+  } catch (...) {  // a corrupt or unreadable trace: read_context says so
+  }
+  return earliest;
+}
+
 TraceContext read_context(const std::filesystem::path& path, RecordChecks checks) {
   try {
     return read_context_records(path, checks);

@@ -327,6 +327,49 @@ TEST(ChromeTrace, TimeAxisTracksAndArgsOfAnUntidyTrace) {
   EXPECT_EQ(process_meta["process_name 31"]["args"]["name"], "process (pid 31)");
 }
 
+// Until 2026-11-29 only the first trace's NVTX ranges could move the time axis back: a later
+// trace's range that began before every process start got a negative ts (Perfetto drops it), and
+// the axis depended on the order of the traces. The axis now starts at the earliest process start
+// or NVTX range start of every trace, in either order.
+TEST(ChromeTrace, ALaterTracesEarlyRangeMovesTheTimeAxisInEitherOrder) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "late.rftrace");
+    t.process(11, trace::CollectionMode::kTiming, 5000);
+    t.launch(5, 0, 77, 5100);
+    t.kernel(5, 5130, 5230);
+    t.finish();
+  }
+  {
+    TraceBuilder t(dir.path / "early.rftrace");
+    t.process(12, trace::CollectionMode::kTiming, 3000);
+    t.push(1, 88, 1000, "main");  // before either process start
+    t.launch(5, 0, 88, 3100);
+    t.kernel(5, 3130, 3230);
+    t.pop(1, 88, 3300);
+    t.finish();
+  }
+  for (const auto& order : {std::vector<std::string>{"late", "early"}, std::vector<std::string>{"early", "late"}}) {
+    const std::filesystem::path out = dir.path / (order[0] + "_first");
+    const testing::AnalysisRun run =
+        testing::analyze({dir.path / (order[0] + ".rftrace"), dir.path / (order[1] + ".rftrace")}, out);
+    ASSERT_EQ(run.status, kExitOk) << run.err;
+    const json doc = json::parse(std::ifstream(out / "trace.json"));
+    for (const auto& e : doc["traceEvents"]) {
+      if (e.contains("ts")) {
+        EXPECT_GE(e["ts"].get<double>(), 0.0) << order[0] << " first: " << e;
+      }
+    }
+    auto ranges = events(doc, "X", "nvtx");
+    ASSERT_EQ(ranges.size(), 1u);
+    EXPECT_DOUBLE_EQ(ranges[0]["ts"].get<double>(), 0.0) << order[0] << " first";  // the axis starts at 1000 ns
+    std::map<int64_t, double> call_ts;  // by pid
+    for (const auto& c : events(doc, "X", "cuda_api")) call_ts[c["pid"].get<int64_t>()] = c["ts"].get<double>();
+    EXPECT_DOUBLE_EQ(call_ts[11], 4.1) << order[0] << " first";  // (5100 - 1000) ns
+    EXPECT_DOUBLE_EQ(call_ts[12], 2.1) << order[0] << " first";  // (3100 - 1000) ns
+  }
+}
+
 // Two traces in one trace.json: one time axis (the earliest process start of the two, the second
 // trace's: no event before 0, which Perfetto would drop), and each trace
 // with its own device names, thread tracks and graph calls. Process 20 has no DeviceInfo and

@@ -65,6 +65,31 @@ nlohmann::json page_of(std::vector<fs::path> traces, const fs::path& out, Analyz
   return page_data(testing::slurp(out / "report.html"));
 }
 
+// Until 2026-11-29 the page's sums wrote a GPU time of 0 where no launch had a duration (summary.json:
+// null), so report.html and the stdout summary showed "0.000 ms"; now null, and "-" in the summary.
+TEST(HtmlReport, NoTimedLaunchIsANullGpuTimeNotZero) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(5, trace::CollectionMode::kTiming);
+    t.launch(1, 0, 1, 100);  // its kernel record never came
+    t.finish();
+  }
+  AnalyzeOptions o;
+  o.traces = {dir.path / "t.rftrace"};
+  o.output_dir = dir.path / "r";
+  std::ostringstream err, summary;
+  ASSERT_EQ(run_analysis(o, err, &summary), kExitOk) << err.str();
+  const nlohmann::json d = page_data(testing::slurp(dir.path / "r" / "report.html"));
+  EXPECT_TRUE(d["totals"]["duration_ns"].is_null()) << d["totals"];
+  ASSERT_EQ(d["points"].size(), 1u);
+  EXPECT_TRUE(d["points"][0]["duration_ns"].is_null()) << d["points"][0];
+  ASSERT_EQ(d["phases"].size(), 1u);
+  EXPECT_TRUE(d["phases"][0]["duration_ns"].is_null()) << d["phases"][0];
+  EXPECT_NE(summary.str().find(", 1 launches, - GPU time, "), std::string::npos) << summary.str();
+  EXPECT_EQ(summary.str().find("0.000 ms"), std::string::npos) << summary.str();
+}
+
 // A launch belongs to a trace: one before the first trace is a caller's bug, not a point.
 TEST(HtmlReport, ALaunchBeforeAnyTraceIsRefused) {
   ReportPage page;

@@ -50,12 +50,15 @@ TEST(RunAnalysis, InputAndOutputProblemsAreNamedOnce) {
   ncu.import_ncu = {dir.path};
   r = analyze({}, out, ncu);
   EXPECT_EQ(r.status, kExitBadInput);
-  EXPECT_EQ(r.err, "rfanalyze: " + dir.path.string() + ": not a regular file (expected an ncu --csv --page raw file)\n");
+  EXPECT_EQ(r.err, "rfanalyze: " + dir.path.string() +
+                       ": not a regular file (expected an ncu CSV: its raw page, ncu --csv --page raw, or its details "
+                       "page, ncu --csv)\n");
   ncu.import_ncu = {dir.path / "missing.csv"};
   r = analyze({}, out, ncu);
   EXPECT_EQ(r.status, kExitBadInput);
   EXPECT_EQ(r.err, "rfanalyze: " + (dir.path / "missing.csv").string() +
-                       ": no such file (expected an ncu --csv --page raw file)\n");
+                       ": no such file (expected an ncu CSV: its raw page, ncu --csv --page raw, or its details "
+                       "page, ncu --csv)\n");
   AnalyzeOptions device;
   device.device = "No Such GPU";
   r = analyze({good}, out, device);

@@ -109,6 +109,18 @@ TEST(Scaling, RowsWithoutStepsTimeOrWallTimeLeaveTheirCellsEmpty) {
   EXPECT_EQ(cell(row, "duration_ns"), "500");
 }
 
+// Until 2026-11-29 batch size times steps was multiplied in uint64_t: --batch-size 2^62 and 8
+// steps wrapped to 0 samples/s in processes.csv (scaling.csv, in double, said 9.2e25).
+TEST(Scaling, SamplesPerSecondOfAHugeBatchDoNotWrap) {
+  ProcessRow row;
+  row.batch_size = uint64_t{1} << 62;
+  row.steps = {.count = 8, .wall_ns = 1'000'000'000};
+  ASSERT_TRUE(row.samples_per_s());
+  EXPECT_DOUBLE_EQ(*row.samples_per_s(), 8.0 * 4611686018427387904.0);
+  row.batch_size = 64;
+  EXPECT_DOUBLE_EQ(*row.samples_per_s(), 512.0);
+}
+
 /// A timing-mode trace of `pid` running `command`: `steps` "step i" ranges of 1 ms (each holding
 /// a 100 us kernel with known counters), plus an unrelated range and, with `unclosed_step`, a
 /// step range still open when the trace ends.

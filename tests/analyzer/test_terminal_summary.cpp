@@ -1,6 +1,7 @@
 // rfanalyze's stdout summary and kernel-name folding (terminal_summary.h).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -16,7 +17,25 @@ TEST(FormatSi, PrefixesAndSignificantDigits) {
   EXPECT_EQ(format_si(1.979e15, "FLOP/s", 3), "1.98 PFLOP/s");
   EXPECT_EQ(format_si(999, "B", 3), "999 B");
   EXPECT_EQ(format_si(0.5, "s", 3), "0.5 s");
-  EXPECT_EQ(format_si(2e21, "B", 3), "2e+03 EB");  // E is the largest prefix
+  EXPECT_EQ(format_si(2e21, "B", 3), "2e+21 B");  // E is the largest prefix: past it, an exponent
+}
+
+// Until 2026-11-29 the prefix was chosen before rounding (999.96 read "1000 FLOP/s", 999.5e9 with
+// three digits "1e+03 GFLOP/s"), a negative value kept no prefix ("-5e+12"), 1e22 read
+// "1e+04 EFLOP/s", and infinity and NaN were printed with a unit ("inf EFLOP/s", "nan FLOP/s").
+TEST(FormatSi, RoundedFirstSignedAndNonFinite) {
+  EXPECT_EQ(format_si(999.96, "FLOP/s", 4), "1 kFLOP/s");
+  EXPECT_EQ(format_si(999950, "FLOP/s", 4), "1 MFLOP/s");
+  EXPECT_EQ(format_si(999.5e9, "FLOP/s", 3), "1 TFLOP/s");
+  EXPECT_EQ(format_si(999.4e9, "FLOP/s", 3), "999 GFLOP/s");
+  EXPECT_EQ(format_si(-5e12, "FLOP/s", 4), "-5 TFLOP/s");
+  EXPECT_EQ(format_si(-999.96, "B", 4), "-1 kB");
+  EXPECT_EQ(format_si(1e22, "FLOP/s", 4), "1e+22 FLOP/s");
+  EXPECT_EQ(format_si(999.96e18, "FLOP/s", 4), "1e+21 FLOP/s");
+  EXPECT_EQ(format_si(0, "B", 4), "0 B");
+  EXPECT_EQ(format_si(std::numeric_limits<double>::infinity(), "FLOP/s", 4), "-");
+  EXPECT_EQ(format_si(-std::numeric_limits<double>::infinity(), "FLOP/s", 4), "-");
+  EXPECT_EQ(format_si(std::numeric_limits<double>::quiet_NaN(), "FLOP/s", 4), "-");
 }
 
 TEST(FoldKernelName, ShortNamesAndNamesWithoutBracketsStayWhole) {
@@ -314,6 +333,29 @@ TEST(TerminalSummary, SkippedOutputsAreNotListed) {
                          {"report.html", "kernels.csv", "ranges.csv", "phases.csv", "roofline.svg", "trace.json",
                           "summary.json"});
   EXPECT_EQ(none_listed.str().substr(none_listed.str().size() - 15), "\noutputs in d/\n") << none_listed.str();
+}
+
+// Until 2026-11-29 report.html's data gave a GPU time of 0 where no launch had a duration (summary.json:
+// null), and the summary printed "0.000 ms"; now "-", for the totals and for a kernel of such points.
+TEST(TerminalSummary, NoDurationIsADashNotZero) {
+  nlohmann::ordered_json d = page_data();
+  d["totals"]["duration_ns"] = nullptr;
+  for (auto& p : d["points"]) p["duration_ns"] = nullptr;
+  d["points"][0]["duration_ns"] = 2'000'000;  // gemm timed; relu and copy not
+  std::ostringstream out;
+  print_terminal_summary(out, d, "r", 3);
+  const std::string s = out.str();
+  EXPECT_NE(s.find(", 6 launches, - GPU time, "), std::string::npos) << s;
+  auto line_of = [&s](const std::string& kernel) {  // the kernel table's line of `kernel`
+    const size_t end = s.find("  " + kernel + "\n");
+    if (end == std::string::npos) return std::string("no line");
+    const size_t begin = s.rfind('\n', end) + 1;
+    return s.substr(begin, end - begin);
+  };
+  // share and GPU time "-" (no total, no duration), 4 launches, FLOP/s over no time: "-".
+  EXPECT_EQ(line_of("relu").rfind("     -           -         4", 0), 0u) << s;
+  EXPECT_EQ(line_of("gemm").rfind("     -    2.000 ms         1", 0), 0u) << s;
+  EXPECT_EQ(s.find("0.000 ms"), std::string::npos) << s;
 }
 
 TEST(TerminalSummary, MissingOrMistypedFieldsPrintADash) {

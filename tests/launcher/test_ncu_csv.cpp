@@ -77,6 +77,27 @@ TEST(NcuCsv, NumbersAsNcuPrintsThem) {
   EXPECT_EQ(ncu_unit("sm__cycles_elapsed.avg"), "cycle");
 }
 
+// Until 2026-11-29 the unit ignored the rollup's suffix: dram__bytes_read.sum.per_second was
+// "byte", an .avg.pct_of_peak_sustained_elapsed "sector" or "", a .per_cycle_elapsed count "inst".
+// As ncu prints them (and as rfprof --list-metrics gives them, launcher's suffix_unit):
+TEST(NcuCsv, UnitsOfRatesAndPercentages) {
+  EXPECT_EQ(ncu_unit("dram__bytes_read.sum.per_second"), "byte/second");
+  EXPECT_EQ(ncu_unit("dram__bytes.sum.per_second"), "byte/second");
+  EXPECT_EQ(ncu_unit("sm__cycles_elapsed.avg.per_second"), "cycle/second");
+  EXPECT_EQ(ncu_unit("gpu__time_duration.sum"), "ns");
+  EXPECT_EQ(ncu_unit("lts__t_sectors.avg.pct_of_peak_sustained_elapsed"), "%");
+  EXPECT_EQ(ncu_unit("sm__throughput.avg.pct_of_peak_sustained_elapsed"), "%");
+  EXPECT_EQ(ncu_unit("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed"), "inst/cycle");
+  EXPECT_EQ(ncu_unit("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_active"), "inst/cycle");
+  EXPECT_EQ(ncu_unit("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"), "inst/cycle");
+  EXPECT_EQ(ncu_unit("lts__t_sectors.sum.peak_sustained_elapsed"), "sector");
+  EXPECT_EQ(ncu_unit("sm__cycles_active.avg.per_cycle_elapsed"), "");  // cycles per cycle
+  EXPECT_EQ(ncu_unit("smsp__warps_launched.sum.per_second"), "1/second");
+  // The rollup alone keeps the base unit, whatever the name's end looks like.
+  EXPECT_EQ(ncu_unit("dram__bytes_read.max"), "byte");
+  EXPECT_EQ(ncu_unit("smsp__inst_executed.sum"), "inst");
+}
+
 TEST(NcuCsv, RawPageMatchesTheGoldenFile) {
   TempDir dir;
   write_trace(dir.path / "t.rftrace");

@@ -20,7 +20,7 @@ inline constexpr int kExitInternalError = 3;  ///< an unexpected exception insid
 /// Inputs of a run (the command line of rfanalyze).
 struct AnalyzeOptions {
   std::vector<std::filesystem::path> traces;       ///< .rftrace files
-  std::vector<std::filesystem::path> import_ncu;   ///< ncu raw CSV files (--import-ncu), after the traces
+  std::vector<std::filesystem::path> import_ncu;   ///< ncu CSVs, raw or details page (--import-ncu), after the traces
   std::filesystem::path output_dir = "rfprof-report";
   std::optional<std::filesystem::path> phase_map;  ///< --phase-map FILE (replaces default rules)
   std::optional<std::filesystem::path> ceilings;   ///< --ceilings FILE (overrides the datasheet)

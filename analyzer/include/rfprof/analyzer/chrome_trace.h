@@ -31,8 +31,9 @@ class ChromeTrace {
   /// kFlushBytes, the last ones at finish(): `out` holds the whole document only after it.
   explicit ChromeTrace(std::ostream& out);
   /// The time (ns, the traces' clock) that is 0 on the time axis: the earliest process start of
-  /// the run's traces (earliest_process_start), so that no trace's events precede it (Perfetto
-  /// drops events of negative "ts"). Call before the first begin_trace.
+  /// the run's traces (first_process_info) and, with two or more traces, their earliest NVTX
+  /// range start (earliest_nvtx_start), so that no trace's events precede it (Perfetto drops
+  /// events of negative "ts"). Call before the first begin_trace.
   void set_time_base(uint64_t base_ns);
   /// Starts a trace: names its process and thread tracks, writes its NVTX ranges (ranges never
   /// ended last until the trace's last event, ctx.last_event_ns, and their "args" say so). Its

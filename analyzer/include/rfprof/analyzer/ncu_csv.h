@@ -73,8 +73,11 @@ std::string ncu_number(double value);
 /// A whole number as ncu prints it, exactly at any size ("18,446,744,073,709,551,615").
 std::string ncu_whole_number(uint64_t value);
 
-/// Base unit of a metric as ncu prints it with --print-units base ("byte", "nsecond", "inst",
-/// "sector", "cycle", ""), from its name.
+/// Unit of a metric as ncu prints it with --print-units base, from its name: the base metric's
+/// ("byte", "ns", "inst", "sector", "cycle", "") and its rollup's suffix: "%" for ".pct*"
+/// (".avg.pct_of_peak_sustained_elapsed"), "<unit>/second" for ".per_second" ("byte/second";
+/// "1/second" without a unit), "<unit>/cycle" for ".per_cycle_active", ".per_cycle_elapsed" and
+/// ".peak_sustained" ("inst/cycle"; cycles per cycle: "").
 std::string ncu_unit(const std::string& metric);
 
 /// One of the launch__* and device__attribute_* columns ncu's raw page prints for every launch

@@ -24,8 +24,8 @@ class NcuImportError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Fields of one CSV record (RFC 4180: quoted fields may hold commas and doubled quotes; one
-/// record per line, as ncu writes). Throws NcuImportError naming `where` and the 1-based column
+/// Fields of one CSV record (RFC 4180: quoted fields may hold commas, doubled quotes and
+/// newlines; read_ncu_csv joins a record's lines). Throws NcuImportError naming `where` and the 1-based column
 /// of an unterminated quote or of text after a closing quote.
 std::vector<std::string> split_csv_record(std::string_view line, const std::string& where);
 
@@ -84,12 +84,22 @@ struct NcuImport {
   /// lacks ("....sum", "dram__bytes_read.sum"): its launches have no FLOP or bytes. Empty when
   /// none, or when the counts are there too.
   std::string rate_metric;
+  /// True when the file has metrics but no formula uses any of them (neither
+  /// gpu__time_duration.sum, nor a FLOP count, nor dram__bytes_*: a CSV written with
+  /// --print-metric-name label, or a --section page of display names) and rate_metric is empty:
+  /// its launches have no duration, FLOP or bytes.
+  bool no_used_metric = false;
 };
 
 /// Reads `path`, a raw or a details page. Throws NcuImportError (FILE:LINE:COLUMN: problem) for a
-/// file without an ncu header (UTF-16 and a second header named as such), a record with the wrong
-/// number of fields, a details-page launch whose rows are not together, a metric a formula uses
-/// that is not a number in a known unit, or any cell written in another locale than C
+/// file without an ncu header (UTF-16 and a second header named as such), a metric column named
+/// twice in the raw page's header, a record with the wrong number of fields, a record whose quote
+/// stays open past 1 MiB (a quoted field may hold newlines: its lines are joined), an unquoted
+/// line that reads as a record (the header's field count, a number as ID: ncu quotes every field;
+/// other unquoted lines are the application's and skipped), a raw-page ID given twice, a
+/// details-page launch whose rows are not together, a metric a formula uses that is not a number
+/// in a known unit, a gpu__time_duration.sum that is negative, infinite or 2^53 ns or more, a
+/// Block Size or Grid Size part above INT32_MAX, or any cell written in another locale than C
 /// (other_locale_number: its values would be read wrongly).
 NcuImport read_ncu_csv(const std::filesystem::path& path);
 

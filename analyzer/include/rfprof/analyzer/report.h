@@ -51,11 +51,12 @@ struct TraceSummary {
   std::string path;
   uint32_t pid = 0;
   std::string hostname, process_name, command_line, rfprof_version, mode;
-  std::string format_version;
+  std::string format_version;  ///< "1.2"; "" for an ncu CSV's import (no trace format)
   bool truncated = false;
   uint64_t truncated_at = 0;
   uint64_t records = 0;
-  std::optional<uint64_t> start_ns;         ///< ProcessInfo start_ns (injection time, CUPTI clock)
+  /// ProcessInfo start_ns (injection time, CUPTI clock); nullopt: none, or an ncu CSV's import.
+  std::optional<uint64_t> start_ns;
   std::optional<uint64_t> last_event_ns;    ///< TraceContext::last_event_ns (nullopt: none)
   std::optional<uint64_t> dropped_records;  ///< from TraceEnd
   uint64_t launches = 0;                    ///< kernels.csv rows from this trace

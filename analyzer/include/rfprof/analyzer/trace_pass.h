@@ -104,6 +104,13 @@ TraceContext read_context(const std::filesystem::path& path, RecordChecks checks
 /// NAME.PID.rftrace.
 std::optional<trace::ProcessInfo> first_process_info(const std::filesystem::path& path) noexcept;
 
+/// The earliest NVTX range start of the trace (ns, CUPTI clock), read from its NVTX records alone
+/// (every other record is framed, not decoded); nullopt without any, or when the file cannot be
+/// read. A corrupt trace gives the earliest start before the corruption (read_context reports it).
+/// rfanalyze reads it for each trace of a run of two or more before writing trace.json, whose time
+/// axis starts at the earliest process start or NVTX range start of them all.
+std::optional<uint64_t> earliest_nvtx_start(const std::filesystem::path& path) noexcept;
+
 /// CollectorError records of one trace with the same code and message.
 struct CollectorErrorRecord {
   trace::ErrorCode code = trace::ErrorCode::kUnknown;
