@@ -289,6 +289,11 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
           rec.info.device_id = id;
           rec.info.cc_major = d.cc_major;
           rec.info.cc_minor = d.cc_minor;
+          rec.info.sm_count = d.sm_count;
+          rec.info.core_clock_khz = d.core_clock_khz;
+          rec.info.memory_clock_khz = d.memory_clock_khz;
+          rec.info.memory_bus_width_bits = d.memory_bus_width_bits;
+          rec.info.l2_cache_bytes = d.l2_cache_bytes;
           rec.name = d.name;
           ctx.devices.emplace(id, std::move(rec));
         }

@@ -106,15 +106,17 @@ std::string ncu_unit(const std::string& m) {
   else if (has("sectors")) unit = "sector";
   else if (has("inst_executed")) unit = "inst";
   else if (has("cycles")) unit = "cycle";
-  // The rollup's rate or percentage (launcher's suffix_unit, from the metrics query, agrees):
-  // ".sum.per_second" -> "byte/second", ".per_cycle_*" and ".peak_sustained" -> "inst/cycle"
-  // (cycles per cycle: ""), ".pct*" -> "%"; ".peak_sustained_active/_elapsed" keep the unit.
+  // The rollup's rate or percentage, as ncu prints them: ".sum.per_second" -> "byte/second",
+  // ".per_cycle_*" and ".peak_sustained" -> "inst/cycle" (cycles per cycle: ""), ".pct*" -> "%";
+  // ".peak_sustained_active/_elapsed" keep the unit. A base unit not known here gives "" (unknown),
+  // never "1/cycle": ncu's own unit may not be a rate at all (sm__warps_active.avg.per_cycle_active
+  // is "warp", a count summed over cycles; the launcher's suffix_unit knows that from the host API).
   std::string_view rest = std::string_view(m).substr(base.size());
   for (std::string_view rollup : {".sum", ".avg", ".min", ".max"})
     if (rest.substr(0, rollup.size()) == rollup && (rest.size() == rollup.size() || rest[rollup.size()] == '.'))
       rest.remove_prefix(rollup.size());
   auto per = [&unit](const std::string& denominator) {
-    return unit.empty() ? "1/" + denominator : unit == denominator ? std::string() : unit + "/" + denominator;
+    return unit.empty() || unit == denominator ? std::string() : unit + "/" + denominator;
   };
   if (rest.substr(0, 4) == ".pct") return "%";
   if (rest.size() >= 11 && rest.substr(rest.size() - 11) == ".per_second") return per("second");

@@ -205,8 +205,8 @@ std::optional<double> ncu_cell_value(const std::string& cell, const std::string&
 
 namespace {
 
-/// A duration of 2^53 ns (104 days) or more is refused: sums of durations (uint64_t ns, Aggregate)
-/// must not wrap, and doubles hold every whole ns below it.
+/// A duration of 2^53 ns (104 days) or more is refused: doubles hold every whole ns below it (the
+/// sums of GPU time saturate at UINT64_MAX ns rather than wrap, rows.cpp).
 constexpr double kMaxDurationNs = 9007199254740992.0;  // 2^53
 
 /// Refuses gpu__time_duration.sum's value `ns` (from cell `cell`) when it is negative, infinite or
@@ -232,9 +232,12 @@ class ImportBuilder {
     layout_.emplace(out_.metric_names);
     time_col_.reset();
     name_col_.reset();
+    attribute_cols_.clear();
     for (size_t i = 0; i < out_.metric_names.size(); ++i) {
       if (out_.metric_names[i] == metric::kGpuTime) time_col_ = i;
       if (out_.metric_names[i] == "device__attribute_display_name") name_col_ = i;
+      for (const auto& a : kDeviceAttributes)
+        if (out_.metric_names[i] == a.name) attribute_cols_.push_back({i, a.field});
     }
   }
   /// Whether a formula uses metric `i` (set_metrics first).
@@ -266,6 +269,9 @@ class ImportBuilder {
         d.cc_major = static_cast<uint32_t>(uint_field(cc.substr(0, dot)).value_or(0));
         d.cc_minor = static_cast<uint32_t>(uint_field(cc.substr(dot + 1)).value_or(0));
       }
+      for (const auto& [col, field] : attribute_cols_)  // the raw page's device__attribute_* columns
+        if (const double v = values[col]; std::isfinite(v) && v >= 0 && v <= 4294967295.0)
+          d.*field = static_cast<uint32_t>(v);
       p.devices.emplace(*r.device, std::move(d));
     }
     r.metrics = layout_->evaluate(values);
@@ -291,6 +297,19 @@ class ImportBuilder {
   std::map<std::pair<uint32_t, std::string>, size_t> process_index_;  // (pid, host) -> index
   std::optional<MetricLayout> layout_;
   std::optional<size_t> time_col_, name_col_;
+  /// The device__attribute_* columns read into Device (cuDeviceGetAttribute's values, as ncu
+  /// prints them: SMs, kHz, kHz, bits, bytes).
+  struct DeviceAttribute {
+    const char* name;
+    uint32_t NcuImport::Device::*field;
+  };
+  static constexpr DeviceAttribute kDeviceAttributes[] = {
+      {"device__attribute_multiprocessor_count", &NcuImport::Device::sm_count},
+      {"device__attribute_clock_rate", &NcuImport::Device::core_clock_khz},
+      {"device__attribute_memory_clock_rate", &NcuImport::Device::memory_clock_khz},
+      {"device__attribute_global_memory_bus_width", &NcuImport::Device::memory_bus_width_bits},
+      {"device__attribute_l2_cache_size", &NcuImport::Device::l2_cache_bytes}};
+  std::vector<std::pair<size_t, uint32_t NcuImport::Device::*>> attribute_cols_;
 };
 
 /// One metric cell's value in base units (NaN: none): an error only for the metrics a formula
@@ -338,6 +357,35 @@ struct DetailsLaunch {
 
 }  // namespace
 
+namespace {
+
+/// Reads one line, without its '\n' and a '\r' before it (CRLF), into `line`; false at the end of
+/// the input. Past `limit` bytes the rest of the line is read but not kept, and `too_long` is set:
+/// a 100 MB line takes no 100 MB.
+bool read_line(std::istream& in, std::string& line, size_t limit, bool& too_long) {
+  line.clear();
+  too_long = false;
+  std::streambuf* sb = in.rdbuf();
+  bool any = false;
+  for (;;) {
+    const int c = sb->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      if (!any) in.setstate(std::ios::eofbit | std::ios::failbit);
+      break;
+    }
+    any = true;
+    if (c == '\n') break;
+    if (line.size() < limit)
+      line.push_back(static_cast<char>(c));
+    else
+      too_long = true;
+  }
+  if (!too_long && !line.empty() && line.back() == '\r') line.pop_back();
+  return any;
+}
+
+}  // namespace
+
 NcuImport read_ncu_csv(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NcuImportError(path.string() + ":0:0: cannot be opened");
@@ -355,24 +403,35 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
   std::set<std::string> ended;  // IDs of details launches before the current one
   std::set<std::string> ids;    // raw page: IDs of the records read
   size_t cells = 0;             // details rows read
-  while (std::getline(in, line)) {
+  bool too_long = false;
+  const auto record_too_long = [&](const std::string& where, size_t from, size_t to) {
+    return NcuImportError(where + ":1: a record longer than " + std::to_string(kMaxRecordBytes) + " bytes" +
+                          (from == to ? std::string() : " over lines " + std::to_string(from) + " to " + std::to_string(to)) +
+                          " (a quoted field that never closes?)");
+  };
+  while (read_line(in, line, kMaxRecordBytes, too_long)) {
     const size_t record_line = ++lineno;  // a record's first line (a quoted field may hold newlines)
     const std::string where = path.string() + ":" + std::to_string(record_line);
+    const bool record = have_header && !line.empty() && line[0] == '"';
+    if (too_long) {  // application output (a progress bar's \r without \n) is skipped, a record refused
+      if (record) throw record_too_long(where, record_line, lineno);
+      continue;
+    }
     // A record whose quote is still open at the line's end goes on on the next line (RFC 4180,
     // as rfprof's own pages quote a kernel name with a newline); only after the header and for a
     // line that starts as ncu's records do, so that application output cannot swallow records.
-    if (have_header && !line.empty() && line[0] == '"')
-      for (std::string next; std::count(line.begin(), line.end(), '"') % 2 == 1;) {
-        if (!std::getline(in, next)) break;  // split_csv_record names the unterminated field
+    // The quotes' parity is kept, not counted again over the joined record at every line.
+    if (record) {
+      bool open = std::count(line.begin(), line.end(), '"') % 2 == 1;
+      for (std::string next; open;) {
+        if (!read_line(in, next, kMaxRecordBytes, too_long)) break;  // split_csv_record names the field
         ++lineno;
+        if (too_long || line.size() + 1 + next.size() > kMaxRecordBytes) throw record_too_long(where, record_line, lineno);
         line += '\n';
         line += next;
-        if (line.size() > kMaxRecordBytes)
-          throw NcuImportError(where + ":1: a record longer than " + std::to_string(kMaxRecordBytes) +
-                               " bytes over lines " + std::to_string(record_line) + " to " + std::to_string(lineno) +
-                               " (a quoted field that never closes?)");
+        open ^= (std::count(next.begin(), next.end(), '"') % 2) == 1;
       }
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    }
     if (lineno == 1 && line.size() >= 2 && ((line[0] == '\xff' && line[1] == '\xfe') || (line[0] == '\xfe' && line[1] == '\xff')))
       throw NcuImportError(where + ":1: UTF-16 text (as PowerShell's > writes it); convert it to UTF-8 first, e.g. "
                            "iconv -f UTF-16 -t UTF-8");
@@ -415,7 +474,8 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
         unquoted = split_csv_record(line, where);
       } catch (const NcuImportError&) {
       }
-      if (unquoted.size() == fields && uint_field(unquoted[0]))
+      // ncu's Block Size "(256, 1, 1)" and numbers "89,696" give more fields once unquoted.
+      if (unquoted.size() >= fields && uint_field(unquoted[0]) && uint_field(unquoted[1]))
         throw NcuImportError(where + ":1: unquoted record (ncu quotes every field, \"" + unquoted[0] +
                              "\",...): a record rewritten by another tool? Export it again with ncu --csv");
       continue;
@@ -436,7 +496,7 @@ NcuImport read_ncu_csv(const std::filesystem::path& path) {
                                "each launch's rows together");
         launches.push_back(DetailsLaunch{std::move(ident), where, {}});
       }
-      launches.back().cells.push_back({f[*name_at], f[*unit_at], f[*value_at], lineno});
+      launches.back().cells.push_back({f[*name_at], f[*unit_at], f[*value_at], record_line});
       ++cells;
       continue;
     }

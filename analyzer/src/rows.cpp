@@ -1,14 +1,22 @@
 // kernels.csv / ranges.csv / phases.csv rows (rfprof/analyzer/rows.h).
 #include "rfprof/analyzer/rows.h"
 
-
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 #include "rfprof/analyzer/csv.h"
 
 namespace rf::analyzer {
+
 namespace {
+
+/// a + b, or UINT64_MAX where it would wrap: GPU time sums (ns) of traces or imports whose
+/// durations add up past 584 years stay the largest value instead of becoming small.
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<uint64_t>::max() : sum;
+}
 
 /// The tensor and cache-level column names, in order: tensor_<p>_flop (tensor_int8_ops) dense,
 /// then tensor_<p>_sparse_flop (tensor_int8_sparse_ops), then l2_bytes, l1_bytes.
@@ -130,7 +138,7 @@ void KernelRow::csv_fields(const RoofCheck* roof, std::vector<std::string>& f) c
 void Aggregate::add(const KernelRow& row, const LaunchTotals& totals) {
   ++launches;
   if (row.duration_ns) {
-    duration_ns += *row.duration_ns;
+    duration_ns = saturating_add(duration_ns, *row.duration_ns);
     ++timed_launches;
   }
   fp64_flop.add(row.metrics.fp64_flop);
@@ -165,13 +173,13 @@ void Aggregate::add(const KernelRow& row, const LaunchTotals& totals) {
   }
   if (flop && row.duration_ns && *row.duration_ns > 0) {  // as flop_per_s of one launch (flops.h)
     rate_flop += *flop;
-    rate_ns += *row.duration_ns;
+    rate_ns = saturating_add(rate_ns, *row.duration_ns);
   }
 }
 
 void Aggregate::merge(const Aggregate& o) {
   launches += o.launches;
-  duration_ns += o.duration_ns;
+  duration_ns = saturating_add(duration_ns, o.duration_ns);
   timed_launches += o.timed_launches;
   fp64_flop.merge(o.fp64_flop);
   fp32_flop.merge(o.fp32_flop);
@@ -196,7 +204,7 @@ void Aggregate::merge(const Aggregate& o) {
   ai_flop += o.ai_flop;
   ai_bytes += o.ai_bytes;
   rate_flop += o.rate_flop;
-  rate_ns += o.rate_ns;
+  rate_ns = saturating_add(rate_ns, o.rate_ns);
   memory_bound_ns += o.memory_bound_ns;
   compute_bound_ns += o.compute_bound_ns;
 }

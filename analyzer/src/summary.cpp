@@ -135,8 +135,9 @@ json ceilings_json(const DeviceCeilings& c) {
 json device_json(const DeviceSummary& d, const std::vector<TraceSummary>& traces) {
   const auto& i = d.device.info;
   const DeviceCeilings& c = d.ceilings;
-  // 0 is unknown (no device has 0 SMs or bytes): an ncu CSV's import has none of these but the
-  // compute capability, and a trace a field its driver did not report.
+  // 0 is unknown (no device has 0 SMs or bytes): an ncu CSV's import has only the compute
+  // capability and the raw page's device__attribute_* columns (SMs, clocks, bus width, L2), and a
+  // trace lacks a field its driver did not report.
   auto known = [](auto v) { return v ? json(v) : json(nullptr); };
   return {{"trace", d.trace_index < traces.size() ? json(traces[d.trace_index].path) : json(nullptr)},
           {"pid", d.pid},

@@ -3,6 +3,7 @@
 // a grid that cannot be summed or held), and the notes on a file that gives nothing to analyze.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -240,6 +241,73 @@ TEST(NcuImportRecords, WhatTheCsvDoesNotHoldIsNullInSummaryJson) {
   for (const char* key : {"sm_count", "core_clock_khz", "memory_clock_khz", "memory_bus_width_bits",
                           "global_memory_bytes", "l2_cache_bytes", "reported_memory_bandwidth_bytes_per_s"})
     EXPECT_TRUE(d[key].is_null()) << key << ": " << d[key];
+}
+
+// From the review of 3f2ca56. A record with every quote stripped (ncu's "(256, 1, 1)" and
+// "1,000" then split into more fields than the header's) was still skipped; a quoted field's
+// lines in a CRLF file kept their '\r'; a details cell's position was its record's last line.
+TEST(NcuImportRecords, StrippedQuotesCrlfAndDetailsPositions) {
+  TempDir dir;
+  std::string stripped = record("1");
+  stripped.erase(std::remove(stripped.begin(), stripped.end(), '"'), stripped.end());
+  write(dir.path / "stripped.csv", raw_head(kMetrics, kUnits) + record("0") + stripped);
+  EXPECT_EQ(error_of(dir.path / "stripped.csv").rfind((dir.path / "stripped.csv").string() + ":4:1: unquoted record", 0),
+            0u)
+      << error_of(dir.path / "stripped.csv");
+
+  std::string crlf = raw_head(kMetrics, kUnits) + "\"0\",\"100\",\"p\",\"h\",\"my\nkernel\",\"1\",\"7\","
+                     "\"(256, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"1,000\",\"500\",\"100\"\n";
+  std::string with_cr;
+  for (char c : crlf) with_cr += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  write(dir.path / "crlf.csv", with_cr);
+  const NcuImport imp = read_ncu_csv(dir.path / "crlf.csv");
+  ASSERT_EQ(imp.rows.size(), 1u);
+  EXPECT_EQ(imp.rows[0].kernel, "my\nkernel");
+}
+
+// A line longer than 1 MiB: an application's (a progress bar redrawn with \r and no \n) is
+// skipped, a record's is refused, and neither is held in memory whole (the cap applied only after
+// a whole line was read: 200 MB for a 100 MB line).
+TEST(NcuImportRecords, LinesPastTheCapAreSkippedOrRefusedUnread) {
+  TempDir dir;
+  const std::string big(3u << 20, 'x');
+  write(dir.path / "bar.csv", "progress " + big + "\n" + raw_head(kMetrics, kUnits) + record("0") + big + "\n" + record("1"));
+  EXPECT_EQ(read_ncu_csv(dir.path / "bar.csv").rows.size(), 2u);
+  write(dir.path / "long.csv", raw_head(kMetrics, kUnits) + "\"0\",\"" + big + "\"\n");
+  EXPECT_EQ(error_of(dir.path / "long.csv").rfind((dir.path / "long.csv").string() + ":3:1: a record longer than 1048576 bytes", 0), 0u)
+      << error_of(dir.path / "long.csv").substr(0, 200);
+}
+
+// The raw page's device__attribute_* columns are the device's SMs, clocks, bus width and L2 in
+// summary.json (null before: "not in an ncu CSV", though the raw page has them).
+TEST(NcuImportRecords, DeviceAttributesOfTheRawPageAreRead) {
+  TempDir dir;
+  const std::vector<std::string> metrics = {"device__attribute_clock_rate", "device__attribute_multiprocessor_count",
+                                            "device__attribute_l2_cache_size", "gpu__time_duration.sum"};
+  write(dir.path / "dev.csv", raw_head(metrics, {"", "", "", "ns"}) +
+                                  "\"0\",\"100\",\"p\",\"h\",\"k\",\"1\",\"7\",\"(256, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\","
+                                  "\"1,980,000\",\"132\",\"52,428,800\",\"1,000\"\n");
+  const testing::AnalysisRun run = import(dir.path / "dev.csv", dir.path);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "out" / "summary.json"));
+  const auto& d = s["devices"][0];
+  EXPECT_EQ(d["sm_count"], 132);
+  EXPECT_EQ(d["core_clock_khz"], 1980000);
+  EXPECT_EQ(d["l2_cache_bytes"], 52428800);
+  EXPECT_TRUE(d["memory_clock_khz"].is_null());  // not in this file
+}
+
+// Durations each below 2^53 ns still add up past 2^64: the sum saturates instead of wrapping to a
+// small number (2,049 launches of 2^53 - 1 ns gave 9,007,199,254,738,943 ns in all).
+TEST(NcuImportRecords, SummedDurationsSaturate) {
+  TempDir dir;
+  std::string csv = raw_head(kMetrics, kUnits);
+  for (int i = 0; i < 2049; ++i) csv += record(std::to_string(i), "9007199254740991");
+  write(dir.path / "wrap.csv", csv);
+  const testing::AnalysisRun run = import(dir.path / "wrap.csv", dir.path);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const nlohmann::json s = nlohmann::json::parse(std::ifstream(dir.path / "out" / "summary.json"));
+  EXPECT_EQ(s["totals"]["duration_ns"].get<uint64_t>(), UINT64_MAX);
 }
 
 }  // namespace

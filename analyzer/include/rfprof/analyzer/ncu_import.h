@@ -61,9 +61,16 @@ struct NcuImport {
   /// device__attribute_display_name when the CSV has it ("" when not, e.g. a --metrics list
   /// without it), compute capability from "CC" ("9.0"). (ncu's device__attribute_chip is a
   /// number, e.g. 384 on an H100, not a chip name: not used.)
+  /// A device, from its launches' "Device", "CC" and (raw page) device__attribute_* columns;
+  /// 0: not in the file.
   struct Device {
     std::string name;
     uint32_t cc_major = 0, cc_minor = 0;
+    uint32_t sm_count = 0;               ///< device__attribute_multiprocessor_count
+    uint32_t core_clock_khz = 0;         ///< device__attribute_clock_rate (kHz)
+    uint32_t memory_clock_khz = 0;       ///< device__attribute_memory_clock_rate (kHz)
+    uint32_t memory_bus_width_bits = 0;  ///< device__attribute_global_memory_bus_width (bits)
+    uint32_t l2_cache_bytes = 0;         ///< device__attribute_l2_cache_size (bytes)
   };
   /// One profiled process (ncu profiles every process of the command by default): "Process ID",
   /// "Process Name" and "Host Name" of its rows, the indexes of its rows in `rows`, its devices.
