@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analyzer_samples.h"
+#include "ncu_import_samples.h"
 #include "rfprof/analyzer/analyze.h"
 #include "rfprof/analyzer/ncu_import.h"
 
@@ -74,16 +75,8 @@ std::string details_of(const std::filesystem::path& raw, bool rules = false) {
   return out;
 }
 
-void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-std::string error_of(const std::filesystem::path& p) {
-  try {
-    read_ncu_csv(p);
-  } catch (const NcuImportError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+void write(const std::filesystem::path& p, const std::string& text) { testing::write_text(p, text); }
+std::string error_of(const std::filesystem::path& p) { return testing::import_error_of(p); }
 
 // Until 2026-11-29 the details page's header passed as a raw page's, and each metric row became a
 // launch without FLOP, bytes or duration (56 for ffma.ncu.csv's one launch), exit 0.

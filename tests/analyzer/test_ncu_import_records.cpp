@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer_samples.h"
+#include "ncu_import_samples.h"
 #include "rfprof/analyzer/analyze.h"
 #include "rfprof/analyzer/ncu_csv.h"
 #include "rfprof/analyzer/ncu_import.h"
@@ -40,16 +41,8 @@ std::string record(const std::string& id, const std::string& ns = "1,000", const
          "\",\"500\",\"100\"\n";
 }
 
-void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-std::string error_of(const std::filesystem::path& p) {
-  try {
-    read_ncu_csv(p);
-  } catch (const NcuImportError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+void write(const std::filesystem::path& p, const std::string& text) { testing::write_text(p, text); }
+std::string error_of(const std::filesystem::path& p) { return testing::import_error_of(p); }
 
 /// rfanalyze --import-ncu `csv` into `dir`/out.
 testing::AnalysisRun import(const std::filesystem::path& csv, const std::filesystem::path& dir) {

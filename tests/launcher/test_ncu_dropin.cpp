@@ -212,6 +212,19 @@ TEST(NcuDropIn, OutputIsCheckedBeforeTheRun) {
   fs::remove_all(dir);
 }
 
+/// check_plan(parse_args(`args`)) with `vars` as rfprof's environment: its ArgsError message, or "".
+std::string check_with(const std::map<std::string, std::string>& vars, const std::vector<std::string>& args) {
+  try {
+    check_plan(parse_args(args), [&](const std::string& name) -> std::optional<std::string> {
+      if (auto it = vars.find(name); it != vars.end()) return it->second;
+      return std::nullopt;
+    });
+  } catch (const ArgsError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // check_plan reads the RFPROF_* variables as the application will: the plan's over the process's
 // own, each problem named by the flag that set it or as the environment's.
 TEST(NcuDropIn, ThePlansVariablesGoOverTheEnvironments) {
@@ -220,17 +233,7 @@ TEST(NcuDropIn, ThePlansVariablesGoOverTheEnvironments) {
   write_file(dir / "rep_0.rftrace", "x");
   write_file(dir / "rep.rftrace", "x");
   std::map<std::string, std::string> vars;
-  auto check = [&](const std::vector<std::string>& args) -> std::string {
-    try {
-      check_plan(parse_args(args), [&](const std::string& name) -> std::optional<std::string> {
-        if (auto it = vars.find(name); it != vars.end()) return it->second;
-        return std::nullopt;
-      });
-    } catch (const ArgsError& e) {
-      return e.what();
-    }
-    return "";
-  };
+  auto check = [&](const std::vector<std::string>& args) { return check_with(vars, args); };
   vars = {{"RFPROF_METRIC_SET", "bogus"}};
   EXPECT_EQ(check({"--set", "roofline", "app"}), "");  // the flag's value is the one read
   EXPECT_TRUE(has(check({"app"}), "rfprof: the environment's RFPROF_METRIC_SET=\"bogus\"")) << check({"app"});
@@ -258,17 +261,7 @@ TEST(NcuDropIn, ThePlansVariablesGoOverTheEnvironments) {
 // and one of rfprof's environment says that the latter came from the environment.
 TEST(NcuDropIn, FlagsGivenDecideOverTheEnvironmentsVariables) {
   std::map<std::string, std::string> vars;
-  auto check = [&](const std::vector<std::string>& args) -> std::string {
-    try {
-      check_plan(parse_args(args), [&](const std::string& name) -> std::optional<std::string> {
-        if (auto it = vars.find(name); it != vars.end()) return it->second;
-        return std::nullopt;
-      });
-    } catch (const ArgsError& e) {
-      return e.what();
-    }
-    return "";
-  };
+  auto check = [&](const std::vector<std::string>& args) { return check_with(vars, args); };
   // The inherited step replay would refuse -k; --replay-mode kernel given decides.
   vars = {{"RFPROF_REPLAY", "step"}, {"RFPROF_PROFILE_FROM_START", "off"}};
   EXPECT_EQ(check({"--replay-mode", "kernel", "-k", "gemm", "app"}), "");

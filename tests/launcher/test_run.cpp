@@ -267,6 +267,29 @@ TEST(RfprofBinary, CsvPrintsOnlyTheTracesThisRunListed) {
       << slurp(dir.path / "err3.txt");
 }
 
+/// rfprof `flags` running `sh -c` that writes its pid to `pid_file` and sleeps 30 s, started with
+/// the signals in `defaults` at their default action (as from a terminal) and no core dumps.
+/// Returns rfprof's pid, or -1 when fork failed.
+pid_t start_rfprof_with_sleeper(const std::vector<std::string>& flags, const std::filesystem::path& pid_file,
+                                const std::vector<int>& defaults) {
+  const pid_t rfprof = ::fork();
+  if (rfprof != 0) return rfprof;
+  for (int s : defaults) ::signal(s, SIG_DFL);
+  const struct rlimit no_core = {0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);  // SIGQUIT and SIGXCPU dump the application's core
+  const std::string script = "echo $$ > " + pid_file.string() + ".tmp && mv " + pid_file.string() + ".tmp " +
+                             pid_file.string() + " && exec sleep 30";
+  std::vector<std::string> args = {RFPROF_BIN};
+  args.insert(args.end(), flags.begin(), flags.end());
+  for (const char* a : {"sh", "-c"}) args.emplace_back(a);
+  args.push_back(script);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(RFPROF_BIN, argv.data());
+  ::_exit(126);
+}
+
 // The signals that would end rfprof and leave the application running without it (Ctrl-C, Slurm's
 // time limit, a closed terminal, kill -QUIT; SIGUSR1/2 with --forward-signals) go on to the
 // application, which ends as it would without rfprof; rfprof waits for it and returns 128 + the
@@ -280,21 +303,10 @@ TEST(RfprofBinary, SignalsAreForwardedToTheApplication) {
     const bool user = sig == SIGUSR1 || sig == SIGUSR2;
     TempDir dir;
     const auto pid_file = dir.path / "pid";
-    const pid_t rfprof = ::fork();
+    const pid_t rfprof = start_rfprof_with_sleeper(
+        user ? std::vector<std::string>{"--quiet", "--forward-signals"} : std::vector<std::string>{"--quiet"}, pid_file,
+        forwarded);
     ASSERT_GE(rfprof, 0);
-    if (rfprof == 0) {
-      for (int s : forwarded) ::signal(s, SIG_DFL);  // as from a terminal, not ignored
-      const struct rlimit no_core = {0, 0};
-      ::setrlimit(RLIMIT_CORE, &no_core);  // SIGQUIT and SIGXCPU dump the application's core
-      const std::string script = "echo $$ > " + pid_file.string() + ".tmp && mv " + pid_file.string() +
-                                 ".tmp " + pid_file.string() + " && exec sleep 30";
-      if (user)
-        ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "--forward-signals", "sh", "-c", script.c_str(),
-                static_cast<char*>(nullptr));
-      else
-        ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
-      ::_exit(126);
-    }
     for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i) ::usleep(10 * 1000);
     ASSERT_TRUE(std::filesystem::exists(pid_file)) << "the application did not start";
     const pid_t app = std::stoi(slurp(pid_file));
@@ -319,16 +331,8 @@ TEST(RfprofBinary, UserSignalsAreIgnoredWithoutForwardSignals) {
   for (int sig : {SIGUSR1, SIGUSR2}) {
     TempDir dir;
     const auto pid_file = dir.path / "pid";
-    const pid_t rfprof = ::fork();
+    const pid_t rfprof = start_rfprof_with_sleeper({"--quiet"}, pid_file, {sig, SIGTERM});
     ASSERT_GE(rfprof, 0);
-    if (rfprof == 0) {
-      ::signal(sig, SIG_DFL);
-      ::signal(SIGTERM, SIG_DFL);
-      const std::string script = "echo $$ > " + pid_file.string() + ".tmp && mv " + pid_file.string() +
-                                 ".tmp " + pid_file.string() + " && exec sleep 30";
-      ::execl(RFPROF_BIN, RFPROF_BIN, "--quiet", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
-      ::_exit(126);
-    }
     for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i) ::usleep(10 * 1000);
     ASSERT_TRUE(std::filesystem::exists(pid_file)) << "the application did not start";
     const pid_t app = std::stoi(slurp(pid_file));
