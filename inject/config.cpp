@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
 
@@ -495,7 +496,9 @@ bool append_trace_list(const std::filesystem::path& list, const std::filesystem:
     if (fd < 0) return false;
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      const int err = S_ISREG(st.st_mode) ? errno : EINVAL;  // a pipe with a reader, a device: not a file
       ::close(fd);
+      errno = err;
       return false;
     }
     // One write of the whole line: O_APPEND writes of processes sharing the list never interleave.

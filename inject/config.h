@@ -136,7 +136,9 @@ collector::SessionOptions session_options(const Config& config, std::filesystem:
 bool profiles_process(const Config& config, uint32_t pid) noexcept;
 
 /// Appends `trace` (made absolute) and a newline to the file `list`, created if needed, in one
-/// O_APPEND write. Returns false, and changes nothing else, when it cannot. Never throws.
+/// O_APPEND write. Returns false, with errno saying why, and changes nothing else, when it cannot:
+/// `list` must be a regular file (a pipe nobody reads fails at once with ENXIO instead of blocking;
+/// a pipe with a reader or a device gives EINVAL). Never throws.
 bool append_trace_list(const std::filesystem::path& list, const std::filesystem::path& trace) noexcept;
 
 }  // namespace rf::inject

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <cerrno>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -178,7 +179,10 @@ TEST(TraceList, EachProcessAppendsItsTraceOnALine) {
   // A pipe that no process reads, or a folder: false at once, never a blocked application.
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
   EXPECT_FALSE(append_trace_list(dir / "fifo", dir / "c.rftrace"));
+  EXPECT_EQ(errno, ENXIO);
   EXPECT_FALSE(append_trace_list(dir, dir / "c.rftrace"));
+  EXPECT_FALSE(append_trace_list("/dev/null", dir / "c.rftrace"));  // a device: not a list
+  EXPECT_EQ(errno, EINVAL);
   // A relative trace path is listed absolute; the list is readable by all (0644 under umask 022).
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir);
