@@ -294,11 +294,11 @@
         rate_flop: null, rate_ns: 0, roof_weighted: 0, roof_ns: 0, bound_ns: {} };
     k.launches += p.launches;
     if (p.duration_ns !== null) k.duration_ns = (k.duration_ns || 0) + p.duration_ns;  // null: no launch timed
-    // % of roof: the points' achieved / attainable FLOP/s, weighted by their GPU time; the bound
-    // with the most GPU time.
+    // % of roof: the points' achieved / attainable FLOP/s, weighted by the GPU time it is over
+    // (rate_ns: the launches with FLOP and a duration); the bound with the most GPU time.
     if (p.roof_fraction != null) {
-      k.roof_weighted += p.roof_fraction * p.duration_ns;
-      k.roof_ns += p.duration_ns;
+      k.roof_weighted += p.roof_fraction * p.rate_ns;
+      k.roof_ns += p.rate_ns;
     }
     if (p.bound) k.bound_ns[p.bound] = (k.bound_ns[p.bound] || 0) + p.duration_ns;
     if (p.flop !== null) k.flop = (k.flop || 0) + p.flop;

@@ -135,8 +135,9 @@ void ReportPage::add_launch(const KernelRow& row) {
   const PointKeyView key{traces_.size() - 1, row.device, row.kernel, row.phase, row.nvtx};
   auto it = points_.find(key);
   if (it == points_.end())
-    it = points_.emplace(PointKey{key.trace, key.device, row.kernel, row.phase, row.nvtx}, Aggregate{}).first;
-  it->second.add(row, sums);
+    it = points_.emplace(PointKey{key.trace, key.device, row.kernel, row.phase, row.nvtx}, Point{}).first;
+  it->second.all.add(row, sums);
+  if (sums.flop && row.duration_ns && *row.duration_ns > 0) it->second.rated.add(row, sums);
 }
 
 std::vector<ScalingRow> ReportPage::scaling_rows() const {
@@ -217,16 +218,16 @@ json ReportPage::data(const Report& report) const {
   // number, so each launch may have an NVTX path of its own): the points are summed over NVTX
   // paths, one per (trace, device, kernel, phase), range null.
   const bool merge_ranges = points_.size() > kMaxPoints;
-  std::map<PointKey, Aggregate, PointLess> merged;
+  std::map<PointKey, Point, PointLess> merged;
   if (merge_ranges)
-    for (const auto& [k, a] : points_) merged[PointKey{k.trace, k.device, k.kernel, k.phase, {}}].merge(a);
+    for (const auto& [k, point] : points_) merged[PointKey{k.trace, k.device, k.kernel, k.phase, {}}].merge(point);
   const auto& drawn = merge_ranges ? merged : points_;
 
   // Phase colours: roofline.svg's (group_colour, palette in name order), over the phases of the
   // points drawn, as roofline.svg's are: a phase whose kernels have no counters takes no colour.
   // The other phases (in the legend and the phase select only) take the palette's next colours.
   std::set<std::string> plotted_phases, other_phases;
-  for (const auto& [k, a] : drawn) (drawn_on_roofline(a) ? plotted_phases : other_phases).insert(k.phase);
+  for (const auto& [k, point] : drawn) (drawn_on_roofline(point.all) ? plotted_phases : other_phases).insert(k.phase);
   std::vector<std::string> phase_names(plotted_phases.begin(), plotted_phases.end()), seen;
   for (const auto& name : other_phases)
     if (!plotted_phases.contains(name)) phase_names.push_back(name);
@@ -234,7 +235,8 @@ json ReportPage::data(const Report& report) const {
   for (const auto& name : phase_names) phase_colours[name] = group_colour(name, seen);
 
   json points = json::array();
-  for (const auto& [k, a] : drawn) {
+  for (const auto& [k, point] : drawn) {
+    const Aggregate& a = point.all;
     int64_t device_index = -1;
     if (k.device)
       for (size_t i = 0; i < ds.size(); ++i)
@@ -247,11 +249,13 @@ json ReportPage::data(const Report& report) const {
               {"range", merge_ranges ? json(nullptr) : json(k.range)}};
     p.update(sums(a));
     // Where the point sits under its device's roof (roof.h): the bound, and achieved over
-    // attainable FLOP/s of its summed launches, as the point is drawn.
+    // attainable FLOP/s, of the launches its FLOP/s is over (FLOP and a duration: rate_ns), so
+    // that a launch with FLOP but no duration adds no FLOP to another launch's time.
     p["bound"] = nullptr;
     p["roof_fraction"] = nullptr;
-    if (device_index >= 0 && a.rate_ns > 0) {
-      const RoofCheck roof = check_roof(summed_metrics(a), a.rate_ns, ds[static_cast<size_t>(device_index)].ceilings);
+    if (device_index >= 0 && point.rated.rate_ns > 0) {
+      const RoofCheck roof =
+          check_roof(summed_metrics(point.rated), point.rated.rate_ns, ds[static_cast<size_t>(device_index)].ceilings);
       if (*roof.bound()) p["bound"] = roof.bound();
       if (auto f = roof.roof_fraction()) p["roof_fraction"] = *f;
     }

@@ -174,7 +174,11 @@ void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& dat
       if (auto f = number(p, "rate_flop")) s.rate_flop += *f, s.rate_ns += number(p, "rate_ns").value_or(0);
       if (auto b = number(p, "dram_bytes")) s.bytes += *b, s.has_bytes = true;
       const double ns = number(p, "duration_ns").value_or(0);
-      if (auto f = number(p, "roof_fraction")) s.roof_weighted += *f * ns, s.roof_ns += ns;
+      // Weighted by the GPU time the fraction is over: the launches with FLOP and a duration.
+      if (auto f = number(p, "roof_fraction")) {
+        const double rate_ns = number(p, "rate_ns").value_or(0);
+        s.roof_weighted += *f * rate_ns, s.roof_ns += rate_ns;
+      }
       if (field(p, "bound").is_string()) s.bound_ns[field(p, "bound").get<std::string>()] += ns;
     }
   std::vector<std::pair<std::string, Sum>> sorted(kernels.begin(), kernels.end());

@@ -114,8 +114,8 @@ async function checkRoofLabels(page, what) {
       for (const p of window.rfReport.data.points) {
         if (p.roof_fraction == null) continue;
         const e = by[p.kernel] || (by[p.kernel] = { w: 0, ns: 0 });
-        e.w += p.roof_fraction * p.duration_ns;
-        e.ns += p.duration_ns;
+        e.w += p.roof_fraction * p.rate_ns;  // weighted by the time each fraction is over
+        e.ns += p.rate_ns;
       }
       return Object.fromEntries(Object.entries(by).map(([k, e]) => [k, (100 * e.w / e.ns).toFixed(1)]));
     });

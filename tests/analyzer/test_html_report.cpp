@@ -149,6 +149,51 @@ TEST(HtmlReport, PointsCarryTheirBoundAndRoofFraction) {
   }
 }
 
+// A launch with counters whose kernel record never came (no duration) adds its FLOP to the point
+// but no time: the point's roof fraction is that of its timed launch, as kernels.csv has it.
+// Until 2026-11-29 all the point's FLOP were put over the timed launch's time: twice the fraction.
+TEST(HtmlReport, ARoofFractionIsOverTheLaunchesWithFlopAndADuration) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "t.rftrace");
+    t.process(7, trace::CollectionMode::kCounters);
+    t.device(0, "NVIDIA H100 80GB HBM3", "GH100", 3352320000ull);
+    t.config(1, testing::roofline_metrics());
+    Counts c;
+    c.ffma = 500;  // 1000 FP32 FLOP
+    c.read = 300;
+    c.write = 100;  // 400 bytes
+    for (uint32_t corr : {11u, 12u}) {
+      t.launch(corr, 0, 100, 1000 + corr);
+      // The second: a kernel record without timestamps (counters mode) and no gpu__time_duration.
+      t.kernel(corr, corr == 11 ? 100000 : 0, corr == 11 ? 101000 : 0, "gemm");
+      t.counters(1, corr, c.values());
+    }
+    t.finish();
+  }
+  const fs::path out = dir.path / "out";
+  const auto d = page_of({dir.path / "t.rftrace"}, out);
+  ASSERT_FALSE(d.is_null());
+  testing::CsvTable kernels = testing::CsvTable::read(out / "kernels.csv");
+  ASSERT_EQ(kernels.rows.size(), 2u);
+  ASSERT_EQ(d["points"].size(), 1u) << d["points"];
+  const auto& p = d["points"][0];
+  EXPECT_EQ(p["launches"], 2);
+  EXPECT_EQ(p["flop"], 2000.0);
+  EXPECT_EQ(p["rate_ns"], 1000);
+  ASSERT_TRUE(p["roof_fraction"].is_number()) << p;
+  const double f = p["roof_fraction"].get<double>();
+  EXPECT_NEAR(f, 1e9 / (2.5 * 3.35e12), 1e-3 * f) << "1000 FLOP in 1 us at AI 2.5, not 2000";
+  size_t timed = 0;
+  for (size_t r = 0; r < kernels.rows.size(); ++r)
+    if (!kernels.cell(r, "duration_ns").empty()) {
+      ++timed;
+      EXPECT_NEAR(std::stod(kernels.cell(r, "roof_fraction")), f, 1e-9 * f);
+    }
+  EXPECT_EQ(timed, 1u);
+  EXPECT_EQ(p["bound"], "memory");
+}
+
 // A point's sums: GPU time, FLOP and DRAM bytes of its counted launches (null without any), and
 // its bound and roof fraction from all its FLOP terms, tensor cores dense and sparse included,
 // as kernels.csv has them for the same launch.

@@ -237,12 +237,13 @@ TEST(TerminalSummary, KernelLinesWeighFoldAndBreakTies) {
   const std::string name = "void k<float>(" + std::string(120, 'p') + ")";
   json d;
   d["totals"] = {{"launches", 4}, {"duration_ns", 4'000'000}};
+  // The third point's fraction is over 1 ms of its 2 ms (rate_ns: its launches with FLOP).
   d["points"] = json::array({{{"kernel", name}, {"launches", 1}, {"duration_ns", 1'000'000},
-                              {"roof_fraction", 0.2}, {"bound", "memory"}},
+                              {"rate_ns", 1'000'000}, {"roof_fraction", 0.2}, {"bound", "memory"}},
                              {{"kernel", name}, {"launches", 1}, {"duration_ns", 1'000'000},
-                              {"roof_fraction", 0.8}, {"bound", "compute"}},
-                             {{"kernel", name}, {"launches", 1}, {"duration_ns", 2'000'000},
-                              {"roof_fraction", 0.8}},
+                              {"rate_ns", 1'000'000}, {"roof_fraction", 0.8}, {"bound", "compute"}},
+                             {{"kernel", name}, {"launches", 2}, {"duration_ns", 2'000'000},
+                              {"rate_ns", 1'000'000}, {"roof_fraction", 0.8}},
                              {{"kernel", "instant"}, {"launches", 1}, {"duration_ns", 0}, {"flop", 1e6},
                               {"dram_bytes", 1e3}, {"bound", "memory"}},
                              {{"kernel", "no DRAM"}, {"launches", 1}, {"duration_ns", 0}, {"flop", 1e6},
@@ -250,8 +251,9 @@ TEST(TerminalSummary, KernelLinesWeighFoldAndBreakTies) {
   std::ostringstream out;
   print_terminal_summary(out, d, "r");
   const std::string s = out.str();
-  // (0.2 * 1 + 0.8 * 1 + 0.8 * 2) / 4 ms = 65 %; compute and memory 1 ms each: compute.
-  EXPECT_NE(s.find("100.0%    4.000 ms         3               -          -  compute    65.0%  void k<float>(…)\n"),
+  // Weighted by rate_ns: (0.2 * 1 + 0.8 * 1 + 0.8 * 1) / 3 ms = 60 % (by GPU time it would be
+  // 65 %); compute and memory 1 ms each: compute.
+  EXPECT_NE(s.find("100.0%    4.000 ms         4               -          -  compute    60.0%  void k<float>(…)\n"),
             std::string::npos)
       << s;
   // A bound known only from launches of 0 ns is still that kernel's bound.

@@ -121,7 +121,16 @@ class ReportPage {
   /// Marks the step range instance of `t` named `step` that encloses `row`'s API call.
   static void count_step(TraceInfo& t, std::string_view step, const KernelRow& row);
   std::vector<TraceInfo> traces_;
-  std::map<PointKey, Aggregate, PointLess> points_;
+  /// One point's launches: all of them, and those with total FLOP and a duration above 0 (the
+  /// launches its FLOP/s is over, Aggregate::rate_flop), under which its roof is placed.
+  struct Point {
+    Aggregate all, rated;
+    void merge(const Point& o) {
+      all.merge(o.all);
+      rated.merge(o.rated);
+    }
+  };
+  std::map<PointKey, Point, PointLess> points_;
 };
 
 /// The component of an NVTX path ("step 5/forward/aten::conv2d") that names a training step: the

@@ -28,7 +28,7 @@ std::string fold_kernel_name(std::string_view name, size_t max_chars = 120);
 /// then a table of phases (launches, GPU time, FLOP/s, FLOP/byte), the `top` kernels by GPU time
 /// summed over phases, ranges and devices (share of GPU time, GPU time, launches, FLOP/s,
 /// FLOP/byte, the bound with the most GPU time, achieved / attainable FLOP/s of the points
-/// weighted by GPU time as "of roof", name folded to 120 characters), and the output files
+/// weighted by the GPU time each is over (`rate_ns`) as "of roof", name folded to 120 characters), and the output files
 /// under `output_dir` (report.html, kernels.csv, ranges.csv, phases.csv, roofline.svg, trace.json,
 /// summary.json, less those in `skipped`; "outputs in DIR/" alone when that leaves none). Units:
 /// time in ms, FLOP/s with an SI prefix. Names are printed as valid UTF-8 with control
