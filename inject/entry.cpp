@@ -16,6 +16,7 @@
 #include <string>
 
 #include "config.h"
+#include "env_names.h"
 #include "rfprof/collector/messages.h"
 #include "rfprof/collector/session.h"
 
@@ -41,6 +42,8 @@ bool initialize_once() noexcept {
       state = kDone;
       return false;
     }
+    for (const std::string& warning : rf::inject::misspelled_variables(rf::inject::environment_names()))
+      rf::collector::print_line(warning);  // RFPROF_FLUSHMS: profiling goes on, with the default
     rf::inject::PatternContext pattern;
     pattern.pid = pid;
     char host[HOST_NAME_MAX + 1] = {};

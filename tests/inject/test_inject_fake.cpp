@@ -334,6 +334,20 @@ TEST_F(InjectFake, ABadValueIsOneLineWhateverItHolds) {
   EXPECT_EQ(ran.err, "rfprof: RFPROF_MODE=\"count?rfprof: trace: /x.rftrace?[2J\": expected counters or timing; rfprof is disabled\n");
 }
 
+// A misspelled variable is one warning naming the variable meant; profiling goes on (here with
+// the default flush interval) and the trace is written.
+TEST_F(InjectFake, AMisspelledVariableIsOneWarningAndProfilingGoesOn) {
+  const fs::path trace = dir_ / "app.rftrace";
+  const Ran ran = run({FAKE_APP}, {"CUDA_INJECTION64_PATH=" RFINJECT_PATH, "RFPROF_OUTPUT=" + trace.string(),
+                                   "RFPROF_FLUSHMS=5"},
+                      dir_);
+  ASSERT_TRUE(exited_zero(ran)) << ran.err;
+  EXPECT_EQ(ran.err,
+            "rfprof: RFPROF_FLUSHMS is set, but librfinject reads no such variable; did you mean RFPROF_FLUSH_MS? "
+            "(docs/inject-env.md)\n");
+  EXPECT_FALSE(metrics_of(trace).empty());
+}
+
 // A child that forks and execs a CUDA program (a launcher script, a worker started with spawn)
 // loads librfinject afresh and writes a trace of its own (%p in the output name); the parent's
 // trace keeps its own launches only, and both are finished.
