@@ -129,6 +129,7 @@ void ContextProfiler::start(uint32_t window_id) {
     RF_CUPTI_CALL(cuptiRangeProfilerStart(&p));
   }
   started_ = true;
+  stop_failed_ = false;  // Start succeeded: whatever the failed Stop left is over
   window_id_ = window_id;
   started_at_ns_ = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
@@ -179,7 +180,9 @@ bool ContextProfiler::stop_pass() {
   CUpti_RangeProfiler_Stop_Params stop{};
   stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
   stop.pRangeProfilerObject = profiler_.get();
+  stop_failed_ = true;  // until Stop returns: disable() then stops before it disables
   RF_CUPTI_CALL(cuptiRangeProfilerStop(&stop));
+  stop_failed_ = false;
   last_stop_pass_index_ = stop.passIndex;
   return stop.isAllPassSubmitted != 0;
 }
@@ -218,18 +221,23 @@ DecodedImage ContextProfiler::decode_passes(bool prepare_next) {
 void ContextProfiler::disable() noexcept {
   if (abandoned()) {  // the context is gone: no CUPTI call on it
     started_ = false;
+    stop_failed_ = false;
     profiler_.forget();
     counter_data_.clear();
     launches_.reset();
     return;
   }
-  if (started_ && profiler_.get()) {
+  if ((started_ || stop_failed_) && profiler_.get()) {  // a failed Stop is tried again: never Disable a started pass
     CUpti_RangeProfiler_Stop_Params stop{};
     stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
     stop.pRangeProfilerObject = profiler_.get();
-    RF_CUPTI_TRY(cuptiRangeProfilerStop(&stop));
+    if (started_)
+      RF_CUPTI_TRY(cuptiRangeProfilerStop(&stop));
+    else
+      (void)cuptiRangeProfilerStop(&stop);  // the failed Stop again: its failure was said already
   }
   started_ = false;
+  stop_failed_ = false;
   if (profiler_.get()) {
     ScopedOverhead timed(process_overhead(), OverheadPhase::kDisable);
     profiler_.reset();

@@ -77,7 +77,8 @@ class ContextProfiler {
   /// profiler is then stopped.
   DecodedImage stop_and_decode(bool prepare_next = true);
   /// kStep: ends the current pass (cuptiRangeProfilerStop) without decoding. Returns
-  /// isAllPassSubmitted: true after the configuration's last pass. Throws CuptiError.
+  /// isAllPassSubmitted: true after the configuration's last pass. Throws CuptiError; started()
+  /// is false then too, and disable() tries Stop again before it disables.
   bool stop_pass();
   /// The passIndex cuptiRangeProfilerStop reported last (0 before any Stop): with
   /// isAllPassSubmitted, what CUPTI thinks of the passes, for messages when it disagrees with
@@ -141,6 +142,9 @@ class ContextProfiler {
   RangeProfilerGuard profiler_;
   std::vector<uint8_t> counter_data_;
   bool started_ = false;
+  /// cuptiRangeProfilerStop failed: CUPTI may still have the pass started, so disable() calls Stop
+  /// again before Disable (started_ is false: no launch is counted in that pass).
+  bool stop_failed_ = false;
   uint32_t window_id_ = 0;
   uint64_t started_at_ns_ = 0;
   size_t last_stop_pass_index_ = 0;

@@ -403,7 +403,9 @@ void Session::stop_image_for_outside_launch(CUcontext ctx, bool finishing) {
 }
 
 void Session::on_launch_enter_finishing(const CUpti_CallbackData* cb) {
-  if (step_mode()) return;  // replay across steps: step_finish ends the passes
+  // Replay across steps too: a launch while finishing waits for the profiler's lock and stops a
+  // pass still started, so that it never runs inside the pass while the finishing thread stops
+  // and disables it (flush_image only stops a step context's pass).
   forget_previous_launch();  // t_launch not active: this launch's exit records nothing, only unlocks
   stop_image_for_outside_launch(cb->context, /*finishing=*/true);
 }

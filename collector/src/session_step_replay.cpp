@@ -232,7 +232,8 @@ void Session::step_close_window(uint32_t cbid) {
   if (closed.verdict.kind == WindowVerdict::kIgnored) return;  // the second callback of one stop
   std::optional<uint32_t> timing_window;
   if (role.kind == WindowRole::kTiming) timing_window = launch_log_.close_window();
-  // What CUPTI said of the passes: passIndex is the pass the next Start would run.
+  // What CUPTI said of the passes, as it said it: whether passIndex is the pass just ended or the
+  // next one is undocumented for the Range Profiler (docs/collector.md).
   auto cupti_passes = [&] {
     return "cuptiRangeProfilerStop after pass window " + std::to_string(role.pass + 1) + " (" +
            std::to_string(step_->replay().planned_passes()) + " planned) reported passIndex " +

@@ -41,6 +41,12 @@ def build_parser():
     p.add_argument("--window-per-step", action="store_true",
                    help="one cudaProfilerStart/Stop window around each profiled step instead of one "
                         "around all of them (rfprof --replay-mode step: one pass per window)")
+    p.add_argument("--stall-at-step", type=int, default=None, metavar="K",
+                   help="after step K's forward pass (its kernels done), print 'stalled in step K' "
+                        "and sleep --stall-s seconds: a signal sent then lands in a known step "
+                        "(scripts/gpu-validate's kill runs)")
+    p.add_argument("--stall-s", type=float, default=60.0,
+                   help="seconds --stall-at-step sleeps (default: 60)")
     p.add_argument("--flop-count", action="store_true",
                    help="print the FLOPs of one training step as an RFPROF_EXPECTED JSON line")
     p.add_argument("--fake-data", action="store_true",
@@ -77,6 +83,10 @@ def parse_args(argv=None):
     if args.warmup + args.profile_iters > args.iters:
         p.error(f"--warmup ({args.warmup}) + --profile-iters ({args.profile_iters}) must not "
                 f"exceed --iters ({args.iters})")
+    if args.stall_at_step is not None and not 0 <= args.stall_at_step < args.iters:
+        p.error(f"--stall-at-step must name a step from 0 to {args.iters - 1}, got {args.stall_at_step}")
+    if not args.stall_s >= 0:
+        p.error(f"--stall-s must be at least 0, got {args.stall_s}")
     if args.dummy and args.fake_data:
         p.error("--dummy and --fake-data exclude each other")
     if not args.dummy and not args.fake_data and args.data is None:
@@ -211,6 +221,10 @@ def train(args):
                             enabled=args.amp):
             loss = criterion(model(images), labels)
         pop()
+        if i == args.stall_at_step:
+            sync()
+            print(f"stalled in step {i}", flush=True)
+            time.sleep(args.stall_s)
         push("backward")
         scaler.scale(loss).backward()
         pop()

@@ -67,6 +67,21 @@ TEST_F(FakeSessionTest, ARefusedStopSaysWhichPassAndWhy) {
   EXPECT_NE(c.err.find("replay across steps: ending pass 0 on device 0 (GH100)"), std::string::npos) << c.err;
 }
 
+// CUPTI may still have the pass started after a failed Stop: it is stopped again before the
+// Range Profiler is disabled (until 2026-11-29 the pass was marked stopped before Stop returned,
+// and Disable followed the failed Stop alone).
+TEST_F(FakeSessionTest, AFailedStopIsTriedAgainBeforeDisable) {
+  const Child c = run_child([&] {
+    fail("cuptiRangeProfilerStop", CUPTI_ERROR_HARDWARE_BUSY);
+    if (!collector::start_session(step_options(trace_))) std::_Exit(3);
+    step(create_context(1));
+    std::fprintf(stderr, "stops=%llu disables=%llu\n", static_cast<unsigned long long>(calls("cuptiRangeProfilerStop")),
+                 static_cast<unsigned long long>(calls("cuptiRangeProfilerDisable")));
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("stops=2 disables=1\n"), std::string::npos) << c.err;
+}
+
 TEST_F(FakeSessionTest, ARefusedDecodeSaysWhy) {
   const Child c = run_child([&] {
     fail("cuptiRangeProfilerDecodeData", CUPTI_ERROR_HARDWARE_BUSY);

@@ -1,7 +1,8 @@
 // Replay across steps on the fake CUPTI (fake_cupti.h), at the edges of a window: a launch on
 // another thread whose call began before its window opened, stepping aside inside a pass window,
-// windows that launch nothing, and a launch call on another context during a pass start. Each test here failed before its fix (a review of the step
-// replay code, 2026-11-25).
+// windows that launch nothing, a launch call on another context during a pass start, and a launch
+// while the run finishes with a pass started. Each test here failed before its fix (reviews of the
+// step replay code, 2026-11-25 and 2026-11-29).
 #include <atomic>
 #include <cstdio>
 #include <chrono>
@@ -170,6 +171,49 @@ TEST_F(FakeSessionTest, APassDoesNotWaitForALaunchCallOnAnotherContext) {
       for (const auto& m : mismatches(t)) ADD_FAILURE() << m;
       EXPECT_EQ(t.all<trace::RangeCounters>().size(), 3u) << c.err;
     }
+}
+
+/// Whether the launch late_launch_before_stop started had returned 300 ms later.
+std::atomic<bool> g_late_launch_returned{false};
+
+/// The next cuptiRangeProfilerStop (the finishing thread's, at exit, holding the profiler's lock)
+/// first starts a launch on `ctx` on another thread and says on stderr whether that launch call
+/// returned within 300 ms: if it did, it ran while a pass was started, unserialized with the
+/// Stop and Disable that follow.
+void late_launch_before_stop(CUcontext ctx) {
+  before_next_call("cuptiRangeProfilerStop", [ctx] {
+    std::thread([ctx] {
+      launch({ctx, "_Z4latev", {1, 1, 1}, {32, 1, 1}});
+      g_late_launch_returned = true;
+    }).detach();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    while (!g_late_launch_returned && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::fprintf(stderr, "late launch returned during stop: %d\n", g_late_launch_returned ? 1 : 0);
+  });
+}
+
+// The run ends (exit, a SIGTERM) with pass 1 started; another thread launches while the finishing
+// thread stops the pass. The launch waits for the profiler's lock as under kernel replay, so it
+// never runs inside a pass being stopped and disabled (until 2026-11-29, step replay let it through).
+TEST_F(FakeSessionTest, ALaunchWhileTheRunFinishesWaitsUntilThePassIsStopped) {
+  for (const bool step_mode : {false, true}) {
+    const Child c = run_child([&] {
+      auto o = step_options(trace_);
+      o.replay_across_steps = step_mode;
+      o.force_overwrite = true;  // the first round's trace
+      if (!collector::start_session(o)) std::_Exit(3);
+      CUcontext ctx = create_context(1);
+      if (step_mode) step(ctx);  // pass 0; then pass 1's window opens and starts at its first launch
+      profiler_start(ctx);
+      launch({ctx, "_Z1av", {64, 1, 1}, {256, 1, 1}});
+      late_launch_before_stop(ctx);
+    });
+    ASSERT_TRUE(c.exited_zero()) << c.err;
+    EXPECT_NE(c.err.find("late launch returned during stop: 0\n"), std::string::npos)
+        << (step_mode ? "replay across steps" : "kernel replay") << "\n" << c.err;
+    EXPECT_EQ(c.err.find("fake CUPTI misuse"), std::string::npos) << c.err;
+  }
 }
 
 }  // namespace

@@ -53,6 +53,16 @@ class ArgsTest(unittest.TestCase):
         self.assertFalse(main.parse_args(["--dummy"]).window_per_step)
         self.assertTrue(main.parse_args(["--dummy", "--window-per-step"]).window_per_step)
 
+    def test_stall_at_step(self):
+        a = main.parse_args(["--dummy"])
+        self.assertIsNone(a.stall_at_step)
+        a = main.parse_args(["--dummy", "--iters", "8", "--stall-at-step", "7", "--stall-s", "2.5"])
+        self.assertEqual((a.stall_at_step, a.stall_s), (7, 2.5))
+        self.refused(["--dummy", "--iters", "8", "--stall-at-step", "8"], "--stall-at-step must name a step from 0 to 7")
+        self.refused(["--dummy", "--stall-at-step", "-1"], "--stall-at-step")
+        self.refused(["--dummy", "--stall-at-step", "1", "--stall-s", "-1"], "--stall-s must be at least 0")
+        self.refused(["--dummy", "--stall-at-step", "1", "--stall-s", "nan"], "--stall-s must be at least 0")
+
     def test_fake_data_with_workers(self):
         a = main.parse_args(["--fake-data", "--num-workers", "8"])
         self.assertTrue(a.fake_data)
