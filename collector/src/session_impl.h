@@ -330,6 +330,7 @@ class Session {
   // that launched none), and the first one's message: the end-of-run line. step_mutex_ held.
   uint64_t step_mismatched_ = 0;
   std::string step_first_mismatch_;
+  std::atomic<bool> step_other_context_launch_{false};  // another context's launch inside a window
   std::atomic<uint64_t> step_windows_opened_{0};     // window-opening callbacks seen (2 per runtime start)
 
   // Flush thread.

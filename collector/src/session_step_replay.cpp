@@ -109,7 +109,14 @@ std::shared_ptr<ContextProfiler> Session::step_launch_enter(CUcontext ctx, bool&
   if (step_off_.load()) return nullptr;
   // Another context's kernel runs in no pass of the step's: not counted, so a thread launching
   // steadily on a second GPU never holds a pass start for kUnlockedLaunchWait.
-  if (const CUcontext step_ctx = step_ctx_.load(); step_ctx && step_ctx != ctx) return nullptr;
+  if (const CUcontext step_ctx = step_ctx_.load(); step_ctx && step_ctx != ctx) {
+    // Said at the end if no group was collected (tensors on another GPU than the current one).
+    // Loaded first: one store per run, no contention on a second GPU's launches.
+    if (step_role_.load(std::memory_order_relaxed) != WindowRole::kDone &&
+        !step_other_context_launch_.load(std::memory_order_relaxed))
+      step_other_context_launch_.store(true, std::memory_order_relaxed);
+    return nullptr;
+  }
   // Counted before the role is read, as a window's opener publishes the role before it reads the
   // count (both sequentially consistent): either this launch sees the window open and takes the
   // lock, or the pass waits for this launch's exit before it starts.
@@ -346,6 +353,8 @@ void Session::step_finish() noexcept {
     end.windows_opened = step_windows_opened_.load();
     end.replay_range = step_range_ ? options_.replay_range : std::string();
     end.nvtx_calls_seen = step_range_ ? step_range_->ranges_seen() : 0;
+    if (step_cp_) end.step_device = step_cp_->device_id();
+    end.other_context_launches = step_other_context_launch_.load();
     if (step_) end.group = StepEndState::Group{step_->replay().passes(), step_->replay().discarded()};
     else if (end.windows_opened > 0 && counters_message_printed_.load()) return;  // counters_unavailable said why
     const std::string line = step_no_counters_line(end);

@@ -169,11 +169,18 @@ std::string step_no_counters_line(const StepEndState& end) {
   const std::string delimiter =
       nvtx ? "one NVTX range \"" + end.replay_range + "\"" : std::string("one cudaProfilerStart/Stop window");
   std::string line = "rfprof: replay across steps collected no counters: ";
-  if (end.group)
-    return line + "a group needs " + std::to_string(end.group->passes) +
-           " windows (one per pass) and then one timing window, each launching the same kernels, and the run "
-           "ended first (windows discarded: " + std::to_string(end.group->discarded) +
-           "); run more profiled steps, " + delimiter + " each";
+  if (end.group) {
+    line += "a group needs " + std::to_string(end.group->passes) +
+            " windows (one per pass) and then one timing window, each launching the same kernels, and the run "
+            "ended first (windows discarded: " + std::to_string(end.group->discarded) +
+            "); run more profiled steps, " + delimiter + " each";
+    if (end.other_context_launches)
+      line += "; kernels of another CUDA context ran inside the windows, and only those of the step's context (" +
+              (end.step_device ? "device " + std::to_string(*end.step_device) + ", " : std::string()) +
+              "current where the first window opened) are counted: make the training device current before "
+              "the first window (torch.cuda.set_device, cudaSetDevice)";
+    return line;
+  }
   if (end.windows_opened > 0)
     return line + "windows opened, but none on a thread with a CUDA context current";
   line += "no window opened; each is " + delimiter;

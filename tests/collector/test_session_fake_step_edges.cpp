@@ -216,5 +216,41 @@ TEST_F(FakeSessionTest, ALaunchWhileTheRunFinishesWaitsUntilThePassIsStopped) {
   }
 }
 
+// The thread opening each window has device 0's context current (PyTorch's default device) while
+// the step's kernels run on device 1's (tensors on cuda:1, no set_device): every window is empty on
+// the step's context, and the end-of-run line says where the kernels went and what to do.
+TEST_F(FakeSessionTest, KernelsOnAnotherContextThanTheStepsAreNamedInTheEndLine) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(step_options(trace_))) std::_Exit(3);
+    CUcontext ctx0 = create_context(1, 0);
+    CUcontext ctx1 = create_context(2, 1);
+    for (int i = 0; i < 4; ++i) {
+      profiler_start(ctx0);
+      launch({ctx1, "_Z1av", {64, 1, 1}, {256, 1, 1}});
+      profiler_stop(ctx0);
+    }
+    launch({ctx1, "_Z1bv"});  // outside every window: not what the line is about
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
+  EXPECT_NE(c.err.find("kernels of another CUDA context ran inside the windows, and only those of the step's "
+                       "context (device 0, current where the first window opened) are counted"),
+            std::string::npos)
+      << c.err;
+}
+
+// Kernels on the step's context only: no such hint.
+TEST_F(FakeSessionTest, KernelsOnTheStepsContextGiveNoOtherContextHint) {
+  const Child c = run_child([&] {
+    if (!collector::start_session(step_options(trace_))) std::_Exit(3);
+    CUcontext ctx1 = create_context(2, 1);
+    launch({create_context(1, 0), "_Z1bv"});  // another context, before any window
+    step(ctx1);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_NE(c.err.find("collected no counters"), std::string::npos) << c.err;
+  EXPECT_EQ(c.err.find("another CUDA context"), std::string::npos) << c.err;
+}
+
 }  // namespace
 }  // namespace rf::fake_cupti

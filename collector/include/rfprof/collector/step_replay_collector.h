@@ -124,11 +124,18 @@ struct StepEndState {
     uint64_t discarded = 0;   ///< windows discarded
   };
   std::optional<Group> group;  ///< set once a window opened on a context with counters
+  /// The step's device (the context current where the first window opened), once known.
+  std::optional<uint32_t> step_device;
+  /// A kernel of another CUDA context was launched while a window was open (tensors on another
+  /// GPU than the current one): those kernels are in no pass.
+  bool other_context_launches = false;
 };
 
 /// The one "rfprof: replay across steps collected no counters: ..." line for `end`: no window
 /// at all (naming the delimiter, and for an NVTX range whether any NVTX call arrived), windows but
-/// none on a thread with a CUDA context, or too few windows for a group. Never empty.
+/// none on a thread with a CUDA context, or too few windows for a group; with
+/// other_context_launches, the hint that the windows' kernels ran on another context than the
+/// step's device and how to make that device current. Never empty.
 std::string step_no_counters_line(const StepEndState& end);
 
 /// The one end-of-run line of a run whose groups were collected but that discarded windows on the
