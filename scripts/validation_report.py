@@ -3,11 +3,14 @@
 Python 3 standard library only.
 
 Reads (each optional): facts.txt ("key: value" lines), times.csv (workload,mode,wall_s,rc lines
-appended by gpu-validate), steps.log, compare-summary.txt (scripts/compare.py), sass/check.txt,
-ctest-gpu.log, resnet/flop_count.json, analysis*/<run>/profiler_overhead.csv (rfanalyze).
+appended by gpu-validate), bench/overhead.csv (bench/overhead.py's table, used when times.csv has
+no run: gpu-validate's first15 times nothing itself), steps.log, compare-summary.txt
+(scripts/compare.py), sass/check.txt, ctest-gpu.log, resnet/flop_count.json,
+analysis*/<run>/profiler_overhead.csv and bench/analysis/<run>/profiler_overhead.csv (rfanalyze).
 Writes:
   overhead.csv  workload,mode,wall_s,ratio_to_native: runs that exited 0, wall time of the whole
-                command, ratio to the native run of the same workload in the same invocation
+                command, ratio to the native run of the same workload in the same invocation (or
+                bench/overhead.csv's rows as they are)
   report.md     the template of validation/README.md, filled with what was measured; the
                 "Findings" section is left for a person to write.
 Usage: validation_report.py DIR   (exit 2 when DIR is not a directory)
@@ -58,13 +61,32 @@ def overhead_rows(all_runs):
     return rows
 
 
+def bench_overhead_rows(root):
+    """bench/overhead.csv's rows ([workload, mode, wall_s, ratio_to_native]), header dropped; []
+    when it is missing or has other columns."""
+    rows = list(csv.reader(read(os.path.join(root, "bench", "overhead.csv")).splitlines()))
+    if not rows or rows[0] != ["workload", "mode", "wall_s", "ratio_to_native"]:
+        return []
+    return [r for r in rows[1:] if len(r) == 4]
+
+
+def analysis_folders(root):
+    """The folders rfanalyze wrote runs into: analysis*/ of `root`, then bench/analysis/."""
+    out = []
+    for folder in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        if folder.startswith("analysis") and os.path.isdir(os.path.join(root, folder)):
+            out.append(folder)
+    if os.path.isdir(os.path.join(root, "bench", "analysis")):
+        out.append(os.path.join("bench", "analysis"))
+    return out
+
+
 def collector_cost_rows(root, top=6):
     """[run, phase, count, total_s, mean_ms, max_ms, share] of the costliest phases of each run,
-    from the profiler_overhead.csv files rfanalyze wrote under analysis*/<run>/ (one trace each)."""
+    from the profiler_overhead.csv files rfanalyze wrote under analysis*/<run>/ and
+    bench/analysis/<run>/ (one trace each)."""
     rows = []
-    for folder in sorted(os.listdir(root)) if os.path.isdir(root) else []:
-        if not folder.startswith("analysis") or not os.path.isdir(os.path.join(root, folder)):
-            continue
+    for folder in analysis_folders(root):
         for run in sorted(os.listdir(os.path.join(root, folder))):
             text = read(os.path.join(root, folder, run, "profiler_overhead.csv"))
             phases = [r for r in csv.DictReader(text.splitlines()) if r.get("total_ns")]
@@ -166,7 +188,7 @@ def main(argv=None):
         return 2
     root = argv[0]
     all_runs = runs(root)
-    over = overhead_rows(all_runs)
+    over = overhead_rows(all_runs) if all_runs else bench_overhead_rows(root)
     with open(os.path.join(root, "overhead.csv"), "w", encoding="utf-8", newline="") as out:
         w = csv.writer(out)
         w.writerow(["workload", "mode", "wall_s", "ratio_to_native"])

@@ -126,6 +126,32 @@ class ReportTest(unittest.TestCase):
         finally:
             shutil.rmtree(tmp)
 
+    def test_bench_overhead_table_when_nothing_was_timed(self):
+        # gpu-validate's first15 times nothing itself: bench/overhead.py's table and analyses are
+        # the report's (until 2026-11-29 report.md said "no runs recorded" beside them).
+        tmp = tempfile.mkdtemp()
+        try:
+            os.makedirs(os.path.join(tmp, "bench", "analysis", "resnet18-timing"))
+            with open(os.path.join(tmp, "bench", "overhead.csv"), "w") as f:
+                f.write("workload,mode,wall_s,ratio_to_native\nresnet18,native,13.100,1.00\n"
+                        "resnet18,timing,12.000,0.92\n")
+            with open(os.path.join(tmp, "bench", "analysis", "resnet18-timing", "profiler_overhead.csv"), "w") as f:
+                f.write("trace,pid,phase,count,total_ns,mean_ns,max_ns,share_of_traced_time\n"
+                        "t,1,launch.callbacks,100,5000000,50000,90000,0.001\n")
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(validation_report.main([tmp]), 0)
+            with open(os.path.join(tmp, "overhead.csv")) as f:
+                rows = list(csv.reader(f))
+            self.assertEqual(rows[1:], [["resnet18", "native", "13.100", "1.00"],
+                                        ["resnet18", "timing", "12.000", "0.92"]])
+            with open(os.path.join(tmp, "report.md")) as f:
+                report = f.read()
+            self.assertIn("| resnet18 | timing | 12.000 | 0.92 |", report)
+            self.assertNotIn("no runs recorded", report)
+            self.assertIn("| bench/analysis/resnet18-timing | launch.callbacks | 100 |", report)
+        finally:
+            shutil.rmtree(tmp)
+
     def test_not_a_folder(self):
         with contextlib.redirect_stderr(io.StringIO()):
             self.assertEqual(validation_report.main(["/nonexistent/folder"]), 2)
@@ -323,6 +349,55 @@ class CompareReplayTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("compare_replay: ", err)
         self.assertEqual(self.run_main("only-one")[0], 2)
+
+
+class GpuFirst15Test(unittest.TestCase):
+    """scripts/gpu-first15 with a stand-in for gpu-validate: what comes back in $OUT."""
+
+    def run_first15(self, validate_body, limit="120"):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        fake = os.path.join(tmp, "fake-validate")
+        with open(fake, "w") as f:
+            f.write("#!/usr/bin/env bash\nset -u\nd=$2\nmkdir -p \"$d/bench\" \"$d/kill\"\n"
+                    "echo \"budget $RFPROF_VALIDATE_BUDGET_S step $1\" > \"$d/steps.log\"\n" + validate_body)
+        os.chmod(fake, 0o755)
+        out, work = os.path.join(tmp, "out"), os.path.join(tmp, "v")
+        os.makedirs(out)
+        env = dict(os.environ, OUT=out, RFPROF_GPU_VALIDATE=fake)
+        r = subprocess.run([os.path.join(ROOT, "scripts", "gpu-first15"), limit, work], env=env,
+                           capture_output=True, text=True, timeout=60)
+        return r, out
+
+    def test_a_run_cut_short_still_brings_back_its_tables_and_an_emergency_bundle(self):
+        r, out = self.run_first15(
+            "printf 'workload,mode,wall_s,ratio_to_native\\nresnet18,native,13.1,1.00\\n' > \"$d/bench/overhead.csv\"\n"
+            "echo killed-run > \"$d/kill/a.out\"\nexit 124\n")
+        self.assertEqual(r.returncode, 124, r.stderr)
+        self.assertIn("packed no bundle (exit status 124)", r.stderr)
+        with open(os.path.join(out, "steps.log")) as f:
+            self.assertEqual(f.read(), "budget 75 step first15\n")  # LIMIT_S 120 - 45
+        with open(os.path.join(out, "overhead.csv")) as f:
+            self.assertIn("resnet18,native,13.1,1.00", f.read())
+        listing = subprocess.run(["tar", "tzf", os.path.join(out, "bundle.tar.gz")], capture_output=True,
+                                 text=True, check=True).stdout.split()
+        self.assertIn("steps.log", listing)
+        self.assertIn("bench/overhead.csv", listing)
+        self.assertIn("kill/a.out", listing)
+        self.assertLessEqual(len(os.listdir(out)), 8, os.listdir(out))
+
+    def test_gpu_validates_own_bundle_is_the_one_brought_back(self):
+        r, out = self.run_first15("echo own > \"$d/marker\"\n(cd \"$d\" && tar czf bundle.tar.gz marker)\nexit 0\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        listing = subprocess.run(["tar", "tzf", os.path.join(out, "bundle.tar.gz")], capture_output=True,
+                                 text=True, check=True).stdout.split()
+        self.assertEqual(listing, ["marker"])
+
+    def test_bad_arguments(self):
+        for limit in ("60", "601", "x"):
+            r, _ = self.run_first15("exit 0\n", limit=limit)
+            self.assertEqual(r.returncode, 2, limit)
+            self.assertIn("usage: scripts/gpu-first15 LIMIT_S OUTDIR", r.stderr)
 
 
 if __name__ == "__main__":
