@@ -4,8 +4,9 @@ analytic counts. Python 3 standard library only (the GPU machine may lack pandas
 
 Reads, for each workload W, under the validation folder DIR (the layout scripts/gpu-validate
 writes):
-  DIR/analysis/W/counters.csv  rfanalyze output: id,kernel,metric,value (one row per launch per
-                               metric, launches in launch order by id)
+  DIR/analysis/W/counters.csv  rfanalyze output: id,kernel,metric,value,pid,window (one row per
+                               launch per metric; pid and window absent in files written before
+                               2026-11-29: launches are then known by id alone)
   DIR/analysis/W/kernels.csv   rfanalyze output (optional): fp64/fp32/fp16_flop per launch
   DIR/ncu/W.csv                ncu --csv --page raw --log-file output
   DIR/expected/W.json          the JSON of an example's "RFPROF_EXPECTED {...}" line (optional)
@@ -15,6 +16,10 @@ Writes:
 and a summary on stdout: per metric the launches compared, how many are equal and the largest
 relative difference; per workload the distribution of DRAM byte differences; every problem.
 
+An rfprof launch is known by (pid, id): CUPTI's correlation ids restart in each process, so the
+traces of two processes analyzed together share ids; a (pid, id) twice in counters.csv (two traces
+of one process, or of two processes in a file without the pid column) is bad input, never merged.
+rfprof's launches are in trace order (as rfanalyze wrote them), by id within each process.
 Launch i of rfprof is matched with launch i of ncu after aligning the two sequences of kernel
 base names (ncu shows demangled names, possibly shortened; both are reduced to the function's
 base name), so one launch missing on either side is reported, not silently shifted.
@@ -93,8 +98,27 @@ def function_base_name(name):
     return s.split()[-1] if s.split() else s
 
 
-def _launch(lid, kernel):
-    return {"id": lid, "kernel": kernel, "base": function_base_name(kernel), "metrics": {}}
+def _launch(lid, kernel, pid=None, window=None):
+    """A launch: its id, pid and window (None when the file has no such column, or the window
+    when rfanalyze had no launch record), kernel name, base name and metrics."""
+    return {"id": lid, "pid": pid, "window": window, "kernel": kernel, "base": function_base_name(kernel),
+            "metrics": {}}
+
+
+def launch_label(x):
+    """A launch as problems name it: "id 12", or "pid 4242 id 12" when its file has pids."""
+    return f"id {x['id']}" if x.get("pid") is None else f"pid {x['pid']} id {x['id']}"
+
+
+def _optional_int(path, row, column):
+    """The integer in `column` of a DictReader row; None when the column is absent or empty."""
+    text = row.get(column)
+    if text is None or text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise BadInput(f"{path}: {column} {text!r} is not an integer")
 
 
 def read_ncu_raw(path):
@@ -146,24 +170,68 @@ def _read_csv_dicts(path, required):
 
 
 def read_rfprof_counters(path):
-    """Launches of rfanalyze's counters.csv (id,kernel,metric,value), in id order."""
-    by_id = {}
+    """Launches of rfanalyze's counters.csv (id,kernel,metric,value[,pid,window]), keyed by
+    (pid, id) (pid None without the column), in order of each pid's first row, by id within a pid.
+    rfanalyze writes a launch's rows together: a key met again after another launch's rows, or a
+    metric twice in one launch, is two launches under one key (BadInput, the key named)."""
+    by_key, first_seen, current = {}, {}, None
     for row in _read_csv_dicts(path, ("id", "kernel", "metric", "value")):
-        try:
-            lid = int(row["id"])
-        except ValueError:
-            raise BadInput(f"{path}: id {row['id']!r} is not an integer")
-        launch = by_id.setdefault(lid, _launch(lid, row["kernel"]))
+        lid = _optional_int(path, row, "id")
+        if lid is None:
+            raise BadInput(f"{path}: a row has no id")
+        pid = _optional_int(path, row, "pid")
+        key = (pid, lid)
+        launch = by_key.get(key)
+        if launch is None:
+            launch = by_key[key] = _launch(lid, row["kernel"], pid, _optional_int(path, row, "window"))
+            first_seen.setdefault(pid, len(first_seen))
+        elif key != current or row["metric"] in launch["metrics"]:
+            why = ("two traces of one process" if pid is not None else
+                   "launches of two traces (correlation ids restart in each process) in a file "
+                   "without the pid column: analyze each trace apart, or again with this rfanalyze")
+            raise BadInput(f"{path}: launch {launch_label(launch)} appears twice ({why}); "
+                           "its launches would be merged")
+        current = key
         launch["metrics"][row["metric"]] = parse_number(row["value"])
-    return [by_id[k] for k in sorted(by_id)]
+    return [by_key[k] for k in sorted(by_key, key=lambda k: (first_seen[k[0]], k[1]))]
 
 
 def read_rfprof_flops(path):
-    """{launch id: {fp32_flop, fp64_flop, fp16_flop}} from rfanalyze's kernels.csv."""
+    """{(pid, launch id): {fp32_flop, fp64_flop, fp16_flop}} from rfanalyze's kernels.csv (pid
+    None without the column). A key twice is bad input, unless a row has no FLOP at all: a graph
+    launch's kernels share its id and have no counters."""
     out = {}
     for row in _read_csv_dicts(path, ("id",) + FLOP_COLUMNS):
-        out[int(row["id"])] = {c: parse_number(row[c]) for c in FLOP_COLUMNS}
+        lid, pid = _optional_int(path, row, "id"), _optional_int(path, row, "pid")
+        key = (pid, lid)
+        values = {c: parse_number(row[c]) for c in FLOP_COLUMNS}
+        counted = any(v is not None for v in values.values())
+        if key in out and any(v is not None for v in out[key].values()):
+            if counted:
+                raise BadInput(f"{path}: launch {launch_label({'pid': pid, 'id': lid})} appears twice "
+                               "with FLOP (two traces of one process?); its launches would be merged")
+            continue
+        out[key] = values
     return out
+
+
+def flops_of(flops, launch):
+    """kernels.csv's FLOP of a counters.csv launch: by (pid, id); a launch of a counters.csv without
+    pids by its id alone when one process of kernels.csv has it ({} when none does; BadInput when
+    several do)."""
+    if not flops:
+        return {}
+    for key in ((launch.get("pid"), launch["id"]), (None, launch["id"])):
+        if key in flops:
+            return flops[key]
+    if launch.get("pid") is None:
+        found = [v for (_pid, lid), v in flops.items() if lid == launch["id"]]
+        if len(found) > 1:
+            raise BadInput(f"launch id {launch['id']} is in kernels.csv for {len(found)} processes and "
+                           "counters.csv has no pid column to tell which")
+        if found:
+            return found[0]
+    return {}
 
 
 def rel_diff(a, b):
@@ -206,7 +274,7 @@ def compare_workload(name, rf, nc, labels=("rfprof", "ncu")):
         if a is None or b is None:
             only = labels[1] if a is None else labels[0]
             x = b if a is None else a
-            problems.append(f"{name}: launch {index} ({x['base']}, {only} id {x['id']}) is in "
+            problems.append(f"{name}: launch {index} ({x['base']}, {only} {launch_label(x)}) is in "
                             f"{only} only")
         kernel = (a or b)["kernel"]
         for m in metrics:
@@ -225,7 +293,7 @@ def check_expected(name, expected, rf, flops=None, nc=None):
     names = {k["kernel"] for k in expected["kernels"]}
     for x in rf:
         if x["base"] not in names:
-            problems.append(f"{name}: rfprof launch id {x['id']} of {x['base']} is not an expected "
+            problems.append(f"{name}: rfprof launch {launch_label(x)} of {x['base']} is not an expected "
                             "kernel")
     for k in expected["kernels"]:
         mine = {"rfprof": [x for x in rf if x["base"] == k["kernel"]],
@@ -240,7 +308,7 @@ def check_expected(name, expected, rf, flops=None, nc=None):
             if not launches:
                 return None
             if source == "flops":
-                vals = [(flops or {}).get(x["id"], {}).get(metric) for x in launches]
+                vals = [flops_of(flops, x).get(metric) for x in launches]
             else:
                 vals = [x["metrics"].get(metric) for x in launches]
             return None if any(v is None for v in vals) else sum(vals)

@@ -63,12 +63,15 @@ void Report::add_launch(const LaunchOutput& launch) {
   if (counters_ && launch.metric_names && launch.metric_values) {
     const auto& names = *launch.metric_names;
     const auto& values = *launch.metric_values;
-    // One row per metric, "id,kernel,metric,value" (the id and kernel fields built once), all
-    // written with one stream write.
+    // One row per metric, "id,kernel,metric,value,pid,window" (the id, kernel, pid and window
+    // fields built once), all written with one stream write.
     std::string& head = counter_head_;
     head.assign(std::to_string(row.id)).push_back(',');
     append_csv_field(head, row.kernel);
     head.push_back(',');
+    std::string& tail = counter_tail_;
+    tail.assign(",").append(std::to_string(row.pid)).push_back(',');
+    if (row.window) tail.append(std::to_string(*row.window));
     if (escaped_names_for_ != &names || escaped_names_.size() != names.size()) {  // escaped once per list
       escaped_names_for_ = &names;
       escaped_names_.clear();
@@ -83,6 +86,7 @@ void Report::add_launch(const LaunchOutput& launch) {
       text.append(head);
       text.append(escaped_names_[i]);
       if (i < values.size()) append_number(text, values[i]);
+      text.append(tail);
       text.push_back('\n');
     }
     counters_->write(text.data(), static_cast<std::streamsize>(text.size()));

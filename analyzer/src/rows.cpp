@@ -50,7 +50,7 @@ const std::vector<std::string>& kernels_csv_header() {
 }
 
 const std::vector<std::string>& counters_csv_header() {
-  static const std::vector<std::string> h = {"id", "kernel", "metric", "value"};
+  static const std::vector<std::string> h = {"id", "kernel", "metric", "value", "pid", "window"};
   return h;
 }
 

@@ -122,7 +122,8 @@ json trace_json(const TraceSummary& t) {
             {"launches_given_up", j.given_up},
             {"counters_without_metric_config", t.stream.counters_without_config},
             {"kernels_with_negative_duration", t.stream.negative_durations},
-            {"durations_from_gpu_time_duration", t.stream.durations_from_gpu_time}}}};
+            {"durations_from_gpu_time_duration", t.stream.durations_from_gpu_time},
+            {"durations_from_gpu_time_without_kernel_record", t.stream.durations_from_gpu_time_without_kernel}}}};
 }
 
 json ceilings_json(const DeviceCeilings& c) {

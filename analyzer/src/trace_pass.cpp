@@ -231,10 +231,13 @@ class RowBuilder {
     // Under the Range Profiler's kernel replay CUPTI gives the kernel's activity record no
     // timestamps (start = end = 0, seen on an H100 with CUPTI 13.0): the duration is then
     // gpu__time_duration.sum, measured during replay, which is what ncu reports as Duration.
+    // A row without any kernel record takes it too, counted apart: under replay across steps
+    // that is a pass's instrumented time, not the timing window's (a trace cut before the
+    // window's activity buffer was written).
     if ((!row.duration_ns || *row.duration_ns == 0) && row.metrics.gpu_time_ns &&
         *row.metrics.gpu_time_ns > 0) {
       row.duration_ns = static_cast<uint64_t>(std::llround(*row.metrics.gpu_time_ns));
-      ++stats_.durations_from_gpu_time;
+      ++(j.kernel ? stats_.durations_from_gpu_time : stats_.durations_from_gpu_time_without_kernel);
     }
     // Such a kernel ran, replays included, inside its launch call (kernel replay is synchronous):
     // placed at the call's end, so that trace.json shows it where it ran, not at time 0.
@@ -250,6 +253,7 @@ class RowBuilder {
       const auto& l = *j.launch;
       row.thread_id = l.thread_id;
       row.stack_id = l.stack_id;
+      row.window = l.window_id;
       if (l.api_end_ns >= l.api_start_ns && l.api_end_ns != 0) {
         row.launch_start_ns = l.api_start_ns;
         row.launch_end_ns = l.api_end_ns;

@@ -22,7 +22,8 @@ assert row["nvtx"] == "iteration/forward" and row["phase"] == "forward"
 assert k[k["id"] == "102"].iloc[0]["kernel"] == "reduce_kernel<float, 2>(float const*, float*)"
 assert k[k["id"] == "104"].iloc[0]["fp32_flop"] == ""
 c = pd.read_csv(f"{d}/counters.csv", keep_default_na=False, dtype=str)
-assert list(c.columns) == ["id", "kernel", "metric", "value"]
+assert list(c.columns) == ["id", "kernel", "metric", "value", "pid", "window"]
+assert set(c["pid"]) == {"4242"}, set(c["pid"])
 assert len(c) == 48, len(c)
 r = pd.read_csv(f"{d}/ranges.csv", keep_default_na=False, dtype=str)
 assert set(r["nvtx"]) == {"", "iteration/forward", "iteration/backward", "iteration/optimizer"}

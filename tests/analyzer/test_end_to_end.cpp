@@ -81,16 +81,16 @@ TEST(EndToEnd, KernelRowsJoinCountersAndNvtx) {
                  {"dram_read_bytes", ""}, {"nvtx", ""}, {"phase", "other"}});
 
   auto counters = lines_of(dir.path / "report" / "counters.csv");
-  EXPECT_EQ(counters[0], "id,kernel,metric,value");
+  EXPECT_EQ(counters[0], "id,kernel,metric,value,pid,window");  // pid and window after the first four
   EXPECT_EQ(counters.size(), 1u + 4 * 12);  // 4 launches with counters, 12 metrics each
   EXPECT_NE(std::find(counters.begin(), counters.end(),
-                      "1101,\"ffma_loop(float*, int)\",smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,1000"),
+                      "1101,\"ffma_loop(float*, int)\",smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,1000,4242,0"),
             counters.end());
   EXPECT_NE(std::find(counters.begin(), counters.end(),
-                      "103,\"ffma_loop(float*, int)\",smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,1000000000"),
+                      "103,\"ffma_loop(float*, int)\",smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,1000000000,4242,0"),
             counters.end());
   EXPECT_NE(std::find(counters.begin(), counters.end(),
-                      "104,\"ffma_loop(float*, int)\",smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,"),
+                      "104,\"ffma_loop(float*, int)\",smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,,4242,0"),
             counters.end());
 }
 

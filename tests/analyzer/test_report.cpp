@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
@@ -193,6 +194,40 @@ TEST(ReportTraces, CountersCsvLeavesMissingValuesEmpty) {
   EXPECT_EQ(c.cell(3, "value"), "");
 }
 
+// Two processes' traces reuse correlation ids (CUPTI's restart per process), and replay across
+// steps with RFPROF_REPLAY_GROUPS > 1 gives each group's timing window its own id: counters.csv
+// names each launch's pid and window (LaunchApi.window_id; empty without a launch record), after
+// the four columns readers take by position.
+TEST(ReportTraces, CountersCsvNamesEachLaunchsProcessAndWindow) {
+  TempDir dir;
+  for (uint32_t pid : {101u, 202u}) {
+    TraceBuilder t(dir.path / ("p" + std::to_string(pid) + ".rftrace"));
+    t.process(pid, CollectionMode::kCounters);
+    t.config(1, {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"});
+    t.launch(12, 0, 5, 100, /*window=*/1);
+    t.kernel(12, 110, 160);
+    t.counters(1, 12, {7}, 1);
+    t.launch(13, 0, 5, 200, /*window=*/2);
+    t.kernel(13, 210, 260);
+    t.counters(1, 13, {8}, 2);
+    t.counters(1, 14, {9}, 2);  // no launch record: no window
+    t.window(1, false, 300);
+    t.window(2, false, 400);
+    t.finish();
+  }
+  const fs::path out = dir.path / "out";
+  const testing::AnalysisRun run = testing::analyze({dir.path / "p101.rftrace", dir.path / "p202.rftrace"}, out);
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const CsvTable t = CsvTable::read(out / "counters.csv");
+  EXPECT_EQ(t.header, (std::vector<std::string>{"id", "kernel", "metric", "value", "pid", "window"}));
+  ASSERT_EQ(t.rows.size(), 6u);
+  std::set<std::string> seen;
+  for (size_t r = 0; r < t.rows.size(); ++r)
+    seen.insert(t.cell(r, "pid") + "/" + t.cell(r, "id") + ":" + t.cell(r, "window") + "=" + t.cell(r, "value"));
+  EXPECT_EQ(seen, (std::set<std::string>{"101/12:1=7", "101/13:2=8", "101/14:=9", "202/12:1=7", "202/13:2=8",
+                                         "202/14:=9"}));
+}
+
 // Report writes a metric list's names escaped once, then per launch. The next trace's list may
 // live where the last one's did: the same vector, refilled, must give the new names.
 TEST(ReportTraces, CountersCsvNamesTheNextTracesMetricsAtTheSameAddress) {
@@ -209,18 +244,23 @@ TEST(ReportTraces, CountersCsvNamesTheNextTracesMetricsAtTheSameAddress) {
   l.metric_values = &values;
   report.begin_trace(ctx);
   l.row.id = 1;
+  l.row.pid = 77;
+  l.row.window = 12;
   report.add_launch(l);
   l.row.id = 2;
+  l.row.window.reset();  // no launch record: the window empty, the last launch's not kept
   report.add_launch(l);
   names = {"b.sum", "c.max"};
   report.begin_trace(ctx);
   l.row.id = 3;
+  l.row.pid = 8;
+  l.row.window = 0;
   report.add_launch(l);
   EXPECT_EQ(counters.str(),
-            "id,kernel,metric,value\n"
-            "1,k,a.sum,1\n1,k,\"needs,quotes\",2\n"
-            "2,k,a.sum,1\n2,k,\"needs,quotes\",2\n"
-            "3,k,b.sum,1\n3,k,c.max,2\n");
+            "id,kernel,metric,value,pid,window\n"
+            "1,k,a.sum,1,77,12\n1,k,\"needs,quotes\",2,77,12\n"
+            "2,k,a.sum,1,77,\n2,k,\"needs,quotes\",2,77,\n"
+            "3,k,b.sum,1,8,0\n3,k,c.max,2,8,0\n");
 }
 
 // Launches of two metric lists in one trace, in turn (two MetricConfigs): each row names its own.
@@ -243,10 +283,10 @@ TEST(ReportTraces, CountersCsvNamesEachLaunchsOwnMetricListInOneTrace) {
     report.add_launch(l);
   }
   EXPECT_EQ(counters.str(),
-            "id,kernel,metric,value\n"
-            "1,k,a.sum,7\n"
-            "2,k,b.sum,7\n2,k,b.max,8\n"
-            "3,k,a.sum,7\n");
+            "id,kernel,metric,value,pid,window\n"
+            "1,k,a.sum,7,0,\n"
+            "2,k,b.sum,7,0,\n2,k,b.max,8,0,\n"
+            "3,k,a.sum,7,0,\n");
 }
 
 // Memory in use: 4 GiB from t=100; 2 GiB more during the first "forward" (6 GiB); 1 GiB more at

@@ -253,6 +253,43 @@ TEST(SummaryJsonErrors, EveryCodeHasItsNameAndRepeatsAreCountedOnce) {
   }
 }
 
+// gpu__time_duration.sum stands in for a missing duration, counted under two keys: a kernel record
+// without time stamps (kernel replay) in durations_from_gpu_time_duration, no kernel record at all
+// (a replay-across-steps trace cut before its timing window's activity buffer was written: the
+// value is an instrumented pass's) in durations_from_gpu_time_without_kernel_record.
+TEST(SummaryJsonJoin, DurationsFromGpuTimeWithoutAKernelRecordAreCountedApart) {
+  TempDir dir;
+  {
+    TraceBuilder t(dir.path / "d.rftrace");
+    t.process(34, CollectionMode::kCounters);
+    t.config(1, testing::roofline_metrics());
+    testing::Counts c;
+    c.gpu_time = 900;
+    t.launch(1, 0, kThread, 1000, 1);  // the timing window's own run: its kernel's time stamps
+    t.kernel(1, 2000, 2100);
+    t.counters(1, 1, c.values(), 1);
+    c.gpu_time = 700;
+    t.launch(2, 0, kThread, 3000, 1);  // no kernel record
+    t.counters(1, 2, c.values(), 1);
+    c.gpu_time = 500;
+    t.launch(3, 0, kThread, 4000, 1);
+    t.kernel(3, 0, 0);  // no time stamps (kernel replay)
+    t.counters(1, 3, c.values(), 1);
+    t.window(1, false, 9000);
+    t.writer().finish(10000, 0);
+  }
+  const testing::AnalysisRun run = testing::analyze({dir.path / "d.rftrace"}, dir.path / "report");
+  ASSERT_EQ(run.status, kExitOk) << run.err;
+  const auto s = nlohmann::json::parse(std::ifstream(dir.path / "report" / "summary.json"));
+  const auto& j = s["traces"][0]["join"];
+  EXPECT_EQ(j["durations_from_gpu_time_duration"], 1) << j;              // launch 3
+  EXPECT_EQ(j["durations_from_gpu_time_without_kernel_record"], 1) << j;  // launch 2
+  const testing::CsvTable k = testing::CsvTable::read(dir.path / "report" / "kernels.csv");
+  EXPECT_EQ(k.cell(k.find("id", "1"), "duration_ns"), "100");
+  EXPECT_EQ(k.cell(k.find("id", "2"), "duration_ns"), "700");
+  EXPECT_EQ(k.cell(k.find("id", "3"), "duration_ns"), "500");
+}
+
 // Each of the join's counts under its own key in summary.json, on a trace that has one of each: a
 // second counter range for a launch, counters of no launch (correlation id 0), counters of a metric
 // config the trace never defined (for a correlation id with neither launch nor kernel), a launch

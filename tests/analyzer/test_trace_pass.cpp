@@ -236,7 +236,9 @@ TEST(TracePassRows, DurationsFromGpuTimeAndPlacementAtTheLaunchCall) {
   EXPECT_EQ(rows.at(2).row.duration_ns, 700u);
   EXPECT_EQ(rows.at(2).row.start_ns, 3000u);
   EXPECT_EQ(stats.negative_durations, 0u);
-  EXPECT_EQ(stats.durations_from_gpu_time, 4u);  // launches 1, 2, 4 and 6; not 3 (0 ns) nor 5
+  EXPECT_EQ(stats.durations_from_gpu_time, 3u);  // launches 1, 2 and 6; not 3 (0 ns) nor 5
+  EXPECT_EQ(stats.durations_from_gpu_time_without_kernel, 1u);  // launch 4: no kernel record at all
+  EXPECT_EQ(rows.at(4).row.duration_ns, 100u);
   EXPECT_EQ(rows.at(3).row.duration_ns, std::nullopt);
   EXPECT_EQ(rows.at(3).row.start_ns, 4003u);  // no duration: at the call's end
   const SeenRow& r4 = rows.at(4);

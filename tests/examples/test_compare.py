@@ -160,6 +160,90 @@ class CompareTest(FixtureCase):
         self.assertIn("not a directory", err.getvalue())
 
 
+class ProcessKeyTest(FixtureCase):
+    """counters.csv's pid and window columns (rfanalyze of 2026-11-29): CUPTI's correlation ids restart
+    in each process, so two traces analyzed together share ids; launches are keyed by (pid, id)."""
+
+    KERNEL = "(anonymous namespace)::ffma_loop(float const*, float*, float, float, int)"
+
+    def write_counters(self, rows, header=("id", "kernel", "metric", "value", "pid", "window")):
+        path = self.path("analysis/ffma/counters.csv")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(header)
+            w.writerows(rows)
+        return path
+
+    def two_processes(self, pids=(101, 202)):
+        """Launches 12 and 13 in each of two processes (window 1), FFMA 7 and 8."""
+        return [[lid, self.KERNEL, FFMA, ffma, pid, 1] for pid in pids for lid, ffma in ((12, 7), (13, 8))]
+
+    def test_equal_ids_of_two_processes_stay_apart(self):
+        launches = compare.read_rfprof_counters(self.write_counters(self.two_processes()))
+        self.assertEqual([(x["pid"], x["id"], x["window"]) for x in launches],
+                         [(101, 12, 1), (101, 13, 1), (202, 12, 1), (202, 13, 1)])
+        self.assertEqual([x["metrics"][FFMA] for x in launches], [7, 8, 7, 8])
+        # Trace order (rfanalyze's), not pid order: the first process written comes first.
+        launches = compare.read_rfprof_counters(self.write_counters(self.two_processes((303, 202))))
+        self.assertEqual([x["pid"] for x in launches], [303, 303, 202, 202])
+
+    def test_a_key_twice_is_bad_input_naming_it(self):
+        with self.assertRaises(compare.BadInput) as ctx:  # two traces of one process
+            compare.read_rfprof_counters(self.write_counters(self.two_processes((101, 101))))
+        self.assertIn("launch pid 101 id 12 appears twice", str(ctx.exception))
+        # Without the pid column (an older rfanalyze), two processes' ids 12 are refused too.
+        old = [r[:4] for r in self.two_processes()]
+        with self.assertRaises(compare.BadInput) as ctx:
+            compare.read_rfprof_counters(self.write_counters(old, ("id", "kernel", "metric", "value")))
+        self.assertIn("launch id 12 appears twice", str(ctx.exception))
+        self.assertIn("without the pid column", str(ctx.exception))
+        # One launch's metric twice in a row is two launches under one key as well.
+        with self.assertRaises(compare.BadInput):
+            compare.read_rfprof_counters(self.write_counters([[12, self.KERNEL, FFMA, 7, 101, 1]] * 2))
+
+    def test_old_counters_without_the_columns_read_as_before(self):
+        launches = compare.read_rfprof_counters(self.path("analysis/resnet_mini/counters.csv"))
+        self.assertEqual([(x["pid"], x["id"], x["window"]) for x in launches],
+                         [(None, 11, None), (None, 12, None), (None, 13, None), (None, 14, None)])
+
+    def test_flops_are_keyed_by_pid_and_id_like_the_counters(self):
+        path = self.path("analysis/ffma/kernels.csv")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["id", "pid", "kernel", "fp64_flop", "fp32_flop", "fp16_flop"])
+            w.writerows([[12, 101, "k", 0, 14, 0], [12, 202, "k", 0, 16, 0],
+                         [5, 101, "graph kernel", "", "", ""], [5, 101, "graph kernel", "", "", ""]])
+        flops = compare.read_rfprof_flops(path)
+        self.assertEqual(flops[(101, 12)]["fp32_flop"], 14)
+        self.assertEqual(flops[(202, 12)]["fp32_flop"], 16)  # not the first process's
+        x = compare._launch(12, "k", pid=202)
+        self.assertEqual(compare.flops_of(flops, x)["fp32_flop"], 16)
+        with self.assertRaises(compare.BadInput):  # a counters.csv without pids cannot tell which
+            compare.flops_of(flops, compare._launch(12, "k"))
+        with open(path, "a", encoding="utf-8", newline="") as f:
+            csv.writer(f).writerow([12, 202, "k", 0, 18, 0])
+        with self.assertRaises(compare.BadInput) as ctx:
+            compare.read_rfprof_flops(path)
+        self.assertIn("launch pid 202 id 12 appears twice", str(ctx.exception))
+
+    def test_run_checks_each_process_with_its_own_flop(self):
+        # Two processes ran ffma once each, with equal ids: two launches, each with its own FLOP.
+        self.write_counters([[1, self.KERNEL, FFMA, 2147483648, pid, 0] for pid in (101, 202)])
+        path = self.path("analysis/ffma/kernels.csv")
+        with open(path, encoding="utf-8", newline="") as f:
+            table = list(csv.reader(f))
+        table[1][1] = "101"
+        second = list(table[1])
+        second[1] = "202"
+        second[table[0].index("fp32_flop")] = "1"
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            csv.writer(f).writerows(table + [second])
+        problems, _ = self.run_compare(["ffma"])
+        self.assertIn("ffma: ffma_loop: rfprof saw 2 launch(es), expected 1", problems)
+        self.assertIn("ffma: ffma_loop: fp32_flop: rfprof 4294967297, expected 4294967296", problems)
+        self.assertIn("ffma: launch 1 (ffma_loop, rfprof pid 202 id 1) is in rfprof only", problems)
+
+
 class ExpectedTest(FixtureCase):
     def test_expected_rows(self):
         self.run_compare(["ffma"])

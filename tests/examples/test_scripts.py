@@ -180,6 +180,26 @@ class GpuValidateTest(unittest.TestCase):
             self.assertEqual(run.returncode, 2, args)
             self.assertIn("usage: scripts/gpu-validate", run.stderr)
 
+    def test_step_replay_durations_from_gpu_time_are_logged_by_cause(self):
+        # stepreplay and first15 log how many step-replay launches took a pass's
+        # gpu__time_duration: kernel records without time stamps (a CUPTI finding when not 0) apart
+        # from rows with no kernel record at all (a .part cut before its activity buffer).
+        with open(os.path.join(ROOT, "scripts", "gpu-validate")) as f:
+            script = f.read()
+        func = script[script.index("gpu_time_durations() {"):]
+        func = func[:func.index("\n}\n") + 3]
+        self.assertEqual(script.count("$(gpu_time_durations "), 2)
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        summary = os.path.join(tmp, "summary.json")
+        with open(summary, "w") as f:
+            json.dump({"traces": [{"launches": 9, "join": {"durations_from_gpu_time_duration": 0,
+                                                           "durations_from_gpu_time_without_kernel_record": 3}}]}, f)
+        run = subprocess.run(["bash", "-c", func + 'gpu_time_durations "$1"', "bash", summary],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.stdout, "0 of 9 from kernel records without time stamps, 3 without a kernel record\n",
+                         run.stderr)
+
     def test_pack_on_fixture(self):
         tmp = tempfile.mkdtemp()
         try:
@@ -264,16 +284,19 @@ class CompareReplayTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp)
 
-    def analysis(self, name, launches):
-        """An rfanalyze folder whose counters.csv has `launches`: (id, kernel, fadd, dram bytes)."""
+    def analysis(self, name, launches, windows=None):
+        """An rfanalyze folder whose counters.csv has `launches`: (id, kernel, fadd, dram bytes);
+        with `windows` (one (pid, window) per launch) the pid and window columns of today's
+        rfanalyze, else the four columns of an older one."""
         folder = os.path.join(self.tmp, name)
         os.makedirs(folder)
         with open(os.path.join(folder, "counters.csv"), "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["id", "kernel", "metric", "value"])
-            for lid, kernel, fadd, dram in launches:
-                w.writerow([lid, kernel, self.FADD, fadd])
-                w.writerow([lid, kernel, self.DRAM, dram])
+            w.writerow(["id", "kernel", "metric", "value"] + (["pid", "window"] if windows else []))
+            for i, (lid, kernel, fadd, dram) in enumerate(launches):
+                tail = list(windows[i]) if windows else []
+                w.writerow([lid, kernel, self.FADD, fadd] + tail)
+                w.writerow([lid, kernel, self.DRAM, dram] + tail)
         return folder
 
     def run_main(self, *args):
@@ -309,6 +332,41 @@ class CompareReplayTest(unittest.TestCase):
         rc, out, _ = self.run_main(self.analysis("kernel", empty), self.analysis("step", empty))
         self.assertEqual(rc, 1, out)
         self.assertIn("smsp__sass_* counts compared: 0", out)
+
+    # Two groups (RFPROF_REPLAY_GROUPS=2): a timing window each, with other correlation ids; both
+    # are the same step as the reference.
+    GROUPS = [(12, "void gemm(float*)", 4096, 100), (13, "relu(float*)", 0, 50), (14, "loss", 7, 9),
+              (27, "void gemm(float*)", 4096, 90), (28, "relu(float*)", 0, 50), (29, "loss", 7, 8)]
+    GROUP_WINDOWS = [(101, 1)] * 3 + [(101, 2)] * 3
+
+    def test_each_timing_window_is_compared_with_the_reference_on_its_own(self):
+        kernel = self.analysis("kernel", [(3, "void gemm(float*)", 4096, 120), (5, "relu(float*)", 0, 40),
+                                          (9, "loss", 7, 9)], [(7, 0)] * 3)
+        rc, out, _ = self.run_main(kernel, self.analysis("step", self.GROUPS, self.GROUP_WINDOWS))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("window 1: launches 3, smsp__sass_* counts compared: 3, equal: 3, problems: 0", out)
+        self.assertIn("window 2: launches 3, smsp__sass_* counts compared: 3, equal: 3, problems: 0", out)
+        self.assertIn("launches: kernel replay 3, step replay 6 in 2 timing window(s)", out)
+        self.assertIn("smsp__sass_* counts compared: 6, equal: 6", out)
+        # One count of the second group differs: that window fails, named; the first still passes.
+        changed = list(self.GROUPS)
+        changed[3] = (27, "void gemm(float*)", 4095, 90)
+        rc, out, _ = self.run_main(kernel, self.analysis("step2", changed, self.GROUP_WINDOWS))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("window 1: launches 3, smsp__sass_* counts compared: 3, equal: 3, problems: 0", out)
+        self.assertIn("window 2: launches 3, smsp__sass_* counts compared: 3, equal: 2, problems: 1", out)
+        self.assertIn(f"step-vs-kernel-replay window 2: launch 0 gemm: {self.FADD}: step replay 4095 != "
+                      "kernel replay 4096", out)
+        # Two processes (two traces analyzed together) reuse ids: each (pid, window) is a step.
+        rc, out, _ = self.run_main(kernel, self.analysis("step3", self.GROUPS[:3] * 2,
+                                                         [(101, 1)] * 3 + [(202, 1)] * 3))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("window 1 (pid 202): launches 3", out)
+        # A window without instruction counts is no pass.
+        rc, out, _ = self.run_main(kernel, self.analysis("step4", self.GROUPS[:3] + [(30, "loss", "", "")],
+                                                         [(101, 1)] * 3 + [(101, 2)]))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("window 2: launches 1, smsp__sass_* counts compared: 0", out)
 
     def ncu_csv(self, launches):
         """An ncu --csv --page raw file: ==PROF== lines, the header, the units row, quoted numbers

@@ -168,6 +168,7 @@ class Report {
   std::vector<std::string> kernel_fields_;  // a launch's kernels.csv fields, memory reused per launch
   std::string counter_head_;  // a launch's "id,kernel," in counters.csv, memory reused per launch
   std::string counter_rows_;  // a launch's counters.csv rows, memory reused per launch
+  std::string counter_tail_;  // a launch's ",pid,window" in counters.csv, memory reused per launch
   /// The names of the metric list at escaped_names_for_ (a LaunchOutput::metric_names of the
   /// current trace), each escaped for counters.csv and followed by its comma: escaped again when
   /// a launch has another list (or a trace begins), not per launch.

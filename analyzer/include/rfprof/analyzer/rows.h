@@ -17,7 +17,8 @@ namespace rf::analyzer {
 
 /// Header of kernels.csv, in column order.
 const std::vector<std::string>& kernels_csv_header();
-/// Header of counters.csv: id,kernel,metric,value.
+/// Header of counters.csv: id,kernel,metric,value,pid,window (pid and window appended after the
+/// first four columns, which readers may take by position).
 const std::vector<std::string>& counters_csv_header();
 /// Header of ranges.csv (`key_column` "nvtx") and phases.csv (`key_column` "phase").
 std::vector<std::string> aggregate_csv_header(const std::string& key_column);
@@ -32,6 +33,9 @@ struct KernelRow {
   std::optional<uint32_t> device;               ///< CUDA device id
   std::optional<uint32_t> stream;               ///< CUPTI stream id
   std::optional<uint32_t> context;              ///< CUPTI context id; not a CSV column
+  /// LaunchApi::window_id of the launch (absent without a launch record): counters.csv's `window`,
+  /// not a kernels.csv column. Replay across steps gives each group's timing window its own id.
+  std::optional<uint32_t> window;
   std::string kernel;                           ///< demangled name
   /// The kernel's mangled symbol (empty when the trace has none), pointing into the trace reader's
   /// string table: valid only while the row is handed to a stream_launches sink. Not a CSV column.

@@ -140,9 +140,12 @@ struct StreamStats {
   uint64_t counters_without_config = 0;      ///< RangeCounters whose MetricConfig is missing
   uint64_t negative_durations = 0;           ///< kernels with end < start (duration left empty)
   /// Rows whose duration is gpu__time_duration.sum, measured during a profiler pass, because
-  /// the kernel record had no time stamps (kernel replay), ended at or before its start, or
-  /// there was none.
+  /// their kernel record had no time stamps (kernel replay) or ended at or before its start.
   uint64_t durations_from_gpu_time = 0;
+  /// Rows whose duration is gpu__time_duration.sum because no kernel record came at all (a trace
+  /// cut before its activity buffer was written, dropped records): under replay across steps
+  /// the duration of an instrumented pass, not the timing window's run.
+  uint64_t durations_from_gpu_time_without_kernel = 0;
 };
 
 /// Pass 2: streams `ctx.path` again and calls `sink` once per joined launch, in join order.
