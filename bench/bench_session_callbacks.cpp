@@ -5,7 +5,8 @@
 // fake_libcuda.cpp: the current context, stream capture). So this is rfprof's cost per launch in timing mode,
 // above CUPTI (bench_launch_path times LaunchLog and the writer alone, without the session's
 // dispatch, filters and thread-local launch state). BM_SessionNvtxPushPop and
-// BM_SessionNvtxDomainPushPop: an NVTX push/pop range through the session's NVTX callback. Results: bench/README.md.
+// BM_SessionNvtxDomainPushPop: an NVTX push/pop range through the session's NVTX callback;
+// BM_SessionNvtxStartEnd: an nvtxRangeStartA/nvtxRangeEnd pair. Results: bench/README.md.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -27,8 +28,8 @@ namespace fake = rf::fake_cupti;
 
 /// One session for the whole process (a session is never stopped), the trace in TMPDIR. The
 /// process's options (main()): timing mode, or with `replay_range` replay across steps with that
-/// NVTX range as the window (RFPROF_REPLAY_RANGE); `kernel_filter` sets -k and `nvtx_include`
-/// --nvtx-include.
+/// NVTX range as the window (RFPROF_REPLAY_RANGE); `kernel_filter` sets -k, `kernel_id`
+/// --kernel-id and `nvtx_include` --nvtx-include.
 std::filesystem::path g_trace;
 
 /// Registered before the session starts, so it runs after the session's exit handler.
@@ -39,7 +40,7 @@ void remove_trace() {
 
 /// The settings of one benchmark process (main()'s flags).
 struct ProcessOptions {
-  std::string kernel_filter, nvtx_include, replay_range, open_range;
+  std::string kernel_filter, kernel_id, nvtx_include, replay_range, open_range;
   bool outside_window = false;  // profile-from-start off and no window opened: launches outside
 };
 
@@ -55,6 +56,7 @@ struct Process {
     o.output = g_trace;
     o.mode = rf::trace::CollectionMode::kTiming;
     o.filter.kernel_name = p.kernel_filter;
+    if (!p.kernel_id.empty()) o.kernel_id = rf::collector::KernelId::parse(p.kernel_id);
     if (!p.nvtx_include.empty()) o.filter.nvtx_include = {p.nvtx_include};
     if (p.outside_window) o.profile_from_start = false;
     if (!p.replay_range.empty()) {
@@ -109,10 +111,28 @@ BENCHMARK(BM_SessionNvtxPushPop)->Threads(1)->Threads(2)->Threads(4)->UseRealTim
 void BM_SessionNvtxDomainPushPop(benchmark::State& state) { push_pop_ranges(state, g_process->domain); }
 BENCHMARK(BM_SessionNvtxDomainPushPop)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
+/// nvtxRangeStartA("aten::mm") + nvtxRangeEnd, one pair per iteration, each thread with range ids
+/// of its own (no marker records: the ids stay unconfirmed, as between two activity buffers).
+void BM_SessionNvtxStartEnd(benchmark::State& state) {
+  fake::DirectNvtx nvtx;
+  if (!nvtx.ok()) {
+    state.SkipWithError("no session");
+    return;
+  }
+  static std::atomic<uint64_t> next_base{1};
+  uint64_t id = next_base.fetch_add(1) << 40;
+  for (auto _ : state) {
+    nvtx.start("aten::mm", id);
+    nvtx.end(id++);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SessionNvtxStartEnd)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
+
 }  // namespace
 
 /// The process's own flags (before Google Benchmark's, which are passed on):
-/// `--kernel-filter EXPR` (-k), `--nvtx-include RULE`, `--replay-range RULE` (replay across steps
+/// `--kernel-filter EXPR` (-k), `--kernel-id ID`, `--nvtx-include RULE`, `--replay-range RULE` (replay across steps
 /// with NVTX-range windows), `--open-range NAME` (an NVTX range pushed before the benchmarks run),
 /// `--outside-window` (profile-from-start off and no cudaProfilerStart: every launch is outside a
 /// window, as in a PyTorch run profiling a few steps).
@@ -121,6 +141,7 @@ int main(int argc, char** argv) {
   app.allow_extras();
   ProcessOptions p;
   app.add_option("--kernel-filter", p.kernel_filter, "-k for this process");
+  app.add_option("--kernel-id", p.kernel_id, "--kernel-id for this process");
   app.add_option("--nvtx-include", p.nvtx_include, "--nvtx-include for this process");
   app.add_option("--replay-range", p.replay_range, "replay across steps, this NVTX range as the window");
   app.add_option("--open-range", p.open_range, "an NVTX range pushed on the main thread first");

@@ -3,6 +3,7 @@
 
 #include <cxxabi.h>
 
+#include <bit>
 #include <cstdlib>
 #include <memory>
 
@@ -51,11 +52,22 @@ int NvtxState::watch_regex(const NvtxName& name, bool domain) {
   return static_cast<int>(regexes_.size() - 1);
 }
 
+NvtxState::ThreadStacks& NvtxState::stacks_of(uint64_t thread) const {
+  if (thread != kCallingThread) return stacks_.of_key(thread);
+  bool inherited = false;
+  ThreadStacks& t = stacks_.local(&inherited);
+  if (inherited) {  // the stacks of a thread that exited: none of its ranges is this thread's
+    std::lock_guard lock(t.mutex);
+    for (auto& [name, d] : t.domains) d.depth = 0;  // the entries' strings kept for reuse
+  }
+  return t;
+}
+
 void NvtxState::push(uint64_t thread, std::string_view domain, std::string_view name) {
   // Searched before the thread's lock is taken: another thread reading the stack never waits.
   // Only range-name expressions here; a domain's are searched once, when the thread first uses it.
   const uint64_t bits = regexes_.empty() ? 0 : regex_matches_of(name, kRangeUse);
-  ThreadStacks& t = stacks_.of_key(thread);
+  ThreadStacks& t = stacks_of(thread);
   std::lock_guard lock(t.mutex);
   auto it = t.domains.find(domain);
   if (it == t.domains.end())
@@ -71,7 +83,7 @@ void NvtxState::push(uint64_t thread, std::string_view domain, std::string_view 
 }
 
 void NvtxState::pop(uint64_t thread, std::string_view domain) {
-  ThreadStacks& t = stacks_.of_key(thread);
+  ThreadStacks& t = stacks_of(thread);
   std::lock_guard lock(t.mutex);
   auto it = t.domains.find(domain);
   if (it == t.domains.end() || it->second.depth == 0) return;
@@ -94,28 +106,104 @@ const NvtxState::Watched* NvtxState::find_watched(const NvtxName& domain, const 
   return nullptr;
 }
 
-void NvtxState::start(uint64_t id, std::string_view domain, std::string_view name) {
-  std::vector<Watched*> counted;
-  for (const auto& w : watched_)
-    if (w->domain.matches(domain) && w->name.matches(name)) counted.push_back(w.get());
-  std::lock_guard lock(mutex_);
-  auto [it, inserted] = open_.try_emplace(id);
-  if (!inserted)
-    for (Watched* w : it->second.watched) w->open.fetch_sub(1);  // id reused
-  for (Watched* w : counted) w->open.fetch_add(1);
-  it->second = Open{std::string(domain), std::string(name), std::move(counted)};
+void NvtxState::count(uint64_t bits, int64_t delta) const {
+  for (; bits != 0; bits &= bits - 1) watched_[static_cast<size_t>(std::countr_zero(bits))]->open.fetch_add(delta);
 }
 
-void NvtxState::end(uint64_t id) {
+namespace {
+
+/// The bucket of range id `id` (Fibonacci hashing: consecutive ids spread over the buckets).
+size_t open_bucket(uint64_t id) {
+  constexpr int kBits = std::countr_zero(NvtxState::kOpenBuckets);
+  static_assert((size_t{1} << kBits) == NvtxState::kOpenBuckets);
+  return static_cast<size_t>((id * 0x9E3779B97F4A7C15ull) >> (64 - kBits));
+}
+
+}  // namespace
+
+bool NvtxState::put_open(uint64_t id, uint64_t bits) {
+  OpenSlot* bucket = &open_slots_[open_bucket(id) * kOpenWays];
+  for (size_t i = 0; i < kOpenWays; ++i) {
+    uint64_t expected = 0;
+    if (bucket[i].id.load(std::memory_order_relaxed) != 0 ||
+        !bucket[i].id.compare_exchange_strong(expected, kBusy, std::memory_order_acquire))
+      continue;
+    bucket[i].bits.store(bits, std::memory_order_relaxed);
+    bucket[i].id.store(id, std::memory_order_release);  // published with its bits
+    return true;
+  }
+  return false;
+}
+
+uint64_t NvtxState::take_open(uint64_t id) {
+  OpenSlot* bucket = &open_slots_[open_bucket(id) * kOpenWays];
+  for (size_t i = 0; i < kOpenWays; ++i) {
+    uint64_t expected = id;
+    if (bucket[i].id.load(std::memory_order_relaxed) != id ||
+        !bucket[i].id.compare_exchange_strong(expected, kBusy, std::memory_order_acquire))
+      continue;
+    const uint64_t bits = bucket[i].bits.load(std::memory_order_relaxed);
+    bucket[i].id.store(0, std::memory_order_release);
+    return bits;
+  }
+  return 0;
+}
+
+void NvtxState::end_locked(uint64_t id) {
   std::lock_guard lock(mutex_);
   auto it = open_.find(id);
   if (it == open_.end()) return;
   for (Watched* w : it->second.watched) w->open.fetch_sub(1);
   open_.erase(it);
+  locked_open_.store(open_.size(), std::memory_order_release);
+}
+
+void NvtxState::start(uint64_t id, std::string_view domain, std::string_view name) {
+  if (lock_free(id)) {
+    uint64_t bits = 0;
+    for (size_t i = 0; i < watched_.size(); ++i)
+      if (watched_[i]->domain.matches(domain) && watched_[i]->name.matches(name)) bits |= uint64_t{1} << i;
+    count(bits, +1);  // before the id's previous range is taken off: a count shared by both stays open
+    count(take_open(id), -1);  // the id reused: its previous range is over
+    if (locked_open_.load(std::memory_order_acquire) != 0) end_locked(id);
+    if (bits == 0 || put_open(id, bits)) return;
+    // Its bucket is full (kOpenWays such ranges open at once): kept under the lock.
+    std::vector<Watched*> counted;
+    for (uint64_t b = bits; b != 0; b &= b - 1)
+      counted.push_back(watched_[static_cast<size_t>(std::countr_zero(b))].get());
+    std::lock_guard lock(mutex_);
+    open_[id] = Open{{}, {}, std::move(counted)};
+    locked_open_.store(open_.size(), std::memory_order_release);
+    return;
+  }
+  std::vector<Watched*> counted;
+  for (const auto& w : watched_)
+    if (w->domain.matches(domain) && w->name.matches(name)) counted.push_back(w.get());
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = open_.try_emplace(id);
+  for (Watched* w : counted) w->open.fetch_add(1);
+  if (!inserted)
+    for (Watched* w : it->second.watched) w->open.fetch_sub(1);  // id reused
+  it->second = keep_names_ ? Open{std::string(domain), std::string(name), std::move(counted)}
+                           : Open{{}, {}, std::move(counted)};
+  locked_open_.store(open_.size(), std::memory_order_release);
+}
+
+void NvtxState::end(uint64_t id) {
+  if (lock_free(id)) {
+    if (const uint64_t bits = take_open(id); bits != 0) return count(bits, -1);
+    if (locked_open_.load(std::memory_order_acquire) == 0) return;  // not a range any rule counts
+  }
+  end_locked(id);
+}
+
+size_t NvtxState::open_ranges_locked() const {
+  std::lock_guard lock(mutex_);
+  return open_.size();
 }
 
 std::vector<std::string> NvtxState::stack(uint64_t thread, std::string_view domain) const {
-  ThreadStacks& t = stacks_.of_key(thread);
+  ThreadStacks& t = stacks_of(thread);
   std::lock_guard lock(t.mutex);
   std::vector<std::string> names;
   if (auto it = t.domains.find(domain); it != t.domains.end())
@@ -125,7 +213,7 @@ std::vector<std::string> NvtxState::stack(uint64_t thread, std::string_view doma
 
 bool NvtxState::stack_matches(uint64_t thread, const NvtxName& domain, const std::vector<NvtxElement>& pattern,
                               bool bottom, bool top) const {
-  ThreadStacks& t = stacks_.of_key(thread);
+  ThreadStacks& t = stacks_of(thread);
   std::lock_guard lock(t.mutex);  // this thread's own: taken by another thread only in stack()
   if (domain.literal()) {
     std::span<const NvtxStackEntry> stack;  // empty: a domain the thread never pushed in
@@ -143,6 +231,7 @@ bool NvtxState::start_end_open(std::string_view domain, std::string_view name) c
   for (const auto& w : watched_)
     if (w->domain.literal() && w->name.literal() && w->domain.text == domain && w->name.text == name)
       return w->open.load() > 0;  // no lock
+  if (!keep_names_) return false;
   std::lock_guard lock(mutex_);
   for (const auto& [id, r] : open_)
     if (r.domain == domain && r.name == name) return true;
@@ -153,6 +242,7 @@ bool NvtxState::start_end_open(const NvtxName& domain, const NvtxName& name) con
   if (name.watched >= 0 && static_cast<size_t>(name.watched) < watched_.size())
     return watched_[static_cast<size_t>(name.watched)]->open.load() > 0;  // no lock, no lookup
   if (const Watched* w = find_watched(domain, name)) return w->open.load() > 0;  // no lock
+  if (!keep_names_) return false;
   std::lock_guard lock(mutex_);
   for (const auto& [id, r] : open_)
     if (domain.matches(r.domain) && name.matches(r.name)) return true;

@@ -305,8 +305,7 @@ void Session::on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* c
   const bool on_listed_device = !device_filter_ || device_filter_->selects(cb->context);
   const bool selected =
       on_listed_device &&
-      (!launch_filter_ || launch_filter_->selects(cb->symbolName ? cb->symbolName : "",
-                                                  launch_filter_->uses_nvtx() ? current_thread_id() : 0));
+      (!launch_filter_ || launch_filter_->selects(cb->symbolName ? cb->symbolName : "", NvtxState::kCallingThread));
   if (selection_) {  // --kernel-id, --filter-mode, --launch-skip-before-match: counted inside windows
     t.ticket = launch_log_.enter_admitted(t.correlation_id, t.runtime_correlation_id, [&]() noexcept {
       // std::bad_alloc (a key's first counter, a thread's first answers): this launch is not
@@ -525,9 +524,9 @@ void Session::on_nvtx(CUpti_CallbackId cbid, const void* data) {
   const auto* n = static_cast<const CUpti_NvtxData*>(data);
   feed_nvtx(cbid, n);
   if (in(kNvtxStarts, cbid)) {
-    // nvtxRangeId_t is uint64_t (nvToolsExt.h).
+    // nvtxRangeId_t is uint64_t (nvToolsExt.h). Lock-free: the activity thread holds
+    // activity_mutex_ while it writes the trace, which a start callback must never wait for.
     uint64_t id = n->functionReturnValue ? *static_cast<const uint64_t*>(n->functionReturnValue) : 0;
-    std::lock_guard lock(activity_mutex_);
     nvtx_styles_.on_start_callback(id);
   } else if (in(kNvtxPushes, cbid)) {
     nvtx_styles_.on_push_callback();  // lock-free: a push/pop range per operator is common

@@ -144,9 +144,11 @@ void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
   const uint64_t thread = current_thread_id();
   if (filter) {
     NvtxState& state = launch_filter_->nvtx();
+    // The calling thread's stacks (handed on when it exits), which its launches ask about.
+    constexpr uint64_t me = NvtxState::kCallingThread;
     switch (c.kind) {
-      case NvtxCall::kPush: state.push(thread, nvtx_domain_name(c.domain), c.name); break;
-      case NvtxCall::kPop: state.pop(thread, nvtx_domain_name(c.domain)); break;
+      case NvtxCall::kPush: state.push(me, nvtx_domain_name(c.domain), c.name); break;
+      case NvtxCall::kPop: state.pop(me, nvtx_domain_name(c.domain)); break;
       case NvtxCall::kStart: state.start(c.id, nvtx_domain_name(c.domain), c.name); break;
       case NvtxCall::kEnd: state.end(c.id); break;
       default: break;

@@ -172,18 +172,23 @@ class DirectLaunch {
   CUpti_CallbackData runtime_{}, driver_{};
 };
 
-/// nvtxRangePushA / nvtxRangePop by calling the subscriber's NVTX callback directly, with none of
-/// the fake's own work (no marker record, no lock): for measuring what the session's NVTX
-/// callbacks cost. Not thread-safe: one per thread.
+/// nvtxRangePushA / nvtxRangePop (and nvtxRangeStartA / nvtxRangeEnd) by calling the subscriber's
+/// NVTX callback directly, with none of the fake's own work (no marker record, no lock): for
+/// measuring what the session's NVTX callbacks cost. Not thread-safe: one per thread.
 class DirectNvtx {
  public:
-  /// Ranges in `domain` (nvtxDomainRangePushEx / nvtxDomainRangePop; from nvtx_domain_create),
-  /// or, null, in the default domain (nvtxRangePushA / nvtxRangePop).
+  /// Ranges in `domain` (nvtxDomainRangePushEx / nvtxDomainRangePop, nvtxDomainRangeStartEx /
+  /// nvtxDomainRangeEnd; from nvtx_domain_create), or, null, in the default domain
+  /// (nvtxRangePushA / nvtxRangePop, nvtxRangeStartA / nvtxRangeEnd).
   explicit DirectNvtx(nvtxDomainHandle_t domain = nullptr);
   bool ok() const noexcept { return fn_ != nullptr; }
   /// Pushes a range named `message`, which must outlive the call.
   void push(const char* message);
   void pop();
+  /// Starts a range named `message` as if NVTX returned range id `id` (the caller's: the fake's
+  /// own counter is not touched), and ends range `id`.
+  void start(const char* message, uint64_t id);
+  void end(uint64_t id);
 
  private:
   CUpti_CallbackFunc fn_ = nullptr;

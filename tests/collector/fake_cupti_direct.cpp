@@ -77,4 +77,40 @@ void DirectNvtx::pop() {
   fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePop, &d);
 }
 
+void DirectNvtx::start(const char* message, uint64_t id) {
+  nvtxRangeId_t rid = id;
+  if (domain_) {
+    nvtxEventAttributes_t a{};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = message;
+    nvtxDomainRangeStartEx_params p{};
+    p.domain = domain_;
+    p.core.eventAttrib = &a;
+    CUpti_NvtxData d{"nvtxDomainRangeStartEx", &p, &rid};
+    fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, &d);
+    return;
+  }
+  nvtxRangeStartA_params p{};
+  p.message = message;
+  CUpti_NvtxData d{"nvtxRangeStartA", &p, &rid};
+  fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangeStartA, &d);
+}
+
+void DirectNvtx::end(uint64_t id) {
+  if (domain_) {
+    nvtxDomainRangeEnd_params p{};
+    p.domain = domain_;
+    p.core.id = id;
+    CUpti_NvtxData d{"nvtxDomainRangeEnd", &p, nullptr};
+    fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangeEnd, &d);
+    return;
+  }
+  nvtxRangeEnd_params p{};
+  p.id = id;
+  CUpti_NvtxData d{"nvtxRangeEnd", &p, nullptr};
+  fn_(user_, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangeEnd, &d);
+}
+
 }  // namespace rf::fake_cupti

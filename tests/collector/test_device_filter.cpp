@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <latch>
 #include <map>
 #include <thread>
 #include <vector>
@@ -109,12 +110,14 @@ TEST(DeviceFilter, ThreadsKeepTheirOwnAnswers) {
   FakeDevices fake;
   DeviceFilter f({0}, fake.fn());
   std::atomic<int> wrong{0};
+  std::latch alive(8);  // a thread that exited would hand its answers to the next one (PerThread)
   std::vector<std::thread> threads;
   for (uintptr_t t = 0; t < 8; ++t)
     threads.emplace_back([&, t] {
       const uintptr_t c = 1 + t % 2;  // half on device 0, half on device 1
       for (int i = 0; i < 10000; ++i)
         if (f.selects(ctx(c)) != (c == 1)) ++wrong;
+      alive.arrive_and_wait();
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(wrong, 0);

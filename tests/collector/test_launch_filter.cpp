@@ -200,10 +200,17 @@ TEST(LaunchFilter, StartEndRuleCountsOverlappingRangesOfItsNameAndReusedIds) {
   EXPECT_TRUE(f.selects(kScale, 3));
   s.end(5);
   EXPECT_FALSE(f.selects(kScale, 3));
-  // A name no rule watches is answered from the open ranges themselves.
+  // A name no rule watches: a LaunchFilter's state keeps no names (its starts and ends take no
+  // lock), so it cannot tell; a state that keeps names answers from its open ranges.
   s.start(6, "D", "unwatched");
-  EXPECT_TRUE(s.start_end_open("D", "unwatched"));
-  EXPECT_FALSE(s.start_end_open("", "unwatched"));
+  EXPECT_FALSE(s.start_end_open("D", "unwatched"));
+  EXPECT_EQ(s.open_ranges_locked(), 0u);
+  NvtxState names;
+  names.start(6, "D", "unwatched");
+  EXPECT_TRUE(names.start_end_open("D", "unwatched"));
+  EXPECT_FALSE(names.start_end_open("", "unwatched"));
+  names.end(6);
+  EXPECT_FALSE(names.start_end_open("D", "unwatched"));
 }
 
 TEST(LaunchFilter, StartEndRangesCountInTheirOwnDomainOnly) {
@@ -213,14 +220,17 @@ TEST(LaunchFilter, StartEndRangesCountInTheirOwnDomainOnly) {
   NvtxState& s = f.nvtx();
   s.start(1, "E", "x");
   EXPECT_FALSE(f.selects(kScale, 1));
-  EXPECT_TRUE(s.start_end_open("E", "x"));  // asked by name: E's x is open ...
-  EXPECT_FALSE(s.start_end_open("D", "x"));  // ... D's is not
+  EXPECT_FALSE(s.start_end_open("D", "x"));  // asked by name: E's x is open, D's is not
   s.start(2, "D", "x");
   EXPECT_TRUE(f.selects(kScale, 1));
   EXPECT_TRUE(s.start_end_open("D", "x"));
   s.end(2);
   EXPECT_FALSE(f.selects(kScale, 1));
-  EXPECT_TRUE(s.start_end_open("E", "x"));
+  s.end(1);
+  NvtxState names;  // keeps names: answers for E's x too
+  names.start(1, "E", "x");
+  EXPECT_TRUE(names.start_end_open("E", "x"));
+  EXPECT_FALSE(names.start_end_open("D", "x"));
 
   LaunchFilter two = filter("", {"D1@x", "D2@x"});
   two.nvtx().start(1, "D2", "x");
@@ -300,6 +310,68 @@ TEST(LaunchFilter, ThreadsPushPopAndLaunchAtOnce) {
   ranges.join();
   EXPECT_EQ(wrong.load(), 0);
   for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(s.stack(static_cast<uint64_t>(100 + t), "").empty());
+}
+
+// Threads that come and go, each pushing and launching under an NVTX rule as the session calls
+// the filter (NvtxState::kCallingThread), half of them exiting with their range still pushed:
+// the state holds stacks for the threads alive at once, and a thread never sees the ranges of
+// the thread whose stacks it was handed. Until 2026-11-30 the session named threads by their
+// system thread id and each one's stacks stayed for good (9,600 here; 303 bytes each, and every
+// thread's first range scanned them all under the registry lock).
+TEST(LaunchFilter, ThreadsThatComeAndGoLeaveNoStacksBehind) {
+  LaunchFilter f = filter("", {"forward/"});
+  NvtxState& s = f.nvtx();
+  constexpr int kWaves = 300, kAtOnce = 32;
+  std::atomic<int> wrong{0};
+  for (int w = 0; w < kWaves; ++w) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kAtOnce; ++t)
+      threads.emplace_back([&, t] {
+        constexpr uint64_t me = NvtxState::kCallingThread;
+        wrong += f.selects(kScale, me);  // no range of its own open yet
+        s.push(me, "", "forward");
+        wrong += !f.selects(kScale, me);
+        if (t % 2) s.pop(me, "");
+      });
+    for (auto& th : threads) th.join();
+  }
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_LE(s.threads_held(), size_t{kAtOnce});
+}
+
+// Start/end ranges of watched names from several threads at once, more of them open than the
+// lock-free table holds (the rest under the lock): each is counted while open and only then.
+TEST(LaunchFilter, StartEndRangesBeyondTheTableAndFromManyThreadsAreCounted) {
+  LaunchFilter f = filter("", {"epoch"});
+  NvtxState& s = f.nvtx();
+  constexpr uint64_t kOpen = 2 * NvtxState::kOpenSlots;
+  for (uint64_t id = 1; id <= kOpen; ++id) s.start(id, "", "epoch");
+  EXPECT_GT(s.open_ranges_locked(), 0u);  // past the table
+  for (uint64_t id = 1; id < kOpen; ++id) s.end(id);
+  EXPECT_TRUE(f.selects(kScale, 1)) << "the last one is still open";
+  s.end(kOpen);
+  EXPECT_FALSE(f.selects(kScale, 1));
+  EXPECT_EQ(s.open_ranges_locked(), 0u);
+
+  constexpr int kThreads = 4, kRanges = 20000;
+  s.start(1, "", "epoch");  // open throughout
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      uint64_t id = 1000000u * static_cast<uint64_t>(t + 1);
+      for (int i = 0; i < kRanges; ++i, ++id) {
+        s.start(id, "", i % 2 ? "epoch" : "other");
+        if (i % 7 == 0) s.start(id, "", "epoch");  // the id reused while open
+        wrong += !f.selects(kScale, NvtxState::kCallingThread);
+        s.end(id);
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  s.end(1);
+  EXPECT_FALSE(f.selects(kScale, 1));
+  EXPECT_EQ(s.open_ranges_locked(), 0u);
 }
 
 }  // namespace

@@ -223,5 +223,41 @@ TEST_F(FakeSessionTest, NvtxRangesUnderAFilterRuleAllocateNothing) {
   EXPECT_NE(c.err.find("allocations=0\n"), std::string::npos) << c.err;
 }
 
+// nvtxRangeStart*/nvtxRangeEnd pairs, in the default domain and in a named one: without rules
+// (the range style's bookkeeping, nvtx_style.h), with a start/end rule that names the ranges,
+// and with a push/pop rule (the filter's open ranges are kept whatever the rules). Until
+// 2026-11-30 each start inserted its id into the style's set (one allocation per range, under the
+// session's activity mutex), and with rules NvtxState kept each open range in a map with copies
+// of its names (two to four more).
+TEST_F(FakeSessionTest, NvtxStartEndRangesAllocateNothing) {
+  for (const char* rule : {"", "bench@aten::convolution_backward", "forward/"}) {
+    std::filesystem::remove(trace_);
+    const Child c = run_child([&] {
+      auto o = options(CollectionMode::kTiming);
+      if (*rule) o.filter.nvtx_include = {rule, "aten::convolution_backward"};
+      if (!collector::start_session(o)) std::_Exit(3);
+      DirectNvtx plain, in_domain(nvtx_domain_create("bench"));
+      if (!plain.ok() || !in_domain.ok()) std::_Exit(5);
+      uint64_t id = 1;
+      auto ranges = [&](int n) {
+        for (int i = 0; i < n; ++i) {
+          plain.start("aten::convolution_backward", id);
+          plain.end(id++);
+          in_domain.start(i % 2 ? "aten::convolution_backward" : "aten::cudnn_convolution_transpose_backward", id);
+          in_domain.end(id++);
+        }
+      };
+      ranges(100);
+      t_allocations = 0;
+      t_armed = true;
+      ranges(10000);
+      t_armed = false;
+      std::fprintf(stderr, "allocations=%llu\n", static_cast<unsigned long long>(t_allocations));
+    });
+    ASSERT_TRUE(c.exited_zero()) << rule << ": " << c.err;
+    EXPECT_NE(c.err.find("allocations=0\n"), std::string::npos) << "rule \"" << rule << "\": " << c.err;
+  }
+}
+
 }  // namespace
 }  // namespace rf::fake_cupti

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <latch>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -60,6 +61,10 @@ LockReport report(const LockTable (&tables)[kThreads]) {
 /// inside one of its own (nvtxRangePushA and nvtxRangePop around it, as PyTorch's emit_nvtx).
 void launch_from_threads(CUcontext ctx, const char* outer = nullptr, const char* per_launch = nullptr) {
   LockTable tables[kThreads];
+  // No thread exits before all are measured: an exited thread's per-thread objects (and their
+  // mutexes) go to the next thread that starts (trace::PerThread), which the instrument would
+  // count as shared.
+  std::latch alive(kThreads);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
@@ -79,6 +84,7 @@ void launch_from_threads(CUcontext ctx, const char* outer = nullptr, const char*
         for (int i = 0; i < kMeasured; ++i) one(next++);
       });
       if (outer) nvtx.pop();
+      alive.arrive_and_wait();
     });
   for (auto& th : threads) th.join();
   const LockReport r = report(tables);
@@ -87,25 +93,32 @@ void launch_from_threads(CUcontext ctx, const char* outer = nullptr, const char*
 }
 
 /// In the child: kThreads threads push and pop "aten::mm" at once (in `domain`, or the default
-/// domain when null), kWarmUp pairs each and then kMeasured armed, with no launch; prints
-/// "shared=N own=M" (LockReport) to stderr.
-void nvtx_from_threads(nvtxDomainHandle_t domain) {
+/// domain when null; with `start_end`, start and end it, each thread with range ids of its own),
+/// kWarmUp pairs each and then kMeasured armed, with no launch; prints "shared=N own=M"
+/// (LockReport) to stderr.
+void nvtx_from_threads(nvtxDomainHandle_t domain, bool start_end = false) {
   LockTable tables[kThreads];
+  std::latch alive(kThreads);  // as in launch_from_threads
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       DirectNvtx nvtx(domain);
       if (!nvtx.ok()) std::_Exit(5);
-      for (int i = 0; i < kWarmUp; ++i) {
-        nvtx.push("aten::mm");
-        nvtx.pop();
-      }
-      tables[t] = locks_during([&] {
-        for (int i = 0; i < kMeasured; ++i) {
+      uint64_t id = 1000000u * static_cast<uint64_t>(t + 1);
+      auto range = [&] {
+        if (start_end) {
+          nvtx.start("aten::mm", id);
+          nvtx.end(id++);
+        } else {
           nvtx.push("aten::mm");
           nvtx.pop();
         }
+      };
+      for (int i = 0; i < kWarmUp; ++i) range();
+      tables[t] = locks_during([&] {
+        for (int i = 0; i < kMeasured; ++i) range();
       });
+      alive.arrive_and_wait();
     });
   for (auto& th : threads) th.join();
   const LockReport r = report(tables);
@@ -152,17 +165,17 @@ class FakeLocksTest : public FakeDriverTest {
   /// The session with options `o` in a child with the fake driver loaded and the NVTX domain
   /// "bench" created; `open_range` pushed first on the main thread when given (no context is
   /// current there: with a replay range it opens a window recorded without counters); then
-  /// nvtx_from_threads (in "bench" when `in_domain`). Checks that the threads share under one
-  /// lock per 200 ranges.
+  /// nvtx_from_threads (in "bench" when `in_domain`; start/end ranges with `start_end`). Checks
+  /// that the threads share under one lock per 200 ranges.
   void expect_nvtx_shares_no_lock(const collector::SessionOptions& o, const char* open_range, bool in_domain,
-                                  const char* property) {
+                                  const char* property, bool start_end = false) {
     std::filesystem::remove(trace_);
     const Child c = run_child([&] {
       if (!load_fake_driver(RF_FAKE_LIBCUDA)) std::_Exit(4);
       if (!collector::start_session(o)) std::_Exit(3);
       const nvtxDomainHandle_t domain = nvtx_domain_create("bench");
       if (open_range) nvtx_push(open_range);
-      nvtx_from_threads(in_domain ? domain : nullptr);
+      nvtx_from_threads(in_domain ? domain : nullptr, start_end);
     });
     ASSERT_TRUE(c.exited_zero()) << c.err;
     const LockReport r = parse(c.err);
@@ -210,6 +223,17 @@ TEST_F(FakeLocksTest, TimingModeLaunchCallbacksWithFiltersShareNoLockBetweenThre
   expect_no_shared_lock(o, "forward", nullptr, "launch_path_locks_filters");
 }
 
+// -k together with --kernel-id's NAME (two LaunchFilters, each with a per-thread cache of its
+// answers, trace::PerThread<NameCache>): until 2026-11-30 PerThread's thread-local cache held one
+// instance per type, so the two evicted each other and every launch took both registries' lock
+// (40,051 shared locks per thread here, 51 with -k alone).
+TEST_F(FakeLocksTest, KernelNameFilterWithAKernelIdNameSharesNoLockBetweenThreads) {
+  auto o = options(CollectionMode::kTiming);
+  o.filter.kernel_name = "regex:gemm|relu";
+  o.kernel_id = collector::KernelId::parse("::regex:gemm|relu:");  // no INVOCATION: no sharded counter
+  expect_no_shared_lock(o, nullptr, nullptr, "launch_path_locks_kernel_id");
+}
+
 // An NVTX push/pop range around every launch (PyTorch's emit_nvtx, one per operator): the NVTX
 // callbacks share no lock either. Before 2026-11-28 each push took the session's activity mutex
 // (to count pushes for the range style, nvtx_style.h): 20,000 shared locks per thread here.
@@ -234,6 +258,23 @@ TEST_F(FakeLocksTest, NvtxRangesWithAStepRangeOrADomainRuleShareNoLockBetweenThr
   auto o = options(CollectionMode::kTiming);
   o.filter.nvtx_include = {"bench@forward/aten::mm/"};
   expect_nvtx_shares_no_lock(o, nullptr, true, "nvtx_locks_domain_filter");
+}
+
+// nvtxRangeStart*/nvtxRangeEnd: the range style's bookkeeping (the ids that start callbacks
+// report, nvtx_style.h), and with NVTX rules the filter's open start/end ranges, whatever the rule
+// (a start/end rule naming the range, a push/pop rule, a start/end rule in a named domain). Until
+// 2026-11-30 every start took the session's activity mutex, which CUPTI's buffer thread holds
+// while it writes the trace, and with rules every start and end took NvtxState's lock of the open
+// ranges: 20,000 to 40,000 shared locks per thread here.
+TEST_F(FakeLocksTest, NvtxStartEndRangesShareNoLockBetweenThreads) {
+  expect_nvtx_shares_no_lock(options(CollectionMode::kTiming), nullptr, false, "nvtx_locks_start_end", true);
+  auto o = options(CollectionMode::kTiming);
+  o.filter.nvtx_include = {"aten::mm"};
+  expect_nvtx_shares_no_lock(o, nullptr, false, "nvtx_locks_start_end_rule", true);
+  o.filter.nvtx_include = {"forward/"};
+  expect_nvtx_shares_no_lock(o, nullptr, false, "nvtx_locks_start_end_push_pop_rule", true);
+  o.filter.nvtx_include = {"bench@aten::mm"};
+  expect_nvtx_shares_no_lock(o, nullptr, true, "nvtx_locks_start_end_domain_rule", true);
 }
 
 }  // namespace

@@ -72,6 +72,38 @@ TEST_F(FakeSessionTest, ManyThreadsInTimingModeLoseAndReorderNothing) {
   expect_every_launch_once_in_order(t, kThreads, per_thread);
 }
 
+// Threads that come and go under an NVTX rule, as a server's worker pool does: each exited
+// thread's per-thread objects (writer buffer, kernel-record ring, NVTX stacks) go to a later
+// thread (trace::PerThread) while the flush threads write. Every launch inside the rule's range
+// is recorded once, and a thread's first launch, before it pushes the range, is not: the stacks
+// it was handed (half of its predecessors exited inside "forward") are emptied.
+TEST_F(FakeSessionTest, ThreadsThatComeAndGoUnderAnNvtxRuleLoseNothing) {
+  constexpr int kWaves = 20, per_thread = 50;
+  const Child c = run_child([&] {
+    auto o = options(CollectionMode::kTiming);
+    o.flush_ms = 2;
+    o.filter.nvtx_include = {"forward/"};
+    if (!collector::start_session(o)) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    for (int w = 0; w < kWaves; ++w) {
+      std::vector<std::thread> pool;
+      for (int t = 0; t < kThreads; ++t)
+        pool.emplace_back([ctx, w, t] {
+          const std::string name = "_Z6workerILi" + std::to_string(w * kThreads + t) + "EEvv";
+          launch({ctx, name, {1000, 1, 1}});  // outside "forward": not selected
+          nvtx_push("forward");
+          for (int i = 0; i < per_thread; ++i) launch({ctx, name, {static_cast<unsigned>(i + 1), 1, 1}});
+          if (t % 2) nvtx_pop();
+        });
+      for (auto& th : pool) th.join();
+    }
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  EXPECT_FALSE(t.truncated);
+  expect_every_launch_once_in_order(t, kWaves * kThreads, per_thread);
+}
+
 TEST_F(FakeSessionTest, WindowsOpeningAndClosingWhileThreadsLaunchKeepEveryRecordWhole) {
   const Child c = run_child([&] {
     auto o = options(CollectionMode::kTiming);

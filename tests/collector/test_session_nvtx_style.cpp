@@ -1,6 +1,9 @@
 // NvtxStyleTracker: push/pop versus start/end NVTX ranges from callbacks and marker records.
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
 #include "rfprof/collector/nvtx_style.h"
 
 namespace rf::collector {
@@ -42,24 +45,53 @@ TEST(NvtxStyleTracker, UnconfirmedStartIdsMakeOtherRangesUnknown) {
   EXPECT_EQ(t.on_start_marker(0), RangeStyle::kUnknown) << "id 0 is 'not reported', never a start/end range's id";
 }
 
-TEST(NvtxStyleTracker, UnconfirmedStartIdsAreKeptUpTo4096) {
-  NvtxStyleTracker t;
-  for (uint64_t id = 1; id <= 4096; ++id) t.on_start_callback(id);  // no marker ever matches them
-  t.on_start_callback(5000);  // the 4097th: the unconfirmed ids are dropped first
-  EXPECT_EQ(t.on_start_marker(1), RangeStyle::kUnknown);
-  EXPECT_EQ(t.on_start_marker(5000), RangeStyle::kStartEnd);
+// Reported ids wait in a fixed table until their marker comes: as many as half the table are all
+// kept (consecutive ids, as CUPTI hands them out), confirmed or not.
+TEST(NvtxStyleTracker, StartIdsWaitForTheirMarkersUpToTheTable) {
+  constexpr uint64_t kHalf = NvtxStyleTracker::kIdSlots / 2;
+  for (bool confirmed : {false, true}) {
+    NvtxStyleTracker t;
+    t.on_push_callback();
+    if (confirmed) {
+      t.on_start_callback(1);
+      ASSERT_EQ(t.on_start_marker(1), RangeStyle::kStartEnd);
+    }
+    for (uint64_t id = 2; id < 2 + kHalf; ++id) t.on_start_callback(id);
+    EXPECT_EQ(t.waiting_ids(), kHalf);
+    for (uint64_t id = 2; id < 2 + kHalf; ++id) ASSERT_EQ(t.on_start_marker(id), RangeStyle::kStartEnd) << id;
+    EXPECT_EQ(t.waiting_ids(), 0u);
+  }
 }
 
-TEST(NvtxStyleTracker, ConfirmedStartIdsAreKeptHoweverManyAreOpen) {
-  // Once an id matched a marker, this CUPTI reports them: ids waiting for their marker are never
-  // dropped (the 4096 bound is for ids that may never match).
+// Ids whose markers never come (CUPTI dropped them, or reports other ids) are forgotten as later
+// ids need their slots: the table never grows, and recent ids still match. Until 2026-11-30 the
+// ids were kept in a set, bounded only until one id matched: after that, for the whole run.
+TEST(NvtxStyleTracker, IdsWhoseMarkersNeverComeAreForgottenAndMemoryStaysBounded) {
   NvtxStyleTracker t;
   t.on_push_callback();
   t.on_start_callback(1);
   ASSERT_EQ(t.on_start_marker(1), RangeStyle::kStartEnd);
-  for (uint64_t id = 2; id <= 5001; ++id) t.on_start_callback(id);
-  EXPECT_EQ(t.on_start_marker(2), RangeStyle::kStartEnd);
-  EXPECT_EQ(t.on_start_marker(5001), RangeStyle::kStartEnd);
+  constexpr uint64_t kReported = 10 * NvtxStyleTracker::kIdSlots;
+  for (uint64_t id = 2; id < 2 + kReported; ++id) t.on_start_callback(id);
+  EXPECT_LE(t.waiting_ids(), NvtxStyleTracker::kIdSlots);
+  EXPECT_EQ(t.on_start_marker(2), RangeStyle::kPushPop) << "the oldest ids were forgotten";
+  for (uint64_t id = 2 + kReported - 1000; id < 2 + kReported; ++id)
+    ASSERT_EQ(t.on_start_marker(id), RangeStyle::kStartEnd) << id;
+}
+
+// Start callbacks on many threads at once, no lock: every id is there for its marker.
+TEST(NvtxStyleTracker, StartCallbacksFromManyThreadsAreAllSeen) {
+  NvtxStyleTracker t;
+  t.on_push_callback();
+  constexpr int kThreads = 8;
+  constexpr uint64_t kEach = NvtxStyleTracker::kIdSlots / 2 / kThreads;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] {
+      for (uint64_t n = 0; n < kEach; ++n) t.on_start_callback(1 + static_cast<uint64_t>(i) + n * kThreads);
+    });
+  for (auto& th : threads) th.join();
+  for (uint64_t id = 1; id <= kEach * kThreads; ++id) ASSERT_EQ(t.on_start_marker(id), RangeStyle::kStartEnd) << id;
 }
 
 TEST(NvtxStyleTracker, AStartCallbacksIdMatchesOneMarkerOnly) {

@@ -80,5 +80,86 @@ TEST(PerThread, WalkWithoutLockSeesEveryEntryAddedBeforeItWhileThreadsAdd) {
   EXPECT_EQ(ones, kThreads);
 }
 
+// Threads that come and go: a thread's T is handed back when it exits and given, as it was left,
+// to a later thread, so the Ts are as many as the threads alive at once, not as the threads that
+// ever ran (until 2026-11-30 only a later thread with the same std::thread::id got it back).
+TEST(PerThread, ThreadsThatExitHandTheirTsToLaterThreads) {
+  PerThread<int> per_thread;
+  constexpr int kWaves = 200, kAtOnce = 8;
+  std::atomic<int> inherited{0}, wrong{0};
+  for (int w = 0; w < kWaves; ++w) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kAtOnce; ++t)
+      threads.emplace_back([&] {
+        bool handed = false;
+        int& mine = per_thread.local(&handed);
+        inherited += handed;
+        wrong += handed != (mine != 0);  // a new T is 0; a handed-back one was set by its thread
+        mine = 1;
+        wrong += &per_thread.local() != &mine;
+      });
+    for (auto& th : threads) th.join();
+  }
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_LE(per_thread.size(), size_t{kAtOnce});
+  EXPECT_GE(inherited.load(), (kWaves - 1) * kAtOnce - kAtOnce);
+  int walked = 0;
+  per_thread.for_each([&](int& v) { walked += v; });  // handed-back Ts are still walked
+  EXPECT_EQ(walked, static_cast<int>(per_thread.size()));
+}
+
+// Several instances of one T used in turn by one thread each keep their own T, without the
+// registry lock while they fit the thread's cache (PerThread<NameCache> of -k and of --kernel-id's
+// NAME at every launch: until 2026-11-30 the cache held one instance per T, and two instances
+// used in turn took the registry lock at every call).
+TEST(PerThread, InstancesOfOneTypeUsedInTurnEachKeepTheirOwn) {
+  constexpr int kInstances = 6;  // more than the cache's ways: some are looked up again
+  PerThread<int> instances[kInstances];
+  auto check = [&](int base) {
+    int wrong = 0;
+    for (int round = 0; round < 100; ++round)
+      for (int i = 0; i < kInstances; ++i) {
+        int& v = instances[i].local();
+        wrong += round > 0 && v != base + i;
+        v = base + i;
+      }
+    return wrong;
+  };
+  EXPECT_EQ(check(10), 0);
+  int other = -1;
+  std::thread([&] { other = check(100); }).join();
+  EXPECT_EQ(other, 0);
+  EXPECT_EQ(check(10), 0);
+  for (int i = 0; i < kInstances; ++i) EXPECT_EQ(instances[i].local(), 10 + i);
+}
+
+/// Calls `per_thread->local()` in its destructor, a thread_local destroyed after the thread
+/// handed its Ts back (constructed before the thread's first local()).
+struct LateUser {
+  PerThread<int>* per_thread = nullptr;
+  std::atomic<int>* seen = nullptr;
+  ~LateUser() {
+    if (per_thread) seen->store(per_thread->local() + 100);
+  }
+};
+
+// A thread that uses a PerThread during its exit, after its Ts were handed back, gets a T that is
+// not one it handed back to another thread (kept by it for good: the bound's exception).
+TEST(PerThread, AThreadUsingItDuringItsExitGetsATOfItsOwn) {
+  PerThread<int> per_thread;
+  std::atomic<int> seen{0};
+  std::thread([&] {
+    thread_local LateUser late;
+    late.per_thread = &per_thread;
+    late.seen = &seen;
+    per_thread.local() = 7;
+  }).join();
+  EXPECT_EQ(seen.load(), 100);  // a fresh T, not the 7 handed back
+  EXPECT_EQ(per_thread.size(), 2u);
+  // A later thread gets the handed-back T, or (with the same std::thread::id) the one kept.
+  std::thread([&] { EXPECT_TRUE(per_thread.local() == 7 || per_thread.local() == 0); }).join();
+  EXPECT_EQ(per_thread.size(), 2u);
+}
+
 }  // namespace
 }  // namespace rf::trace
