@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include "cupti_call.h"
 #include "rfprof/collector/signal_finish.h"
@@ -39,6 +42,9 @@ void CUPTIAPI callback_trampoline(void* userdata, CUpti_CallbackDomain domain, C
 /// Before the signal handler's timeout, the time left to the last resort (Session::end_trace_now):
 /// enough for the writer's last flush with a thread buffer left out (200 ms) and the rename.
 constexpr std::chrono::milliseconds kLastResortMargin{800};
+/// A write blocked this long when the last resort runs is taken for a stalled file: ending the
+/// trace would wait for it too.
+constexpr std::chrono::milliseconds kLastResortWriteStall{1000};
 
 void exit_handler() {
   if (Session* s = g_session.load()) s->finish();
@@ -118,10 +124,18 @@ void Session::start() {
 
   trace::WriterOptions wo;
   wo.force_overwrite = options_.force_overwrite;
-  // Full chunks wait for the flush thread, woken at once, so launching threads do no file I/O;
-  // past 8 waiting chunks (8 MiB) the appending thread writes them itself (bounded memory).
+  // Full chunks wait for the flush thread, woken at once, so launching threads (and CUPTI's) do no
+  // file I/O, ever: a write to a stalled file (NFS) would hold them, and the application, for good.
+  // Memory stays bounded: what passes 8 chunks and 8 MiB waiting is dropped and counted.
   wo.max_pending_chunks = 8;
+  wo.appending_threads_never_write = true;
+  // A write blocked 500 ms is a stalled file, not a slow one (1 MiB in 500 ms is 2 MB/s): only then
+  // do appending threads past the bound stop waiting for the flush thread and drop.
+  wo.stalled_write = std::chrono::milliseconds(500);
   wo.on_chunk_pending = [this] { request_flush(); };
+  // Past the bound, while the flush thread is stuck in a write (a stalled file system), records
+  // are dropped rather than waited for by the application's threads: said once.
+  wo.on_stalled = [this] { report_write_stall(); };
   // A fatal signal's handler finishes the trace: it must not run on a thread holding the writer's
   // lock, which its finish (and the last resort) would wait for until the handler's timeout.
   wo.signals_blocked_while_locked = finish_signals();
@@ -272,7 +286,8 @@ void Session::flush_loop() noexcept {
   // Writes what was appended at least every flush_ms, whatever CUPTI does: on an H100 under a
   // busy PyTorch loop, a SIGKILL after 13 s left only the first second's records when this loop
   // also waited in cuptiActivityFlushAll (now on its own thread, activity_flush_loop).
-  block_finish_signals_in_this_thread();
+  block_own_thread_signals();
+  trace::Writer::writes_on_this_thread();  // its own appends past the bound never wait for itself
   const auto period = std::chrono::milliseconds(options_.flush_ms);
   std::unique_lock lock(flush_mutex_);
   for (;;) {
@@ -292,7 +307,7 @@ void Session::activity_flush_loop() noexcept {
   // Every flush_ms, CUPTI hands over the activity buffers whose records are all complete
   // (cuptiActivityFlushAll(0), cupti_activity.h); their records reach the writer, which the
   // loop above writes out, woken at once so that they wait no second period.
-  block_finish_signals_in_this_thread();
+  block_own_thread_signals();
   const auto period = std::chrono::milliseconds(options_.flush_ms);
   std::unique_lock lock(flush_mutex_);
   for (;;) {
@@ -322,8 +337,63 @@ void Session::request_flush() noexcept {
   flush_cv_.notify_all();
 }
 
+void Session::report_write_stall() noexcept {
+  print_line("rfprof: the trace file " + options_.output.string() +
+             ".part is not keeping up (a stalled or slow file system?): rather than make the "
+             "application wait for it, rfprof drops what does not fit in 8 MiB and counts it in the "
+             "trace's end");
+}
+
 void Session::finish(FinishFrom from) noexcept {
   if (!owner_.begin_finish()) return;  // once, and a forked child never writes
+  finish_owned(from);
+}
+
+bool Session::exit_io(FinishFrom from, const std::function<void()>& io) noexcept {
+  if (from != FinishFrom::kExit || write_failed_.load()) {
+    if (!write_failed_.load()) io();
+    return !write_failed_.load();
+  }
+  struct Done {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto state = std::make_shared<Done>();  // outlives a thread left behind
+  std::thread runner;
+  try {
+    trace::ThreadSignalsBlocked inherited(finish_signals());  // born blocking them (signal_finish.h)
+    runner = std::thread([io, state] {
+      block_own_thread_signals();
+      io();
+      std::lock_guard lock(state->m);
+      state->done = true;
+      state->cv.notify_all();
+    });
+  } catch (...) {
+    io();  // no thread (a pids limit): as before, on this one
+    return !write_failed_.load();
+  }
+  std::unique_lock lock(state->m);
+  while (!state->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return state->done; })) {
+    const auto blocked = writer_ ? writer_->write_blocked_for() : std::chrono::nanoseconds(0);
+    if (blocked < kExitWriteStall) continue;
+    lock.unlock();
+    runner.detach();  // blocked in the write (or waiting for it); gone with the process
+    if (!write_failed_.exchange(true))  // nothing more enters the writer
+      print_line("rfprof: a write to the trace file " + options_.output.string() + ".part has not returned for " +
+                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(blocked).count()) +
+                 " s (a stalled file system?): the trace is left unfinished there, with what reached it (" +
+                 std::to_string(writer_->dropped_while_stalled()) +
+                 " records dropped while it stalled), and the application exits");
+    return false;
+  }
+  lock.unlock();
+  runner.join();
+  return !write_failed_.load();
+}
+
+void Session::finish_owned(FinishFrom from) noexcept {
   const auto finish_began = std::chrono::steady_clock::now();
   const bool signal = from == FinishFrom::kSignal;
   // The thread the signal interrupted may hold its own writer buffer: every collection from here
@@ -346,12 +416,20 @@ void Session::finish(FinishFrom from) noexcept {
     if (closed) write(trace::ProfilingWindow{*closed, false, now_ns(), 0});
     // Each step of finishing can be cut short (a SIGKILL after SIGTERM's grace time, the signal
     // handler's timeout): what it produced is written out before the next one starts.
-    flush_writer();
-    stop_flush_threads();
+    // At exit the file writes (and the join of the flush thread, which may be in one) go on a
+    // thread of their own, given up when the file stalls (exit_io); CUPTI calls stay here.
+    exit_io(from, [this] { flush_writer(); });
+    if (!exit_io(from, [this] { stop_flush_threads(); })) {  // the flush thread is stuck in a write
+      owner_.set_finished();
+      return;
+    }
+    // No flush thread now: the forced flush's records past the bound are written by their
+    // appending thread, not dropped after waiting for a flush that would never come.
+    if (writer_) writer_->allow_inline_writes();
     // Forced flush: every buffer, also those with incomplete records (at-exit use per CUPTI docs).
     RF_CUPTI_TRY(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     write_pending_devices(/*all=*/true);
-    flush_writer();
+    exit_io(from, [this] { flush_writer(); });
     write_call_stacks();
     // session.finish ends here: what follows is writing the last records themselves.
     process_overhead().add(OverheadPhase::kFinish,
@@ -360,7 +438,13 @@ void Session::finish(FinishFrom from) noexcept {
                                                      .count()));
     write_overhead(/*periodic=*/false);
     owner_.set_finished();
-    if (!write_failed_.load()) writer_->finish(now_ns(), dropped_records_.load());
+    exit_io(from, [this] {
+      try {
+        if (!write_failed_.load()) writer_->finish(now_ns(), dropped_records_.load());
+      } catch (const std::exception& e) {
+        print_line(std::string("rfprof: could not finish the trace: ") + e.what());
+      }
+    });
     if (writer_ && writer_->buffers_left_out() > 0)
       print_line("rfprof: the trace was finished without the last records of a thread that held its "
                  "buffer when the signal arrived (at most 64 KiB of its launches)");
@@ -375,6 +459,15 @@ void Session::finish(FinishFrom from) noexcept {
 
 void Session::end_trace_now(uint64_t waited_ms) noexcept {
   if (!writer_ || write_failed_.load()) return;
+  // Finishing waits for a write to the trace file that makes no progress: ending the trace would
+  // wait for it too. The .part keeps what reached it.
+  if (const auto blocked = writer_->write_blocked_for(); blocked >= kLastResortWriteStall) {
+    if (!write_failed_.exchange(true))
+      print_line("rfprof: a write to the trace file " + options_.output.string() + ".part has not returned for " +
+                 std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(blocked).count()) +
+                 " ms (a stalled file system?): the trace is left unfinished there, with what reached it");
+    return;
+  }
   try {
     write_error(trace::ErrorCode::kFinishCutShort, 0, waited_ms, 0,
                 "finishing the trace after the signal was still blocked after " + std::to_string(waited_ms) +

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -76,9 +77,18 @@ class Session {
   /// How long a fatal signal's handler waits for finish() before the signal's default action.
   static constexpr std::chrono::milliseconds kSignalFinishTimeout{3000};
   /// Who finishes the trace: the process's exit (waits as long as needed, up to kExitLaunchWait
-  /// for launches), or a fatal signal's watcher thread (bounded waits, within kSignalFinishTimeout).
+  /// for launches, but not for a write to the trace file that makes no progress: kExitWriteStall),
+  /// or a fatal signal's watcher thread (bounded waits, within kSignalFinishTimeout).
   enum class FinishFrom { kExit, kSignal };
+  /// At exit, how long a write to the trace file may go without completing (a stalled NFS mount,
+  /// a pipe nobody reads) before the exit goes on without the trace's end: one rfprof: line, the
+  /// `.part` left with what was written.
+  static constexpr std::chrono::milliseconds kExitWriteStall{5000};
   /// Closes the window, decodes counters, flushes activity, writes TraceEnd, renames the trace.
+  /// From the exit: every CUPTI call on the exiting thread, as always (CUPTI may expect a
+  /// context's Range Profiler to be stopped and decoded where it ran), but each file write
+  /// (writer flushes, the flush thread's join, the trace's end) on a thread of its own, left behind
+  /// once a write has been blocked for kExitWriteStall (exit_io).
   void finish(FinishFrom from = FinishFrom::kExit) noexcept;
   /// A fatal signal's last resort (signal_finish.h), while finish(kSignal) is blocked: writes a
   /// CollectorError (kFinishCutShort, `waited_ms`) and ends the trace with what it has. Safe while
@@ -114,6 +124,18 @@ class Session {
   trace::StringId intern(std::string_view s, bool cached = false) noexcept;
   // Drops the write after a failed one, reporting the first failure once (write, intern, ...).
   void report_write_failure(const std::exception& e) noexcept;
+  /// The writer's on_stalled: one line, the first time records are dropped because the trace file
+  /// does not keep up (trace::WriterOptions::max_pending_chunks).
+  void report_write_stall() noexcept;
+  /// finish()'s work, once begin_finish() said this process finishes.
+  void finish_owned(FinishFrom from) noexcept;
+  /// Runs `io` (file writes, or a join of a thread that may be writing): at exit (`from` kExit) on
+  /// a thread of its own while the calling thread waits, for as long as it takes unless a write to
+  /// the trace file has been blocked for kExitWriteStall; then one line, nothing more is written
+  /// (the `.part` keeps what reached it; write_failed_) and it returns false, the thread left
+  /// behind. On a signal's watcher thread (its own deadlines apply), or when no thread can be
+  /// made, `io` runs here. Returns true when `io` ran to its end.
+  bool exit_io(FinishFrom from, const std::function<void()>& io) noexcept;
   void write_error(trace::ErrorCode code, uint32_t window, uint64_t expected, uint64_t actual,
                    const std::string& message) noexcept;
   void write_process_info() noexcept;

@@ -96,7 +96,7 @@ void finish_or_last_resort() {
   std::thread runner;
   try {
     runner = std::thread([state] {
-      block_finish_signals_in_this_thread();
+      block_own_thread_signals();
       (*g_finish)();
       std::lock_guard lock(state->m);
       state->done = true;
@@ -118,7 +118,7 @@ void finish_or_last_resort() {
 }
 
 void watch() {
-  block_finish_signals_in_this_thread();
+  block_own_thread_signals();
   for (;;) {
     char sig = 0;
     const ssize_t n = ::read(g_wake[0], &sig, 1);
@@ -142,10 +142,12 @@ const std::vector<int>& finish_signals() noexcept {
   return *signals;
 }
 
-void block_finish_signals_in_this_thread() noexcept {
+void block_own_thread_signals() noexcept {
   sigset_t set;
   ::sigemptyset(&set);
   for (int sig : finish_signals()) ::sigaddset(&set, sig);
+  ::sigaddset(&set, SIGXFSZ);  // the trace's writes fail instead (trace::Writer)
+  ::sigaddset(&set, SIGPIPE);
   (void)::pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 

@@ -315,7 +315,7 @@ TEST(LaunchFilter, ThreadsPushPopAndLaunchAtOnce) {
 // Threads that come and go, each pushing and launching under an NVTX rule as the session calls
 // the filter (NvtxState::kCallingThread), half of them exiting with their range still pushed:
 // the state holds stacks for the threads alive at once, and a thread never sees the ranges of
-// the thread whose stacks it was handed. Until 2026-11-30 the session named threads by their
+// the thread whose stacks it was handed. Until 2026-11-29 the session named threads by their
 // system thread id and each one's stacks stayed for good (9,600 here; 303 bytes each, and every
 // thread's first range scanned them all under the registry lock).
 TEST(LaunchFilter, ThreadsThatComeAndGoLeaveNoStacksBehind) {

@@ -226,7 +226,7 @@ TEST_F(FakeSessionTest, NvtxRangesUnderAFilterRuleAllocateNothing) {
 // nvtxRangeStart*/nvtxRangeEnd pairs, in the default domain and in a named one: without rules
 // (the range style's bookkeeping, nvtx_style.h), with a start/end rule that names the ranges,
 // and with a push/pop rule (the filter's open ranges are kept whatever the rules). Until
-// 2026-11-30 each start inserted its id into the style's set (one allocation per range, under the
+// 2026-11-29 each start inserted its id into the style's set (one allocation per range, under the
 // session's activity mutex), and with rules NvtxState kept each open range in a map with copies
 // of its names (two to four more).
 TEST_F(FakeSessionTest, NvtxStartEndRangesAllocateNothing) {

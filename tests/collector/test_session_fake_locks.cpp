@@ -224,7 +224,7 @@ TEST_F(FakeLocksTest, TimingModeLaunchCallbacksWithFiltersShareNoLockBetweenThre
 }
 
 // -k together with --kernel-id's NAME (two LaunchFilters, each with a per-thread cache of its
-// answers, trace::PerThread<NameCache>): until 2026-11-30 PerThread's thread-local cache held one
+// answers, trace::PerThread<NameCache>): until 2026-11-29 PerThread's thread-local cache held one
 // instance per type, so the two evicted each other and every launch took both registries' lock
 // (40,051 shared locks per thread here, 51 with -k alone).
 TEST_F(FakeLocksTest, KernelNameFilterWithAKernelIdNameSharesNoLockBetweenThreads) {
@@ -263,7 +263,7 @@ TEST_F(FakeLocksTest, NvtxRangesWithAStepRangeOrADomainRuleShareNoLockBetweenThr
 // nvtxRangeStart*/nvtxRangeEnd: the range style's bookkeeping (the ids that start callbacks
 // report, nvtx_style.h), and with NVTX rules the filter's open start/end ranges, whatever the rule
 // (a start/end rule naming the range, a push/pop rule, a start/end rule in a named domain). Until
-// 2026-11-30 every start took the session's activity mutex, which CUPTI's buffer thread holds
+// 2026-11-29 every start took the session's activity mutex, which CUPTI's buffer thread holds
 // while it writes the trace, and with rules every start and end took NvtxState's lock of the open
 // ranges: 20,000 to 40,000 shared locks per thread here.
 TEST_F(FakeLocksTest, NvtxStartEndRangesShareNoLockBetweenThreads) {

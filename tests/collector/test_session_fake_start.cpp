@@ -1,14 +1,17 @@
-// The collector session on the fake CUPTI (fake_cupti.h), its life cycle: what ProcessInfo says,
-// start_session's second call, the start-up refusals not covered in test_session_fake_timing.cpp,
-// the window records and which calls open and close them, ncu's --disable-profiler-start-stop,
-// SIGTERM with the application's own handler, SIGTERM while finishing is blocked in CUPTI, and
-// fork() (DataLoader workers).
+// The collector session on the fake CUPTI (fake_cupti.h), its life cycle: a full disk (a file
+// size limit, SIGXFSZ's default action kept; a stalled file: test_session_fake_stall.cpp), what
+// ProcessInfo says, start_session's second call, the start-up refusals not covered in
+// test_session_fake_timing.cpp, the window records and which calls open and close them, ncu's
+// --disable-profiler-start-stop, SIGTERM with the application's own handler, SIGTERM while
+// finishing is blocked in CUPTI, and fork() (DataLoader workers).
 #include <sys/wait.h>
 
+#include <pthread.h>
 #include <sys/resource.h>
 
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 
 #include "fake_session.h"
 #include "rfprof/trace/writer.h"
@@ -24,19 +27,28 @@ long long value_after(const std::string& err, const std::string& key) {
   return at == std::string::npos ? -1 : std::stoll(err.substr(at + key.size() + 1));
 }
 
-// A full disk (here a file size limit of 256 KiB, SIGXFSZ ignored as a disk gives no signal):
+// A full disk (here a file size limit of 256 KiB: `ulimit -f`, which Slurm passes on to a job):
 // rfprof says so once, stops writing, keeps what it wrote, and the application runs to its end.
+// SIGXFSZ keeps the default action the application left it: the trace write past the limit raised
+// it on the writing thread (the flush thread, or an application thread past the writer's bound)
+// and it killed the application (a review; this test ignored SIGXFSZ then, and hid it). The
+// application's own write past the limit still dies of it.
 TEST_F(FakeSessionTest, AFullDiskStopsWritingOnceAndTheApplicationGoesOn) {
   constexpr rlim_t kLimit = 256 * 1024;
   const Child c = run_child([&] {
-    ::signal(SIGXFSZ, SIG_IGN);
     const struct rlimit lim {kLimit, kLimit};
     if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) std::_Exit(5);
     if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
     CUcontext ctx = create_context(1);
     for (int i = 0; i < 20000; ++i) launch({ctx, "_Z1kv"});  // about 1.5 MB of records
+    struct sigaction now {};
+    ::sigaction(SIGXFSZ, nullptr, &now);
+    sigset_t mask;
+    ::pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+    if (now.sa_handler != SIG_DFL || ::sigismember(&mask, SIGXFSZ)) std::_Exit(6);
     std::fprintf(stderr, "application done\n");
   });
+  ASSERT_FALSE(WIFSIGNALED(c.status)) << "killed by signal " << WTERMSIG(c.status) << ": " << c.err;
   ASSERT_TRUE(c.exited_zero()) << c.err;
   EXPECT_NE(c.err.find("application done\n"), std::string::npos) << c.err;
   EXPECT_EQ(rfprof_lines(c.err), 1u) << c.err;
@@ -53,6 +65,23 @@ TEST_F(FakeSessionTest, AFullDiskStopsWritingOnceAndTheApplicationGoesOn) {
   // them: 804 to 1,100 launches in runs here, so the bound is well below.
   EXPECT_GT(kept, 400u);
   EXPECT_LT(kept, 20000u);
+
+  // The application's own write past the limit, rfprof running: the default action, as without it.
+  const std::filesystem::path own = dir_ / "own.bin";
+  std::filesystem::remove(part);
+  const Child app = run_child([&] {
+    const struct rlimit lim {kLimit, kLimit};
+    if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) std::_Exit(5);
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    CUcontext ctx = create_context(1);
+    for (int i = 0; i < 10; ++i) launch({ctx, "_Z1kv"});
+    std::ofstream out(own, std::ios::binary);
+    const std::string block(kLimit + 4096, 'x');
+    out << block << std::flush;
+    std::fprintf(stderr, "the application's write past the limit went on\n");
+  });
+  ASSERT_TRUE(app.status != -1 && WIFSIGNALED(app.status)) << app.err;
+  EXPECT_EQ(WTERMSIG(app.status), SIGXFSZ) << app.err;
 }
 
 TEST_F(FakeSessionTest, ProcessInfoNamesThisProcessAndItsMode) {

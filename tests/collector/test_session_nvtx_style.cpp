@@ -64,7 +64,7 @@ TEST(NvtxStyleTracker, StartIdsWaitForTheirMarkersUpToTheTable) {
 }
 
 // Ids whose markers never come (CUPTI dropped them, or reports other ids) are forgotten as later
-// ids need their slots: the table never grows, and recent ids still match. Until 2026-11-30 the
+// ids need their slots: the table never grows, and recent ids still match. Until 2026-11-29 the
 // ids were kept in a set, bounded only until one id matched: after that, for the whole run.
 TEST(NvtxStyleTracker, IdsWhoseMarkersNeverComeAreForgottenAndMemoryStaysBounded) {
   NvtxStyleTracker t;

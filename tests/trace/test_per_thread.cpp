@@ -82,7 +82,7 @@ TEST(PerThread, WalkWithoutLockSeesEveryEntryAddedBeforeItWhileThreadsAdd) {
 
 // Threads that come and go: a thread's T is handed back when it exits and given, as it was left,
 // to a later thread, so the Ts are as many as the threads alive at once, not as the threads that
-// ever ran (until 2026-11-30 only a later thread with the same std::thread::id got it back).
+// ever ran (until 2026-11-29 only a later thread with the same std::thread::id got it back).
 TEST(PerThread, ThreadsThatExitHandTheirTsToLaterThreads) {
   PerThread<int> per_thread;
   constexpr int kWaves = 200, kAtOnce = 8;
@@ -110,7 +110,7 @@ TEST(PerThread, ThreadsThatExitHandTheirTsToLaterThreads) {
 
 // Several instances of one T used in turn by one thread each keep their own T, without the
 // registry lock while they fit the thread's cache (PerThread<NameCache> of -k and of --kernel-id's
-// NAME at every launch: until 2026-11-30 the cache held one instance per T, and two instances
+// NAME at every launch: until 2026-11-29 the cache held one instance per T, and two instances
 // used in turn took the registry lock at every call).
 TEST(PerThread, InstancesOfOneTypeUsedInTurnEachKeepTheirOwn) {
   constexpr int kInstances = 6;  // more than the cache's ways: some are looked up again

@@ -1,10 +1,12 @@
 // What the writer drops and counts rather than writes, and what a failed write, rename or file
-// header leaves: a record over 32 MiB, records after a failed write, a record buffered while
-// finish() waits, enums out of range, a StringDef given to append(), and the memory of large
-// records (docs/trace-format.md, docs/failure-modes.md). The writer's other edges:
+// header leaves: a record over 32 MiB, records after a failed write, a write past the file size
+// limit (an error, never SIGXFSZ), a record buffered while finish() waits, enums out of range, a
+// StringDef given to append(), and the memory of large records (docs/trace-format.md,
+// docs/failure-modes.md). The writer's other edges:
 // test_writer_edges.cpp.
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,12 +41,13 @@ std::vector<int> fds_naming(const std::filesystem::path& path) {
 }
 
 /// Runs `body` in a fork()ed child whose files may grow to `limit` bytes (SIGXFSZ ignored: a write
-/// past it fails with EFBIG, as one on a full disk fails with ENOSPC). Returns the child's exit
-/// status (body's result), -1 when it did not exit.
-int in_child_with_file_limit(rlim_t limit, const std::function<int()>& body) {
+/// past it fails with EFBIG, as one on a full disk fails with ENOSPC; with `keep_sigxfsz`, its
+/// default action, as in an application that never set it). Returns the child's exit status
+/// (body's result), minus the signal that killed it when it did not exit.
+int in_child_with_file_limit(rlim_t limit, const std::function<int()>& body, bool keep_sigxfsz = false) {
   const pid_t child = ::fork();
   if (child == 0) {
-    ::signal(SIGXFSZ, SIG_IGN);
+    ::signal(SIGXFSZ, keep_sigxfsz ? SIG_DFL : SIG_IGN);
     struct rlimit lim {limit, limit};
     ::setrlimit(RLIMIT_FSIZE, &lim);
     int rc = 99;
@@ -56,8 +59,8 @@ int in_child_with_file_limit(rlim_t limit, const std::function<int()>& body) {
     _exit(rc);
   }
   int status = 0;
-  if (child < 0 || ::waitpid(child, &status, 0) != child) return -2;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (child < 0 || ::waitpid(child, &status, 0) != child) return -1000;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -999;
 }
 
 // The finished path is an existing folder that is not empty: the rename fails, and finish() says so.
@@ -124,6 +127,54 @@ TEST(WriterEdges, AFileHeaderThatCannotBeWrittenIsAWriteError) {
     }
   });
   EXPECT_EQ(rc, 0) << "1: no WriteError, 2: not the write's message";
+}
+
+// A write past RLIMIT_FSIZE (`ulimit -f`, which Slurm passes on to a job) raises SIGXFSZ on the
+// writing thread, and its default action killed the application (tests that ignore SIGXFSZ hid
+// it). An application thread writes (inline, or past max_pending_chunks) with SIGXFSZ blocked and
+// takes back the signal its failed write raised: a WriteError, the process goes on, the signal is
+// neither pending nor blocked after, its disposition is the default still, and the application's
+// own write past the limit still dies of it. Exit status bits: 1 no WriteError, 2 SIGXFSZ left
+// pending, 4 SIGXFSZ left blocked, 8 its disposition changed.
+TEST(WriterEdges, AWritePastTheFileSizeLimitIsAWriteErrorNotTheApplicationsSigxfsz) {
+  TempDir dir;
+  for (uint32_t waiting : {0u, 8u}) {
+    const auto p = dir.path / ("limit" + std::to_string(waiting) + ".rftrace");
+    const int rc = in_child_with_file_limit(
+        4096,
+        [&] {
+          Writer w(p, {.chunk_bytes = 1024, .max_pending_chunks = waiting});
+          int bits = 1;
+          for (uint64_t i = 0; i < 1000 && (bits & 1); ++i) {
+            try {
+              w.append(launch(i));
+            } catch (const WriteError&) {
+              bits = 0;
+            }
+          }
+          sigset_t pending, mask;
+          ::sigpending(&pending);
+          ::pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+          struct sigaction now {};
+          ::sigaction(SIGXFSZ, nullptr, &now);
+          if (::sigismember(&pending, SIGXFSZ)) bits |= 2;
+          if (::sigismember(&mask, SIGXFSZ)) bits |= 4;
+          if (now.sa_handler != SIG_DFL) bits |= 8;
+          return bits;
+        },
+        /*keep_sigxfsz=*/true);
+    EXPECT_EQ(rc, 0) << "max_pending_chunks " << waiting << " (" << -SIGXFSZ << ": killed by SIGXFSZ)";
+  }
+  const int own = in_child_with_file_limit(
+      4096,
+      [&] {
+        std::ofstream out(dir.path / "own.bin", std::ios::binary);
+        const std::string page(8192, 'x');
+        out << page << std::flush;
+        return 0;
+      },
+      /*keep_sigxfsz=*/true);
+  EXPECT_EQ(own, -SIGXFSZ) << "the application's own write past the limit";
 }
 
 // Exit status bits: 1 no WriteError, 2 the .part still open, 4 a later record not dropped.

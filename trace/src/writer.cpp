@@ -17,11 +17,14 @@
 #include "rfprof/trace/reader.h"
 #include "rfprof/trace/utf8.h"
 #include "wire.h"
+#include "writer_io.h"
 
 namespace rf::trace {
 namespace {
 
-std::string errno_text(int err) { return std::system_category().message(err); }
+using detail::errno_text;
+using detail::write_all;
+using detail::WriteSignalsBlocked;
 
 /// flock(fd, op | LOCK_NB), retried on EINTR: 0, or the errno (EWOULDBLOCK: another open file
 /// description holds a conflicting lock; ENOLCK or EINVAL: a file system without locks).
@@ -70,13 +73,6 @@ bool still_named(int fd, const std::filesystem::path& path) {
 static_assert(2 * Writer::kMaxRecordBytes <= wire::kMaxChunkBytes,
               "a chunk closed below kMaxChunkBytes / 2 plus one record must stay within the reader's limit");
 
-/// Spare chunk bodies kept for reuse.
-constexpr size_t kMaxSpares = 16;
-
-/// Whether a body of `capacity` bytes is fit for reuse where `target` bytes are wanted: at least
-/// that, at most twice (take_spare_locked's rule). Larger ones (grown by a large record) are freed.
-bool fits(size_t capacity, size_t target) { return capacity >= target && capacity <= 2 * target; }
-
 /// Gives `v` (holding `v.size()` bytes to keep) a capacity of `target` again once a large record
 /// grew it past twice that, so that one large record does not pin its memory for the whole run.
 void shrink_if_grown(std::vector<uint8_t>& v, size_t target) {
@@ -85,28 +81,6 @@ void shrink_if_grown(std::vector<uint8_t>& v, size_t target) {
   smaller.reserve(std::max(target, v.size()));
   smaller.assign(v.begin(), v.end());
   v.swap(smaller);
-}
-
-/// Writes all of `iov` to `fd`, retrying on EINTR and short writes. Returns 0 or an errno.
-int write_all(int fd, struct iovec* iov, int count) {
-  while (count > 0) {
-    ssize_t n = ::writev(fd, iov, count);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    auto left = static_cast<size_t>(n);
-    while (count > 0 && left >= iov->iov_len) {
-      left -= iov->iov_len;
-      ++iov;
-      --count;
-    }
-    if (count > 0) {
-      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
-      iov->iov_len -= left;
-    }
-  }
-  return 0;
 }
 
 }  // namespace
@@ -194,7 +168,9 @@ Writer::Writer(std::filesystem::path path, WriterOptions options)
   o.put(kFormatMinor);
   o.put(wire::kFileHeaderBytes);
   struct iovec iov {header.data(), header.size()};
+  WriteSignalsBlocked quiet_write;
   if (int err = write_all(fd_, &iov, 1)) {
+    quiet_write.take_back(err);
     ::close(fd_);
     fd_ = -1;
     throw WriteError("rfprof: cannot write trace " + part_path_.string() + ": " + errno_text(err));
@@ -245,7 +221,7 @@ StringId Writer::intern(std::string_view value) {
     strings_.emplace(std::string(value), id);
     started = append_locked(StringDef{id, std::string(value)});
   }
-  if (started && options_.on_chunk_pending) options_.on_chunk_pending();
+  after_unlock(started);
   return id;
 }
 
@@ -296,7 +272,7 @@ void Writer::append_buffered(const Record& record) {
     std::lock_guard lock(mutex_);  // once per chunk of this thread's records
     started = move_buffer_locked(b);
   }
-  if (started && options_.on_chunk_pending) options_.on_chunk_pending();
+  after_unlock(started);
 }
 
 bool Writer::move_buffer_locked(ThreadBuffer& b, bool apply_bound) {
@@ -321,7 +297,14 @@ bool Writer::move_buffer_locked(ThreadBuffer& b, bool apply_bound) {
 
 void Writer::collect_thread_buffers() {
   ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
-  if (collect_locked_buffers() && options_.on_chunk_pending) options_.on_chunk_pending();
+  after_unlock(collect_locked_buffers());
+}
+
+void Writer::after_unlock_slow(bool started) {
+  if (started && options_.on_chunk_pending) options_.on_chunk_pending();
+  if (stall_report_due_.load(std::memory_order_relaxed) && stall_report_due_.exchange(false) &&
+      options_.on_stalled)
+    options_.on_stalled();
 }
 
 namespace {
@@ -367,33 +350,6 @@ bool Writer::collect_locked_buffers(bool apply_bound, std::optional<std::chrono:
   return started && !pending_.empty();
 }
 
-std::vector<uint8_t> Writer::take_spare_locked(size_t capacity) {
-  std::vector<uint8_t> v;
-  // A thread buffer's body (64 KiB) and a shared chunk's (1 MiB) are told apart by capacity.
-  for (size_t i = spares_.size(); i-- > 0;) {
-    const size_t c = spares_[i].capacity();
-    if (c >= capacity && c <= 2 * capacity) {
-      v.swap(spares_[i]);
-      spares_.erase(spares_.begin() + static_cast<std::ptrdiff_t>(i));
-      break;
-    }
-  }
-  if (v.capacity() < capacity) v.reserve(capacity);
-  return v;
-}
-
-void Writer::return_spares_locked(std::vector<Pending>& batch) {
-  for (auto& p : batch) {
-    if (spares_.size() >= kMaxSpares) break;
-    const size_t c = p.body.capacity();
-    if (!fits(c, options_.chunk_bytes + 4096) && !fits(c, options_.thread_buffer_bytes + 4096))
-      continue;  // grown by a large record (or too small): freed with the batch
-    p.body.clear();
-    spares_.push_back(std::move(p.body));
-  }
-  batch.clear();
-}
-
 void Writer::append(const Record& record) {
   if (!enums_in_range(record)) {  // the reader would refuse it and every record after it
     dropped_invalid_.fetch_add(1, std::memory_order_relaxed);
@@ -411,7 +367,7 @@ void Writer::append(const Record& record) {
     }
     started = append_locked(record);
   }
-  if (started && options_.on_chunk_pending) options_.on_chunk_pending();
+  after_unlock(started);
 }
 
 bool Writer::take_string_id_locked(const StringDef& def) {
@@ -448,66 +404,6 @@ bool Writer::append_locked(const Record& record) {
   return bound_pending_locked(was_empty);
 }
 
-void Writer::push_pending_locked(Pending p) {
-  const uint32_t header[4] = {wire::kChunkMagic, static_cast<uint32_t>(p.body.size()), p.records, 0};
-  std::memcpy(p.header.data(), header, sizeof header);  // little-endian, as wire::Out writes
-  pending_.push_back(std::move(p));
-}
-
-bool Writer::bound_pending_locked(bool was_empty) {
-  if (options_.max_pending_chunks == 0 || pending_.size() > options_.max_pending_chunks) {
-    flush_locked();  // inline mode, or past the bound: this thread writes
-    return false;
-  }
-  return was_empty && !pending_.empty();
-}
-
-void Writer::close_chunk_locked() {
-  if (chunk_records_ == 0) return;
-  Pending p;
-  p.records = chunk_records_;
-  p.body.swap(chunk_);
-  chunk_ = take_spare_locked(options_.chunk_bytes + 4096);
-  chunk_records_ = 0;
-  push_pending_locked(std::move(p));
-}
-
-int Writer::write_batch_locked(int fd, std::vector<Pending>& batch, uint64_t& unwritten) {
-  unwritten = 0;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    Pending& p = batch[i];
-    int err = io_failed_ ? EIO : 0;
-    if (!err) {
-      struct iovec iov[2] = {{p.header.data(), p.header.size()}, {p.body.data(), p.body.size()}};
-      err = write_all(fd, iov, 2);
-      if (err) io_failed_ = true;  // a partial chunk may be on disk: nothing may follow it
-    }
-    if (err) {
-      for (size_t k = i; k < batch.size(); ++k) unwritten += batch[k].records;
-      return err;
-    }
-  }
-  return 0;
-}
-
-void Writer::fail_locked(int err, uint64_t unwritten) {
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
-  // The records of the chunk that failed, of those after it and of those still waiting were
-  // counted as written: they never reach the file.
-  for (const Pending& p : pending_) unwritten += p.records;
-  unwritten += chunk_records_;
-  records_written_ -= std::min(unwritten, records_written_);
-  dropped_after_failure_ += unwritten;
-  pending_.clear();
-  chunk_.clear();
-  chunk_records_ = 0;
-  throw WriteError("rfprof: cannot write trace " + part_path_.string() + ": " + errno_text(err) +
-                   "; the trace keeps what was written before");
-}
-
 void Writer::with_thread_buffer_locked(const std::function<void()>& fn) {
   ThreadBuffer& b = buffers_.local();
   std::lock_guard own(b.mutex);
@@ -518,45 +414,6 @@ void Writer::with_shared_lock_held(const std::function<void()>& fn) {
   ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
   std::lock_guard lock(mutex_);
   fn();
-}
-
-void Writer::flush(std::optional<std::chrono::nanoseconds> buffer_wait) {
-  ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
-  (void)collect_locked_buffers(/*apply_bound=*/false, buffer_wait);  // written just below
-  std::unique_lock lock(mutex_);
-  std::vector<Pending> batch = take_pending_locked();
-  if (batch.empty()) return;
-  std::unique_lock io(io_mutex_);  // taken before mutex_ is released: batches keep their order
-  const int fd = fd_;
-  lock.unlock();  // appending threads go on while this thread writes
-  uint64_t unwritten = 0;
-  const int err = write_batch_locked(fd, batch, unwritten);
-  io.unlock();
-  lock.lock();
-  if (err) fail_locked(err, unwritten);
-  return_spares_locked(batch);
-}
-
-std::vector<Writer::Pending> Writer::take_pending_locked() {
-  std::vector<Pending> batch;
-  if (fd_ < 0) return batch;
-  close_chunk_locked();
-  batch.swap(pending_);
-  pending_.reserve(options_.max_pending_chunks + 2);
-  return batch;
-}
-
-void Writer::flush_locked() {
-  std::vector<Pending> batch = take_pending_locked();
-  if (batch.empty()) return;
-  int err = 0;
-  uint64_t unwritten = 0;
-  {
-    std::lock_guard io(io_mutex_);
-    err = write_batch_locked(fd_, batch, unwritten);
-  }
-  if (err) fail_locked(err, unwritten);
-  return_spares_locked(batch);
 }
 
 void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
@@ -572,7 +429,7 @@ void Writer::finish(uint64_t timestamp_ns, uint64_t dropped_records) {
   if (finished_.load()) return;
   append_locked(TraceEnd{timestamp_ns, records_written_,
                          dropped_records + dropped_oversized_.load() + dropped_invalid_.load() +
-                             dropped_while_finishing_.load()});
+                             dropped_while_finishing_.load() + dropped_while_stalled_.load()});
   finished_.store(true);
   flush_locked();
   if (fd_ < 0) return;

@@ -41,11 +41,15 @@ bool install_signal_finish(const std::vector<int>& signals, std::function<void()
 /// so that the finish never waits for a lock held by the thread the handler interrupted.
 const std::vector<int>& finish_signals() noexcept;
 
-/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread. rfprof's own threads (the watcher,
-/// the session's flush threads) are created with them blocked (trace::ThreadSignalsBlocked around
-/// the creation: a thread inherits its creator's mask) and call it first, so that the kernel delivers these signals to an
+/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and SIGXFSZ and SIGPIPE. rfprof's own
+/// threads (the watcher, the session's flush threads, the threads that finish the trace) are
+/// created with the first three blocked (trace::ThreadSignalsBlocked around the creation: a thread
+/// inherits its creator's mask) and call it first, so that the kernel delivers these signals to an
 /// application thread: a handler running on the watcher would wait for itself, and one running
-/// on a flush thread would make finish() wait to join it, each until the timeout. Never throws.
-void block_finish_signals_in_this_thread() noexcept;
+/// on a flush thread would make finish() wait to join it, each until the timeout. SIGXFSZ (a
+/// trace write past `ulimit -f`) and SIGPIPE (a `.part` that is a pipe whose reader left) are
+/// raised on the writing thread itself: blocked there, the write fails with EFBIG or EPIPE and
+/// rfprof stops writing, where their default action killed the process. Never throws.
+void block_own_thread_signals() noexcept;
 
 }  // namespace rf::collector

@@ -57,11 +57,20 @@ struct WriterOptions {
   bool force_overwrite = false;
   /// 0: a full chunk is written at once by the appending thread. N > 0: up to N full chunks wait
   /// in memory for flush() (the collector's flush thread), so appending threads do no file I/O;
-  /// once N wait, the appending thread writes them itself (memory stays bounded by N chunks).
+  /// once more wait, the appending thread writes them itself, after the write another thread is
+  /// making (the flush thread's), or never (appending_threads_never_write). A write blocked for
+  /// stalled_write (a stalled file: NFS, a pipe nobody reads) is never waited for: once the
+  /// waiting chunks hold more than N chunks' memory (N * (chunk_bytes + 4 KiB) of capacity), the
+  /// oldest are dropped (their StringDefs kept) and counted in dropped_while_stalled() and
+  /// TraceEnd, so memory stays bounded (docs/trace-format.md).
   uint32_t max_pending_chunks = 0;
   /// Called (outside the writer's lock, by the appending thread) when a chunk starts waiting and
   /// none waited before: the owner wakes its flush thread. Must not call back into the Writer.
   std::function<void()> on_chunk_pending = nullptr;
+  /// Called once (outside the writer's locks, by the appending thread) when records are first
+  /// dropped because the file did not keep up (dropped_while_stalled()): the owner says so. Must
+  /// not call back into the Writer.
+  std::function<void()> on_stalled = nullptr;
   /// Bytes a thread's buffer (append_buffered) holds before it joins the ordered stream as one
   /// chunk. 0 or more than 32 MiB: the 64 KiB default is used. Memory: about this much per thread
   /// that appended.
@@ -74,6 +83,21 @@ struct WriterOptions {
   /// pthread_sigmask calls per lock taken from a thread that did not block them already
   /// (ThreadSignalsBlocked). Empty: none blocked.
   std::vector<int> signals_blocked_while_locked = {};
+  /// A write blocked this long is a file that does not keep up (a stalled NFS mount, a pipe nobody
+  /// reads; 1 MiB in 100 ms is 10 MB/s): an appending thread past max_pending_chunks and flush()
+  /// no longer wait for it (write_blocked_for()).
+  std::chrono::milliseconds stalled_write = std::chrono::milliseconds(100);
+  /// With max_pending_chunks > 0 and a thread that calls flush() (the collector's flush thread):
+  /// an appending thread never writes, not even past max_pending_chunks, since a write that
+  /// stalls would hold that thread (the application's) for good. Once more than
+  /// max_pending_chunks chunks' memory waits, it waits for flush() to take them (a slow disk, a
+  /// flush thread scheduled late: nothing is lost), for at most max_append_wait, and not at all
+  /// once a write has been blocked for stalled_write; then it drops the oldest chunks (StringDefs
+  /// kept, counted in dropped_while_stalled()). Only flush() and finish() write, until
+  /// allow_inline_writes() (the owner's flush thread stopped).
+  bool appending_threads_never_write = false;
+  /// appending_threads_never_write: the longest an appending thread waits past the bound.
+  std::chrono::milliseconds max_append_wait = std::chrono::milliseconds(2000);
 };
 
 /// Blocks WriterOptions::signals_blocked_while_locked of `writer`'s options on the calling thread
@@ -95,6 +119,9 @@ class ThreadSignalsBlocked {
 
 /// Streams records into `<path>.part`, renamed to `<path>` by finish().
 /// A process killed at any point leaves a `.part` file whose complete chunks are all readable.
+/// Every write blocks SIGXFSZ and SIGPIPE on the writing thread and takes back the one a failed
+/// write raised (EFBIG past RLIMIT_FSIZE, `ulimit -f`; EPIPE on a pipe whose reader left): the
+/// failure is a WriteError, never that signal's default action killing the process.
 class Writer {
  public:
   /// Creates `<path>.part`. Throws WriteError if `path` exists (without force_overwrite), if `path`
@@ -146,17 +173,29 @@ class Writer {
   /// any (the flush thread, window close, finish). Throws WriteError when that writes and fails.
   void collect_thread_buffers();
   /// Closes the current chunk and write()s it, after every waiting chunk, to the file (no fsync).
-  /// The writing happens outside the lock appending threads take. `buffer_wait`: how long to wait
+  /// The writing happens outside the lock appending threads take. While another thread writes,
+  /// it waits for it holding that lock (so batches keep their order), unless that write has been
+  /// blocked for stalled_write: then its chunks wait again, ahead of any later one, and it
+  /// returns without writing (the caller never waits for a stalled file while holding the lock
+  /// every appending thread needs). `buffer_wait`: how long to wait
   /// for each thread's buffer lock (nullopt: as long as it takes); a buffer still busy then stays
   /// for the next flush, so a thread stopped inside append_buffered (a signal handler running on
   /// it) cannot stop the flushing thread. Throws WriteError when a write fails: the file is closed
   /// (the `.part` keeps the chunks written before), the records not written are counted in
   /// dropped_after_failure(), and every later record is dropped (counted there too).
   void flush(std::optional<std::chrono::nanoseconds> buffer_wait = std::nullopt);
+  /// From now on appending threads past max_pending_chunks write themselves (as without
+  /// appending_threads_never_write): the owner's flush thread has stopped (its finish), and
+  /// nothing else would take the waiting chunks. Thread-safe.
+  void allow_inline_writes() noexcept { inline_writes_allowed_.store(true); }
+  /// The calling thread is the one that calls flush() (the owner's flush thread): past
+  /// max_pending_chunks its own appends write, as it would wait for itself. Any Writer.
+  static void writes_on_this_thread() noexcept { inline_thread() = true; }
   /// Appends TraceEnd, flushes, closes and renames `<path>.part` to `<path>`. Idempotent.
   /// `timestamp_ns`: TraceEnd's time stamp (ns, CUPTI clock); `dropped_records`: the caller's
   /// count of records it could not write, to which TraceEnd adds dropped_oversized(),
-  /// dropped_invalid() and the records append_buffered dropped while finishing.
+  /// dropped_invalid(), dropped_while_stalled() and the records append_buffered dropped while
+  /// finishing.
   /// Throws WriteError when the last write fails (the `.part` then ends without TraceEnd, as a
   /// killed run's) or the rename fails (the complete trace stays at `<path>.part`). After an
   /// earlier failed write it writes nothing, leaves the `.part` (readable up to the failure, read
@@ -208,6 +247,16 @@ class Writer {
   /// Records dropped because the reader would refuse them (an enum field out of its range, a
   /// StringDef with id 0 or redefining an id); counted into TraceEnd's dropped_records by finish().
   uint64_t dropped_invalid() const noexcept { return dropped_invalid_.load(std::memory_order_relaxed); }
+  /// Records dropped because the file did not keep up (max_pending_chunks): more than
+  /// max_pending_chunks chunks' memory waited, with another thread's write blocked for
+  /// stalled_write (or with appending_threads_never_write). Counted into TraceEnd's
+  /// dropped_records by finish(). Never takes a lock.
+  uint64_t dropped_while_stalled() const noexcept {
+    return dropped_while_stalled_.load(std::memory_order_relaxed);
+  }
+  /// How long the chunk being written now has been in its write() (zero when none is): a file that
+  /// takes no write (a stalled NFS mount, a pipe nobody reads) shows here. Never takes a lock.
+  std::chrono::nanoseconds write_blocked_for() const noexcept;
   /// Bytes of memory the writer holds for chunk bodies (capacity, not size): the open chunk, the
   /// waiting chunks, the spare bodies kept for reuse and every thread's buffer. Takes each thread's
   /// buffer lock, then the writer's lock. For tests and diagnostics.
@@ -224,6 +273,7 @@ class Writer {
     std::array<uint8_t, 16> header{};  // chunk header
     std::vector<uint8_t> body;         // its records
     uint32_t records = 0;
+    bool strings_only = false;  // the StringDefs of dropped chunks (drop_oldest_pending_locked)
   };
   /// One thread's buffered records (append_buffered) and its intern cache.
   struct ThreadBuffer {
@@ -247,9 +297,22 @@ class Writer {
                               std::optional<std::chrono::nanoseconds> buffer_wait = std::nullopt);
   /// Gives `p` its chunk header and appends it to pending_.
   void push_pending_locked(Pending p);
-  /// After chunks were pushed: writes inline in inline mode or past max_pending_chunks. Returns
-  /// true when chunks now wait and none did before (`was_empty`): on_chunk_pending is due.
+  /// After chunks were pushed: writes inline in inline mode or past max_pending_chunks (after
+  /// another thread's write, unless that is stalled or appending_threads_never_write: then
+  /// drop_oldest_pending_locked). Returns true when chunks now wait and none did before
+  /// (`was_empty`): on_chunk_pending is due.
   bool bound_pending_locked(bool was_empty);
+  /// Past the bound, not writing: drops the oldest waiting chunks (never the newest) until they
+  /// hold at most max_pending_chunks chunks' memory, keeping their StringDefs in a chunk ahead of
+  /// the rest (later records use them; the reader refuses an undefined id). Caller holds mutex_.
+  void drop_oldest_pending_locked();
+  /// Runs on_chunk_pending when `started`, and on_stalled once records were first dropped.
+  void after_unlock(bool started) {
+    if (started || stall_report_due_.load(std::memory_order_relaxed)) after_unlock_slow(started);
+  }
+  void after_unlock_slow(bool started);
+  /// Keeps a written or dropped chunk body for reuse (return_spares_locked's rule).
+  void keep_spare_locked(std::vector<uint8_t>& body);
   /// An empty body with chunk capacity: a spare one (written earlier) or a new one.
   std::vector<uint8_t> take_spare_locked(size_t capacity);
   /// Keeps written bodies for reuse (at most a few), so steady appends allocate nothing: only those
@@ -273,15 +336,28 @@ class Writer {
   [[noreturn]] void fail_locked(int err, uint64_t unwritten);
   /// Closes the open chunk and takes every pending one, in order (empty after a failed write).
   std::vector<Pending> take_pending_locked();
-  /// Writes the open chunk and every pending one, holding mutex_ (finish, inline mode, bound).
+  /// Writes the open chunk and every pending one, holding mutex_ (finish, inline mode).
   void flush_locked();
+  /// Writes `batch` (taken by take_pending_locked) holding mutex_ and `io` (io_mutex_, released
+  /// here); a failure closes the file and throws (fail_locked).
+  void write_taken_locked(std::vector<Pending>& batch, std::unique_lock<std::mutex>& io);
+  /// Takes `io` (io_mutex_; caller holds mutex_), polling, unless the write holding it has been
+  /// blocked for stalled_write: then false, without it.
+  bool lock_io_unless_stalled(std::unique_lock<std::mutex>& io);
 
   std::filesystem::path path_;
   std::filesystem::path part_path_;
   WriterOptions options_;
+  std::atomic<bool> inline_writes_allowed_{false};  // allow_inline_writes()
+  static bool& inline_thread() noexcept {  // writes_on_this_thread()
+    static thread_local bool inline_here = false;
+    return inline_here;
+  }
   mutable std::mutex mutex_;
   std::mutex io_mutex_;           // held while writing, taken after mutex_: chunks stay in order
-  std::vector<Pending> pending_;  // closed chunks not written yet (at most max_pending_chunks)
+  std::vector<Pending> pending_;  // closed chunks not written yet (bound_pending_locked bounds them)
+  uint64_t pending_bytes_ = 0;    // (mutex_) their bodies' memory (capacity)
+  std::atomic<int64_t> write_began_ns_{0};  // steady clock of the write in progress; 0: none
   bool io_failed_ = false;        // (io_mutex_) a write failed: nothing more is written
   int fd_ = -1;
   std::atomic<int64_t> buffer_wait_bound_ns_{-1};  // bound_buffer_waits(); -1: none
@@ -295,6 +371,9 @@ class Writer {
   std::atomic<uint64_t> dropped_oversized_{0};
   std::atomic<uint64_t> dropped_invalid_{0};
   std::atomic<uint64_t> dropped_while_finishing_{0};  // append_buffered after finish() began
+  std::atomic<uint64_t> dropped_while_stalled_{0};   // drop_oldest_pending_locked
+  std::atomic<bool> stall_report_due_{false};         // on_stalled is due (set once)
+  bool stall_reported_ = false;                       // (mutex_) stall_report_due_ was set
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
   StringId next_string_id_ = 1;  // (mutex_) the id intern() gives next, unless append() took it
   std::unordered_map<StringId, std::string> appended_strings_;  // (mutex_) ids StringDefs given to append() defined
