@@ -246,6 +246,20 @@ trace::StringId Session::intern(std::string_view s, bool cached) noexcept {
   }
 }
 
+trace::StringId Session::marker_name(std::string_view s) noexcept {
+  if (!writer_ || write_failed_.load(std::memory_order_relaxed)) return 0;
+  try {
+    if (auto it = marker_names_.find(s); it != marker_names_.end()) return it->second;
+    if (marker_names_.size() >= kMarkerNames) marker_names_.clear();  // bounded: see session_impl.h
+    const trace::StringId id = writer_->define(s);
+    marker_names_.emplace(std::string(s), id);
+    return id;
+  } catch (const std::exception& e) {
+    report_write_failure(e);
+    return 0;
+  }
+}
+
 void Session::write_error(trace::ErrorCode code, uint32_t window, uint64_t expected, uint64_t actual,
                           const std::string& message) noexcept {
   write(trace::CollectorError{code, window, now_ns(), expected, actual, intern(message)});

@@ -95,7 +95,7 @@ void Session::handle_record(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_MARKER: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(record);
       std::lock_guard lock(activity_mutex_);
-      auto ev = convert_marker(*m, nvtx_styles_, [this](std::string_view s) { return intern(s); });
+      auto ev = convert_marker(*m, nvtx_styles_, [this](std::string_view s) { return marker_name(s); });
       if (ev) write(*ev);
       break;
     }

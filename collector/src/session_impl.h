@@ -321,6 +321,19 @@ class Session {
   KernelNameCache kernel_names_;
   NvtxStyleTracker nvtx_styles_;
   std::vector<trace::DeviceInfo> pending_devices_;   // device records whose chip is not known yet
+  /// NVTX marker names (and domains) written so far and their ids, at most kMarkerNames, emptied
+  /// when full: emit_nvtx names every op call apart ("aten::mm, seq = N"), and the writer's own
+  /// string table keeps every string it interns for the whole run (126 bytes a range); a name seen
+  /// again after the cache was emptied is defined once more (Writer::define).
+  struct MarkerNameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, trace::StringId, MarkerNameHash, std::equal_to<>> marker_names_;
+  static constexpr size_t kMarkerNames = 8192;
+  /// marker_names_'s id of `s`, defined when not there (caller holds activity_mutex_); 0 after a
+  /// failed write.
+  trace::StringId marker_name(std::string_view s) noexcept;
 
   // Counters. No session lock is held across a CUPTI call here: the profilers are set up outside
   // the table's lock (context_table.h). chips_mutex_ guards chips_, chip_errors_ and config_ids_

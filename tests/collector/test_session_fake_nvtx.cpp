@@ -129,5 +129,43 @@ TEST_F(FakeSessionTest, AReplayRangeThatNeverMatchedSaysWhatItSaw) {
       << c.err;
 }
 
+// emit_nvtx names every op call apart ("aten::mm, seq = N"): the session keeps at most
+// kMarkerNames names (Session::marker_name), not every name of the run, so a name seen again
+// after 20,000 others is defined again, and every marker still reads back as its own name. Until
+// 2026-11-29 the writer interned each name for the whole run (126 bytes a range).
+TEST_F(FakeSessionTest, NvtxRangeNamesAreKeptInABoundedTableAndReadBackWhole) {
+  constexpr int kRanges = 20000;
+  const Child c = run_child([&] {
+    if (!collector::start_session(options(CollectionMode::kTiming))) std::_Exit(3);
+    for (int i = 0; i < kRanges; ++i) {
+      nvtx_push("aten::mm, seq = " + std::to_string(i));
+      nvtx_pop();
+      if (i % 1000 == 0) {
+        nvtx_push("step");
+        nvtx_pop();
+      }
+    }
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  const Trace t = read_trace(trace_);
+  int seq = 0, steps = 0;
+  for (const auto& e : t.all<trace::NvtxEvent>()) {
+    if (e.kind != trace::NvtxEventKind::kStart) continue;
+    const std::string& name = t.str(e.name);
+    if (name == "step") {
+      ++steps;
+    } else {
+      EXPECT_EQ(name, "aten::mm, seq = " + std::to_string(seq)) << "marker " << seq;
+      ++seq;
+    }
+  }
+  EXPECT_EQ(seq, kRanges);
+  EXPECT_EQ(steps, kRanges / 1000);
+  size_t step_defs = 0;
+  for (const auto& [id, value] : t.strings) step_defs += value == "step";
+  EXPECT_GE(step_defs, 2u) << "defined again after the table was emptied";
+  EXPECT_LE(step_defs, size_t{kRanges / 8192 + 2});
+}
+
 }  // namespace
 }  // namespace rf::fake_cupti

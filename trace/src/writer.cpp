@@ -225,6 +225,22 @@ StringId Writer::intern(std::string_view value) {
   return id;
 }
 
+StringId Writer::define(std::string_view value) {
+  value = utf8_prefix(value, wire::kMaxStringBytes);  // a cut never splits a UTF-8 character
+  bool started = false;
+  StringId id = 0;
+  {
+    ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
+    std::lock_guard lock(mutex_);
+    do {
+      id = next_string_id_++;
+    } while (appended_strings_.contains(id));  // taken by a StringDef given to append()
+    started = append_locked(StringDef{id, std::string(value)});
+  }
+  if (started && options_.on_chunk_pending) options_.on_chunk_pending();
+  return id;
+}
+
 StringId Writer::intern_cached(std::string_view value) {
   value = utf8_prefix(value, wire::kMaxStringBytes);  // a cut never splits a UTF-8 character
   ThreadBuffer& b = buffers_.local();

@@ -137,6 +137,12 @@ class Writer {
   /// at a whole UTF-8 character. Throws WriteError when appending that record writes (inline mode
   /// or past max_pending_chunks) and the write fails, as append() does.
   StringId intern(std::string_view value);
+  /// A new id for `value` and its StringDef record, as intern() gives a string the first time, but
+  /// not remembered: the same text defined again gets another id (the reader takes both). For
+  /// strings of unbounded variety whose owner keeps its own bounded cache (NVTX range names such
+  /// as emit_nvtx's "aten::mm, seq = N"), so that the writer's table does not grow with them.
+  /// Throws WriteError as intern() does.
+  StringId define(std::string_view value);
   /// intern() behind a cache of the calling thread: a string this thread interned before is found
   /// without any lock shared with other threads (the launch path's kernel names). Memory: one
   /// entry per distinct string and thread that asked for it, so use it for bounded sets of names.
