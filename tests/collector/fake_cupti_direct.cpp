@@ -42,14 +42,24 @@ void DirectLaunch::operator()(uint32_t id) {
 
 DirectNvtx::DirectNvtx(nvtxDomainHandle_t domain) : domain_(domain) { std::tie(fn_, user_) = subscriber(); }
 
+namespace {
+
+/// Event attributes with an ASCII `message`, as nvtxDomainRangePushEx/StartEx take them.
+nvtxEventAttributes_t ascii_attributes(const char* message) {
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = message;
+  return a;
+}
+
+}  // namespace
+
 void DirectNvtx::push(const char* message) {
   int level = 0;
   if (domain_) {
-    nvtxEventAttributes_t a{};
-    a.version = NVTX_VERSION;
-    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = message;
+    nvtxEventAttributes_t a = ascii_attributes(message);
     nvtxDomainRangePushEx_params p{};
     p.domain = domain_;
     p.core.eventAttrib = &a;
@@ -80,11 +90,7 @@ void DirectNvtx::pop() {
 void DirectNvtx::start(const char* message, uint64_t id) {
   nvtxRangeId_t rid = id;
   if (domain_) {
-    nvtxEventAttributes_t a{};
-    a.version = NVTX_VERSION;
-    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = message;
+    nvtxEventAttributes_t a = ascii_attributes(message);
     nvtxDomainRangeStartEx_params p{};
     p.domain = domain_;
     p.core.eventAttrib = &a;

@@ -206,38 +206,26 @@ Writer::~Writer() {
   }
 }
 
-StringId Writer::intern(std::string_view value) {
+StringId Writer::intern(std::string_view value) { return add_string(value, /*remember=*/true); }
+
+StringId Writer::define(std::string_view value) { return add_string(value, /*remember=*/false); }
+
+StringId Writer::add_string(std::string_view value, bool remember) {
   value = utf8_prefix(value, wire::kMaxStringBytes);  // a cut never splits a UTF-8 character
   bool started = false;
   StringId id = 0;
   {
     ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
     std::lock_guard lock(mutex_);
-    auto it = strings_.find(value);  // no allocation when the string is already interned
-    if (it != strings_.end()) return it->second;
+    if (remember)
+      if (auto it = strings_.find(value); it != strings_.end()) return it->second;  // no allocation
     do {
       id = next_string_id_++;
     } while (appended_strings_.contains(id));  // taken by a StringDef given to append()
-    strings_.emplace(std::string(value), id);
+    if (remember) strings_.emplace(std::string(value), id);
     started = append_locked(StringDef{id, std::string(value)});
   }
   after_unlock(started);
-  return id;
-}
-
-StringId Writer::define(std::string_view value) {
-  value = utf8_prefix(value, wire::kMaxStringBytes);  // a cut never splits a UTF-8 character
-  bool started = false;
-  StringId id = 0;
-  {
-    ThreadSignalsBlocked quiet(options_.signals_blocked_while_locked);
-    std::lock_guard lock(mutex_);
-    do {
-      id = next_string_id_++;
-    } while (appended_strings_.contains(id));  // taken by a StringDef given to append()
-    started = append_locked(StringDef{id, std::string(value)});
-  }
-  if (started && options_.on_chunk_pending) options_.on_chunk_pending();
   return id;
 }
 

@@ -327,6 +327,8 @@ class Writer {
   void return_spares_locked(std::vector<Pending>& batch);
   /// Returns true when a chunk started waiting (the caller runs on_chunk_pending after unlocking).
   bool append_locked(const Record& record);
+  /// intern() (`remember`: found again by its text) or define(): a new id and its StringDef.
+  StringId add_string(std::string_view value, bool remember);
   /// Whether a StringDef given to append() may be written: a new id (then taken, so that intern()
   /// skips it) or the same definition again. False for id 0 or an id defined with another value.
   bool take_string_id_locked(const StringDef& def);
