@@ -364,9 +364,9 @@ void Session::finish(FinishFrom from) noexcept {
 }
 
 bool Session::exit_io(FinishFrom from, const std::function<void()>& io) noexcept {
-  if (from != FinishFrom::kExit || write_failed_.load()) {
-    if (!write_failed_.load()) io();
-    return !write_failed_.load();
+  if (from != FinishFrom::kExit) {  // a signal's watcher: its own deadlines apply
+    io();
+    return true;
   }
   struct Done {
     std::mutex m;
@@ -386,7 +386,7 @@ bool Session::exit_io(FinishFrom from, const std::function<void()>& io) noexcept
     });
   } catch (...) {
     io();  // no thread (a pids limit): as before, on this one
-    return !write_failed_.load();
+    return true;
   }
   std::unique_lock lock(state->m);
   while (!state->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return state->done; })) {
@@ -404,7 +404,7 @@ bool Session::exit_io(FinishFrom from, const std::function<void()>& io) noexcept
   }
   lock.unlock();
   runner.join();
-  return !write_failed_.load();
+  return true;
 }
 
 void Session::finish_owned(FinishFrom from) noexcept {

@@ -134,7 +134,8 @@ class Session {
   /// the trace file has been blocked for kExitWriteStall; then one line, nothing more is written
   /// (the `.part` keeps what reached it; write_failed_) and it returns false, the thread left
   /// behind. On a signal's watcher thread (its own deadlines apply), or when no thread can be
-  /// made, `io` runs here. Returns true when `io` ran to its end.
+  /// made, `io` runs here. Returns true when `io` ran to its end (whatever it wrote), false when
+  /// it was left behind. `io` itself checks write_failed_ (flush_writer does).
   bool exit_io(FinishFrom from, const std::function<void()>& io) noexcept;
   void write_error(trace::ErrorCode code, uint32_t window, uint64_t expected, uint64_t actual,
                    const std::string& message) noexcept;
