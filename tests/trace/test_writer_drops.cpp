@@ -28,17 +28,7 @@ namespace {
 using testing::launch;
 using testing::readable_launches;
 using testing::TempDir;
-
-/// Descriptors of this process whose target is `path` (give it without symbolic links).
-std::vector<int> fds_naming(const std::filesystem::path& path) {
-  std::vector<int> fds;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-    std::error_code ec;
-    if (std::filesystem::read_symlink(e.path(), ec) == path && !ec)
-      fds.push_back(std::stoi(e.path().filename().string()));
-  }
-  return fds;
-}
+using testing::fds_naming;
 
 /// Runs `body` in a fork()ed child whose files may grow to `limit` bytes (SIGXFSZ ignored: a write
 /// past it fails with EFBIG, as one on a full disk fails with ENOSPC; with `keep_sigxfsz`, its

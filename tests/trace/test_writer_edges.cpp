@@ -29,23 +29,13 @@ using testing::read_whole;
 using testing::readable_launches;
 using testing::slurp;
 using testing::TempDir;
+using testing::fds_naming;
 
 /// Bytes one launch takes in a chunk (its 8-byte header included).
 size_t launch_bytes() {
   std::vector<uint8_t> bytes;
   encode_record(launch(0), bytes);
   return bytes.size();
-}
-
-/// Descriptors of this process whose target is `path` (give it without symbolic links).
-std::vector<int> fds_naming(const std::filesystem::path& path) {
-  std::vector<int> fds;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-    std::error_code ec;
-    if (std::filesystem::read_symlink(e.path(), ec) == path && !ec)
-      fds.push_back(std::stoi(e.path().filename().string()));
-  }
-  return fds;
 }
 
 /// Whether `sig` is blocked on the calling thread.

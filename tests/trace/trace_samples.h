@@ -28,6 +28,17 @@ struct TempDir {
   ~TempDir() { std::filesystem::remove_all(path); }
 };
 
+/// Descriptors of this process whose target is `path` (give it without symbolic links).
+inline std::vector<int> fds_naming(const std::filesystem::path& path) {
+  std::vector<int> fds;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path(), ec) == path && !ec)
+      fds.push_back(std::stoi(e.path().filename().string()));
+  }
+  return fds;
+}
+
 /// The bytes of file `p` (empty when it cannot be read).
 inline std::vector<char> slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
