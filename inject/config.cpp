@@ -165,12 +165,19 @@ void read_filters(const EnvLookup& env, Config& c) {
   check("RFPROF_NVTX_EXCLUDE", get(env, "RFPROF_NVTX_EXCLUDE").value_or(""), only);
 }
 
-/// RFPROF_KERNEL_RECORDS.
+/// RFPROF_KERNEL_RECORDS (after RFPROF_REPLAY): replay across steps records kernels serialized,
+/// since concurrent kernel tracing makes user replay count no smsp__sass_* instruction
+/// (collector::KernelRecords); asking for concurrent with it is refused.
 void read_kernel_records(const EnvLookup& env, Config& c) {
+  if (c.replay_across_steps) c.kernel_records = collector::KernelRecords::kSerial;
   auto v = get(env, "RFPROF_KERNEL_RECORDS");
   if (!v) return;
   const std::string k = lower(trim(*v));
   if (k == "concurrent") {
+    if (c.replay_across_steps)
+      bad("RFPROF_KERNEL_RECORDS", *v,
+          "serial (or unset) with RFPROF_REPLAY=step: concurrent kernel tracing instruments the kernels, "
+          "and the passes then count no smsp__sass_* instruction");
     c.kernel_records = collector::KernelRecords::kConcurrent;
   } else if (k == "serial") {
     c.kernel_records = collector::KernelRecords::kSerial;

@@ -52,7 +52,7 @@ struct Config {
   uint32_t max_ranges = 2000;
   bool call_stacks = false;          ///< RFPROF_CALLSTACKS: native call stack of each launch
   bool memory = false;               ///< RFPROF_MEMORY: device memory allocations and releases
-  /// RFPROF_KERNEL_RECORDS: concurrent (default) or serial.
+  /// RFPROF_KERNEL_RECORDS: concurrent (default) or serial; serial under replay across steps.
   collector::KernelRecords kernel_records = collector::KernelRecords::kConcurrent;
   /// RFPROF_KERNEL_NAME, RFPROF_KERNEL_NAME_BASE, RFPROF_NVTX_INCLUDE, RFPROF_NVTX_EXCLUDE
   /// (rules separated by ';'), checked by building a collector::LaunchFilter.

@@ -36,7 +36,12 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 void Session::enable_activity() {
   RF_CUPTI_CALL(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
   activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_DEVICE);
-  switch (options_.kernel_records) {
+  // Replay across steps records kernels serialized, whatever kernel_records says: concurrent
+  // kernel tracing instruments the kernel code (CUPTI's "Overhead" section), and under the Range
+  // Profiler's user replay every smsp__sass_* count then reads 0 (H200, CUDA 13.0, 2026-11-30:
+  // 0 of 128 FFMAs with CONCURRENT_KERNEL on, 128 with KERNEL or with no kernel tracing;
+  // validation/h200-2026-11-30/step-replay-sass.md). Kernel replay counts right with either.
+  switch (step_mode() ? KernelRecords::kSerial : options_.kernel_records) {
     case KernelRecords::kConcurrent:
       activity_kinds_.emplace_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
       break;

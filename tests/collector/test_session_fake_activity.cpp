@@ -4,6 +4,7 @@
 #include <csignal>
 
 #include "fake_session.h"
+#include "fake_steps.h"
 
 namespace rf::fake_cupti {
 namespace {
@@ -44,6 +45,20 @@ TEST_F(FakeSessionTest, SerialKernelRecordsAskForTheKernelKindAlone) {
   const Trace t = read_trace(trace_);
   ASSERT_EQ(t.all<trace::KernelActivity>().size(), 1u);
   EXPECT_EQ(t.str(t.all<trace::KernelActivity>()[0].mangled_name), "_Z1av");
+}
+
+// Replay across steps asks for the serialized KERNEL kind even when the options say concurrent:
+// CONCURRENT_KERNEL instruments the kernels and user replay then counts no smsp__sass_* instruction.
+TEST_F(FakeSessionTest, ReplayAcrossStepsAsksForSerializedKernelRecordsCountersMode) {
+  const Child c = run_child([&] {
+    auto o = step_options(trace_);
+    o.kernel_records = collector::KernelRecords::kConcurrent;
+    if (!collector::start_session(o)) std::_Exit(3);
+    std::fprintf(stderr, "kernel=%d concurrent=%d\n", activity_enabled(CUPTI_ACTIVITY_KIND_KERNEL) ? 1 : 0,
+                 activity_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? 1 : 0);
+  });
+  ASSERT_TRUE(c.exited_zero()) << c.err;
+  EXPECT_EQ(c.err.substr(0, c.err.find('\n') + 1), "kernel=1 concurrent=0\n") << c.err;
 }
 
 TEST_F(FakeSessionTest, MemoryRecordsOnlyWhenAskedAndOutsideWindowsToo) {

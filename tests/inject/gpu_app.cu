@@ -55,6 +55,14 @@ int steps(float* x, int n) {
   return 0;
 }
 
+// `gpu_app steps-warm N`: scale<<<1, 128>>> once before the first window (a training loop's
+// warm-up steps load and run every kernel before profiling starts), then `steps N`.
+int steps_warm(float* x, int n) {
+  scale<<<1, 128>>>(x, 1.5f, 0.5f, 128);
+  CHECK(cudaDeviceSynchronize());
+  return steps(x, n);
+}
+
 // `gpu_app steps-threads N`: as `steps N`, but in each window scale<<<4, 128>>> and
 // scale<<<5, 128>>> are launched from a second thread, joined inside the window (PyTorch launches
 // its backward kernels from the autograd thread). Replay across steps must count them too.
@@ -132,6 +140,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&x, kMax * sizeof(float)));
   CHECK(cudaMemset(x, 0, kMax * sizeof(float)));
   if (argc == 3 && std::string(argv[1]) == "steps") return steps(x, std::atoi(argv[2]));
+  if (argc == 3 && std::string(argv[1]) == "steps-warm") return steps_warm(x, std::atoi(argv[2]));
   if (argc == 3 && std::string(argv[1]) == "steps-threads") return steps_threads(x, std::atoi(argv[2]));
   if (argc == 3 && std::string(argv[1]) == "steps-stop-thread") return steps_stop_thread(x, std::atoi(argv[2]));
   if (argc == 3 && std::string(argv[1]) == "idle-kill") return idle_kill(x, std::atoi(argv[2]));

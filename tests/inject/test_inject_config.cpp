@@ -215,6 +215,22 @@ TEST(ReadConfig, KernelRecords) {
     expect_names(error_of("RFPROF_KERNEL_RECORDS", v), "RFPROF_KERNEL_RECORDS", v, "concurrent or serial");
 }
 
+// Replay across steps records kernels serialized: with concurrent kernel tracing on, CUDA 13's user
+// replay counted 0 FFMAs for kernels of 128 (H200, validation/h200-2026-11-30/step-replay-sass.md).
+TEST(ReadConfig, ReplayAcrossStepsRecordsKernelsSerialized) {
+  using collector::KernelRecords;
+  std::map<std::string, std::string> step = {{"RFPROF_REPLAY", "step"}, {"RFPROF_PROFILE_FROM_START", "off"}};
+  EXPECT_EQ(read_config(env_of(step)).kernel_records, KernelRecords::kSerial);
+  step["RFPROF_KERNEL_RECORDS"] = "serial";
+  EXPECT_EQ(read_config(env_of(step)).kernel_records, KernelRecords::kSerial);
+  step["RFPROF_KERNEL_RECORDS"] = " Concurrent ";
+  const std::string e = error_of_all(step);
+  expect_names(e, "RFPROF_KERNEL_RECORDS", "Concurrent", "serial (or unset) with RFPROF_REPLAY=step");
+  EXPECT_NE(e.find("smsp__sass_*"), std::string::npos) << e;
+  // Kernel replay keeps the default.
+  EXPECT_EQ(read_config(env_of({{"RFPROF_REPLAY", "kernel"}})).kernel_records, KernelRecords::kConcurrent);
+}
+
 TEST(ReadConfig, LaunchFilters) {
   Config none = read_config(env_of({}));
   EXPECT_TRUE(none.filter.kernel_name.empty());

@@ -454,6 +454,12 @@ TEST(InjectGpuStepReplay, TwoPassWindowsThenATimingWindowWithTheCounters) {
   for (const auto& c : t.all<RangeCounters>()) EXPECT_EQ(c.window_id, windows[0].window_id);
 }
 
+// A training loop's warm-up steps run every kernel before the first profiled window: the
+// instrumented pass must count kernels loaded and run before the Range Profiler was enabled.
+TEST(InjectGpuStepReplay, KernelsRunBeforeTheFirstWindowAreCounted) {
+  expect_groups_of_five("rfinject_gpu_steps_warm", "", "steps-warm 4");
+}
+
 // PyTorch launches backward kernels from its autograd thread: if CUPTI's user replay followed only
 // the thread that started the pass, each pass would decode 3 ranges for 5 launches and the
 // collector's message would say "2 of the last pass window's launches came from threads other".

@@ -21,6 +21,8 @@ namespace rf::collector {
 /// serializes kernels; kernel replay serializes kernels anyway. Whether this costs time under
 /// replay is the hypothesis the A/B run checks. Both kinds give the same record
 /// (CUpti_ActivityKernel10).
+/// Replay across steps always uses kSerial: with CONCURRENT_KERNEL on, the Range Profiler's user
+/// replay counts no smsp__sass_* instruction (validation/h200-2026-11-30/step-replay-sass.md).
 enum class KernelRecords {
   kConcurrent,  ///< CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (default)
   kSerial,      ///< CUPTI_ACTIVITY_KIND_KERNEL: kernels serialized
