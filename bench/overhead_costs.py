@@ -15,7 +15,7 @@ def counter_coverage(out, workload, mode):
     """(launches, launches with counters, first collector error message) of one run, from the
     summary.json that collector_costs' rfanalyze wrote; None when there is none. Launches are the
     trace's LaunchApi records; those with counters are the ones not counted in
-    join.rows_without_counters (docs/analyzer.md), none in a trace not in counters mode. Not
+    join.rows_without_counters (docs/analyzer-outputs.md), none in a trace not in counters mode. Not
     totals.launches_with_counters: that counts launches with both FLOP and DRAM bytes, which a
     metric set without them never has."""
     try:

@@ -176,7 +176,8 @@ void read_kernel_records(const EnvLookup& env, Config& c) {
   if (k == "concurrent") {
     if (c.replay_across_steps)
       bad("RFPROF_KERNEL_RECORDS", *v,
-          "serial (or unset) with RFPROF_REPLAY=step: concurrent kernel tracing instruments the kernels, "
+          "serial (or unset) with RFPROF_REPLAY=step (rfprof --replay-mode step): concurrent kernel tracing "
+          "instruments the kernels, "
           "and the passes then count no smsp__sass_* instruction");
     c.kernel_records = collector::KernelRecords::kConcurrent;
   } else if (k == "serial") {

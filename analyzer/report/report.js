@@ -1,5 +1,5 @@
 // rfprof report.html page script (analyzer/report/report.js), inlined by rfanalyze. Reads the page
-// data (<script id="rf-data">, schema in docs/analyzer.md) and draws it with Vega-Lite. Every
+// data (<script id="rf-data">, schema in docs/analyzer-outputs.md) and draws it with Vega-Lite. Every
 // string from the data reaches the page through textContent or Vega's escaped tooltips only.
 (function () {
   'use strict';

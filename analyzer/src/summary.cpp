@@ -1,4 +1,4 @@
-// summary.json of a run (Report::summary; structure documented in docs/analyzer.md).
+// summary.json of a run (Report::summary; structure documented in docs/analyzer-outputs.md).
 #include <nlohmann/json.hpp>
 
 #include "rfprof/analyzer/overhead.h"

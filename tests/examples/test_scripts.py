@@ -444,6 +444,20 @@ class GpuFirst15Test(unittest.TestCase):
         self.assertIn("kill/a.out", listing)
         self.assertLessEqual(len(os.listdir(out)), 8, os.listdir(out))
 
+    def test_every_table_comes_back_within_eight_files(self):
+        # Every table gpu-validate writes, ctest-gpu.log among them, and the bundle: the device
+        # tool brings back at most 8 files from $OUT.
+        r, out = self.run_first15(
+            "echo f > \"$d/facts.txt\"; echo '100% tests passed' > \"$d/ctest-gpu.log\"\n"
+            "for t in overhead steps costs; do echo $t > \"$d/bench/$t.csv\"; done\n"
+            "echo readme > \"$d/bench/README.md\"\n(cd \"$d\" && tar czf bundle.tar.gz steps.log)\nexit 0\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(out)),
+                         ["bench-README.md", "bundle.tar.gz", "costs.csv", "ctest-gpu.log", "facts.txt",
+                          "overhead.csv", "steps.csv", "steps.log"])
+        with open(os.path.join(out, "ctest-gpu.log")) as f:
+            self.assertEqual(f.read(), "100% tests passed\n")
+
     def test_gpu_validates_own_bundle_is_the_one_brought_back(self):
         r, out = self.run_first15("echo own > \"$d/marker\"\n(cd \"$d\" && tar czf bundle.tar.gz marker)\nexit 0\n")
         self.assertEqual(r.returncode, 0, r.stderr)

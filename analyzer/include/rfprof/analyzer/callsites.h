@@ -1,7 +1,7 @@
 // GPU time and FLOP by native call site, from launch call stacks (RFPROF_CALLSTACKS=1):
 // callsites_time.folded and callsites_flop.folded (collapsed stacks, the input of flame-graph
 // tools such as flamegraph.pl and speedscope) and callsites.csv (one row per call site).
-// Definitions: docs/analyzer.md ("Call sites").
+// Definitions: docs/analyzer-outputs.md ("callsites_time.folded, callsites_flop.folded, callsites.csv").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // report.html (self-contained, interactive Vega-Lite charts) and scaling.csv (one row per trace).
-// Page data schema and the definitions of label, batch size and throughput: docs/analyzer.md,
+// Page data schema and the definitions of label, batch size and throughput: docs/analyzer-outputs.md,
 // "report.html" and "scaling.csv".
 #pragma once
 
@@ -66,7 +66,7 @@ class ReportPage {
   std::vector<ScalingRow> scaling_rows() const;
   /// Writes scaling.csv (header included).
   void write_scaling_csv(std::ostream& out) const;
-  /// The page's data (schema: docs/analyzer.md, "report.html"); `report` gives devices, ceilings
+  /// The page's data (schema: docs/analyzer-outputs.md, "report.html"); `report` gives devices, ceilings
   /// and the per-range and per-phase sums, its summary() the "ops" section when present.
   nlohmann::ordered_json data(const Report& report) const;
 

@@ -1,7 +1,7 @@
 // Device memory over time, from MemoryActivity records (RFPROF_MEMORY=1): the memory.csv
 // timeline and the peak held while an NVTX range was open (ranges.csv, phases.csv).
 //
-// Definitions (docs/analyzer.md, "Memory"): "in use" is the sum over every device of the bytes
+// Definitions (docs/analyzer-outputs.md, "memory.csv"): "in use" is the sum over every device of the bytes
 // allocated and not yet released, counting GPU-resident kinds only (device, array, device static,
 // managed, managed static; pinned and pageable host memory are left out). A release takes back the
 // bytes of the allocation at its (device, address) when that allocation was seen, else the

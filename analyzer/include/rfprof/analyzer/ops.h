@@ -6,7 +6,7 @@
 // "stashed seq=<N>"). A backward Function's range ("ConvolutionBackward0, seq = 12", possibly
 // wrapped as "autograd::engine::evaluate_function: ConvolutionBackward0") carries the sequence
 // number of the forward op that created it.
-// Rule (docs/analyzer.md, "Per-op breakdown"): a launch whose NVTX path holds an op range belongs
+// Rule (docs/analyzer-outputs.md, "ops.csv and layers.csv"): a launch whose NVTX path holds an op range belongs
 // to the outermost one. A forward op is keyed by its name ("aten::conv2d"); a backward Function
 // by the forward op with its sequence number (the outermost forward op range seen with it), or by
 // its own name when that forward op launched nothing (matched at the trace's end, whatever the

@@ -134,7 +134,7 @@ class Report {
   void write_overhead(std::ostream& overhead_csv) const;
   /// The per-trace rows of processes.csv.
   const std::vector<ProcessRow>& processes() const noexcept { return processes_; }
-  /// summary.json (structure: docs/analyzer.md), keys in a fixed, readable order.
+  /// summary.json (structure: docs/analyzer-outputs.md), keys in a fixed, readable order.
   nlohmann::ordered_json summary() const;
 
   /// Launches and their GPU time (ns) by the roof that bounds them (RoofCheck::bound()).

@@ -1,5 +1,5 @@
 // Rows of rfanalyze's CSV outputs: one per launch (kernels.csv) and sums per key (ranges.csv,
-// phases.csv, summary.json totals). Column meanings and units: docs/analyzer.md.
+// phases.csv, summary.json totals). Column meanings and units: docs/analyzer-outputs.md.
 #pragma once
 
 #include <array>
