@@ -7,7 +7,6 @@
 #include <generated_nvtx_meta.h>
 
 #include "driver_shim.h"
-#include "rfprof/collector/thread_id.h"
 #include "session_impl.h"
 
 namespace rf::collector {
@@ -141,7 +140,6 @@ void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
   }
   const NvtxCall c = decode(cbid, n);
   if (c.kind == NvtxCall::kNone) return;
-  const uint64_t thread = current_thread_id();
   if (filter) {
     NvtxState& state = launch_filter_->nvtx();
     // The calling thread's stacks (handed on when it exits), which its launches ask about.
@@ -156,9 +154,12 @@ void Session::feed_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* n) {
   }
   if (step_range_) {
     StepRangeEvent e = StepRangeEvent::kNone;
-    switch (c.kind) {  // thread-safe; a range that neither opens nor closes the window locks nothing
-      case NvtxCall::kPush: e = step_range_->push(thread, c.name, reinterpret_cast<uintptr_t>(c.domain)); break;
-      case NvtxCall::kPop: e = step_range_->pop(thread, reinterpret_cast<uintptr_t>(c.domain)); break;
+    // The calling thread's depths (handed on, emptied, when it exits). Thread-safe; a range that
+    // neither opens nor closes the window locks nothing.
+    constexpr uint64_t me = StepRangeWindows::kCallingThread;
+    switch (c.kind) {
+      case NvtxCall::kPush: e = step_range_->push(me, c.name, reinterpret_cast<uintptr_t>(c.domain)); break;
+      case NvtxCall::kPop: e = step_range_->pop(me, reinterpret_cast<uintptr_t>(c.domain)); break;
       case NvtxCall::kStart: e = step_range_->start(c.id, c.name); break;
       case NvtxCall::kEnd: e = step_range_->end(c.id); break;
       default: break;

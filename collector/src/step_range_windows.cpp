@@ -42,8 +42,20 @@ bool StepRangeWindows::matches_cached(Depths& t, std::string_view name) const {
   return match;
 }
 
+StepRangeWindows::Depths& StepRangeWindows::depths_of(uint64_t thread) {
+  bool inherited = false;
+  Depths& t = thread == kCallingThread ? depths_.local(&inherited) : depths_.of_key(thread);
+  if (inherited) {  // an exited thread's: none of its ranges is this thread's, nor its window
+    for (auto& [d, n] : t.by_domain) n = 0;  // the entries kept: no allocation at the next push
+    t.serial = 0;
+  }
+  // Once per thread and hand-over. Not the system thread id, which Linux gives to a later thread.
+  if (t.serial == 0) t.serial = thread_serial_.fetch_add(1, std::memory_order_relaxed);
+  return t;
+}
+
 StepRangeEvent StepRangeWindows::push(uint64_t thread, std::string_view name, uint64_t domain) {
-  Depths& t = depths_.of_key(thread);
+  Depths& t = depths_of(thread);
   t.pushes.store(t.pushes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // one writer
   auto& by_domain = t.by_domain;
   uint32_t depth = 0;
@@ -60,7 +72,7 @@ StepRangeEvent StepRangeWindows::push(uint64_t thread, std::string_view name, ui
   std::lock_guard lock(mutex_);
   if (open_.load(std::memory_order_relaxed)) return StepRangeEvent::kNone;  // another thread's, meanwhile
   by_id_.store(false, std::memory_order_relaxed);
-  owner_.store(thread, std::memory_order_relaxed);
+  owner_.store(t.serial, std::memory_order_relaxed);
   owner_domain_.store(domain, std::memory_order_relaxed);
   owner_depth_.store(depth, std::memory_order_relaxed);
   open_.store(true, std::memory_order_release);
@@ -68,8 +80,9 @@ StepRangeEvent StepRangeWindows::push(uint64_t thread, std::string_view name, ui
 }
 
 StepRangeEvent StepRangeWindows::pop(uint64_t thread, uint64_t domain) {
+  Depths& t = depths_of(thread);
   uint32_t depth = 0;  // before the pop
-  for (auto& [d, n] : depths_.of_key(thread).by_domain)
+  for (auto& [d, n] : t.by_domain)
     if (d == domain) {
       if (n == 0) return StepRangeEvent::kNone;  // a pop without a push
       depth = n--;
@@ -79,7 +92,7 @@ StepRangeEvent StepRangeWindows::pop(uint64_t thread, uint64_t domain) {
   // Only the pop of the window's own range can close a push/pop window: every other stops here.
   auto closes = [&] {
     return open_.load(std::memory_order_acquire) && !by_id_.load(std::memory_order_relaxed) &&
-           owner_.load(std::memory_order_relaxed) == thread &&
+           owner_.load(std::memory_order_relaxed) == t.serial &&
            owner_domain_.load(std::memory_order_relaxed) == domain &&
            owner_depth_.load(std::memory_order_relaxed) == depth;
   };

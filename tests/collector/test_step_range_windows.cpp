@@ -246,5 +246,78 @@ TEST(StepRangeWindows, RangesSeenCountsEveryThreadsPushesAndStarts) {
   EXPECT_EQ(w.ranges_seen(), uint64_t{2} * kThreads * kRanges + 1);
 }
 
+// Threads that come and go as a DataLoader's pin-memory threads or a pool recreated per epoch do,
+// each pushing ranges as the session calls the windows (StepRangeWindows::kCallingThread), while
+// the training thread holds the step's window open and after it closed it: the windows hold
+// states for the threads alive at once, every push is still counted, and a thread handed an
+// exited thread's state opens and closes windows as its own. Until 2026-11-30 the session named
+// threads by gettid() and each one's state stayed for the run (2,001 states here).
+TEST(StepRangeWindows, ThreadsThatComeAndGoLeaveNoDepthsBehind) {
+  StepRangeWindows w("regex:^step ");
+  constexpr uint64_t me = StepRangeWindows::kCallingThread;
+  constexpr int kWaves = 250, kAtOnce = 8;
+  std::atomic<int> wrong{0};
+  auto wave = [&](bool window_open) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kAtOnce; ++t)
+      threads.emplace_back([&, t] {
+        wrong += w.push(me, "pin_memory") != E::kNone;
+        if (window_open) {
+          wrong += w.push(me, "step 1") != E::kNone;  // inside the open window: nothing
+          wrong += w.pop(me) != E::kNone;
+        } else if (t == 0) {  // one thread of the wave opens and closes a window
+          wrong += w.push(me, "step 1") != E::kOpen;
+          wrong += w.pop(me) != E::kClose;
+        } else {
+          wrong += w.push(me, "aten::mm") != E::kNone;
+          wrong += w.pop(me) != E::kNone;
+        }
+        wrong += w.pop(me) != E::kNone;
+        wrong += w.pop(me) != E::kNone;  // a pop without a push
+      });
+    for (auto& th : threads) th.join();
+  };
+  ASSERT_EQ(w.push(me, "step 0"), E::kOpen);
+  for (int i = 0; i < kWaves / 2; ++i) wave(true);
+  EXPECT_EQ(w.pop(me), E::kClose);
+  for (int i = kWaves / 2; i < kWaves; ++i) wave(false);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_FALSE(w.open());
+  EXPECT_LE(w.threads_held(), size_t{kAtOnce} + 1);  // the waves' and this thread's
+  EXPECT_EQ(w.ranges_seen(), uint64_t{2} * kWaves * kAtOnce + 1);  // the exited threads' pushes too
+}
+
+// A thread handed the state of a thread that exited inside the step's window, its range never
+// popped, starts at depth 0 in every domain and is not the window's owner: none of its pops, at
+// whatever depth, closes that window, which stays open (NVTX never ends the range) until the run's
+// end. The owner is the state's serial, new at each hand-over, not a thread id a later thread may
+// be given (Linux reuses tids) nor one shared by all callers (kCallingThread).
+TEST(StepRangeWindows, AThreadHandedAnExitedOwnersStateDoesNotCloseItsWindow) {
+  StepRangeWindows w("step");
+  constexpr uint64_t me = StepRangeWindows::kCallingThread, lib = 0x77;
+  std::thread([&] {
+    EXPECT_EQ(w.push(me, "prefetch", lib), E::kNone);
+    EXPECT_EQ(w.push(me, "epoch"), E::kNone);
+    EXPECT_EQ(w.push(me, "step"), E::kOpen);  // depth 2; the thread exits inside it
+  }).join();
+  ASSERT_TRUE(w.open());
+  int events = 0;
+  std::thread([&] {
+    events += w.pop(me) != E::kNone;       // a pop without a push: not the epoch's
+    events += w.pop(me, lib) != E::kNone;  // nor the prefetch's
+    events += w.push(me, "a") != E::kNone;
+    events += w.push(me, "b") != E::kNone;  // depth 2 in the default domain, as the step was
+    events += w.pop(me) != E::kNone;
+    events += w.pop(me) != E::kNone;
+    events += w.pop(me) != E::kNone;
+    events += w.push(me, "step") != E::kNone;  // a step while the window is open: nothing
+    events += w.pop(me) != E::kNone;
+  }).join();
+  EXPECT_EQ(events, 0);
+  EXPECT_TRUE(w.open());
+  EXPECT_EQ(w.threads_held(), 1u) << "the second thread was handed the first one's state";
+  EXPECT_EQ(w.ranges_seen(), 6u);
+}
+
 }  // namespace
 }  // namespace rf::collector
