@@ -78,6 +78,18 @@
     `${data.totals.duration_ns === null ? '-' : ms(data.totals.duration_ns)} ms GPU time` + boundShare(data.totals) +
     (data.above_roof_count ? `; ${data.above_roof_count} launch(es) above their roof (see summary.json)` : '');
 
+  // Tensor-core work the trace's metrics do not count as FLOP (summary.json uncounted_tensor_work).
+  const uncounted = data.uncounted_tensor_work;
+  if (uncounted) {
+    const el = document.getElementById('rf-uncounted-tensor');
+    el.textContent = `${uncounted.launches} launch(es)` +
+      (uncounted.share_of_gpu_time == null ? '' : ` (${(100 * uncounted.share_of_gpu_time).toFixed(1)}% of the GPU time)`) +
+      ' ran tensor-core instructions that the collected metrics do not count as FLOP' +
+      (uncounted.kernels.length ? ` (e.g. ${uncounted.kernels[0]})` : '') +
+      `: their FLOP/s and roofline points leave tensor-core work out; ${uncounted.hint}.`;
+    el.hidden = false;
+  }
+
   // Roofline: one panel per (trace, device) that has points; ceilings of the device as roofs.
   const phases = [...new Set(data.points.map((p) => p.phase))].sort();
   // Points summed over NVTX paths (points_merged_over_ranges: too many kernel groups) have no range.

@@ -353,6 +353,8 @@ int run_analysis(const AnalyzeOptions& options, std::ostream& err, std::ostream*
           << " kernel launch(es) lie slightly above measured ceilings (at most 10 %): rfbench "
              "did not reach the hardware's peak there"
           << see_above_roof << "\n";
+    // Tensor-core work the metrics did not count as FLOP (summary.json's uncounted_tensor_work), also with -q.
+    err << uncounted_tensor_work_line(report.uncounted_tensor_work_json());
     // Devices without any ceiling (a name no datasheet entry matches, an ncu CSV without
     // device__attribute_display_name): their launches have no bound, which a table would only
     // show as empty cells.

@@ -64,6 +64,10 @@ std::optional<double> LaunchMetrics::dram_bytes() const {
   return *dram_read_bytes + *dram_write_bytes;
 }
 
+bool LaunchMetrics::uncounted_tensor_work() const {
+  return tensor_pipe_inst && *tensor_pipe_inst > 0 && !tensor_flop();
+}
+
 double weighted_flop(double add, double mul, double fma, const OpWeights& weights) noexcept {
   return weights.add * add + weights.mul * mul + weights.fma * fma;
 }
@@ -83,6 +87,7 @@ MetricLayout::MetricLayout(const std::vector<std::string>& names)
       time_(find(names, metric::kGpuTime)),
       l2_(find(names, metric::kL2Bytes)),
       l1_(find(names, metric::kL1Bytes)),
+      tensor_pipe_(find(names, metric::kTensorPipeInst)),
       fadd2_(find(names, metric::kFadd2)),
       fmul2_(find(names, metric::kFmul2)),
       ffma2_(find(names, metric::kFfma2)) {
@@ -116,7 +121,7 @@ MetricLayout::MetricLayout(const std::vector<std::string>& names)
 
 bool MetricLayout::uses(size_t index) const noexcept {
   for (const Index& i : {dadd_, dmul_, dfma_, fadd_, fmul_, ffma_, hadd_, hmul_, hfma_, read_, write_, time_, l2_, l1_,
-                         fadd2_, fmul2_, ffma2_})
+                         tensor_pipe_, fadd2_, fmul2_, ffma2_})
     if (i == index) return true;
   for (const auto& t : tensor_terms_)
     for (size_t i : t.indices)
@@ -141,6 +146,7 @@ LaunchMetrics MetricLayout::evaluate(std::span<const double> values) const {
   m.gpu_time_ns = value_at(values, time_);
   m.l2_bytes = value_at(values, l2_);
   m.l1_bytes = value_at(values, l1_);
+  m.tensor_pipe_inst = value_at(values, tensor_pipe_);
   for (const auto& t : tensor_terms_)
     (t.sparse ? m.tensor_sparse : m.tensor_dense)[t.precision] = sum_at(values, t.indices);
   return m;

@@ -313,6 +313,7 @@ json ReportPage::data(const Report& report) const {
           {"phase_colours", phase_colours},
           {"totals", totals},
           {"above_roof_count", report.above_roof_count()},
+          {"uncounted_tensor_work", report.uncounted_tensor_work_json()},
           {"ops", summary.contains("ops") ? summary["ops"] : json(nullptr)}};
 }
 

@@ -106,6 +106,11 @@ void Report::add_launch(const LaunchOutput& launch) {
     path_phases_.emplace(row.nvtx, launch.path_phase ? *launch.path_phase : row.phase);  // a path's own phase
 
   kernel_groups_[KernelGroupKey{device_index, row.kernel, row.phase}].add(row, sums);
+  if (row.metrics.uncounted_tensor_work()) {
+    ++uncounted_tensor_.launches;
+    uncounted_tensor_.gpu_time_ns += ns;
+    uncounted_tensor_.kernel_ns[row.kernel] += ns;
+  }
   if (!roof) {
     ++launches_without_ceilings_;
     return;

@@ -45,7 +45,9 @@ const std::vector<std::string>& kernels_csv_header() {
       {"id", "pid", "device", "stream", "kernel", "grid", "block", "duration_ns", "fp64_flop",
        "fp32_flop", "fp16_flop", "dram_read_bytes", "dram_write_bytes"},
       {"arithmetic_intensity", "l2_arithmetic_intensity", "l1_arithmetic_intensity", "flop_per_s",
-       "nvtx", "phase", "bound", "attainable_flop_per_s", "roof_fraction"});
+       "nvtx", "phase", "bound", "attainable_flop_per_s", "roof_fraction",
+       // appended on 2026-11-30, last, so that readers taking columns by position keep working
+       "tensor_pipe_inst"});
   return h;
 }
 
@@ -132,6 +134,7 @@ void KernelRow::csv_fields(const RoofCheck* roof, std::vector<std::string>& f) c
   text(roof ? roof->bound() : "");
   number(roof ? roof->attainable_flop_per_s : std::nullopt);
   number(roof ? roof->roof_fraction() : std::nullopt);
+  number(metrics.tensor_pipe_inst);
   f.resize(n);
 }
 

@@ -1,4 +1,6 @@
 // summary.json of a run (Report::summary; structure documented in docs/analyzer-outputs.md).
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "rfprof/analyzer/overhead.h"
@@ -184,6 +186,22 @@ json above_roof_json(const AboveRoof& a) {
 
 }  // namespace
 
+nlohmann::ordered_json Report::uncounted_tensor_work_json() const {
+  const UncountedTensorWork& u = uncounted_tensor_;
+  if (u.launches == 0) return nullptr;
+  std::vector<std::pair<std::string, uint64_t>> kernels(u.kernel_ns.begin(), u.kernel_ns.end());  // name order
+  std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  json names = json::array();
+  for (size_t i = 0; i < kernels.size() && i < kUncountedTensorKernelsListed; ++i) names.push_back(kernels[i].first);
+  const bool timed = totals_.timed_launches > 0 && totals_.duration_ns > 0;
+  return {{"launches", u.launches},
+          {"gpu_time_ns", u.gpu_time_ns},
+          {"share_of_gpu_time",
+           timed ? json(static_cast<double>(u.gpu_time_ns) / static_cast<double>(totals_.duration_ns)) : json(nullptr)},
+          {"kernels", names},
+          {"hint", kUncountedTensorHint}};
+}
+
 nlohmann::ordered_json Report::summary() const {
   json traces = json::array();
   for (const auto& t : traces_) traces.push_back(trace_json(t));
@@ -238,6 +256,7 @@ nlohmann::ordered_json Report::summary() const {
           {"above_roof_errors", above_roof_errors_},
           {"above_roof_listed_max", kMaxAboveRoofListed},
           {"above_roof", above}};
+  out["uncounted_tensor_work"] = uncounted_tensor_work_json();
   if (ops_.any()) out["ops"] = ops_.summary([](const Aggregate& a) { return aggregate(a); });
   return out;
 }

@@ -109,6 +109,20 @@ std::string fold_kernel_name(std::string_view name, size_t max_chars) {
   return folded->size() < name.size() ? *folded : std::string(name);
 }
 
+std::string uncounted_tensor_work_line(const nlohmann::ordered_json& entry) {
+  const std::optional<double> launches = number(entry, "launches");
+  if (!launches) return {};
+  std::string line = "rfanalyze: warning: " + fixed(launches, "%.0f") + (*launches == 1 ? " launch" : " launches");
+  if (const auto share = number(entry, "share_of_gpu_time"))
+    line += " (" + fixed(100 * *share, "%.1f%%") + " of the GPU time)";
+  line += " ran tensor-core instructions that the collected metrics do not count as FLOP";
+  const auto kernels = entry.find("kernels");
+  if (kernels != entry.end() && kernels->is_array() && !kernels->empty() && kernels->front().is_string())
+    line += " (e.g. " + printable(fold_kernel_name(kernels->front().get<std::string>())) + ")";
+  return line + ": their FLOP/s and roofline points leave tensor-core work out; collect with rfprof --set "
+                "roofline-tensor to count it\n";
+}
+
 void print_terminal_summary(std::ostream& out, const nlohmann::ordered_json& data,
                             const std::filesystem::path& output_dir, size_t top,
                             const std::set<std::string>& skipped) {

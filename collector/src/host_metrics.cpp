@@ -206,6 +206,9 @@ const std::vector<std::string>& default_metrics() {
       "gpu__time_duration.sum",
       "lts__t_bytes.sum",
       "l1tex__t_bytes.sum",
+      // Tensor-pipe instructions: no FLOP, but they show tensor-core work the list above misses
+      // (rfanalyze's uncounted_tensor_work); a hardware counter, still 2 passes (docs/metrics.md).
+      "sm__inst_executed_pipe_tensor.sum",  // kTensorPipeInstMetric
   };
   return metrics;
 }

@@ -1,6 +1,6 @@
 // Writes the constructed traces of the report.html tests into DIR and runs rfanalyze on them
 // (DIR/report: one trace; DIR/scaling: batch sizes 8 and 32; DIR/measured: user ceilings;
-// DIR/ops: a page with an "ops" section; DIR/many: 6,000 ranges on a device without compute
+// DIR/ops: a page with an "ops" section and an uncounted_tensor_work note; DIR/many: 6,000 ranges on a device without compute
 // ceilings; DIR/allnamed: an NVTX range named "(all)"). Used by the browser test
 // (report_browser_test.mjs), whose expected counts follow from the traces below.
 //
@@ -201,7 +201,13 @@ int main(int argc, char** argv) {
   nlohmann::ordered_json data = {{"tool", "rfanalyze"}, {"version", "test"}, {"traces", nlohmann::ordered_json::array()},
                                  {"devices", nlohmann::ordered_json::array()}, {"points", nlohmann::ordered_json::array()},
                                  {"ranges", nlohmann::ordered_json::array()}, {"phases", nlohmann::ordered_json::array()},
-                                 {"totals", {{"launches", 0}, {"duration_ns", 0}}}, {"above_roof_count", 0}, {"ops", ops}};
+                                 {"totals", {{"launches", 0}, {"duration_ns", 0}}}, {"above_roof_count", 0},
+                                 {"uncounted_tensor_work",
+                                  {{"launches", 14}, {"gpu_time_ns", 213}, {"share_of_gpu_time", 0.213},
+                                   {"kernels", {"sm90_xmma_wgrad_<b>", "hmma"}},
+                                   {"hint", "collect the roofline-tensor set (rfprof --set roofline-tensor, "
+                                             "RFPROF_METRIC_SET=roofline-tensor) to count tensor-core FLOP"}}},
+                                 {"ops", ops}};
   fs::create_directories(dir / "ops");
   std::ofstream html(dir / "ops" / "report.html");
   rf::analyzer::write_report_html(html, data);

@@ -138,6 +138,8 @@ async function checkRoofLabels(page, what) {
     check((await one.page.locator('#rf-ranges th', { hasText: 'peak GPU memory' }).count()) === 1,
           'ranges table: peak GPU memory column');
     check(await one.page.locator('#rf-scaling-section').isHidden(), 'no scaling section for one trace');
+    // Its metric list has no sm__inst_executed_pipe_tensor.sum: no uncounted tensor work, no note.
+    check(await one.page.locator('#rf-uncounted-tensor').isHidden(), 'one trace: no uncounted tensor work note');
     check(one.errors.length === 0, 'one trace: no console/page errors ' + JSON.stringify(one.errors));
 
     // Two traces (batch 8 and 32): two rooflines side by side and the scaling section.
@@ -224,6 +226,12 @@ async function checkRoofLabels(page, what) {
     check(opRows.some((r) => r.includes('aten::relu<&>') && r.includes('1.00')), 'relu FLOP ratio 1.00, name as text');
     check((await ops.page.locator('#rf-layers tr').count()) === 2, 'layers table: header + 1 layer');
     check((await ops.page.locator('#rf-ops-overall td', { hasText: '2.00' }).count()) === 2, 'overall ratios 2.00');
+    // Its data has an uncounted_tensor_work object (make_report_fixture): shown, with the numbers.
+    const tensorNote = ops.page.locator('#rf-uncounted-tensor');
+    const tensorText = (await tensorNote.isVisible()) ? await tensorNote.textContent() : '';
+    check(tensorText.startsWith('14 launch(es) (21.3% of the GPU time) ran tensor-core instructions') &&
+          tensorText.includes('(e.g. sm90_xmma_wgrad_<b>)') && tensorText.includes('rfprof --set roofline-tensor'),
+          'uncounted tensor work note: ' + tensorText);
     await ops.page.screenshot({ path: path.join(fixture, 'ops.png'), fullPage: true });
     check(ops.errors.length === 0, 'ops page: no console/page errors ' + JSON.stringify(ops.errors));
   } finally {

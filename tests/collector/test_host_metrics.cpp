@@ -37,6 +37,9 @@ const Names kFpInstructions = {
 const Names kMemoryAndTime = {"dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
                               "lts__t_bytes.sum", "l1tex__t_bytes.sum"};
 
+/// Tensor-pipe warp instructions: in the default set since 2026-11-30 (rfanalyze's uncounted_tensor_work).
+const std::string kTensorPipe = "sm__inst_executed_pipe_tensor.sum";
+
 bool contains(const Names& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
@@ -107,9 +110,54 @@ TEST(MetricHostChips, UnknownChipIsRejectedWithTheSupportedList) {
 
 TEST(MetricHostChips, DefaultMetricsAreTheRooflineSet) {
   const auto& metrics = default_metrics();
-  EXPECT_EQ(metrics.size(), kFpInstructions.size() + kMemoryAndTime.size());
+  EXPECT_EQ(metrics.size(), kFpInstructions.size() + kMemoryAndTime.size() + 1);
   for (const auto& m : kFpInstructions) EXPECT_TRUE(contains(metrics, m)) << m;
   for (const auto& m : kMemoryAndTime) EXPECT_TRUE(contains(metrics, m)) << m;
+  EXPECT_EQ(metrics.back(), kTensorPipe);
+}
+
+// The tensor-pipe counter is a hardware counter that rides in the memory and time pass: the
+// default set stays at 2 passes with it on every chip docs/metrics.md lists.
+class DefaultSetHostApi : public ::testing::TestWithParam<const char*> {};
+
+INSTANTIATE_TEST_SUITE_P(Chips, DefaultSetHostApi,
+                         ::testing::Values("GV100", "TU104", "GA100", "AD102", "GH100", "GB100"));
+
+TEST_P(DefaultSetHostApi, TensorPipeInstructionsAddNoPass) {
+  if (!contains(MetricHost::supported_chips(), GetParam())) GTEST_SKIP() << GetParam() << " not supported";
+  ASSERT_TRUE(contains(default_metrics(), kTensorPipe));
+  MetricHost host(GetParam());
+  ASSERT_TRUE(host.is_valid(kTensorPipe)) << GetParam();
+  EXPECT_EQ(host.properties(kTensorPipe).dim_unit, "instruction");
+  EXPECT_EQ(host.num_passes(default_metrics()), 2u);
+  Names memory_and_pipe = kMemoryAndTime;
+  memory_and_pipe.push_back(kTensorPipe);
+  EXPECT_EQ(host.num_passes(memory_and_pipe), 1u);
+  std::cout << GetParam() << ": " << kTensorPipe << ": \"" << host.properties(kTensorPipe).description
+            << "\"; default set (" << default_metrics().size() << " metrics) " << host.num_passes(default_metrics())
+            << " passes\n";
+}
+
+// A list with one name a chip does not know is refused whole (counters off on that chip), so the
+// tensor-pipe count must exist wherever the rest of the default list does; it exists on every chip.
+TEST(DefaultListHostApi, TensorPipeExistsWhereverTheRestOfTheDefaultListDoes) {
+  ASSERT_EQ(default_metrics().back(), kTensorPipe);
+  size_t checked = 0, with_the_rest = 0;
+  for (const std::string& chip : MetricHost::supported_chips()) {
+    std::optional<MetricHost> made;
+    try {
+      made.emplace(chip);
+    } catch (const HostApiError&) {  // listed but not initializable without a device (GV11B)
+      continue;
+    }
+    const auto& metrics = default_metrics();
+    if (std::all_of(metrics.begin(), metrics.end() - 1, [&](const std::string& m) { return made->is_valid(m); }))
+      ++with_the_rest;  // not GB202, whose DRAM byte counters have other names (metric_sets.h plans them)
+    EXPECT_TRUE(made->is_valid(kTensorPipe)) << chip;
+    ++checked;
+  }
+  EXPECT_GE(checked, 8u);
+  EXPECT_GE(with_the_rest, 6u);
 }
 
 // ---- Per chip: GH100 and GA100 -----------------------------------------------------------------

@@ -213,6 +213,21 @@ TEST(Plan, HopperRooflineTensorIsThe35MetricsAndThe7PassesAnH100Reported) {
   EXPECT_EQ(plan.passes, 7u);
 }
 
+// The tensor-pipe instruction count (default_metrics()' last) is in rfprof's roofline set, the
+// default, and in neither tensor set: they count tensor math itself, and roofline-tensor stays
+// the 35 metrics an H100 reported (above).
+TEST(MetricSetsHostApi, TensorPipeInstructionsOnlyInTheRooflineSet) {
+  for (const char* chip : {"GV100", "TU104", "GA100", "AD102", "GH100", "GB100"}) {
+    MetricHost host(chip);
+    for (const auto& set : metric_set_names()) {
+      const auto plan = plan_metric_set(host, set);
+      const bool has = std::find(plan.metrics.begin(), plan.metrics.end(), kTensorPipeInstMetric) != plan.metrics.end();
+      EXPECT_EQ(has, set == "roofline") << chip << " " << set;
+    }
+    EXPECT_EQ(plan_metric_set(host, "roofline").metrics.front(), default_metrics().front()) << chip;
+  }
+}
+
 TEST(Plan, HopperCountsHgmmaAndHmmaPaths) {
   MetricHost host("GH100");
   auto plan = plan_metric_set(host, "roofline-tensor");

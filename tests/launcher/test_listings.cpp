@@ -172,7 +172,7 @@ TEST(ListingsHostApi, SetsListedPerChip) {
   l.chip = "gh100";
   std::string out, err;
   ASSERT_EQ(listing(l, out, err), 0) << err;
-  EXPECT_TRUE(has(out, "roofline: 2 pass(es), 14 metric(s) on GH100 -- " +
+  EXPECT_TRUE(has(out, "roofline: 2 pass(es), 15 metric(s) on GH100 -- " +
                            std::string(collector::metric_set_description("roofline")) + "\n"))
       << out;
   EXPECT_TRUE(has(out, "\nroofline-tensor: ")) << out;
@@ -213,7 +213,7 @@ TEST(ListingsHostApi, WithoutAChipOrADeviceGH100WithANote) {
   for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
   EXPECT_EQ(pclose(p), 0) << text;
   const auto lines = lines_of(text);
-  ASSERT_EQ(lines.size(), 1 + 2 * 14u) << text;  // the note, then roofline's 14 metrics on GH100
+  ASSERT_EQ(lines.size(), 1 + 2 * 15u) << text;  // the note, then roofline's 15 metrics on GH100
   EXPECT_TRUE(has(lines[0], "rfprof: note: listing for GH100")) << lines[0];
   EXPECT_TRUE(has(lines[0], "--chip CHIP")) << lines[0];
   EXPECT_EQ(lines[0].find("rfprof:", 1), std::string::npos) << "the reason's own prefix is dropped: " << lines[0];

@@ -4,6 +4,7 @@ Replay across steps against ncu's report of the same ResNet-18 step, before and 
 2026-11-30 (concurrent kernel tracing made every smsp__sass_* count 0), and the traces of a
 SIGKILLed and a SIGTERMed run. RFANALYZE names the rfanalyze executable.
 """
+import csv
 import json
 import os
 import subprocess
@@ -78,6 +79,24 @@ class RecordedH200(unittest.TestCase):
         for precision in ("fp32_flop", "fp16_flop", "fp64_flop"):
             self.assertEqual(summary["totals"][precision], ncu[precision], precision)
         self.assertGreater(summary["totals"]["fp32_flop"], 0)
+
+    def test_metric_list_before_the_tensor_pipe_count_flags_nothing(self):
+        # Recorded with the 14-metric default list, before sm__inst_executed_pipe_tensor.sum joined it:
+        # cuDNN's TF32 convolutions went uncounted, but nothing measured says so. kernels.csv has the
+        # column, empty in every row; summary.json has the key, null; stderr has no warning.
+        out, err, summary = self.analyze("before-pipe", os.path.join(DATA, "resnet18", "resnet18-step-replay.rftrace"))
+        self.assertEqual(summary["traces"][0]["metric_configs"][0]["metrics"], 14)
+        self.assertIn("uncounted_tensor_work", summary)
+        self.assertIsNone(summary["uncounted_tensor_work"])
+        self.assertNotIn("tensor-core instructions", err)
+        with open(os.path.join(out, "kernels.csv"), newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader)
+            rows = list(reader)
+        self.assertEqual(header[-1], "tensor_pipe_inst")
+        self.assertEqual(len(rows), 387)
+        self.assertEqual({len(r) for r in rows}, {len(header)})
+        self.assertEqual({r[-1] for r in rows}, {""})
 
     def test_sigkilled_timing_run_is_analyzable(self):
         # ResNet-18, 8 DataLoader workers, timing mode, SIGKILL after step 10: the .part trace is read

@@ -53,6 +53,11 @@ inline constexpr std::string_view kDramReadOp = "dram__bytes_op_read.sum";    //
 inline constexpr std::string_view kDramWriteOp = "dram__bytes_op_write.sum";  ///< GB202's name
 inline constexpr std::string_view kL2Bytes = "lts__t_bytes.sum";
 inline constexpr std::string_view kL1Bytes = "l1tex__t_bytes.sum";
+/// Warp-level instructions executed on the tensor pipe (HMMA, HGMMA, IMMA, DMMA, ...), a hardware
+/// counter (CUPTI: "# of warp instructions executed by tensor pipe", unit instruction). In the
+/// default set since 2026-11-30: no FLOP, only whether tensor-core work ran that a list without
+/// sm__ops_path_tensor_* metrics leaves uncounted (LaunchMetrics::uncounted_tensor_work).
+inline constexpr std::string_view kTensorPipeInst = "sm__inst_executed_pipe_tensor.sum";
 }  // namespace metric
 
 /// FLOP per executed thread instruction of an add, a multiply and a fused multiply-add.
@@ -101,6 +106,9 @@ struct LaunchMetrics {
   std::array<std::optional<double>, kTensorPrecisions> tensor_dense, tensor_sparse;
   std::optional<double> l2_bytes;          ///< lts__t_bytes.sum (bytes)
   std::optional<double> l1_bytes;          ///< l1tex__t_bytes.sum (bytes)
+  /// sm__inst_executed_pipe_tensor.sum (warp-level instructions on the tensor pipe); in no FLOP
+  /// formula. kernels.csv's `tensor_pipe_inst`.
+  std::optional<double> tensor_pipe_inst;
 
   /// Sum of the present floating-point tensor terms (INT8 excluded), FLOP; absent when none is.
   std::optional<double> tensor_flop() const;
@@ -109,6 +117,11 @@ struct LaunchMetrics {
   std::optional<double> total_flop() const;
   /// DRAM read + write bytes; absent unless both are present.
   std::optional<double> dram_bytes() const;
+  /// True when the launch ran tensor-pipe instructions (tensor_pipe_inst > 0) and tensor_flop() is
+  /// absent: its metric list has no sm__ops_path_tensor_* term (the default and `roofline` sets) or
+  /// only NaN values of them, so total_flop() leaves its tensor-core work out (summary.json's
+  /// uncounted_tensor_work).
+  bool uncounted_tensor_work() const;
 };
 
 /// add_weight * add + mul_weight * mul + fma_weight * fma: the FLOP of one precision.
@@ -123,13 +136,15 @@ class MetricLayout {
   /// Evaluates the formulas on `values` (RangeCounters::values, same order as the names). A value
   /// missing because `values` is shorter than the names counts as absent.
   LaunchMetrics evaluate(std::span<const double> values) const;
-  /// True when the value at `index` enters a formula (FLOP, bytes, time); false for any other
-  /// metric of the list (e.g. ncu's device__attribute_* columns, some of them text).
+  /// True when the value at `index` enters a formula (FLOP, bytes, time) or is a kernels.csv
+  /// column (sm__inst_executed_pipe_tensor.sum); false for any other metric of the list (e.g.
+  /// ncu's device__attribute_* columns, some of them text).
   bool uses(size_t index) const noexcept;
 
  private:
   using Index = std::optional<size_t>;
   Index dadd_, dmul_, dfma_, fadd_, fmul_, ffma_, hadd_, hmul_, hfma_, read_, write_, time_, l2_, l1_;
+  Index tensor_pipe_;  // sm__inst_executed_pipe_tensor.sum (default set since 2026-11-30)
   Index fadd2_, fmul2_, ffma2_;  // packed FP32 (GB100, GB110); absent from other chips' lists
   /// A tensor term present in the metric list: the metric indices summed into it.
   struct TensorTerm {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,23 @@ namespace rf::analyzer {
 
 /// At most this many above-roof launches are listed in summary.json (all are counted).
 inline constexpr size_t kMaxAboveRoofListed = 1000;
+
+/// At most this many kernel names are listed in summary.json's uncounted_tensor_work.
+inline constexpr size_t kUncountedTensorKernelsListed = 3;
+/// What summary.json's uncounted_tensor_work (and the warning and report.html's note made from it)
+/// tells the user to do.
+inline constexpr std::string_view kUncountedTensorHint =
+    "collect the roofline-tensor set (rfprof --set roofline-tensor, RFPROF_METRIC_SET=roofline-tensor) to count "
+    "tensor-core FLOP";
+
+/// The launches that ran tensor-core instructions their metric list does not count as FLOP
+/// (LaunchMetrics::uncounted_tensor_work: sm__inst_executed_pipe_tensor.sum > 0, no
+/// sm__ops_path_tensor_* metric), as in summary.json's uncounted_tensor_work.
+struct UncountedTensorWork {
+  uint64_t launches = 0;
+  uint64_t gpu_time_ns = 0;                   ///< their kernel durations (ns); a launch without one adds 0
+  std::map<std::string, uint64_t> kernel_ns;  ///< GPU time (ns) per kernel name among them
+};
 
 /// A launch whose point lies above its roof (roof.h): a measurement or formula error.
 struct AboveRoof {
@@ -136,6 +154,12 @@ class Report {
   const std::vector<ProcessRow>& processes() const noexcept { return processes_; }
   /// summary.json (structure: docs/analyzer-outputs.md), keys in a fixed, readable order.
   nlohmann::ordered_json summary() const;
+  /// summary.json's uncounted_tensor_work: null when no launch has uncounted tensor work, else
+  /// {launches, gpu_time_ns (ns), share_of_gpu_time (of all launches' GPU time, totals.duration_ns;
+  /// null when that is 0 or unknown), kernels (at most kUncountedTensorKernelsListed names, most GPU
+  /// time first, ties in name order), hint (kUncountedTensorHint)}.
+  nlohmann::ordered_json uncounted_tensor_work_json() const;
+  const UncountedTensorWork& uncounted_tensor_work() const noexcept { return uncounted_tensor_; }
 
   /// Launches and their GPU time (ns) by the roof that bounds them (RoofCheck::bound()).
   struct BoundShare {
@@ -196,6 +220,7 @@ class Report {
   uint64_t above_roof_count_ = 0;
   uint64_t above_roof_errors_ = 0;
   std::vector<AboveRoof> above_roof_;
+  UncountedTensorWork uncounted_tensor_;
 };
 
 }  // namespace rf::analyzer

@@ -15,7 +15,8 @@
 
 namespace rf::analyzer {
 
-/// Header of kernels.csv, in column order.
+/// Header of kernels.csv, in column order; the last, tensor_pipe_inst, is
+/// sm__inst_executed_pipe_tensor.sum (LaunchMetrics::tensor_pipe_inst), empty when not collected.
 const std::vector<std::string>& kernels_csv_header();
 /// Header of counters.csv: id,kernel,metric,value,pid,window (pid and window appended after the
 /// first four columns, which readers may take by position).

@@ -22,6 +22,15 @@ namespace rf::analyzer {
 /// their end) or with unbalanced ones (operator<) is returned as it is. Never throws but bad_alloc.
 std::string fold_kernel_name(std::string_view name, size_t max_chars = 120);
 
+/// The warning line (ending in "\n") for summary.json's uncounted_tensor_work `entry`
+/// (Report::uncounted_tensor_work_json): "rfanalyze: warning: N launch(es) (S% of the GPU time) ran
+/// tensor-core instructions that the collected metrics do not count as FLOP (e.g. KERNEL): their
+/// FLOP/s and roofline points leave tensor-core work out; collect with rfprof --set roofline-tensor
+/// to count it". The share is left out when null; KERNEL is the first listed name, folded
+/// (fold_kernel_name) and printable. "" when `entry` is null or not an object. rfanalyze prints it
+/// on stderr, also with -q, as it does the above-roof warning. Never throws but bad_alloc.
+std::string uncounted_tensor_work_line(const nlohmann::ordered_json& entry);
+
 /// Writes the summary of one analysis to `out` from ReportPage::data() (html_report.h):
 ///   "rfanalyze: T trace(s), N launches, X ms GPU time, F FLOP/s, A FLOP/byte (DRAM); M% of the GPU
 ///   time in memory-bound kernels, C% compute-bound"

@@ -16,10 +16,17 @@ namespace rf::collector {
 /// The default roofline metric set (docs/metrics.md): FP64/FP32/FP16 sass thread-instruction counts
 /// (smsp__sass_thread_inst_executed_op_{fadd,fmul,ffma,hadd,hmul,hfma,dadd,dmul,dfma}_pred_on.sum,
 /// instructions), dram__bytes_read.sum and dram__bytes_write.sum (bytes), gpu__time_duration.sum
-/// (ns), lts__t_bytes.sum and l1tex__t_bytes.sum (bytes). 2 passes on GV100, TU104, GA100, GH100,
+/// (ns), lts__t_bytes.sum and l1tex__t_bytes.sum (bytes), and sm__inst_executed_pipe_tensor.sum
+/// (warp instructions on the tensor pipe: no FLOP, but it tells rfanalyze that a launch did
+/// tensor-core work this list does not count). 15 metrics, 2 passes on GV100, TU104, GA100, GH100,
 /// AD102 and GB100 (measured with MetricHost::num_passes: sass metrics are collected by kernel
 /// instrumentation and never share a pass with hardware counters). Never throws.
 const std::vector<std::string>& default_metrics();
+
+/// "sm__inst_executed_pipe_tensor.sum", the last of default_metrics(): warp-level instructions
+/// executed on the tensor pipe (unit instruction). Left out of the roofline-tensor and
+/// hierarchical sets, which count tensor math itself (metric_sets.h).
+inline constexpr std::string_view kTensorPipeInstMetric = "sm__inst_executed_pipe_tensor.sum";
 
 /// The packed FP32 thread instruction counts (FADD2, FMUL2, FFMA2: two FP32 values per
 /// instruction), counted apart from FADD/FMUL/FFMA on the chips that have them; collected with the

@@ -36,8 +36,10 @@ struct MetricSetPlan {
 ///  - timing: no counters (kernel durations from activity records), 0 passes;
 ///  - roofline: default_metrics(), with dram__bytes_{read,write}.sum replaced by
 ///    dram__bytes_op_{read,write}.sum on chips that name them so (e.g. GB202);
-///  - roofline-tensor: roofline plus tensor math ops per precision (FP64, TF32, FP16, BF16, FP8,
-///    INT8), dense and sparse apart where the chip supports sparsity for that precision;
+///  - roofline-tensor: roofline less sm__inst_executed_pipe_tensor.sum (whose only use is to flag
+///    tensor-core work a list without tensor metrics leaves uncounted) plus tensor math ops per
+///    precision (FP64, TF32, FP16, BF16, FP8, INT8), dense and sparse apart where the chip
+///    supports sparsity for that precision;
 ///  - hierarchical: roofline-tensor plus L1 global load/store bytes and L2 read/write sectors.
 /// Throws MetricError for an unknown set name (listing the known ones), HostApiError if CUPTI fails.
 MetricSetPlan plan_metric_set(const MetricHost& host, const std::string& set);
