@@ -1,6 +1,6 @@
 // Replay across steps in the session: the Range Profiler in user replay, one pass per profiling
 // window, the group's counters attached to its uninstrumented timing window (the decisions are
-// StepReplayCollector's, step_replay_collector.h; docs/collector.md, "Replay across steps").
+// StepReplayCollector's, step_replay_collector.h; docs/step-replay.md).
 // Lock order: the step context's ContextProfiler::mutex(), then step_mutex_. The profiler mutex is
 // only ever waited for with a time limit here, so a launch whose exit callback never comes cannot
 // hang a window change.
@@ -240,7 +240,7 @@ void Session::step_close_window(uint32_t cbid) {
   std::optional<uint32_t> timing_window;
   if (role.kind == WindowRole::kTiming) timing_window = launch_log_.close_window();
   // What CUPTI said of the passes, as it said it: whether passIndex is the pass just ended or the
-  // next one is undocumented for the Range Profiler (docs/collector.md).
+  // next one is undocumented for the Range Profiler (docs/step-replay.md).
   auto cupti_passes = [&] {
     return "cuptiRangeProfilerStop after pass window " + std::to_string(role.pass + 1) + " (" +
            std::to_string(step_->replay().planned_passes()) + " planned) reported passIndex " +

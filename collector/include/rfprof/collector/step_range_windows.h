@@ -1,7 +1,7 @@
 // Replay across steps with NVTX-range windows (RFPROF_REPLAY_RANGE, pure logic, no CUPTI): the
 // NVTX range that is one training step, e.g. "regex:^step " for examples/imagenet/main.py's
 // "step 5", "step 6", ... opens a window when it starts and closes it when it ends, instead of
-// cudaProfilerStart/Stop. docs/collector.md, "Replay across steps".
+// cudaProfilerStart/Stop. docs/step-replay.md.
 #pragma once
 
 #include <array>

@@ -13,7 +13,7 @@
 //
 // The pass count is the host API's plan until CUPTI says otherwise: cuptiRangeProfilerStop's
 // isAllPassSubmitted, given to end(), decides when a group's passes are complete, as NVIDIA's
-// range_profiling sample loops Start/Stop until it is set. docs/collector.md, "Replay across steps".
+// range_profiling sample loops Start/Stop until it is set. docs/step-replay.md.
 #pragma once
 
 #include <array>

@@ -10,7 +10,7 @@
 //                instrumentation distorts durations. After pass N: decode and evaluate.
 //   window N+1   kTiming: recorded as usual (launches, kernels with uninstrumented durations);
 //                when it closes, range i's counters are written for its launch i.
-// docs/collector.md, "Replay across steps".
+// docs/step-replay.md.
 #pragma once
 
 #include <cstdint>
