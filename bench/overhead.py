@@ -14,7 +14,7 @@ overhead.csv (workload,mode,wall_s,ratio_to_native: whole commands), steps.csv (
 times, on which issue 8's budget is judged for ResNet-18), runs.csv (every run and how it
 ended), costs.csv (rfprof's own time per phase, from each rfprof mode's last trace), logs/,
 traces/, analysis/, ncu/, and README.md (versions, commands, the tables, the budget, what was not
-measured). What each file, column and check means: bench/README.md, section "overhead.py".
+measured). What each file, column and check means: bench/overhead.md.
 
 Exit status: 0; 1 when a workload's native runs have no run that exited 0 (no ratio and no budget
 check can be judged against it), which includes "no result at all"; 2 on bad arguments;

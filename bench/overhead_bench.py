@@ -93,7 +93,7 @@ class Bench:
         write_atomic(os.path.join(out, "README.md"), self.readme(rows, steps))
         return rows
 
-    # README.md: a function per section; what the columns mean is bench/README.md's ("overhead.py").
+    # README.md: a function per section; what the columns mean is bench/overhead.md's.
 
     def readme(self, rows, steps):
         counters, missing = self.counters(), self.missing()
@@ -113,8 +113,8 @@ class Bench:
                  f"not counted, then {args.repeats} round(s) of {', '.join(repeat_modes) or 'no mode'} (each "
                  "round every one of them once, in this order)"
                  + (f", then {', '.join(once)} once" if once else "") + "; each figure is the median of a "
-                 "mode's runs that exited 0. What each table, column and check means: bench/README.md, "
-                 "section \"overhead.py\", in rfprof's sources.\n")
+                 "mode's runs that exited 0. What each table, column and check means: bench/overhead.md, "
+                 "in rfprof's sources.\n")
         if Stop.signum:
             text += (f"\n**Interrupted by {signal_name(Stop.signum)}** after {len(self.runs)} run(s): the run in "
                      "progress was stopped and nothing more was run; the tables hold the runs that ended before.\n")

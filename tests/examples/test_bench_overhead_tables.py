@@ -324,7 +324,7 @@ class OverheadTablesTest(OverheadTestBase):
         self.assertIn("| phases | roofline | 10 | 10/10 | 2000 | 0.1 | 2000 |  |  |", readme)
 
     def test_the_docs_say_how_the_runs_are_repeated_and_what_steps_csv_holds(self):
-        with open(os.path.join(ROOT, "bench", "README.md")) as f:
+        with open(os.path.join(ROOT, "bench", "overhead.md")) as f:
             readme = f.read()
         for said in ("--repeats", "--repeat-modes", "--warmup-runs", "--kill-grace", "steps.csv", "median",
                      "interleave"):
@@ -390,8 +390,8 @@ class OverheadTablesTest(OverheadTestBase):
         self.assertNotIn("after the window's cudaProfilerStart", readme)  # main.py's timing before 7a6f8ad
         self.assertNotIn("in the whole command only", readme)
         self.assertIn("each from a synchronize before the step to the end of the cudaProfilerStop it makes", readme)
-        self.assertIn("bench/README.md, section \"overhead.py\"", readme)
-        with open(os.path.join(ROOT, "bench", "README.md")) as f:
+        self.assertIn("bench/overhead.md, in rfprof's sources", readme)
+        with open(os.path.join(ROOT, "bench", "overhead.md")) as f:
             docs = f.read()
         self.assertIn("sum_ratio_to_native", docs)
         self.assertIn("--resnet-args-for", docs)
