@@ -138,24 +138,33 @@ TEST_P(DefaultSetHostApi, TensorPipeInstructionsAddNoPass) {
             << " passes\n";
 }
 
+/// Calls `fn(chip, host)` for every chip MetricHost::supported_chips() lists that the host API
+/// can initialize without a device (GV11B is listed but cannot be).
+template <typename Fn>
+void for_each_initializable_chip(Fn fn) {
+  for (const std::string& chip : MetricHost::supported_chips()) {
+    std::optional<MetricHost> made;
+    try {
+      made.emplace(chip);
+    } catch (const HostApiError&) {
+      continue;
+    }
+    fn(chip, *made);
+  }
+}
+
 // A list with one name a chip does not know is refused whole (counters off on that chip), so the
 // tensor-pipe count must exist wherever the rest of the default list does; it exists on every chip.
 TEST(DefaultListHostApi, TensorPipeExistsWhereverTheRestOfTheDefaultListDoes) {
   ASSERT_EQ(default_metrics().back(), kTensorPipe);
   size_t checked = 0, with_the_rest = 0;
-  for (const std::string& chip : MetricHost::supported_chips()) {
-    std::optional<MetricHost> made;
-    try {
-      made.emplace(chip);
-    } catch (const HostApiError&) {  // listed but not initializable without a device (GV11B)
-      continue;
-    }
+  for_each_initializable_chip([&](const std::string& chip, MetricHost& host) {
     const auto& metrics = default_metrics();
-    if (std::all_of(metrics.begin(), metrics.end() - 1, [&](const std::string& m) { return made->is_valid(m); }))
+    if (std::all_of(metrics.begin(), metrics.end() - 1, [&](const std::string& m) { return host.is_valid(m); }))
       ++with_the_rest;  // not GB202, whose DRAM byte counters have other names (metric_sets.h plans them)
-    EXPECT_TRUE(made->is_valid(kTensorPipe)) << chip;
+    EXPECT_TRUE(host.is_valid(kTensorPipe)) << chip;
     ++checked;
-  }
+  });
   EXPECT_GE(checked, 8u);
   EXPECT_GE(with_the_rest, 6u);
 }
@@ -375,14 +384,7 @@ TEST_P(OtherChipsTest, RooflineSetPasses) {
 // metrics exactly there, without another pass.
 TEST(PackedFp32, TheChipListIsTheHostApis) {
   size_t checked = 0;
-  for (const std::string& chip : MetricHost::supported_chips()) {
-    std::optional<MetricHost> made;
-    try {
-      made.emplace(chip);
-    } catch (const HostApiError&) {  // listed but not initializable without a device (GV11B)
-      continue;
-    }
-    MetricHost& host = *made;
+  for_each_initializable_chip([&](const std::string& chip, MetricHost& host) {
     ++checked;
     size_t valid = 0;
     for (const auto& m : packed_fp32_metrics()) valid += host.is_valid(m) ? 1 : 0;
@@ -393,7 +395,7 @@ TEST(PackedFp32, TheChipListIsTheHostApis) {
     if (planned) {
       EXPECT_EQ(plan.passes, 2u) << chip;
     }
-  }
+  });
   EXPECT_GE(checked, 8u);
   EXPECT_TRUE(chip_has_packed_fp32("gb100"));
   EXPECT_FALSE(chip_has_packed_fp32("GH100"));
